@@ -1,0 +1,107 @@
+/* xlbctl: the operator's client for xlbd's control socket. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "render.h"
+
+#define XLBCTL_DEFAULT_SOCKET "/run/xlb/xlbd.sock"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: xlbctl [--socket PATH] [--json] COMMAND [ARGS...]\n"
+            "  --socket PATH  xlbd's control socket (default $XLB_SOCKET or %s)\n"
+            "  --json         print the daemon's JSON result instead of tables\n"
+            "commands (\"xlbctl help\" asks the daemon for its full list):\n"
+            "  status         version, uptime, snapshot generation, workers, ports, VIPs\n"
+            "  counters       packet counters per worker and in total, drops by reason\n"
+            "  neighbours     gateways and neighbours: resolution state and MAC\n"
+            "  help [COMMAND] the daemon's commands, or one command's usage\n",
+            XLBCTL_DEFAULT_SOCKET);
+}
+
+/* The request for COMMAND ARGS; "help X" names its topic, others take no arguments yet. */
+static cJSON *build_request(const char *command, int argc, char **argv)
+{
+    cJSON *request = cJSON_CreateObject();
+    cJSON_AddStringToObject(request, "command", command);
+    if (strcmp(command, "help") == 0 && argc > 0) {
+        cJSON *args = cJSON_AddObjectToObject(request, "args");
+        cJSON_AddStringToObject(args, "command", argv[0]);
+    } else if (argc > 0) {
+        fprintf(stderr, "xlbctl: %s takes no arguments\n", command);
+        cJSON_Delete(request);
+        return NULL;
+    }
+    return request;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"socket", required_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *socket_path = getenv("XLB_SOCKET");
+    bool json = false;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "+s:jh", options, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            socket_path = optarg;
+            break;
+        case 'j':
+            json = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    if (socket_path == NULL || socket_path[0] == '\0')
+        socket_path = XLBCTL_DEFAULT_SOCKET;
+    const char *command = argv[optind];
+    cJSON *request = build_request(command, argc - optind - 1, argv + optind + 1);
+    if (request == NULL)
+        return 2;
+
+    cJSON *reply = NULL;
+    char error[512];
+    int rc = xlbctl_request(socket_path, request, &reply, error, sizeof(error));
+    cJSON_Delete(request);
+    if (rc != 0) {
+        fprintf(stderr, "xlbctl: %s\n", error);
+        return 2;
+    }
+    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(reply, "ok");
+    const cJSON *result = cJSON_GetObjectItemCaseSensitive(reply, "result");
+    if (!cJSON_IsTrue(ok)) {
+        const cJSON *message = cJSON_GetObjectItemCaseSensitive(reply, "error");
+        fprintf(stderr, "xlbctl: %s\n",
+                cJSON_IsString(message) ? message->valuestring : "request failed");
+        cJSON_Delete(reply);
+        return 1;
+    }
+    if (json) {
+        char *text = cJSON_Print(result);
+        printf("%s\n", text ? text : "null");
+        cJSON_free(text);
+    } else {
+        xlbctl_render(command, result, stdout);
+    }
+    cJSON_Delete(reply);
+    return 0;
+}

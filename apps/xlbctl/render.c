@@ -1,0 +1,216 @@
+#include "render.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "table.h"
+
+/* A member as text for a table cell: numbers without a fraction print as integers. */
+static const char *cell(const cJSON *obj, const char *key, char *buf, size_t len)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsString(item))
+        return item->valuestring;
+    if (cJSON_IsNumber(item)) {
+        double v = item->valuedouble;
+        if (v == (double)(long long)v)
+            snprintf(buf, len, "%lld", (long long)v);
+        else
+            snprintf(buf, len, "%.1f", v);
+        return buf;
+    }
+    if (cJSON_IsBool(item))
+        return cJSON_IsTrue(item) ? "yes" : "no";
+    return "-";
+}
+
+static double number(const cJSON *obj, const char *key)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNumber(item) ? item->valuedouble : 0;
+}
+
+static void render_workers(const cJSON *workers, FILE *out)
+{
+    static const char *const headers[] = {"WORKER", "LCORE", "GENERATION", "QUIESCENT (ms ago)",
+                                          "LOOPS", "BUSY LOOPS"};
+    struct xlbctl_table *t = xlbctl_table_new(6, headers);
+    const cJSON *w;
+    cJSON_ArrayForEach(w, workers) {
+        char b[6][32];
+        const char *row[] = {cell(w, "worker", b[0], 32), cell(w, "lcore", b[1], 32),
+                             cell(w, "generation", b[2], 32),
+                             cell(w, "last_quiescent_ms_ago", b[3], 32), cell(w, "loops", b[4], 32),
+                             cell(w, "busy_loops", b[5], 32)};
+        xlbctl_table_row(t, row);
+    }
+    xlbctl_table_print(t, out);
+}
+
+static void render_ports(const cJSON *ports, FILE *out)
+{
+    static const char *const headers[] = {"PORT", "ID", "LINK", "MAC", "RX", "TX",
+                                          "RX DROPPED", "ADDRESSES"};
+    struct xlbctl_table *t = xlbctl_table_new(8, headers);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, ports) {
+        char b[8][32], addresses[256] = "";
+        const cJSON *a;
+        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(p, "addresses")) {
+            if (cJSON_IsString(a) && strlen(addresses) + strlen(a->valuestring) + 2 < 256) {
+                strcat(addresses, addresses[0] ? " " : "");
+                strcat(addresses, a->valuestring);
+            }
+        }
+        const char *row[] = {cell(p, "name", b[0], 32),       cell(p, "port_id", b[1], 32),
+                             cell(p, "link", b[2], 32),       cell(p, "mac", b[3], 32),
+                             cell(p, "rx_packets", b[4], 32), cell(p, "tx_packets", b[5], 32),
+                             cell(p, "rx_dropped", b[6], 32), addresses};
+        xlbctl_table_row(t, row);
+    }
+    xlbctl_table_print(t, out);
+}
+
+static void render_vips(const cJSON *vips, FILE *out)
+{
+    static const char *const headers[] = {"VIP", "PORT", "MODE", "TARGET/CLUSTER", "STATE"};
+    struct xlbctl_table *t = xlbctl_table_new(5, headers);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vips) {
+        char b[5][32];
+        const char *target = cJSON_HasObjectItem(v, "target") ? "target" : "cluster";
+        const char *row[] = {cell(v, "address", b[0], 32), cell(v, "port", b[1], 32),
+                             cell(v, "mode", b[2], 32), cell(v, target, b[3], 32),
+                             cell(v, "state", b[4], 32)};
+        xlbctl_table_row(t, row);
+    }
+    xlbctl_table_print(t, out);
+}
+
+static void render_status(const cJSON *r, FILE *out)
+{
+    char b[3][32];
+    fprintf(out, "xlbd %s, up %s s, snapshot generation %s\n\n", cell(r, "version", b[0], 32),
+            cell(r, "uptime_s", b[1], 32), cell(r, "generation", b[2], 32));
+    render_workers(cJSON_GetObjectItemCaseSensitive(r, "workers"), out);
+    fputc('\n', out);
+    render_ports(cJSON_GetObjectItemCaseSensitive(r, "ports"), out);
+    const cJSON *vips = cJSON_GetObjectItemCaseSensitive(r, "vips");
+    if (cJSON_GetArraySize(vips) > 0) {
+        fputc('\n', out);
+        render_vips(vips, out);
+    }
+}
+
+/* One row per counter that is non-zero somewhere (rx and tx always), a column per worker. */
+static void counter_rows(struct xlbctl_table *t, const cJSON *total, const cJSON *workers,
+                         const char *group)
+{
+    const cJSON *source = group ? cJSON_GetObjectItemCaseSensitive(total, group) : total;
+    const cJSON *counter;
+    cJSON_ArrayForEach(counter, source) {
+        if (!cJSON_IsNumber(counter) || (group != NULL && counter->valuedouble == 0))
+            continue;
+        char name[96], b[XLBCTL_TABLE_COLUMNS][32];
+        snprintf(name, sizeof(name), "%s%s%s", group ? group : "", group ? "." : "",
+                 counter->string);
+        const char *row[XLBCTL_TABLE_COLUMNS] = {name, cell(source, counter->string, b[0], 32)};
+        unsigned col = 2;
+        const cJSON *w;
+        cJSON_ArrayForEach(w, workers) {
+            if (col == XLBCTL_TABLE_COLUMNS)
+                break;
+            const cJSON *ws = group ? cJSON_GetObjectItemCaseSensitive(w, group) : w;
+            row[col] = cell(ws, counter->string, b[col], 32);
+            col++;
+        }
+        xlbctl_table_row(t, row);
+    }
+}
+
+static void render_counters(const cJSON *r, FILE *out)
+{
+    const cJSON *workers = cJSON_GetObjectItemCaseSensitive(r, "workers");
+    const cJSON *total = cJSON_GetObjectItemCaseSensitive(r, "total");
+    const char *headers[XLBCTL_TABLE_COLUMNS] = {"COUNTER", "TOTAL"};
+    char names[XLBCTL_TABLE_COLUMNS][16];
+    unsigned n = 2;
+    const cJSON *w;
+    cJSON_ArrayForEach(w, workers) {
+        if (n == XLBCTL_TABLE_COLUMNS)
+            break;
+        snprintf(names[n], sizeof(names[n]), "WORKER %d", (int)number(w, "worker"));
+        headers[n] = names[n];
+        n++;
+    }
+    struct xlbctl_table *t = xlbctl_table_new(n, headers);
+    const char *const rows[] = {"rx_packets", "tx_packets"};
+    for (unsigned i = 0; i < 2; i++) {
+        char b[XLBCTL_TABLE_COLUMNS][32];
+        const char *row[XLBCTL_TABLE_COLUMNS] = {rows[i], cell(total, rows[i], b[0], 32)};
+        unsigned col = 2;
+        cJSON_ArrayForEach(w, workers) {
+            if (col == n)
+                break;
+            row[col] = cell(w, rows[i], b[col], 32);
+            col++;
+        }
+        xlbctl_table_row(t, row);
+    }
+    counter_rows(t, total, workers, "events");
+    counter_rows(t, total, workers, "drops");
+    xlbctl_table_print(t, out);
+}
+
+static void render_neighbours(const cJSON *r, FILE *out)
+{
+    static const char *const headers[] = {"ADDRESS", "PORT", "ROLE", "STATE", "MAC",
+                                          "SOLICITATIONS"};
+    struct xlbctl_table *t = xlbctl_table_new(6, headers);
+    const cJSON *n;
+    cJSON_ArrayForEach(n, r) {
+        char b[6][32];
+        const char *row[] = {cell(n, "address", b[0], 32), cell(n, "port", b[1], 32),
+                             cell(n, "role", b[2], 32),    cell(n, "state", b[3], 32),
+                             cell(n, "mac", b[4], 32),     cell(n, "solicitations", b[5], 32)};
+        xlbctl_table_row(t, row);
+    }
+    xlbctl_table_print(t, out);
+}
+
+static void render_help(const cJSON *r, FILE *out)
+{
+    if (cJSON_IsObject(r)) {
+        char b[2][32];
+        fprintf(out, "usage: xlbctl %s\n  %s\n", cell(r, "usage", b[0], 32),
+                cell(r, "summary", b[1], 32));
+        return;
+    }
+    fprintf(out, "commands:\n");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, r) {
+        char b[2][64];
+        fprintf(out, "  %-24s %s\n", cell(c, "usage", b[0], 64), cell(c, "summary", b[1], 64));
+    }
+}
+
+void xlbctl_render(const char *command, const cJSON *result, FILE *out)
+{
+    static const struct {
+        const char *name;
+        void (*render)(const cJSON *, FILE *);
+    } renderers[] = {
+        {"status", render_status},
+        {"counters", render_counters},
+        {"neighbours", render_neighbours},
+        {"help", render_help},
+    };
+    for (size_t i = 0; i < sizeof(renderers) / sizeof(renderers[0]); i++)
+        if (strcmp(renderers[i].name, command) == 0) {
+            renderers[i].render(result, out);
+            return;
+        }
+    char *text = cJSON_Print(result);
+    fprintf(out, "%s\n", text ? text : "null");
+    cJSON_free(text);
+}

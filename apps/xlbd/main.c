@@ -1,0 +1,239 @@
+/*
+ * xlbd: read the bootstrap, start DPDK, open the ports, run the workers on their lcores and
+ * the control plane on the main lcore until SIGTERM or SIGINT, then release everything.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mempool.h>
+
+#include "bootstrap.h"
+#include "control_plane.h"
+#include "eal_args.h"
+#include "port.h"
+#include "worker.h"
+#include "xlb_log.h"
+#include "xlb_shared.h"
+
+struct xlbd_options {
+    const char *config;
+    bool check;
+    char **extra_eal;
+    unsigned n_extra_eal;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: xlbd --config FILE [--check] [-- EAL-ARGS...]\n"
+                 "  --config FILE  the bootstrap file (gRPC xDS bootstrap with an \"xlb\" section)\n"
+                 "  --check        validate the file, print one line per problem, and exit\n"
+                 "  --version      print the version\n"
+                 "Arguments after -- are appended to the bootstrap's xlb.eal list.\n");
+}
+
+static int parse_options(int argc, char **argv, struct xlbd_options *opts)
+{
+    static const struct option long_options[] = {
+        {"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'v'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    while ((opt = getopt_long(argc, argv, "c:h", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 'c':
+            opts->config = optarg;
+            break;
+        case 'k':
+            opts->check = true;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        case 'v':
+            printf("xlbd %s\n", XLB_VERSION);
+            exit(0);
+        default:
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (opts->config == NULL) {
+        usage(stderr);
+        return -1;
+    }
+    opts->extra_eal = argv + optind;
+    opts->n_extra_eal = (unsigned)(argc - optind);
+    return 0;
+}
+
+static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bootstrap)
+{
+    struct xlb_errors errs = {0};
+    int rc = xlb_bootstrap_load(opts->config, bootstrap, &errs);
+    for (unsigned i = 0; i < errs.n; i++)
+        fprintf(stderr, "%s\n", errs.lines[i]);
+    if (errs.dropped)
+        fprintf(stderr, "(%u more problems not shown)\n", errs.dropped);
+    xlb_errors_free(&errs);
+    return rc;
+}
+
+/* Signals are read by the control plane through a signalfd: block them in every thread,
+ * which EAL's threads inherit from this one. */
+static void block_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+static int start_eal(const struct xlbd_options *opts, const struct xlb_bootstrap *b)
+{
+    struct xlbd_eal_args args;
+    int rc = -1;
+    if (xlbd_eal_args_build(&args, b->eal_args, b->n_eal_args, opts->extra_eal,
+                            opts->n_extra_eal, b->workers) == 0) {
+        /* rte_eal_init permutes its argv: give it a copy so the strings can be freed. */
+        char **argv = calloc((size_t)args.argc + 1, sizeof(char *));
+        if (argv != NULL) {
+            memcpy(argv, args.argv, (size_t)args.argc * sizeof(char *));
+            rc = rte_eal_init(args.argc, argv);
+            free(argv);
+        }
+    }
+    xlbd_eal_args_free(&args);
+    if (rc < 0) {
+        fprintf(stderr, "xlbd: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
+        return -1;
+    }
+    if (rte_lcore_count() < b->workers + 1) {
+        fprintf(stderr, "xlbd: %u workers need %u lcores, EAL has %u\n", b->workers,
+                b->workers + 1, rte_lcore_count());
+        rte_eal_cleanup();
+        return -1;
+    }
+    return 0;
+}
+
+struct xlbd {
+    struct xlb_bootstrap bootstrap;
+    struct xlb_shared *shared;
+    struct rte_mempool *pool;
+    unsigned n_ports;
+    struct xlb_port_info port_info[XLB_MAX_PORTS];
+    struct xlb_port_view views[XLB_MAX_PORTS];
+    struct xlb_worker_config workers[XLB_MAX_WORKERS];
+    unsigned worker_lcores[XLB_MAX_WORKERS];
+};
+
+static int open_ports(struct xlbd *d)
+{
+    for (unsigned p = 0; p < d->bootstrap.n_ports; p++) {
+        const struct xlb_port_config *cfg = &d->bootstrap.ports[p];
+        if (xlb_port_open(cfg->name, d->bootstrap.workers, d->pool, &d->port_info[p]) != 0)
+            return -1;
+        d->n_ports++;
+        struct xlb_port_view *view = &d->views[p];
+        view->port_id = d->port_info[p].port_id;
+        view->mac = d->port_info[p].mac;
+        view->n_prefixes = (uint8_t)cfg->n_addresses;
+        memcpy(view->prefixes, cfg->addresses, cfg->n_addresses * sizeof(cfg->addresses[0]));
+    }
+    return 0;
+}
+
+static void plan_workers(struct xlbd *d)
+{
+    unsigned w = 0, lcore;
+    RTE_LCORE_FOREACH_WORKER(lcore) {
+        if (w == d->bootstrap.workers)
+            break;
+        struct xlb_worker_config *cfg = &d->workers[w];
+        cfg->id = w;
+        cfg->shared = d->shared;
+        cfg->pool = d->pool;
+        cfg->txq = (uint16_t)w;
+        cfg->idle_sleep_us = d->bootstrap.worker_idle_sleep_us;
+        cfg->n_ports = (uint16_t)d->n_ports;
+        for (unsigned p = 0; p < d->n_ports; p++) {
+            cfg->port_ids[p] = d->port_info[p].port_id;
+            if (w < d->port_info[p].n_rxq)
+                cfg->rxq[cfg->n_rxq++] = (struct xlb_worker_rxq){
+                    .port_index = (uint16_t)p,
+                    .port_id = d->port_info[p].port_id,
+                    .queue_id = (uint16_t)w,
+                };
+        }
+        d->worker_lcores[w++] = lcore;
+    }
+}
+
+static void release(struct xlbd *d)
+{
+    for (unsigned p = 0; p < d->n_ports; p++)
+        xlb_port_close(d->port_info[p].port_id);
+    xlb_shared_destroy(d->shared);
+    rte_mempool_free(d->pool);
+}
+
+static int run(struct xlbd *d)
+{
+    d->shared = xlb_shared_create(d->bootstrap.workers);
+    d->pool = d->shared ? xlb_port_pool_create(d->bootstrap.mbuf_pool_size) : NULL;
+    if (d->pool == NULL || open_ports(d) != 0)
+        return -1;
+    plan_workers(d);
+    struct xlb_control_plane *cp = xlb_control_plane_create(&d->bootstrap, d->shared, d->views,
+                                                            d->n_ports, d->worker_lcores);
+    if (cp == NULL)
+        return -1;
+    for (unsigned w = 0; w < d->bootstrap.workers; w++)
+        rte_eal_remote_launch(xlb_worker_main, &d->workers[w], d->worker_lcores[w]);
+    XLB_LOG(NOTICE, APP, "xlbd %s running: %u workers, %u ports", XLB_VERSION,
+            d->bootstrap.workers, d->n_ports);
+
+    int rc = xlb_control_plane_run(cp);
+    __atomic_store_n(&d->shared->stop, true, __ATOMIC_RELAXED);
+    rte_eal_mp_wait_lcore();
+    xlb_control_plane_destroy(cp);
+    XLB_LOG(NOTICE, APP, "xlbd stopped");
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct xlbd_options opts = {0};
+    if (parse_options(argc, argv, &opts) != 0)
+        return 2;
+    static struct xlbd d;
+    if (load_config(&opts, &d.bootstrap) != 0) {
+        xlb_bootstrap_free(&d.bootstrap);
+        return 1;
+    }
+    if (opts.check) {
+        printf("%s: configuration is valid\n", opts.config);
+        xlb_bootstrap_free(&d.bootstrap);
+        return 0;
+    }
+    block_signals();
+    if (start_eal(&opts, &d.bootstrap) != 0) {
+        xlb_bootstrap_free(&d.bootstrap);
+        return 1;
+    }
+    int rc = run(&d);
+    release(&d);
+    rte_eal_cleanup();
+    xlb_bootstrap_free(&d.bootstrap);
+    return rc == 0 ? 0 : 1;
+}

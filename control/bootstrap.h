@@ -1,0 +1,80 @@
+/*
+ * The bootstrap file: gRPC's xDS bootstrap (xds_servers, node) plus xlb's own "xlb" section.
+ * Reading never stops at the first problem: every problem becomes one "json.path: reason" line.
+ */
+#ifndef XLB_BOOTSTRAP_H
+#define XLB_BOOTSTRAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "json_read.h"
+#include "xlb_addr.h"
+#include "xlb_limits.h"
+
+#define XLB_DEFAULT_CONTROL_SOCKET "/run/xlb/xlbd.sock"
+#define XLB_DEFAULT_MBUFS          8191
+#define XLB_SOCKET_PATH_MAX        107 /* sizeof(sun_path) - 1 */
+
+enum xlb_channel_creds { XLB_CREDS_INSECURE, XLB_CREDS_TLS };
+
+struct xlb_xds_server_config {
+    char *server_uri;
+    enum xlb_channel_creds creds;
+    char *ca_certificate_file; /* tls only */
+    char *certificate_file;    /* tls only, with private_key_file for mTLS */
+    char *private_key_file;
+    bool ignore_resource_deletion;
+};
+
+struct xlb_node_config {
+    char *id;
+    char *cluster;
+    char *region, *zone, *sub_zone;
+    cJSON *metadata; /* owned copy, or NULL */
+};
+
+struct xlb_port_config {
+    char name[XLB_PORT_NAME_MAX + 1];
+    unsigned n_addresses;
+    struct xlb_prefix addresses[XLB_MAX_PORT_PREFIXES];
+    unsigned n_gateways;
+    struct xlb_addr gateways[XLB_MAX_GATEWAYS];
+};
+
+struct xlb_vip_config {
+    struct xlb_addr address;
+    uint16_t port;
+    char *target;  /* L7: an xds: URI naming the LDS resource */
+    char *cluster; /* L4: a cluster name */
+};
+
+struct xlb_bootstrap {
+    unsigned n_xds_servers;
+    struct xlb_xds_server_config *xds_servers;
+    struct xlb_node_config node;
+
+    unsigned n_eal_args;
+    char **eal_args;
+    unsigned workers;
+    char control_socket[XLB_SOCKET_PATH_MAX + 1];
+    unsigned worker_idle_sleep_us;
+    unsigned mbuf_pool_size;
+    unsigned n_ports;
+    struct xlb_port_config ports[XLB_MAX_PORTS];
+    unsigned n_snat;
+    struct xlb_addr *snat;
+    unsigned n_vips;
+    struct xlb_vip_config *vips;
+    cJSON *static_resources; /* owned copy, or NULL; parsed by the xDS layer */
+};
+
+/* Parse a document; 0 when it is valid, -1 with errs filled otherwise. *out is always freeable. */
+int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_errors *errs);
+/* Read and parse a file; a read error is reported as "FILE: reason". */
+int xlb_bootstrap_load(const char *path, struct xlb_bootstrap *out, struct xlb_errors *errs);
+void xlb_bootstrap_free(struct xlb_bootstrap *bootstrap);
+
+#endif

@@ -1,0 +1,242 @@
+/* The control socket's commands: each turns live state into a JSON result. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "control_plane.h"
+
+struct command {
+    const char *name;
+    const char *usage;
+    const char *summary;
+    cJSON *(*run)(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len);
+};
+
+static const struct command commands[];
+
+static void add_u64(cJSON *obj, const char *name, uint64_t value)
+{
+    /* JSON numbers are doubles: exact up to 2^53, far beyond any counter here. */
+    cJSON_AddNumberToObject(obj, name, (double)value);
+}
+
+static void add_addr(cJSON *obj, const char *name, const struct xlb_addr *addr)
+{
+    char text[XLB_ADDR_STRLEN];
+    cJSON_AddStringToObject(obj, name, xlb_addr_format(addr, text, sizeof(text)));
+}
+
+static void add_mac(cJSON *obj, const char *name, const struct rte_ether_addr *mac)
+{
+    char text[RTE_ETHER_ADDR_FMT_SIZE];
+    rte_ether_format_addr(text, sizeof(text), mac);
+    cJSON_AddStringToObject(obj, name, text);
+}
+
+static cJSON *worker_status(struct xlb_control_plane *cp, unsigned w)
+{
+    const struct xlb_worker_stats *stats = &cp->shared->stats[w];
+    cJSON *worker = cJSON_CreateObject();
+    cJSON_AddNumberToObject(worker, "worker", w);
+    cJSON_AddNumberToObject(worker, "lcore", cp->worker_lcores[w]);
+    add_u64(worker, "generation", stats->observed_generation);
+    uint64_t last = stats->last_quiescent_tsc;
+    if (last == 0)
+        cJSON_AddNullToObject(worker, "last_quiescent_ms_ago");
+    else
+        cJSON_AddNumberToObject(worker, "last_quiescent_ms_ago",
+                                (double)(rte_rdtsc() - last) * 1000.0 / (double)rte_get_tsc_hz());
+    add_u64(worker, "loops", stats->loops);
+    add_u64(worker, "busy_loops", stats->busy_loops);
+    return worker;
+}
+
+static cJSON *port_status(struct xlb_control_plane *cp, unsigned p)
+{
+    const struct xlb_port_view *view = &cp->ports[p];
+    cJSON *port = cJSON_CreateObject();
+    cJSON_AddStringToObject(port, "name", cp->bootstrap->ports[p].name);
+    cJSON_AddNumberToObject(port, "port_id", view->port_id);
+    add_mac(port, "mac", &view->mac);
+    cJSON *addresses = cJSON_AddArrayToObject(port, "addresses");
+    for (unsigned a = 0; a < view->n_prefixes; a++) {
+        char text[XLB_ADDR_STRLEN], prefix[XLB_ADDR_STRLEN + 8];
+        xlb_addr_format(&view->prefixes[a].addr, text, sizeof(text));
+        snprintf(prefix, sizeof(prefix), "%s/%u", text, view->prefixes[a].len);
+        cJSON_AddItemToArray(addresses, cJSON_CreateString(prefix));
+    }
+    struct rte_eth_link link;
+    bool link_known = rte_eth_link_get_nowait(view->port_id, &link) == 0;
+    cJSON_AddStringToObject(port, "link",
+                            !link_known ? "unknown" : link.link_status ? "up" : "down");
+    if (link_known && link.link_status)
+        cJSON_AddNumberToObject(port, "speed_mbps", link.link_speed);
+    struct rte_eth_stats stats;
+    if (rte_eth_stats_get(view->port_id, &stats) == 0) {
+        add_u64(port, "rx_packets", stats.ipackets);
+        add_u64(port, "tx_packets", stats.opackets);
+        add_u64(port, "rx_bytes", stats.ibytes);
+        add_u64(port, "tx_bytes", stats.obytes);
+        add_u64(port, "rx_dropped", stats.imissed + stats.rx_nombuf);
+        add_u64(port, "rx_errors", stats.ierrors);
+        add_u64(port, "tx_errors", stats.oerrors);
+    }
+    return port;
+}
+
+static cJSON *vip_status(const struct xlb_vip_config *vip)
+{
+    cJSON *obj = cJSON_CreateObject();
+    add_addr(obj, "address", &vip->address);
+    cJSON_AddNumberToObject(obj, "port", vip->port);
+    cJSON_AddStringToObject(obj, "mode", vip->target ? "l7" : "l4");
+    cJSON_AddStringToObject(obj, vip->target ? "target" : "cluster",
+                            vip->target ? vip->target : vip->cluster);
+    /* No configuration source feeds VIPs yet: they answer ARP and ping, and refuse traffic. */
+    cJSON_AddStringToObject(obj, "state", "warming");
+    return obj;
+}
+
+static cJSON *cmd_status(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
+{
+    cJSON *result = cJSON_CreateObject();
+    cJSON_AddStringToObject(result, "version", XLB_VERSION);
+    cJSON_AddNumberToObject(result, "uptime_s", (double)(xlb_now_ms() - cp->started_ms) / 1000.0);
+    add_u64(result, "generation", cp->generation);
+    cJSON *workers = cJSON_AddArrayToObject(result, "workers");
+    for (unsigned w = 0; w < cp->shared->n_workers; w++)
+        cJSON_AddItemToArray(workers, worker_status(cp, w));
+    cJSON *ports = cJSON_AddArrayToObject(result, "ports");
+    for (unsigned p = 0; p < cp->n_ports; p++)
+        cJSON_AddItemToArray(ports, port_status(cp, p));
+    cJSON *vips = cJSON_AddArrayToObject(result, "vips");
+    for (unsigned v = 0; v < cp->bootstrap->n_vips; v++)
+        cJSON_AddItemToArray(vips, vip_status(&cp->bootstrap->vips[v]));
+    return result;
+}
+
+static cJSON *counters_json(const struct xlb_worker_stats *stats)
+{
+    cJSON *obj = cJSON_CreateObject();
+    add_u64(obj, "rx_packets", stats->rx_packets);
+    add_u64(obj, "tx_packets", stats->tx_packets);
+    cJSON *events = cJSON_AddObjectToObject(obj, "events");
+    for (int e = 0; e < XLB_EVENT_MAX; e++)
+        add_u64(events, xlb_event_counter_name(e), stats->events[e]);
+    cJSON *drops = cJSON_AddObjectToObject(obj, "drops");
+    for (int d = 0; d < XLB_DROP_MAX; d++)
+        add_u64(drops, xlb_drop_reason_name(d), stats->drops[d]);
+    return obj;
+}
+
+static cJSON *cmd_counters(struct xlb_control_plane *cp, const cJSON *args, char *error,
+                           size_t len)
+{
+    struct xlb_worker_stats total = {0};
+    cJSON *result = cJSON_CreateObject();
+    cJSON *workers = cJSON_AddArrayToObject(result, "workers");
+    for (unsigned w = 0; w < cp->shared->n_workers; w++) {
+        /* One read of each field: the worker keeps writing while we sum. */
+        struct xlb_worker_stats copy = cp->shared->stats[w];
+        total.rx_packets += copy.rx_packets;
+        total.tx_packets += copy.tx_packets;
+        for (int e = 0; e < XLB_EVENT_MAX; e++)
+            total.events[e] += copy.events[e];
+        for (int d = 0; d < XLB_DROP_MAX; d++)
+            total.drops[d] += copy.drops[d];
+        cJSON *worker = counters_json(&copy);
+        cJSON_AddNumberToObject(worker, "worker", w);
+        cJSON_AddItemToArray(workers, worker);
+    }
+    cJSON_AddItemToObject(result, "total", counters_json(&total));
+    return result;
+}
+
+static cJSON *cmd_neighbours(struct xlb_control_plane *cp, const cJSON *args, char *error,
+                             size_t len)
+{
+    cJSON *result = cJSON_CreateArray();
+    uint64_t now = xlb_now_ms();
+    for (unsigned i = 0; i < cp->neighbours.n; i++) {
+        const struct xlb_neighbour_state *n = &cp->neighbours.entries[i];
+        cJSON *obj = cJSON_CreateObject();
+        add_addr(obj, "address", &n->addr);
+        cJSON_AddStringToObject(obj, "port", cp->bootstrap->ports[n->port_index].name);
+        cJSON_AddStringToObject(obj, "role", n->is_gateway ? "gateway" : "neighbour");
+        cJSON_AddStringToObject(obj, "state", n->resolved ? "reachable" : "incomplete");
+        if (n->resolved) {
+            add_mac(obj, "mac", &n->mac);
+            cJSON_AddNumberToObject(obj, "confirmed_s_ago", (double)(now - n->resolved_ms) / 1000.0);
+        }
+        add_u64(obj, "solicitations", n->solicitations);
+        cJSON_AddItemToArray(result, obj);
+    }
+    return result;
+}
+
+static cJSON *command_help(const struct command *c)
+{
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddStringToObject(obj, "name", c->name);
+    cJSON_AddStringToObject(obj, "usage", c->usage);
+    cJSON_AddStringToObject(obj, "summary", c->summary);
+    return obj;
+}
+
+static const struct command *find_command(const char *name)
+{
+    for (const struct command *c = commands; c->name != NULL; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+static cJSON *cmd_help(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
+{
+    const cJSON *topic = cJSON_GetObjectItemCaseSensitive(args, "command");
+    if (cJSON_IsString(topic)) {
+        const struct command *c = find_command(topic->valuestring);
+        if (c == NULL) {
+            snprintf(error, len, "no command \"%s\"", topic->valuestring);
+            return NULL;
+        }
+        return command_help(c);
+    }
+    cJSON *list = cJSON_CreateArray();
+    for (const struct command *c = commands; c->name != NULL; c++)
+        cJSON_AddItemToArray(list, command_help(c));
+    return list;
+}
+
+static const struct command commands[] = {
+    {"status", "status", "version, uptime, snapshot generation, workers, ports, VIPs",
+     cmd_status},
+    {"counters", "counters", "packet counters per worker and in total, drops by reason",
+     cmd_counters},
+    {"neighbours", "neighbours", "gateways and neighbours: resolution state and MAC",
+     cmd_neighbours},
+    {"help", "help [COMMAND]", "the commands, or one command's usage", cmd_help},
+    {NULL, NULL, NULL, NULL},
+};
+
+cJSON *xlb_commands_execute(const cJSON *request, void *arg)
+{
+    struct xlb_control_plane *cp = arg;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(request, "command");
+    if (!cJSON_IsString(name))
+        return xlb_reply_error("request needs a \"command\" string");
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(request, "args");
+    if (args != NULL && !cJSON_IsObject(args))
+        return xlb_reply_error("\"args\" must be an object");
+    const struct command *c = find_command(name->valuestring);
+    if (c == NULL)
+        return xlb_reply_error("unknown command \"%.64s\" (try help)", name->valuestring);
+    char error[256] = "";
+    cJSON *result = c->run(cp, args, error, sizeof(error));
+    if (result == NULL)
+        return xlb_reply_error("%s", error[0] ? error : "out of memory");
+    return xlb_reply_ok(result);
+}

@@ -1,0 +1,51 @@
+/*
+ * The neighbours xlb must reach by MAC (for now, each port's gateways), resolved by asking a
+ * worker to send ARP requests or neighbour solicitations and by the reports workers send back.
+ * Resolved entries are re-solicited periodically so that a changed MAC is noticed.
+ */
+#ifndef XLB_NEIGHBOUR_TABLE_H
+#define XLB_NEIGHBOUR_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "xlb_msg.h"
+#include "xlb_shared.h"
+
+#define XLB_SOLICIT_RETRY_MS   1000  /* while unresolved */
+#define XLB_SOLICIT_REFRESH_MS 30000 /* once resolved */
+
+struct xlb_neighbour_state {
+    struct xlb_addr addr;
+    uint16_t port_index;
+    bool is_gateway;
+    bool resolved;
+    struct rte_ether_addr mac;
+    uint64_t resolved_ms;
+    uint64_t next_solicit_ms;
+    uint64_t solicitations;
+};
+
+struct xlb_neighbour_table {
+    unsigned n, capacity;
+    struct xlb_neighbour_state *entries;
+};
+
+void xlb_neighbours_init(struct xlb_neighbour_table *table);
+void xlb_neighbours_free(struct xlb_neighbour_table *table);
+
+/* Start resolving addr behind port_index; 0, or -1 when out of memory. Idempotent. */
+int xlb_neighbours_want(struct xlb_neighbour_table *table, const struct xlb_addr *addr,
+                        uint16_t port_index, bool is_gateway);
+
+/* Apply a worker's report; true when the snapshot must be rebuilt (new or changed MAC). */
+bool xlb_neighbours_seen(struct xlb_neighbour_table *table, const struct xlb_msg *msg,
+                         uint64_t now_ms);
+
+/* Ask worker 0 to solicit every neighbour that is due. */
+void xlb_neighbours_solicit_due(struct xlb_neighbour_table *table, struct xlb_shared *shared,
+                                uint64_t now_ms);
+
+#endif

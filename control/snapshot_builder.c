@@ -1,0 +1,74 @@
+#include "snapshot_builder.h"
+
+#include <inttypes.h>
+
+#include "xlb_log.h"
+
+/* Ports that answer ARP/ND for an address: those it is on-link for, or all when none is. */
+static uint32_t answering_ports(const struct xlb_port_view *ports, unsigned n_ports,
+                                const struct xlb_addr *addr)
+{
+    uint32_t mask = 0;
+    for (unsigned p = 0; p < n_ports; p++)
+        if (xlb_port_prefix_for(&ports[p], addr) != NULL)
+            mask |= 1u << p;
+    return mask != 0 ? mask : (uint32_t)((1ull << n_ports) - 1);
+}
+
+static void add_owned(struct xlb_snapshot *snap, const struct xlb_addr *addr, uint8_t role,
+                      uint32_t port_mask)
+{
+    struct xlb_addr_entry entry = {.addr = *addr, .role = role, .port_mask = port_mask};
+    /* A VIP address serving several ports is one entry; the reader rejected other clashes. */
+    xlb_snapshot_add_address(snap, &entry);
+}
+
+static void add_neighbours(struct xlb_snapshot *snap, const struct xlb_neighbour_table *table)
+{
+    for (unsigned i = 0; i < table->n; i++) {
+        const struct xlb_neighbour_state *n = &table->entries[i];
+        struct xlb_addr_entry entry = {
+            .addr = n->addr,
+            .role = XLB_ROLE_NEIGHBOUR,
+            .port_index = n->port_index,
+            .resolved = n->resolved,
+            .mac = n->mac,
+        };
+        xlb_snapshot_add_address(snap, &entry);
+    }
+}
+
+struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
+                                        const struct xlb_port_view *ports, unsigned n_ports,
+                                        const struct xlb_neighbour_table *neighbours,
+                                        uint64_t generation)
+{
+    uint32_t max_entries = b->n_snat + b->n_vips + neighbours->n;
+    for (unsigned p = 0; p < n_ports; p++)
+        max_entries += ports[p].n_prefixes;
+    struct xlb_snapshot *snap = xlb_snapshot_alloc(generation, max_entries, b->n_vips);
+    if (snap == NULL) {
+        XLB_LOG(ERR, SNAPSHOT, "cannot allocate generation %" PRIu64, generation);
+        return NULL;
+    }
+    snap->n_ports = (uint16_t)n_ports;
+    for (unsigned p = 0; p < n_ports; p++) {
+        snap->ports[p] = ports[p];
+        for (unsigned a = 0; a < ports[p].n_prefixes; a++)
+            add_owned(snap, &ports[p].prefixes[a].addr, XLB_ROLE_PORT_ADDRESS, 1u << p);
+    }
+    for (unsigned s = 0; s < b->n_snat; s++)
+        add_owned(snap, &b->snat[s], XLB_ROLE_SNAT, answering_ports(ports, n_ports, &b->snat[s]));
+    for (unsigned v = 0; v < b->n_vips; v++) {
+        const struct xlb_vip_config *vip = &b->vips[v];
+        add_owned(snap, &vip->address, XLB_ROLE_VIP,
+                  answering_ports(ports, n_ports, &vip->address));
+        snap->vips[snap->n_vips++] = (struct xlb_vip_view){
+            .addr = vip->address,
+            .l4_port = vip->port,
+            .l7 = vip->target != NULL,
+        };
+    }
+    add_neighbours(snap, neighbours);
+    return snap;
+}

@@ -1,0 +1,86 @@
+#include "burst.h"
+
+#include <sys/socket.h>
+
+#include <rte_ether.h>
+
+#include "arp.h"
+#include "ip_input.h"
+#include "neighbour_discovery.h"
+#include "packet_parse.h"
+
+void xlb_tx_enqueue(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m)
+{
+    struct xlb_tx_batch *batch = &ctx->tx[port_index];
+    if (batch->n == XLB_TX_BATCH) {
+        ctx->stats->drops[XLB_DROP_TX_FULL]++;
+        rte_pktmbuf_free(m);
+        return;
+    }
+    batch->pkts[batch->n++] = m;
+}
+
+static xlb_verdict classify(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                            uint16_t port_index, struct rte_mbuf *m)
+{
+    struct xlb_frame frame;
+    xlb_verdict verdict = xlb_parse_ethernet(m, &snap->ports[port_index].mac, &frame);
+    if (verdict != XLB_VERDICT_TX)
+        return verdict;
+    switch (frame.ether_type) {
+    case RTE_ETHER_TYPE_ARP:
+        return xlb_arp_input(ctx, snap, port_index, &frame);
+    case RTE_ETHER_TYPE_IPV4:
+        return xlb_ipv4_input(ctx, snap, port_index, &frame);
+    case RTE_ETHER_TYPE_IPV6:
+        return xlb_ipv6_input(ctx, snap, port_index, &frame);
+    default:
+        return XLB_DROP_ETHERTYPE_UNSUPPORTED;
+    }
+}
+
+void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                       uint16_t port_index, struct rte_mbuf **pkts, uint16_t n)
+{
+    ctx->stats->rx_packets += n;
+    for (uint16_t i = 0; i < n; i++) {
+        if (i + 1 < n)
+            rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+        xlb_verdict verdict = classify(ctx, snap, port_index, pkts[i]);
+        if (verdict == XLB_VERDICT_TX) {
+            xlb_tx_enqueue(ctx, port_index, pkts[i]);
+            continue;
+        }
+        if (verdict >= 0)
+            ctx->stats->drops[verdict]++;
+        rte_pktmbuf_free(pkts[i]);
+    }
+}
+
+static void send_solicitation(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                              const struct xlb_msg *msg)
+{
+    if (msg->port_index >= snap->n_ports)
+        return;
+    const struct xlb_port_view *port = &snap->ports[msg->port_index];
+    const struct xlb_prefix *source = xlb_port_prefix_for(port, &msg->addr);
+    if (source == NULL)
+        return;
+    struct rte_mbuf *m = msg->addr.family == AF_INET
+                             ? xlb_arp_build_request(ctx->pool, port, &source->addr, &msg->addr)
+                             : xlb_nd_build_solicit(ctx->pool, port, &source->addr, &msg->addr);
+    if (m == NULL) {
+        ctx->stats->drops[XLB_DROP_NO_MBUF]++;
+        return;
+    }
+    ctx->stats->events[XLB_EVENT_SOLICITATIONS_SENT]++;
+    xlb_tx_enqueue(ctx, msg->port_index, m);
+}
+
+void xlb_burst_handle_message(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                              const struct xlb_msg *msg)
+{
+    ctx->stats->events[XLB_EVENT_CONTROL_MESSAGES]++;
+    if (msg->type == XLB_MSG_SOLICIT)
+        send_solicitation(ctx, snap, msg);
+}

@@ -1,0 +1,51 @@
+/*
+ * The worker's burst function: a received burst in, replies queued per port, every packet
+ * accounted for (transmitted, consumed, or dropped with a reason). Pure with respect to its
+ * inputs, so packet tests drive it with crafted mbufs and inspect the tx batches.
+ */
+#ifndef XLB_BURST_H
+#define XLB_BURST_H
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "xlb_counters.h"
+#include "xlb_limits.h"
+#include "xlb_msg.h"
+#include "xlb_snapshot.h"
+
+/* Room for one rx burst of replies plus what control messages generate in one loop. */
+#define XLB_TX_BATCH (XLB_RX_BURST * 2)
+#define XLB_MSGS_PER_LOOP 8
+
+struct xlb_tx_batch {
+    uint16_t n;
+    struct rte_mbuf *pkts[XLB_TX_BATCH];
+};
+
+struct xlb_burst_ctx {
+    struct xlb_worker_stats *stats;
+    struct rte_ring *to_control; /* neighbour reports */
+    struct rte_mempool *pool;    /* for packets the worker originates (solicitations) */
+    struct xlb_tx_batch tx[XLB_MAX_PORTS];
+};
+
+/* What a handler did with a packet; values >= 0 are an enum xlb_drop_reason. */
+typedef int xlb_verdict;
+#define XLB_VERDICT_TX       (-1) /* rewritten in place, to go out of the port it came in on */
+#define XLB_VERDICT_CONSUMED (-2) /* handled, nothing to send: freed without a drop count */
+
+void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                       uint16_t port_index, struct rte_mbuf **pkts, uint16_t n);
+
+/* Act on one message from the control plane (e.g. send a solicitation). */
+void xlb_burst_handle_message(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                              const struct xlb_msg *msg);
+
+/* Queue m for transmission on port_index, or free it and count a tx-full drop. */
+void xlb_tx_enqueue(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m);
+
+#endif

@@ -1,0 +1,49 @@
+#include <rte_ip.h>
+
+#include "icmp_echo.h"
+#include "ip_input.h"
+#include "tcp_input.h"
+
+static bool checksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip, uint32_t hlen)
+{
+    uint64_t flags = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+    if (flags == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+        return true;
+    if (flags == RTE_MBUF_F_RX_IP_CKSUM_BAD)
+        return false;
+    return rte_raw_cksum(ip, hlen) == 0xffff;
+}
+
+xlb_verdict xlb_ipv4_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                           uint16_t port_index, struct xlb_frame *frame)
+{
+    if (frame->l3_avail < sizeof(struct rte_ipv4_hdr))
+        return XLB_DROP_IPV4_MALFORMED;
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)frame->l3;
+    uint32_t hlen = rte_ipv4_hdr_len(ip);
+    uint32_t total = rte_be_to_cpu_16(ip->total_length);
+    if ((ip->version_ihl >> 4) != 4 || hlen < sizeof(*ip) || hlen > frame->l3_avail ||
+        total < hlen || total > frame->l3_avail)
+        return XLB_DROP_IPV4_MALFORMED;
+    if (!checksum_ok(frame->m, ip, hlen))
+        return XLB_DROP_IPV4_BAD_CHECKSUM;
+    if (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
+        return XLB_DROP_IPV4_FRAGMENT;
+
+    struct xlb_addr dst;
+    xlb_addr_from_ipv4(ip->dst_addr, &dst);
+    if (xlb_snapshot_owned_on_port(snap, &dst, port_index) == NULL)
+        return XLB_DROP_NOT_OUR_ADDRESS;
+    /* Ethernet pads short frames: from here on the frame ends where the datagram does. */
+    xlb_frame_set_l3_len(frame, total);
+
+    uint8_t *l4 = (uint8_t *)ip + hlen;
+    switch (ip->next_proto_id) {
+    case IPPROTO_ICMP:
+        return xlb_icmp4_input(ctx, &snap->ports[port_index], frame, ip, total - hlen);
+    case IPPROTO_TCP:
+        return xlb_tcp_input(ctx, snap, frame, l4, total - hlen);
+    default:
+        return XLB_DROP_PROTOCOL_UNSUPPORTED;
+    }
+}

@@ -1,0 +1,23 @@
+/* Ethernet ports: one rx queue per worker where the device has them, one tx queue per worker. */
+#ifndef XLB_PORT_H
+#define XLB_PORT_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mempool.h>
+
+struct xlb_port_info {
+    uint16_t port_id;
+    uint16_t n_rxq; /* workers 0..n_rxq-1 poll one each */
+    struct rte_ether_addr mac;
+};
+
+struct rte_mempool *xlb_port_pool_create(unsigned n_mbufs);
+
+/* Configure and start the named device; on failure logs why and returns -1. */
+int xlb_port_open(const char *name, unsigned n_workers, struct rte_mempool *pool,
+                  struct xlb_port_info *out);
+void xlb_port_close(uint16_t port_id);
+
+#endif

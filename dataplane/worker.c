@@ -1,0 +1,79 @@
+#include "worker.h"
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "burst.h"
+#include "xlb_log.h"
+
+static void flush_tx(struct xlb_burst_ctx *ctx, const struct xlb_worker_config *cfg)
+{
+    for (uint16_t p = 0; p < cfg->n_ports; p++) {
+        struct xlb_tx_batch *batch = &ctx->tx[p];
+        if (batch->n == 0)
+            continue;
+        uint16_t sent = rte_eth_tx_burst(cfg->port_ids[p], cfg->txq, batch->pkts, batch->n);
+        ctx->stats->tx_packets += sent;
+        if (sent < batch->n) {
+            ctx->stats->drops[XLB_DROP_TX_FULL] += batch->n - sent;
+            rte_pktmbuf_free_bulk(&batch->pkts[sent], batch->n - sent);
+        }
+        batch->n = 0;
+    }
+}
+
+/* Bounded: a flood of control messages cannot starve packet processing. */
+static void drain_messages(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                           struct rte_ring *ring)
+{
+    struct xlb_msg msg;
+    for (int i = 0; i < XLB_MSGS_PER_LOOP && xlb_msg_receive(ring, &msg) == 0; i++)
+        xlb_burst_handle_message(ctx, snap, &msg);
+}
+
+int xlb_worker_main(void *arg)
+{
+    const struct xlb_worker_config *cfg = arg;
+    struct xlb_shared *shared = cfg->shared;
+    struct xlb_worker_stats *stats = &shared->stats[cfg->id];
+    struct xlb_burst_ctx ctx = {
+        .stats = stats,
+        .to_control = shared->to_control[cfg->id],
+        .pool = cfg->pool,
+    };
+    struct rte_mbuf *pkts[XLB_RX_BURST];
+
+    rte_rcu_qsbr_thread_register(shared->qsbr, cfg->id);
+    rte_rcu_qsbr_thread_online(shared->qsbr, cfg->id);
+    XLB_LOG(INFO, WORKER, "worker %u on lcore %u polls %u rx queues", cfg->id, rte_lcore_id(),
+            cfg->n_rxq);
+
+    while (!__atomic_load_n(&shared->stop, __ATOMIC_RELAXED)) {
+        const struct xlb_snapshot *snap = xlb_snapshot_acquire(shared);
+        uint32_t received = 0;
+        drain_messages(&ctx, snap, shared->to_worker[cfg->id]);
+        for (unsigned q = 0; q < cfg->n_rxq; q++) {
+            const struct xlb_worker_rxq *rxq = &cfg->rxq[q];
+            uint16_t n = rte_eth_rx_burst(rxq->port_id, rxq->queue_id, pkts, XLB_RX_BURST);
+            if (n == 0)
+                continue;
+            received += n;
+            xlb_burst_process(&ctx, snap, rxq->port_index, pkts, n);
+            flush_tx(&ctx, cfg);
+        }
+        flush_tx(&ctx, cfg);
+
+        stats->observed_generation = snap->generation;
+        stats->loops++;
+        stats->busy_loops += received != 0;
+        /* The snapshot pointer is not used past this point in the loop. */
+        rte_rcu_qsbr_quiescent(shared->qsbr, cfg->id);
+        stats->last_quiescent_tsc = rte_rdtsc();
+        if (received == 0 && cfg->idle_sleep_us != 0)
+            rte_delay_us_sleep(cfg->idle_sleep_us);
+    }
+
+    rte_rcu_qsbr_thread_offline(shared->qsbr, cfg->id);
+    rte_rcu_qsbr_thread_unregister(shared->qsbr, cfg->id);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* A worker lcore: poll its rx queues, run the burst function, flush tx, report quiescence. */
+#ifndef XLB_WORKER_H
+#define XLB_WORKER_H
+
+#include <stdint.h>
+
+#include <rte_mempool.h>
+
+#include "xlb_limits.h"
+#include "xlb_shared.h"
+
+struct xlb_worker_rxq {
+    uint16_t port_index;
+    uint16_t port_id;
+    uint16_t queue_id;
+};
+
+struct xlb_worker_config {
+    unsigned id; /* worker number: index into shared->stats and the rings, RCU thread id */
+    struct xlb_shared *shared;
+    struct rte_mempool *pool;
+    unsigned n_rxq;
+    struct xlb_worker_rxq rxq[XLB_MAX_PORTS];
+    uint16_t n_ports;
+    uint16_t port_ids[XLB_MAX_PORTS]; /* by port index, for tx */
+    uint16_t txq;                     /* this worker's tx queue on every port */
+    /* Sleep this long when a loop found no packets: for shared test machines, 0 in production. */
+    unsigned idle_sleep_us;
+};
+
+/* lcore entry point; arg is a struct xlb_worker_config. Returns when shared->stop is set. */
+int xlb_worker_main(void *arg);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * Per-worker counters: the layout workers write and the control plane reads.
+ *
+ * Each worker owns one cache-aligned struct xlb_worker_stats and is its only writer; the
+ * control plane reads the plain aligned 64-bit fields without locks (a torn read is
+ * impossible for an aligned 64-bit load on the platforms DPDK supports).
+ */
+#ifndef XLB_COUNTERS_H
+#define XLB_COUNTERS_H
+
+#include <stdint.h>
+
+#include <rte_common.h>
+
+/* Why a worker dropped a packet; the name is what operators see. */
+#define XLB_DROP_REASONS(X)                                                                        \
+    X(L2_TRUNCATED, "l2_truncated")                                                                \
+    X(VLAN_TRUNCATED, "vlan_truncated")                                                            \
+    X(ETHERTYPE_UNSUPPORTED, "ethertype_unsupported")                                              \
+    X(NOT_OUR_MAC, "not_our_mac")                                                                  \
+    X(ARP_MALFORMED, "arp_malformed")                                                              \
+    X(ARP_NOT_OURS, "arp_not_ours")                                                                \
+    X(IPV4_MALFORMED, "ipv4_malformed")                                                            \
+    X(IPV4_BAD_CHECKSUM, "ipv4_bad_checksum")                                                      \
+    X(IPV4_FRAGMENT, "ipv4_fragment")                                                              \
+    X(IPV6_MALFORMED, "ipv6_malformed")                                                            \
+    X(IPV6_EXT_HEADER, "ipv6_extension_header")                                                    \
+    X(NOT_OUR_ADDRESS, "not_our_address")                                                          \
+    X(ICMP_MALFORMED, "icmp_malformed")                                                            \
+    X(ICMP_BAD_CHECKSUM, "icmp_bad_checksum")                                                      \
+    X(ICMP_UNHANDLED, "icmp_unhandled")                                                            \
+    X(ND_MALFORMED, "nd_malformed")                                                                \
+    X(TCP_MALFORMED, "tcp_malformed")                                                              \
+    X(TCP_NO_SERVICE, "tcp_no_service")                                                            \
+    X(PROTOCOL_UNSUPPORTED, "l4_protocol_unsupported")                                             \
+    X(MULTI_SEGMENT, "multi_segment")                                                              \
+    X(NO_MBUF, "no_mbuf")                                                                          \
+    X(TX_FULL, "tx_full")
+
+enum xlb_drop_reason {
+#define XLB_DROP_ENUM(id, name) XLB_DROP_##id,
+    XLB_DROP_REASONS(XLB_DROP_ENUM)
+#undef XLB_DROP_ENUM
+        XLB_DROP_MAX
+};
+
+/* What a worker did with packets it handled itself. */
+#define XLB_EVENT_COUNTERS(X)                                                                      \
+    X(ARP_REPLIES, "arp_replies")                                                                  \
+    X(ND_ADVERTISEMENTS, "nd_advertisements")                                                      \
+    X(ECHO_REPLIES, "icmp_echo_replies")                                                           \
+    X(SOLICITATIONS_SENT, "neighbour_solicitations_sent")                                          \
+    X(NEIGHBOURS_REPORTED, "neighbours_reported")                                                  \
+    X(NEIGHBOUR_REPORTS_LOST, "neighbour_reports_lost")                                            \
+    X(CONTROL_MESSAGES, "control_messages")
+
+enum xlb_event_counter {
+#define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,
+    XLB_EVENT_COUNTERS(XLB_EVENT_ENUM)
+#undef XLB_EVENT_ENUM
+        XLB_EVENT_MAX
+};
+
+struct xlb_worker_stats {
+    uint64_t rx_packets;
+    uint64_t tx_packets;
+    uint64_t events[XLB_EVENT_MAX];
+    uint64_t drops[XLB_DROP_MAX];
+    /* Snapshot generation the worker last processed a burst with. */
+    uint64_t observed_generation;
+    /* TSC of the worker's last quiescent-state report to RCU. */
+    uint64_t last_quiescent_tsc;
+    uint64_t loops;
+    uint64_t busy_loops; /* loops whose rx burst returned packets */
+} __rte_cache_aligned;
+
+const char *xlb_drop_reason_name(enum xlb_drop_reason reason);
+const char *xlb_event_counter_name(enum xlb_event_counter counter);
+
+#endif

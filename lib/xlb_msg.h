@@ -1,0 +1,47 @@
+/*
+ * Messages between the planes, carried by value on single-producer single-consumer rte_rings
+ * (one ring per worker and direction), so neither side allocates to talk to the other.
+ */
+#ifndef XLB_MSG_H
+#define XLB_MSG_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_ring.h>
+
+#include "xlb_addr.h"
+
+enum xlb_msg_type {
+    /* worker -> control: a neighbour the snapshot wants answered from this MAC */
+    XLB_MSG_NEIGHBOUR_SEEN = 1,
+    /* control -> worker: send an ARP request or neighbour solicitation for addr */
+    XLB_MSG_SOLICIT = 2,
+};
+
+struct xlb_msg {
+    uint16_t type;
+    uint16_t port_index;
+    struct rte_ether_addr mac;
+    uint16_t pad;
+    struct xlb_addr addr;
+};
+
+_Static_assert(sizeof(struct xlb_msg) % 4 == 0, "rte_ring elements are multiples of 4 bytes");
+
+#define XLB_MSG_RING_SIZE 1024
+
+/* Create one SP/SC ring of struct xlb_msg; NULL on failure (rte_errno set). */
+struct rte_ring *xlb_msg_ring_create(const char *name, int socket_id);
+
+static inline int xlb_msg_send(struct rte_ring *ring, const struct xlb_msg *msg)
+{
+    return rte_ring_sp_enqueue_elem(ring, (void *)msg, sizeof(*msg));
+}
+
+static inline int xlb_msg_receive(struct rte_ring *ring, struct xlb_msg *msg)
+{
+    return rte_ring_sc_dequeue_elem(ring, msg, sizeof(*msg));
+}
+
+#endif

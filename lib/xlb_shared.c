@@ -1,0 +1,106 @@
+#include "xlb_shared.h"
+
+#include <stdio.h>
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+
+#include "xlb_log.h"
+#include "xlb_msg.h"
+
+/* Each defer-queue element is one retired snapshot pointer. */
+static void free_retired(void *arg, void *elements, unsigned int n)
+{
+    struct xlb_snapshot **snaps = elements;
+    for (unsigned i = 0; i < n; i++)
+        xlb_snapshot_free(snaps[i]);
+}
+
+static int create_rings(struct xlb_shared *shared)
+{
+    char name[RTE_RING_NAMESIZE];
+    for (unsigned w = 0; w < shared->n_workers; w++) {
+        snprintf(name, sizeof(name), "xlb_to_ctl_%u", w);
+        shared->to_control[w] = xlb_msg_ring_create(name, SOCKET_ID_ANY);
+        snprintf(name, sizeof(name), "xlb_to_wrk_%u", w);
+        shared->to_worker[w] = xlb_msg_ring_create(name, SOCKET_ID_ANY);
+        if (shared->to_control[w] == NULL || shared->to_worker[w] == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+struct xlb_shared *xlb_shared_create(unsigned n_workers)
+{
+    if (n_workers == 0 || n_workers > XLB_MAX_WORKERS)
+        return NULL;
+    struct xlb_shared *shared = rte_zmalloc("xlb_shared", sizeof(*shared), 0);
+    if (shared == NULL)
+        return NULL;
+    shared->n_workers = n_workers;
+    shared->stats = rte_zmalloc("xlb_worker_stats", sizeof(*shared->stats) * n_workers, 0);
+    size_t qsbr_size = rte_rcu_qsbr_get_memsize(n_workers);
+    shared->qsbr = rte_zmalloc("xlb_qsbr", qsbr_size, RTE_CACHE_LINE_SIZE);
+    if (shared->stats == NULL || shared->qsbr == NULL ||
+        rte_rcu_qsbr_init(shared->qsbr, n_workers) != 0)
+        goto fail;
+
+    struct rte_rcu_qsbr_dq_parameters params = {
+        .name = "xlb_retired",
+        .flags = RTE_RCU_QSBR_DQ_MT_UNSAFE, /* only the control thread enqueues and reclaims */
+        .size = 256,
+        .esize = sizeof(struct xlb_snapshot *),
+        .trigger_reclaim_limit = 0, /* try to reclaim on every enqueue */
+        .max_reclaim_size = 256,
+        .free_fn = free_retired,
+        .v = shared->qsbr,
+    };
+    shared->retired = rte_rcu_qsbr_dq_create(&params);
+    if (shared->retired == NULL || create_rings(shared) != 0)
+        goto fail;
+    return shared;
+fail:
+    XLB_LOG(ERR, SNAPSHOT, "cannot create shared state: %s", rte_strerror(rte_errno));
+    xlb_shared_destroy(shared);
+    return NULL;
+}
+
+void xlb_shared_destroy(struct xlb_shared *shared)
+{
+    if (shared == NULL)
+        return;
+    if (shared->retired != NULL)
+        rte_rcu_qsbr_dq_delete(shared->retired);
+    xlb_snapshot_free(shared->current);
+    for (unsigned w = 0; w < shared->n_workers; w++) {
+        rte_ring_free(shared->to_control[w]);
+        rte_ring_free(shared->to_worker[w]);
+    }
+    rte_free(shared->qsbr);
+    rte_free(shared->stats);
+    rte_free(shared);
+}
+
+int xlb_snapshot_publish(struct xlb_shared *shared, struct xlb_snapshot *snap)
+{
+    struct xlb_snapshot *old = shared->current;
+    __atomic_store_n(&shared->current, snap, __ATOMIC_RELEASE);
+    if (old == NULL)
+        return 0;
+    if (rte_rcu_qsbr_dq_enqueue(shared->retired, &old) != 0) {
+        /* The queue is full of snapshots workers may still read: wait for them, once. */
+        rte_rcu_qsbr_synchronize(shared->qsbr, RTE_QSBR_THRID_INVALID);
+        xlb_snapshot_reclaim(shared);
+        xlb_snapshot_free(old);
+    }
+    return 0;
+}
+
+unsigned xlb_snapshot_reclaim(struct xlb_shared *shared)
+{
+    unsigned freed = 0, pending = 0, available = 0;
+    rte_rcu_qsbr_dq_reclaim(shared->retired, 256, &freed, &pending, &available);
+    return pending;
+}

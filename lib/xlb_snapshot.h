@@ -1,0 +1,100 @@
+/*
+ * The snapshot: everything a worker needs to handle a packet, immutable once published.
+ *
+ * The control plane builds a new snapshot, publishes it with one atomic pointer store, and
+ * retires the old one to an RCU defer queue; it is freed once every worker has reported a
+ * quiescent state after the swap. Workers load the pointer once per burst and never write it.
+ */
+#ifndef XLB_SNAPSHOT_H
+#define XLB_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_hash.h>
+
+#include "xlb_addr.h"
+#include "xlb_limits.h"
+
+/* What an address in the snapshot's address table is to xlb. */
+enum xlb_addr_role {
+    XLB_ROLE_PORT_ADDRESS, /* owned: configured on a port */
+    XLB_ROLE_SNAT,         /* owned: source-NAT address */
+    XLB_ROLE_VIP,          /* owned: a virtual service address */
+    XLB_ROLE_NEIGHBOUR,    /* not owned: an on-link host whose MAC xlb wants */
+};
+
+struct xlb_addr_entry {
+    struct xlb_addr addr;
+    uint8_t role;
+    /* Owned roles: ports that answer ARP/ND for it (bit = port index). */
+    uint32_t port_mask;
+    /* Neighbour role: the port it sits behind, and its MAC once resolved. */
+    uint16_t port_index;
+    bool resolved;
+    struct rte_ether_addr mac;
+};
+
+struct xlb_port_view {
+    uint16_t port_id; /* DPDK ethdev port id */
+    struct rte_ether_addr mac;
+    uint8_t n_prefixes;
+    struct xlb_prefix prefixes[XLB_MAX_PORT_PREFIXES];
+};
+
+struct xlb_vip_view {
+    struct xlb_addr addr;
+    uint16_t l4_port; /* host byte order */
+    bool l7;          /* xDS target (HTTP/2) or a cluster (L4) */
+};
+
+struct xlb_snapshot {
+    uint64_t generation;
+    uint16_t n_ports;
+    struct xlb_port_view ports[XLB_MAX_PORTS];
+
+    /* Address table: key struct xlb_addr, data = index into entries. */
+    struct rte_hash *addresses;
+    uint32_t n_entries;
+    uint32_t capacity;
+    struct xlb_addr_entry *entries;
+
+    uint32_t n_vips;
+    struct xlb_vip_view *vips;
+};
+
+/* Allocate a zeroed snapshot with room for the given entries; the hash is sized for them. */
+struct xlb_snapshot *xlb_snapshot_alloc(uint64_t generation, uint32_t max_entries,
+                                        uint32_t max_vips);
+void xlb_snapshot_free(struct xlb_snapshot *snap);
+
+/* Add an entry to the address table; -1 if it is already there or the table is full. */
+int xlb_snapshot_add_address(struct xlb_snapshot *snap, const struct xlb_addr_entry *entry);
+
+/* Worker-side lookup: the entry for addr, or NULL. */
+static inline const struct xlb_addr_entry *xlb_snapshot_lookup(const struct xlb_snapshot *snap,
+                                                               const struct xlb_addr *addr)
+{
+    void *data;
+    if (rte_hash_lookup_data(snap->addresses, addr, &data) < 0)
+        return NULL;
+    return &snap->entries[(uintptr_t)data];
+}
+
+/* An owned address answered on port_index, or NULL. */
+static inline const struct xlb_addr_entry *
+xlb_snapshot_owned_on_port(const struct xlb_snapshot *snap, const struct xlb_addr *addr,
+                           uint16_t port_index)
+{
+    const struct xlb_addr_entry *e = xlb_snapshot_lookup(snap, addr);
+    if (e == NULL || e->role == XLB_ROLE_NEIGHBOUR || !(e->port_mask & (1u << port_index)))
+        return NULL;
+    return e;
+}
+
+/* The port prefix that contains addr on port_index, or NULL: the source for solicitations. */
+const struct xlb_prefix *xlb_port_prefix_for(const struct xlb_port_view *port,
+                                             const struct xlb_addr *addr);
+
+#endif
