@@ -443,7 +443,7 @@ static void report_syntax_error(const char *text, const char *where, struct xlb_
             column++;
         }
     }
-    xlb_errors_add(errs, "(json)", "syntax error at line %u, column %u", line, column);
+    xlb_errors_add(errs, "(json)", "syntax error near line %u, column %u", line, column);
 }
 
 int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_errors *errs)

@@ -176,12 +176,9 @@ static void on_client(int fd, uint32_t events, void *arg)
     flush_output(c);
 }
 
-static void on_accept(int fd, uint32_t events, void *arg)
+/* Serve one accepted connection, or tell it that every client slot is taken. */
+static void adopt_client(struct xlb_control_socket *s, int client_fd)
 {
-    struct xlb_control_socket *s = arg;
-    int client_fd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (client_fd < 0)
-        return;
     unsigned slot = 0;
     while (slot < XLB_SOCKET_CLIENTS && s->clients[slot] != NULL)
         slot++;
@@ -206,6 +203,18 @@ static void on_accept(int fd, uint32_t events, void *arg)
         return;
     }
     s->clients[slot] = c;
+}
+
+static void on_accept(int fd, uint32_t events, void *arg)
+{
+    /* Drain the backlog (bounded per wakeup) so a burst of clients is not refused by the
+     * kernel for want of backlog room. */
+    for (int i = 0; i < 4 * XLB_SOCKET_CLIENTS; i++) {
+        int client_fd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (client_fd < 0)
+            return;
+        adopt_client(arg, client_fd);
+    }
 }
 
 /* A socket file that still accepts connections belongs to a live daemon. */
@@ -254,7 +263,7 @@ struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const 
     snprintf(s->path, sizeof(s->path), "%s", path);
     s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s->listen_fd < 0 || bind_owner_only(s->listen_fd, &addr) != 0 ||
-        listen(s->listen_fd, 16) != 0 ||
+        listen(s->listen_fd, 64) != 0 ||
         xlb_loop_add_fd(loop, s->listen_fd, EPOLLIN, on_accept, s) != 0) {
         XLB_LOG(ERR, SOCKET, "cannot listen on %s: %s", path, strerror(errno));
         if (s->listen_fd >= 0)

@@ -53,6 +53,8 @@ void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sna
         }
         if (verdict >= 0)
             ctx->stats->drops[verdict]++;
+        else
+            ctx->stats->events[XLB_EVENT_CONSUMED]++;
         rte_pktmbuf_free(pkts[i]);
     }
 }

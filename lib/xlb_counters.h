@@ -49,6 +49,7 @@ enum xlb_drop_reason {
     X(ARP_REPLIES, "arp_replies")                                                                  \
     X(ND_ADVERTISEMENTS, "nd_advertisements")                                                      \
     X(ECHO_REPLIES, "icmp_echo_replies")                                                           \
+    X(CONSUMED, "handled_without_reply")                                                           \
     X(SOLICITATIONS_SENT, "neighbour_solicitations_sent")                                          \
     X(NEIGHBOURS_REPORTED, "neighbours_reported")                                                  \
     X(NEIGHBOUR_REPORTS_LOST, "neighbour_reports_lost")                                            \

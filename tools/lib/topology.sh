@@ -40,6 +40,11 @@ topo_create() { # PREFIX [BACKENDS=3]
     ip -n "$p-sw" link add br0 type bridge
     # No MLD snooping: neighbour solicitations to solicited-node groups must reach xlb.
     ip -n "$p-sw" link set br0 type bridge mcast_snooping 0
+    # A plain switch: where br_netfilter is loaded, bridged IP frames would otherwise go
+    # through the host's iptables, which discards malformed ones before xlb sees them.
+    for family in iptables ip6tables arptables; do
+        ip netns exec "$p-sw" sysctl -qw "net.bridge.bridge-nf-call-$family=0" 2>/dev/null || true
+    done
     ip -n "$p-sw" link set lo up
     ip -n "$p-sw" link set br0 up
     ip -n "$p-sw" addr add "$TOPO_GATEWAY4/24" dev br0

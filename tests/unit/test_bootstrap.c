@@ -1,0 +1,337 @@
+/* The bootstrap reader: every key, good and bad values, and the exact lines operators see. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bootstrap.h"
+
+/* A valid xlb section's pieces, so each test changes one thing. */
+#define PORT_OK "{\"name\": \"p0\", \"addresses\": [\"198.18.0.10/24\"]}"
+#define DOC(xlb_members) "{\"xlb\": {\"ports\": [" PORT_OK "]" xlb_members "}}"
+
+static struct xlb_bootstrap parse_ok(const char *text)
+{
+    struct xlb_bootstrap b;
+    struct xlb_errors errs = {0};
+    int rc = xlb_bootstrap_parse(text, &b, &errs);
+    for (unsigned i = 0; i < errs.n; i++)
+        print_error("unexpected: %s\n", errs.lines[i]);
+    assert_int_equal(rc, 0);
+    assert_int_equal(errs.n, 0);
+    return b;
+}
+
+/* The document is rejected with exactly these lines, in order. */
+static void expect_errors(const char *text, ...)
+{
+    struct xlb_bootstrap b;
+    struct xlb_errors errs = {0};
+    assert_int_equal(xlb_bootstrap_parse(text, &b, &errs), -1);
+    va_list ap;
+    va_start(ap, text);
+    unsigned i = 0;
+    for (const char *want = va_arg(ap, const char *); want != NULL;
+         want = va_arg(ap, const char *), i++) {
+        if (i >= errs.n)
+            fail_msg("missing error line \"%s\"", want);
+        assert_string_equal(errs.lines[i], want);
+    }
+    va_end(ap);
+    for (unsigned extra = i; extra < errs.n; extra++)
+        print_error("extra: %s\n", errs.lines[extra]);
+    assert_int_equal(errs.n, i);
+    xlb_errors_free(&errs);
+    xlb_bootstrap_free(&b);
+}
+
+static void minimal_document_gets_defaults(void **state)
+{
+    struct xlb_bootstrap b = parse_ok(DOC(""));
+    assert_int_equal(b.workers, 1);
+    assert_string_equal(b.control_socket, XLB_DEFAULT_CONTROL_SOCKET);
+    assert_int_equal(b.mbuf_pool_size, XLB_DEFAULT_MBUFS);
+    assert_int_equal(b.worker_idle_sleep_us, 0);
+    assert_int_equal(b.n_ports, 1);
+    assert_string_equal(b.ports[0].name, "p0");
+    assert_int_equal(b.ports[0].n_addresses, 1);
+    assert_int_equal(b.ports[0].addresses[0].len, 24);
+    assert_int_equal(b.n_vips, 0);
+    assert_int_equal(b.n_snat, 0);
+    assert_int_equal(b.n_xds_servers, 0);
+    assert_null(b.static_resources);
+    xlb_bootstrap_free(&b);
+}
+
+static void full_document_is_read(void **state)
+{
+    const char *text =
+        "{\"xds_servers\": [{\"server_uri\": \"xds.example:443\","
+        "   \"channel_creds\": [{\"type\": \"google_default\"}, {\"type\": \"tls\", \"config\": "
+        "     {\"ca_certificate_file\": \"/ca.pem\", \"certificate_file\": \"/c.pem\","
+        "      \"private_key_file\": \"/k.pem\"}}],"
+        "   \"server_features\": [\"xds_v3\", \"ignore_resource_deletion\"]},"
+        "  {\"server_uri\": \"[2001:2::5]:18000\", \"channel_creds\": [{\"type\": \"insecure\"}]}],"
+        " \"node\": {\"id\": \"gw-1\", \"cluster\": \"edge\", \"metadata\": {\"k\": 1},"
+        "   \"locality\": {\"region\": \"r\", \"zone\": \"z\", \"sub_zone\": \"s\"}},"
+        " \"unknown_top_level\": true,"
+        " \"xlb\": {\"eal\": [\"--no-huge\", \"-m\", \"256\"], \"workers\": 2,"
+        "   \"control_socket\": \"/tmp/x.sock\", \"worker_idle_sleep_us\": 10,"
+        "   \"mbuf_pool_size\": 4095,"
+        "   \"ports\": [{\"name\": \"net_af_packet0\", "
+        "     \"addresses\": [\"198.18.0.10/24\", \"2001:2::10/64\"],"
+        "     \"gateway\": [\"198.18.0.1\", \"2001:2::1\"]},"
+        "    {\"name\": \"0000:01:00.0\", \"addresses\": [\"198.19.0.10/16\"], "
+        "     \"gateway\": \"198.19.0.1\"}],"
+        "   \"snat\": [\"198.18.0.11\", \"2001:2::11\"],"
+        "   \"vips\": [{\"address\": \"198.18.0.100\", \"port\": 8080, \"target\": \"xds:///svc\"},"
+        "     {\"address\": \"2001:2::100\", \"port\": 443, \"cluster\": \"tcp-pool\"},"
+        "     {\"address\": \"198.18.0.100\", \"port\": 8081, \"target\": \"xds://auth/svc\"}],"
+        "   \"static_resources\": {\"listeners\": [{\"name\": \"l\"}], \"clusters\": []}}}";
+    struct xlb_bootstrap b = parse_ok(text);
+    assert_int_equal(b.n_xds_servers, 2);
+    assert_string_equal(b.xds_servers[0].server_uri, "xds.example:443");
+    assert_int_equal(b.xds_servers[0].creds, XLB_CREDS_TLS);
+    assert_string_equal(b.xds_servers[0].ca_certificate_file, "/ca.pem");
+    assert_string_equal(b.xds_servers[0].private_key_file, "/k.pem");
+    assert_true(b.xds_servers[0].ignore_resource_deletion);
+    assert_int_equal(b.xds_servers[1].creds, XLB_CREDS_INSECURE);
+    assert_false(b.xds_servers[1].ignore_resource_deletion);
+    assert_string_equal(b.node.id, "gw-1");
+    assert_string_equal(b.node.cluster, "edge");
+    assert_string_equal(b.node.sub_zone, "s");
+    assert_non_null(b.node.metadata);
+    assert_int_equal(b.n_eal_args, 3);
+    assert_string_equal(b.eal_args[2], "256");
+    assert_int_equal(b.workers, 2);
+    assert_string_equal(b.control_socket, "/tmp/x.sock");
+    assert_int_equal(b.worker_idle_sleep_us, 10);
+    assert_int_equal(b.mbuf_pool_size, 4095);
+    assert_int_equal(b.n_ports, 2);
+    assert_int_equal(b.ports[0].n_gateways, 2);
+    assert_int_equal(b.ports[0].gateways[1].family, AF_INET6);
+    assert_int_equal(b.ports[1].n_gateways, 1);
+    assert_int_equal(b.n_snat, 2);
+    assert_int_equal(b.n_vips, 3);
+    assert_string_equal(b.vips[0].target, "xds:///svc");
+    assert_null(b.vips[0].cluster);
+    assert_string_equal(b.vips[1].cluster, "tcp-pool");
+    assert_int_equal(b.vips[1].port, 443);
+    assert_non_null(b.static_resources);
+    xlb_bootstrap_free(&b);
+}
+
+static void syntax_and_shape_errors(void **state)
+{
+    expect_errors("{\n  \"xlb\": {,}\n}", "(json): syntax error near line 2, column 12", NULL);
+    expect_errors("[1]", "(root): must be an object", NULL);
+    expect_errors("{}", "xlb: is required", NULL);
+    expect_errors("{\"xlb\": []}", "xlb: must be an object", NULL);
+    expect_errors("{\"xlb\": {}}", "xlb.ports: is required", NULL);
+    expect_errors("{\"xlb\": {\"ports\": []}}", "xlb.ports: must hold 1..16 ports", NULL);
+}
+
+static void scalar_keys_are_checked(void **state)
+{
+    expect_errors(DOC(", \"workers\": 0"), "xlb.workers: must be 1..64", NULL);
+    expect_errors(DOC(", \"workers\": 65"), "xlb.workers: must be 1..64", NULL);
+    expect_errors(DOC(", \"workers\": 1.5"), "xlb.workers: must be an integer", NULL);
+    expect_errors(DOC(", \"workers\": \"2\""), "xlb.workers: must be an integer", NULL);
+    expect_errors(DOC(", \"control_socket\": \"\""), "xlb.control_socket: must not be empty",
+                  NULL);
+    expect_errors(DOC(", \"control_socket\": 5"), "xlb.control_socket: must be a string", NULL);
+    char long_path[200];
+    memset(long_path, 'a', sizeof(long_path));
+    long_path[sizeof(long_path) - 1] = '\0';
+    char doc[512];
+    snprintf(doc, sizeof(doc), DOC(", \"control_socket\": \"/%s\""), long_path);
+    expect_errors(doc, "xlb.control_socket: must be at most 107 bytes", NULL);
+    expect_errors(DOC(", \"worker_idle_sleep_us\": -1"),
+                  "xlb.worker_idle_sleep_us: must be 0..100000", NULL);
+    expect_errors(DOC(", \"mbuf_pool_size\": 10"), "xlb.mbuf_pool_size: must be 1023..16777216",
+                  NULL);
+    expect_errors(DOC(", \"eal\": \"--no-huge\""), "xlb.eal: must be an array", NULL);
+    expect_errors(DOC(", \"eal\": [\"-m\", 256, \"\"]"), "xlb.eal[1]: must be a non-empty string",
+                  "xlb.eal[2]: must be a non-empty string", NULL);
+}
+
+static void ports_are_checked(void **state)
+{
+    expect_errors("{\"xlb\": {\"ports\": [7]}}", "xlb.ports[0]: must be an object", NULL);
+    expect_errors("{\"xlb\": {\"ports\": [{\"addresses\": [\"198.18.0.1/24\"]}]}}",
+                  "xlb.ports[0].name: is required", NULL);
+    expect_errors("{\"xlb\": {\"ports\": [{\"name\": \"p\"}]}}",
+                  "xlb.ports[0].addresses: is required", NULL);
+    expect_errors("{\"xlb\": {\"ports\": [{\"name\": \"p\", \"addresses\": []}]}}",
+                  "xlb.ports[0].addresses: must hold 1..8 addresses", NULL);
+    expect_errors("{\"xlb\": {\"ports\": [{\"name\": \"p\", \"addresses\": "
+                  "[\"198.18.0.1\", \"198.18.0.1/33\", \"2001:2::1/129\", 4, \"x/1\"]}]}}",
+                  "xlb.ports[0].addresses[0]: \"198.18.0.1\" is not ADDRESS/PREFIXLEN",
+                  "xlb.ports[0].addresses[1]: \"198.18.0.1/33\" is not ADDRESS/PREFIXLEN",
+                  "xlb.ports[0].addresses[2]: \"2001:2::1/129\" is not ADDRESS/PREFIXLEN",
+                  "xlb.ports[0].addresses[3]: must be a string",
+                  "xlb.ports[0].addresses[4]: \"x/1\" is not ADDRESS/PREFIXLEN", NULL);
+    expect_errors("{\"xlb\": {\"ports\": [" PORT_OK ", " PORT_OK "]}}",
+                  "xlb.ports[1]: name \"p0\" is used by xlb.ports[0] too", NULL);
+}
+
+static void gateways_are_checked(void **state)
+{
+#define GW_DOC(gw)                                                                                 \
+    "{\"xlb\": {\"ports\": [{\"name\": \"p\", \"addresses\": [\"198.18.0.10/24\", "               \
+    "\"2001:2::10/64\"], \"gateway\": " gw "}]}}"
+    struct xlb_bootstrap b = parse_ok(GW_DOC("\"198.18.0.1\""));
+    assert_int_equal(b.ports[0].n_gateways, 1);
+    xlb_bootstrap_free(&b);
+    expect_errors(GW_DOC("\"198.19.0.1\""),
+                  "xlb.ports[0].gateway: 198.19.0.1 is not on-link for any address of this port",
+                  NULL);
+    expect_errors(GW_DOC("[\"198.18.0.1\", \"198.18.0.2\"]"),
+                  "xlb.ports[0].gateway[1]: a second gateway of the same address family", NULL);
+    expect_errors(GW_DOC("[\"198.18.0.1\", \"2001:2::1\", \"2001:2::2\"]"),
+                  "xlb.ports[0].gateway: at most 2 gateways (one per address family)", NULL);
+    expect_errors(GW_DOC("\"gw\""), "xlb.ports[0].gateway: \"gw\" is not an IPv4 or IPv6 address",
+                  NULL);
+    expect_errors(GW_DOC("{}"), "xlb.ports[0].gateway: must be a string", NULL);
+#undef GW_DOC
+}
+
+static void snat_is_checked(void **state)
+{
+    expect_errors(DOC(", \"snat\": {}"), "xlb.snat: must be an array", NULL);
+    expect_errors(DOC(", \"snat\": [\"198.18.0.11\", \"nope\", \"198.18.0.10\", \"198.18.0.11\"]"),
+                  "xlb.snat[1]: \"nope\" is not an IPv4 or IPv6 address",
+                  "xlb.snat[2]: 198.18.0.10 is already a port address",
+                  "xlb.snat[3]: 198.18.0.11 is already an snat address", NULL);
+}
+
+static void vips_are_checked(void **state)
+{
+#define VIP(body) DOC(", \"vips\": [" body "]")
+    expect_errors(VIP("1"), "xlb.vips[0]: must be an object", NULL);
+    expect_errors(VIP("{\"port\": 80, \"cluster\": \"c\"}"), "xlb.vips[0].address: is required",
+                  NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"cluster\": \"c\"}"),
+                  "xlb.vips[0].port: is required", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"port\": 0, \"cluster\": \"c\"}"),
+                  "xlb.vips[0].port: must be 1..65535", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"port\": 65536, \"cluster\": \"c\"}"),
+                  "xlb.vips[0].port: must be 1..65535", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"port\": 80}"),
+                  "xlb.vips[0]: needs exactly one of \"target\" (L7) or \"cluster\" (L4)", NULL);
+    expect_errors(
+        VIP("{\"address\": \"198.18.0.100\", \"port\": 80, \"cluster\": \"c\", \"target\": "
+            "\"xds:///s\"}"),
+        "xlb.vips[0]: needs exactly one of \"target\" (L7) or \"cluster\" (L4)", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"port\": 80, \"target\": \"http://s\"}"),
+                  "xlb.vips[0].target: \"http://s\" is not an xds: URI (xds:///NAME)", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"port\": 80, \"target\": \"xds://a/\"}"),
+                  "xlb.vips[0].target: \"xds://a/\" is not an xds: URI (xds:///NAME)", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"port\": 80, \"cluster\": \"\"}"),
+                  "xlb.vips[0].cluster: must not be empty", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.10\", \"port\": 80, \"cluster\": \"c\"}"),
+                  "xlb.vips[0].address: 198.18.0.10 is already a port address", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"port\": 80, \"cluster\": \"c\"},"
+                      "{\"address\": \"198.18.0.100\", \"port\": 80, \"target\": \"xds:///x\"}"),
+                  "xlb.vips[1]: duplicates xlb.vips[0] (same address and port)", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"port\": 80, \"cluster\": \"c\"},"
+                      "{\"address\": \"198.18.0.101\", \"port\": 70000, "
+                      "\"cluster\": \"c\"}, {\"address\": \"2001:2::zz\", \"port\": 80, "
+                      "\"cluster\": \"c\"}"),
+                  "xlb.vips[1].port: must be 1..65535",
+                  "xlb.vips[2].address: \"2001:2::zz\" is not an IPv4 or IPv6 address", NULL);
+#undef VIP
+}
+
+static void xds_servers_and_node_are_checked(void **state)
+{
+#define XDS(servers) "{\"xds_servers\": " servers ", \"xlb\": {\"ports\": [" PORT_OK "]}}"
+    expect_errors(XDS("[]"), "xds_servers: must not be empty when present", NULL);
+    expect_errors(XDS("{}"), "xds_servers: must be an array", NULL);
+    expect_errors(XDS("[1]"), "xds_servers[0]: must be an object", NULL);
+    expect_errors(XDS("[{\"channel_creds\": [{\"type\": \"insecure\"}]}]"),
+                  "xds_servers[0].server_uri: is required", NULL);
+    expect_errors(XDS("[{\"server_uri\": \"a:1\"}]"), "xds_servers[0].channel_creds: is required",
+                  NULL);
+    expect_errors(XDS("[{\"server_uri\": \"a:1\", \"channel_creds\": [{\"type\": \"alts\"}]}]"),
+                  "xds_servers[0].channel_creds: no supported type (insecure, tls)", NULL);
+    expect_errors(XDS("[{\"server_uri\": \"a:1\", \"channel_creds\": [{\"config\": {}}]}]"),
+                  "xds_servers[0].channel_creds[0].type: is required", NULL);
+    expect_errors(XDS("[{\"server_uri\": \"a:1\", \"channel_creds\": [{\"type\": \"tls\", "
+                      "\"config\": {\"certificate_file\": \"/c.pem\"}}]}]"),
+                  "xds_servers[0].channel_creds[0].config: certificate_file and private_key_file "
+                  "must be given together",
+                  NULL);
+    expect_errors(XDS("[{\"server_uri\": \"a:1\", \"channel_creds\": [{\"type\": \"insecure\"}], "
+                      "\"server_features\": [1]}]"),
+                  "xds_servers[0].server_features[0]: must be a string", NULL);
+#undef XDS
+    expect_errors("{\"node\": {\"id\": 5, \"locality\": {\"zone\": []}}, \"xlb\": {\"ports\": "
+                  "[" PORT_OK "]}}",
+                  "node.id: must be a string", "node.locality.zone: must be a string", NULL);
+    expect_errors("{\"node\": [], \"xlb\": {\"ports\": [" PORT_OK "]}}", "node: must be an object",
+                  NULL);
+}
+
+static void static_resources_are_checked(void **state)
+{
+    expect_errors(DOC(", \"static_resources\": []"), "xlb.static_resources: must be an object",
+                  NULL);
+    expect_errors(DOC(", \"static_resources\": {\"clusters\": {}, \"routes\": [3]}"),
+                  "xlb.static_resources.routes[0]: must be an object",
+                  "xlb.static_resources.clusters: must be an array", NULL);
+}
+
+static void every_problem_is_reported_at_once(void **state)
+{
+    expect_errors("{\"xlb\": {\"workers\": 0, \"ports\": [{\"name\": \"p\", \"addresses\": "
+                  "[\"1.2.3.4/24\"]}], \"vips\": [{\"address\": \"1.2.3.9\", \"port\": -4, "
+                  "\"cluster\": \"c\"}]}}",
+                  "xlb.workers: must be 1..64", "xlb.vips[0].port: must be 1..65535", NULL);
+}
+
+static void load_reports_file_problems(void **state)
+{
+    struct xlb_bootstrap b;
+    struct xlb_errors errs = {0};
+    assert_int_equal(xlb_bootstrap_load("/nonexistent/xlb.json", &b, &errs), -1);
+    assert_int_equal(errs.n, 1);
+    assert_string_equal(errs.lines[0], "/nonexistent/xlb.json: No such file or directory");
+    xlb_errors_free(&errs);
+
+    char path[] = "/tmp/xlb-bootstrap-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(DOC(", \"workers\": 3"), f);
+    fclose(f);
+    assert_int_equal(xlb_bootstrap_load(path, &b, &errs), 0);
+    assert_int_equal(b.workers, 3);
+    xlb_bootstrap_free(&b);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(minimal_document_gets_defaults),
+        cmocka_unit_test(full_document_is_read),
+        cmocka_unit_test(syntax_and_shape_errors),
+        cmocka_unit_test(scalar_keys_are_checked),
+        cmocka_unit_test(ports_are_checked),
+        cmocka_unit_test(gateways_are_checked),
+        cmocka_unit_test(snat_is_checked),
+        cmocka_unit_test(vips_are_checked),
+        cmocka_unit_test(xds_servers_and_node_are_checked),
+        cmocka_unit_test(static_resources_are_checked),
+        cmocka_unit_test(every_problem_is_reported_at_once),
+        cmocka_unit_test(load_reports_file_problems),
+    };
+    return cmocka_run_group_tests_name("bootstrap", tests, NULL, NULL);
+}
