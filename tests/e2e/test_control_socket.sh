@@ -72,7 +72,8 @@ while waiting and time.monotonic() < deadline:
         waiting.remove(c)
         if b"too many control clients" in c.recv(4096):
             refused += 1
-assert refused == 40 - 32, refused  # 32 served at once, the rest told why
+# 32 are served at once (one slot may still be held by the abandoned client above).
+assert 40 - 32 <= refused <= 40 - 31, refused
 for c in held:
     c.close()
 
@@ -94,7 +95,7 @@ pass "xlbctl reports errors and exits non-zero"
 # A second daemon must not steal a live socket.
 ip netns exec "$E2E_PREFIX-client" "$XLBD" --config "$E2E_DIR/bootstrap.json" >"$E2E_DIR/second.log" 2>&1 &
 second=$!
-E2E_PIDS+=("$second")
+RUN_PIDS+=("$second")
 rc=0
 wait "$second" || rc=$?
 [ $rc -ne 0 ] || fail "a second xlbd started on the same socket"

@@ -1,0 +1,64 @@
+# Run xlbd inside the test topology (source this after topology.sh). Used by the demo and the
+# end-to-end tests. Set before use:
+#   XLB_BUILD    build directory holding apps/xlbd and apps/xlbctl
+#   RUN_PREFIX   namespace prefix of the topology (see topology.sh)
+#   RUN_DIR      a private temporary directory (bootstrap, socket, log)
+# Every process started is appended to RUN_PIDS, so that cleanup can stop them by PID.
+
+RUN_PIDS=()
+XLBD_PID=""
+
+# xlb_wait_until TRIES DELAY COMMAND...: poll a condition, bounded in count and time.
+xlb_wait_until() {
+    local tries=$1 delay=$2
+    shift 2
+    for _ in $(seq 1 "$tries"); do
+        if "$@" >/dev/null 2>&1; then return 0; fi
+        sleep "$delay"
+    done
+    return 1
+}
+
+xlb_ctl() {
+    "$XLB_BUILD/apps/xlbctl" --socket "$RUN_DIR/xlbd.sock" "$@"
+}
+
+# The bootstrap (default: the demo's) with this run's socket and DPDK file prefix.
+xlb_write_config() {
+    local source=${1:-$XLB_SOURCE/tools/demo/bootstrap.json}
+    sed -e "s#@SOCKET@#$RUN_DIR/xlbd.sock#" \
+        -e "s#\"--no-pci\"#\"--no-pci\", \"--file-prefix=$RUN_PREFIX\"#" \
+        "$source" >"$RUN_DIR/bootstrap.json"
+}
+
+gateways_reachable() {
+    [ "$(xlb_ctl neighbours | grep -c reachable)" -eq 2 ]
+}
+
+# Start xlbd on the lb host; returns once it serves its socket and has resolved both gateways.
+xlb_start() {
+    ip netns exec "$RUN_PREFIX-lb" "$XLB_BUILD/apps/xlbd" --config "$RUN_DIR/bootstrap.json" \
+        >"$RUN_DIR/xlbd.log" 2>&1 &
+    XLBD_PID=$!
+    RUN_PIDS+=("$XLBD_PID")
+    xlb_wait_until 100 0.1 xlb_ctl status || { echo "xlbd did not open its control socket"; return 1; }
+    xlb_wait_until 50 0.1 gateways_reachable || { echo "xlbd did not resolve its gateways"; return 1; }
+}
+
+# SIGTERM, then require exit status 0 and the control socket gone.
+xlb_stop() {
+    kill -TERM "$XLBD_PID"
+    local rc=0
+    wait "$XLBD_PID" || rc=$?
+    [ $rc -eq 0 ] || { echo "xlbd exited with $rc after SIGTERM"; return 1; }
+    [ ! -e "$RUN_DIR/xlbd.sock" ] || { echo "control socket left behind"; return 1; }
+}
+
+# Stop everything this run started (by PID) and remove its namespaces and files.
+xlb_cleanup_run() {
+    for pid in "${RUN_PIDS[@]}"; do
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+    topo_destroy "$RUN_PREFIX"
+    rm -rf "$RUN_DIR"
+}

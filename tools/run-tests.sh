@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The test command: install what is missing, build, and run every test twice -- once in a
+# normal build and once under AddressSanitizer + UndefinedBehaviorSanitizer -- then run each
+# fuzz target briefly. Ends with one line "N passed, N failed".
+set -uo pipefail
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+cd "$SRC"
+"$SRC/tools/setup-deps.sh" || exit 1
+
+passed=0
+failed=0
+failures=()
+
+# Add up a meson test log (JSON lines) into the totals.
+count_results() { # BUILD_DIR LABEL
+    local log="$1/meson-logs/testlog.json" line
+    [ -f "$log" ] || { failed=$((failed + 1)); failures+=("$2: no test log"); return; }
+    while IFS=$'\t' read -r name result; do
+        case "$result" in
+        OK | EXPECTEDFAIL) passed=$((passed + 1)) ;;
+        SKIP) ;;
+        *) failed=$((failed + 1)); failures+=("$2: $name ($result)") ;;
+        esac
+    done < <(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    print(t["name"] + "\t" + t["result"])' "$log")
+}
+
+run_build() { # BUILD_DIR LABEL MESON_ARGS...
+    local dir=$1 label=$2
+    shift 2
+    echo "== $label build ($dir)"
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; failed=$((failed + 1)); failures+=("$label: meson setup"); return; }
+        rm -f "$dir.setup.log"
+    fi
+    if ! ninja -C "$dir" >/dev/null; then
+        ninja -C "$dir" | tail -n 30
+        failed=$((failed + 1)); failures+=("$label: build")
+        return
+    fi
+    rm -f "$dir/meson-logs/testlog.json"
+    meson test -C "$dir" --print-errorlogs --num-processes 2 | grep -E '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout):'
+    count_results "$dir" "$label"
+}
+
+run_build build normal
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_build build-asan "asan+ubsan" -Db_sanitize=address,undefined -Db_lundef=false
+
+# Fuzz targets: a short smoke run each (longer campaigns: docs/testing.md).
+if command -v clang >/dev/null; then
+    echo "== fuzz targets (build-fuzz)"
+    if [ ! -f build-fuzz/build.ninja ]; then
+        CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+            -Db_lundef=false >/dev/null 2>&1
+    fi
+    if ninja -C build-fuzz >/dev/null 2>&1; then
+        for target in $(find build-fuzz/tests/fuzz -maxdepth 2 -type f -name 'fuzz_*' -executable | sort); do
+            name=$(basename "$target")
+            corpus_seed=$(find tests/fuzz -type d -path "*/corpus" -print | while read -r c; do
+                [ -e "$c/../$name.c" ] && echo "$c"; done | head -n 1)
+            work=$(mktemp -d)
+            [ -n "$corpus_seed" ] && cp -r "$corpus_seed/." "$work/"
+            if "$target" -max_total_time=15 -rss_limit_mb=2048 "$work" >"$work.log" 2>&1; then
+                echo "ok - $name: $(grep -Eo 'Done [0-9]+ runs' "$work.log" | tail -n 1)"
+                passed=$((passed + 1))
+            else
+                tail -n 30 "$work.log"
+                failed=$((failed + 1)); failures+=("fuzz: $name")
+            fi
+            rm -rf "$work" "$work.log"
+        done
+    else
+        failed=$((failed + 1)); failures+=("fuzz: build")
+    fi
+fi
+
+for f in "${failures[@]}"; do echo "FAILED: $f"; done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages xlb builds, runs and tests with, when any is missing.
+# Nothing is downloaded outside apt. Safe to run again: it does nothing when all are present.
+set -euo pipefail
+
+PACKAGES=(
+    # build
+    build-essential meson ninja-build pkg-config
+    libdpdk-dev libpcap-dev libelf-dev protobuf-c-compiler libprotobuf-c-dev libnghttp2-dev
+    libssl-dev libcjson-dev libcmocka-dev libxxhash-dev libpcre2-dev
+    # run and test: DPDK tools, network namespaces, real kernel peers
+    dpdk iproute2 iputils-ping iputils-arping ethtool procps python3 nghttp2-client
+    # sanitizers and fuzzing
+    clang libclang-rt-14-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$pkg")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+echo "setup-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
