@@ -27,7 +27,8 @@ static void read_channel_creds(const cJSON *server, const char *path,
     /* As gRPC does: the first entry of a supported type wins, others are skipped. */
     unsigned i = 0;
     const cJSON *entry;
-    cJSON_ArrayForEach(entry, creds) {
+    cJSON_ArrayForEach(entry, creds)
+    {
         char entry_path[XLB_PATH_MAX];
         xlb_path_index(entry_path, creds_path, i++);
         if (!cJSON_IsObject(entry)) {
@@ -69,7 +70,8 @@ static void read_server_features(const cJSON *server, const char *path,
     const cJSON *features = xlb_json_array(server, "server_features", path, XLB_OPTIONAL, errs);
     unsigned i = 0;
     const cJSON *feature;
-    cJSON_ArrayForEach(feature, features) {
+    cJSON_ArrayForEach(feature, features)
+    {
         char feature_path[XLB_PATH_MAX], list_path[XLB_PATH_MAX];
         xlb_path_key(list_path, path, "server_features");
         xlb_path_index(feature_path, list_path, i++);
@@ -80,8 +82,7 @@ static void read_server_features(const cJSON *server, const char *path,
     }
 }
 
-static void read_xds_servers(const cJSON *root, struct xlb_bootstrap *out,
-                             struct xlb_errors *errs)
+static void read_xds_servers(const cJSON *root, struct xlb_bootstrap *out, struct xlb_errors *errs)
 {
     const cJSON *servers = xlb_json_array(root, "xds_servers", "", XLB_OPTIONAL, errs);
     if (servers == NULL)
@@ -97,7 +98,8 @@ static void read_xds_servers(const cJSON *root, struct xlb_bootstrap *out,
         return;
     }
     const cJSON *server;
-    cJSON_ArrayForEach(server, servers) {
+    cJSON_ArrayForEach(server, servers)
+    {
         char path[XLB_PATH_MAX];
         xlb_path_index(path, "xds_servers", out->n_xds_servers);
         struct xlb_xds_server_config *cfg = &out->xds_servers[out->n_xds_servers++];
@@ -119,8 +121,7 @@ static void read_node(const cJSON *root, struct xlb_bootstrap *out, struct xlb_e
         return;
     struct xlb_node_config *cfg = &out->node;
     cfg->id = dup_or_null(xlb_json_string(node, "id", "node", XLB_OPTIONAL, 1024, errs));
-    cfg->cluster =
-        dup_or_null(xlb_json_string(node, "cluster", "node", XLB_OPTIONAL, 1024, errs));
+    cfg->cluster = dup_or_null(xlb_json_string(node, "cluster", "node", XLB_OPTIONAL, 1024, errs));
     const cJSON *locality = xlb_json_object(node, "locality", "node", XLB_OPTIONAL, errs);
     if (locality != NULL) {
         const char *p = "node.locality";
@@ -144,7 +145,8 @@ static void read_eal(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_err
     out->eal_args = calloc((size_t)cJSON_GetArraySize(eal) + 1, sizeof(char *));
     unsigned i = 0;
     const cJSON *arg;
-    cJSON_ArrayForEach(arg, eal) {
+    cJSON_ArrayForEach(arg, eal)
+    {
         char path[XLB_PATH_MAX];
         xlb_path_index(path, "xlb.eal", i++);
         if (!cJSON_IsString(arg) || arg->valuestring[0] == '\0')
@@ -212,7 +214,8 @@ static void read_port_addresses(const cJSON *port, const char *path, struct xlb_
     }
     unsigned i = 0;
     const cJSON *item;
-    cJSON_ArrayForEach(item, addresses) {
+    cJSON_ArrayForEach(item, addresses)
+    {
         char item_path[XLB_PATH_MAX];
         xlb_path_index(item_path, list_path, i++);
         struct xlb_prefix prefix;
@@ -236,7 +239,8 @@ static void read_ports(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_e
         return;
     }
     const cJSON *port;
-    cJSON_ArrayForEach(port, ports) {
+    cJSON_ArrayForEach(port, ports)
+    {
         char path[XLB_PATH_MAX];
         xlb_path_index(path, "xlb.ports", out->n_ports);
         struct xlb_port_config *cfg = &out->ports[out->n_ports++];
@@ -244,14 +248,13 @@ static void read_ports(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_e
             xlb_errors_add(errs, path, "must be an object");
             continue;
         }
-        const char *name = xlb_json_string(port, "name", path, XLB_REQUIRED,
-                                           XLB_PORT_NAME_MAX, errs);
+        const char *name =
+            xlb_json_string(port, "name", path, XLB_REQUIRED, XLB_PORT_NAME_MAX, errs);
         if (name != NULL)
             snprintf(cfg->name, sizeof(cfg->name), "%s", name);
         for (unsigned other = 0; name != NULL && other + 1 < out->n_ports; other++)
             if (strcmp(out->ports[other].name, name) == 0)
-                xlb_errors_add(errs, path, "name \"%s\" is used by xlb.ports[%u] too", name,
-                               other);
+                xlb_errors_add(errs, path, "name \"%s\" is used by xlb.ports[%u] too", name, other);
         read_port_addresses(port, path, cfg, errs);
         read_gateways(port, path, cfg, errs);
     }
@@ -278,7 +281,8 @@ static void read_snat(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_er
     out->snat = calloc((size_t)cJSON_GetArraySize(snat) + 1, sizeof(*out->snat));
     unsigned i = 0;
     const cJSON *item;
-    cJSON_ArrayForEach(item, snat) {
+    cJSON_ArrayForEach(item, snat)
+    {
         char path[XLB_PATH_MAX];
         xlb_path_index(path, "xlb.snat", i++);
         struct xlb_addr addr;
@@ -373,7 +377,8 @@ static void read_vips(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_er
         return;
     unsigned i = 0;
     const cJSON *vip;
-    cJSON_ArrayForEach(vip, vips) {
+    cJSON_ArrayForEach(vip, vips)
+    {
         char path[XLB_PATH_MAX];
         xlb_path_index(path, "xlb.vips", i++);
         if (!cJSON_IsObject(vip))
@@ -387,8 +392,7 @@ static void read_static_resources(const cJSON *xlb, struct xlb_bootstrap *out,
                                   struct xlb_errors *errs)
 {
     static const char *const kinds[] = {"listeners", "routes", "clusters", "endpoints"};
-    const cJSON *resources =
-        xlb_json_object(xlb, "static_resources", "xlb", XLB_OPTIONAL, errs);
+    const cJSON *resources = xlb_json_object(xlb, "static_resources", "xlb", XLB_OPTIONAL, errs);
     if (resources == NULL)
         return;
     bool ok = true;
@@ -398,7 +402,8 @@ static void read_static_resources(const cJSON *xlb, struct xlb_bootstrap *out,
         ok &= list != NULL || !cJSON_HasObjectItem(resources, kinds[k]);
         unsigned i = 0;
         const cJSON *item;
-        cJSON_ArrayForEach(item, list) {
+        cJSON_ArrayForEach(item, list)
+        {
             char list_path[XLB_PATH_MAX], path[XLB_PATH_MAX];
             xlb_path_key(list_path, "xlb.static_resources", kinds[k]);
             xlb_path_index(path, list_path, i++);
@@ -451,8 +456,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     memset(out, 0, sizeof(*out));
     out->workers = 1;
     out->mbuf_pool_size = XLB_DEFAULT_MBUFS;
-    snprintf(out->control_socket, sizeof(out->control_socket), "%s",
-             XLB_DEFAULT_CONTROL_SOCKET);
+    snprintf(out->control_socket, sizeof(out->control_socket), "%s", XLB_DEFAULT_CONTROL_SOCKET);
     unsigned errors_before = errs->n + errs->dropped;
 
     const char *end = NULL;

@@ -71,7 +71,9 @@ static cJSON *port_status(struct xlb_control_plane *cp, unsigned p)
     struct rte_eth_link link;
     bool link_known = rte_eth_link_get_nowait(view->port_id, &link) == 0;
     cJSON_AddStringToObject(port, "link",
-                            !link_known ? "unknown" : link.link_status ? "up" : "down");
+                            !link_known        ? "unknown"
+                            : link.link_status ? "up"
+                                               : "down");
     if (link_known && link.link_status)
         cJSON_AddNumberToObject(port, "speed_mbps", link.link_speed);
     struct rte_eth_stats stats;
@@ -132,8 +134,7 @@ static cJSON *counters_json(const struct xlb_worker_stats *stats)
     return obj;
 }
 
-static cJSON *cmd_counters(struct xlb_control_plane *cp, const cJSON *args, char *error,
-                           size_t len)
+static cJSON *cmd_counters(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
 {
     struct xlb_worker_stats total = {0};
     cJSON *result = cJSON_CreateObject();
@@ -169,7 +170,8 @@ static cJSON *cmd_neighbours(struct xlb_control_plane *cp, const cJSON *args, ch
         cJSON_AddStringToObject(obj, "state", n->resolved ? "reachable" : "incomplete");
         if (n->resolved) {
             add_mac(obj, "mac", &n->mac);
-            cJSON_AddNumberToObject(obj, "confirmed_s_ago", (double)(now - n->resolved_ms) / 1000.0);
+            cJSON_AddNumberToObject(obj, "confirmed_s_ago",
+                                    (double)(now - n->resolved_ms) / 1000.0);
         }
         add_u64(obj, "solicitations", n->solicitations);
         cJSON_AddItemToArray(result, obj);
@@ -212,8 +214,7 @@ static cJSON *cmd_help(struct xlb_control_plane *cp, const cJSON *args, char *er
 }
 
 static const struct command commands[] = {
-    {"status", "status", "version, uptime, snapshot generation, workers, ports, VIPs",
-     cmd_status},
+    {"status", "status", "version, uptime, snapshot generation, workers, ports, VIPs", cmd_status},
     {"counters", "counters", "packet counters per worker and in total, drops by reason",
      cmd_counters},
     {"neighbours", "neighbours", "gateways and neighbours: resolution state and MAC",

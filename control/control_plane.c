@@ -11,10 +11,10 @@
 #include "snapshot_builder.h"
 #include "xlb_log.h"
 
-#define XLB_REPORT_POLL_MS    10
-#define XLB_SOLICIT_TICK_MS   200
-#define XLB_RECLAIM_TICK_MS   100
-#define XLB_REPORTS_PER_TICK  256 /* per worker: bounded work per tick */
+#define XLB_REPORT_POLL_MS   10
+#define XLB_SOLICIT_TICK_MS  200
+#define XLB_RECLAIM_TICK_MS  100
+#define XLB_REPORTS_PER_TICK 256 /* per worker: bounded work per tick */
 
 static int publish(struct xlb_control_plane *cp)
 {
@@ -38,7 +38,8 @@ static void on_report_tick(void *arg)
         for (int i = 0; i < XLB_REPORTS_PER_TICK; i++) {
             if (xlb_msg_receive(cp->shared->to_control[w], &msg) != 0)
                 break;
-            if (msg.type == XLB_MSG_NEIGHBOUR_SEEN && xlb_neighbours_seen(&cp->neighbours, &msg, now))
+            if (msg.type == XLB_MSG_NEIGHBOUR_SEEN &&
+                xlb_neighbours_seen(&cp->neighbours, &msg, now))
                 cp->republish = true;
         }
     }
@@ -100,8 +101,7 @@ static int want_gateways(struct xlb_control_plane *cp)
 struct xlb_control_plane *xlb_control_plane_create(const struct xlb_bootstrap *bootstrap,
                                                    struct xlb_shared *shared,
                                                    const struct xlb_port_view *ports,
-                                                   unsigned n_ports,
-                                                   const unsigned *worker_lcores)
+                                                   unsigned n_ports, const unsigned *worker_lcores)
 {
     struct xlb_control_plane *cp = calloc(1, sizeof(*cp));
     if (cp == NULL)
@@ -116,8 +116,7 @@ struct xlb_control_plane *xlb_control_plane_create(const struct xlb_bootstrap *b
     xlb_neighbours_init(&cp->neighbours);
 
     cp->loop = xlb_loop_create();
-    if (cp->loop == NULL || want_gateways(cp) != 0 || publish(cp) != 0 ||
-        watch_signals(cp) != 0 ||
+    if (cp->loop == NULL || want_gateways(cp) != 0 || publish(cp) != 0 || watch_signals(cp) != 0 ||
         xlb_loop_add_timer(cp->loop, XLB_REPORT_POLL_MS, on_report_tick, cp) != 0 ||
         xlb_loop_add_timer(cp->loop, XLB_SOLICIT_TICK_MS, on_solicit_tick, cp) != 0 ||
         xlb_loop_add_timer(cp->loop, XLB_RECLAIM_TICK_MS, on_reclaim_tick, cp) != 0) {
@@ -125,8 +124,8 @@ struct xlb_control_plane *xlb_control_plane_create(const struct xlb_bootstrap *b
         xlb_control_plane_destroy(cp);
         return NULL;
     }
-    cp->socket = xlb_control_socket_open(cp->loop, bootstrap->control_socket,
-                                         xlb_commands_execute, cp);
+    cp->socket =
+        xlb_control_socket_open(cp->loop, bootstrap->control_socket, xlb_commands_execute, cp);
     if (cp->socket == NULL) {
         xlb_control_plane_destroy(cp);
         return NULL;

@@ -35,8 +35,7 @@ struct xlb_control_plane {
 struct xlb_control_plane *xlb_control_plane_create(const struct xlb_bootstrap *bootstrap,
                                                    struct xlb_shared *shared,
                                                    const struct xlb_port_view *ports,
-                                                   unsigned n_ports,
-                                                   const unsigned *worker_lcores);
+                                                   unsigned n_ports, const unsigned *worker_lcores);
 
 /* Serve until SIGTERM or SIGINT (blocked by the caller in every thread); 0 on a clean stop. */
 int xlb_control_plane_run(struct xlb_control_plane *cp);

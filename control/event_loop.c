@@ -137,8 +137,8 @@ int xlb_loop_add_timer(struct xlb_loop *loop, unsigned period_ms, xlb_loop_timer
     struct timespec period = {.tv_sec = period_ms / 1000,
                               .tv_nsec = (long)(period_ms % 1000) * 1000000};
     struct itimerspec spec = {.it_interval = period, .it_value = period};
-    struct handler *h = timerfd_settime(fd, 0, &spec, NULL) == 0 ? add_handler(loop, fd, EPOLLIN)
-                                                                  : NULL;
+    struct handler *h =
+        timerfd_settime(fd, 0, &spec, NULL) == 0 ? add_handler(loop, fd, EPOLLIN) : NULL;
     if (h == NULL) {
         close(fd);
         return -1;

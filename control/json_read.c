@@ -93,8 +93,7 @@ const cJSON *xlb_json_array(const cJSON *parent, const char *key, const char *pa
 const char *xlb_json_string(const cJSON *parent, const char *key, const char *path,
                             enum xlb_presence presence, size_t max_len, struct xlb_errors *errs)
 {
-    const cJSON *item =
-        typed_member(parent, key, path, presence, errs, cJSON_IsString, "a string");
+    const cJSON *item = typed_member(parent, key, path, presence, errs, cJSON_IsString, "a string");
     if (item == NULL)
         return NULL;
     char child[XLB_PATH_MAX];

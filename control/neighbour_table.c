@@ -86,7 +86,6 @@ void xlb_neighbours_solicit_due(struct xlb_neighbour_table *table, struct xlb_sh
         if (xlb_msg_send(shared->to_worker[0], &msg) != 0)
             continue;
         n->solicitations++;
-        n->next_solicit_ms =
-            now_ms + (n->resolved ? XLB_SOLICIT_REFRESH_MS : XLB_SOLICIT_RETRY_MS);
+        n->next_solicit_ms = now_ms + (n->resolved ? XLB_SOLICIT_REFRESH_MS : XLB_SOLICIT_RETRY_MS);
     }
 }

@@ -45,8 +45,8 @@ xlb_verdict xlb_arp_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *
     struct xlb_addr sender, target;
     xlb_addr_from_ipv4(data->arp_sip, &sender);
     xlb_addr_from_ipv4(data->arp_tip, &target);
-    bool wanted = data->arp_sip != 0 &&
-                  xlb_neighbour_report(ctx, snap, port_index, &sender, &data->arp_sha);
+    bool wanted =
+        data->arp_sip != 0 && xlb_neighbour_report(ctx, snap, port_index, &sender, &data->arp_sha);
 
     if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
         xlb_snapshot_owned_on_port(snap, &target, port_index) != NULL) {
@@ -58,8 +58,7 @@ xlb_verdict xlb_arp_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *
 }
 
 struct rte_mbuf *xlb_arp_build_request(struct rte_mempool *pool, const struct xlb_port_view *port,
-                                       const struct xlb_addr *source,
-                                       const struct xlb_addr *target)
+                                       const struct xlb_addr *source, const struct xlb_addr *target)
 {
     struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
     if (m == NULL)

@@ -18,7 +18,7 @@
 #include "xlb_snapshot.h"
 
 /* Room for one rx burst of replies plus what control messages generate in one loop. */
-#define XLB_TX_BATCH (XLB_RX_BURST * 2)
+#define XLB_TX_BATCH      (XLB_RX_BURST * 2)
 #define XLB_MSGS_PER_LOOP 8
 
 struct xlb_tx_batch {

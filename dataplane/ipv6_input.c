@@ -55,8 +55,7 @@ xlb_verdict xlb_ipv6_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
         return XLB_DROP_IPV6_MALFORMED;
     struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)frame->l3;
     uint32_t payload = rte_be_to_cpu_16(ip->payload_len);
-    if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6 ||
-        payload + sizeof(*ip) > frame->l3_avail)
+    if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6 || payload + sizeof(*ip) > frame->l3_avail)
         return XLB_DROP_IPV6_MALFORMED;
     /* Ethernet pads short frames: from here on the frame ends where the datagram does. */
     xlb_frame_set_l3_len(frame, payload + (uint32_t)sizeof(*ip));

@@ -6,11 +6,11 @@
 
 #include "neighbour_report.h"
 
-#define XLB_ND_HOP_LIMIT        255 /* RFC 4861: anything else did not come from on-link */
+#define XLB_ND_HOP_LIMIT         255 /* RFC 4861: anything else did not come from on-link */
 #define XLB_ND_OPT_SOURCE_LLADDR 1
 #define XLB_ND_OPT_TARGET_LLADDR 2
-#define XLB_NA_FLAG_SOLICITED   0x40000000u
-#define XLB_NA_FLAG_OVERRIDE    0x20000000u
+#define XLB_NA_FLAG_SOLICITED    0x40000000u
+#define XLB_NA_FLAG_OVERRIDE     0x20000000u
 
 /* NS and NA share this layout (RFC 4861 4.3, 4.4). */
 struct xlb_nd_msg {
@@ -160,8 +160,7 @@ xlb_verdict xlb_nd_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *s
 }
 
 struct rte_mbuf *xlb_nd_build_solicit(struct rte_mempool *pool, const struct xlb_port_view *port,
-                                      const struct xlb_addr *source,
-                                      const struct xlb_addr *target)
+                                      const struct xlb_addr *source, const struct xlb_addr *target)
 {
     const uint32_t icmp_len = sizeof(struct xlb_nd_msg) + sizeof(struct xlb_nd_lladdr_opt);
     const uint32_t len = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv6_hdr) + icmp_len;
@@ -182,8 +181,8 @@ struct rte_mbuf *xlb_nd_build_solicit(struct rte_mempool *pool, const struct xlb
 
     solicited_node_group(target->bytes, ip->dst_addr);
     /* The group's MAC is 33:33 followed by its low 32 bits (RFC 2464 7). */
-    struct rte_ether_addr group_mac = {{0x33, 0x33, ip->dst_addr[12], ip->dst_addr[13],
-                                        ip->dst_addr[14], ip->dst_addr[15]}};
+    struct rte_ether_addr group_mac = {
+        {0x33, 0x33, ip->dst_addr[12], ip->dst_addr[13], ip->dst_addr[14], ip->dst_addr[15]}};
     rte_ether_addr_copy(&group_mac, &eth->dst_addr);
     rte_ether_addr_copy(&port->mac, &eth->src_addr);
     eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);

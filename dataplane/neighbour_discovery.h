@@ -16,7 +16,6 @@ xlb_verdict xlb_nd_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *s
 
 /* A solicitation for target from source to its solicited-node group; NULL if no mbuf. */
 struct rte_mbuf *xlb_nd_build_solicit(struct rte_mempool *pool, const struct xlb_port_view *port,
-                                      const struct xlb_addr *source,
-                                      const struct xlb_addr *target);
+                                      const struct xlb_addr *source, const struct xlb_addr *target);
 
 #endif

@@ -9,14 +9,14 @@
 
 #include "xlb_log.h"
 
-#define XLB_RX_DESC 1024
-#define XLB_TX_DESC 1024
+#define XLB_RX_DESC    1024
+#define XLB_TX_DESC    1024
 #define XLB_MBUF_CACHE 256
 
 struct rte_mempool *xlb_port_pool_create(unsigned n_mbufs)
 {
-    struct rte_mempool *pool = rte_pktmbuf_pool_create(
-        "xlb_mbufs", n_mbufs, XLB_MBUF_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+    struct rte_mempool *pool = rte_pktmbuf_pool_create("xlb_mbufs", n_mbufs, XLB_MBUF_CACHE, 0,
+                                                       RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
     if (pool == NULL)
         XLB_LOG(ERR, PORT, "cannot create a pool of %u mbufs: %s", n_mbufs,
                 rte_strerror(rte_errno));
@@ -37,8 +37,8 @@ static void configure_offloads(const struct rte_eth_dev_info *info, uint16_t n_r
     }
 }
 
-static int setup_queues(uint16_t port_id, uint16_t n_rxq, uint16_t n_txq,
-                        struct rte_mempool *pool, const struct rte_eth_conf *conf)
+static int setup_queues(uint16_t port_id, uint16_t n_rxq, uint16_t n_txq, struct rte_mempool *pool,
+                        const struct rte_eth_conf *conf)
 {
     uint16_t rx_desc = XLB_RX_DESC, tx_desc = XLB_TX_DESC;
     int socket = rte_eth_dev_socket_id(port_id);
@@ -68,8 +68,8 @@ int xlb_port_open(const char *name, unsigned n_workers, struct rte_mempool *pool
         return -1;
     if (info.max_tx_queues < n_workers) {
         XLB_LOG(ERR, PORT,
-                "port %s: %u tx queues but %u workers need one each (af_packet: qpairs=%u)",
-                name, info.max_tx_queues, n_workers, n_workers);
+                "port %s: %u tx queues but %u workers need one each (af_packet: qpairs=%u)", name,
+                info.max_tx_queues, n_workers, n_workers);
         return -1;
     }
     uint16_t n_rxq = (uint16_t)RTE_MIN(n_workers, (unsigned)info.max_rx_queues);

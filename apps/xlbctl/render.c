@@ -32,16 +32,17 @@ static double number(const cJSON *obj, const char *key)
 
 static void render_workers(const cJSON *workers, FILE *out)
 {
-    static const char *const headers[] = {"WORKER", "LCORE", "GENERATION", "QUIESCENT (ms ago)",
-                                          "LOOPS", "BUSY LOOPS"};
+    static const char *const headers[] = {"WORKER", "LCORE",     "GENERATION", "QUIESCENT (ms ago)",
+                                          "LOOPS",  "BUSY LOOPS"};
     struct xlbctl_table *t = xlbctl_table_new(6, headers);
     const cJSON *w;
-    cJSON_ArrayForEach(w, workers) {
+    cJSON_ArrayForEach(w, workers)
+    {
         char b[6][32];
-        const char *row[] = {cell(w, "worker", b[0], 32), cell(w, "lcore", b[1], 32),
-                             cell(w, "generation", b[2], 32),
-                             cell(w, "last_quiescent_ms_ago", b[3], 32), cell(w, "loops", b[4], 32),
-                             cell(w, "busy_loops", b[5], 32)};
+        const char *row[] = {
+            cell(w, "worker", b[0], 32),     cell(w, "lcore", b[1], 32),
+            cell(w, "generation", b[2], 32), cell(w, "last_quiescent_ms_ago", b[3], 32),
+            cell(w, "loops", b[4], 32),      cell(w, "busy_loops", b[5], 32)};
         xlbctl_table_row(t, row);
     }
     xlbctl_table_print(t, out);
@@ -49,14 +50,16 @@ static void render_workers(const cJSON *workers, FILE *out)
 
 static void render_ports(const cJSON *ports, FILE *out)
 {
-    static const char *const headers[] = {"PORT", "ID", "LINK", "MAC", "RX", "TX",
-                                          "RX DROPPED", "ADDRESSES"};
+    static const char *const headers[] = {"PORT", "ID", "LINK",       "MAC",
+                                          "RX",   "TX", "RX DROPPED", "ADDRESSES"};
     struct xlbctl_table *t = xlbctl_table_new(8, headers);
     const cJSON *p;
-    cJSON_ArrayForEach(p, ports) {
+    cJSON_ArrayForEach(p, ports)
+    {
         char b[8][32], addresses[256] = "";
         const cJSON *a;
-        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(p, "addresses")) {
+        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(p, "addresses"))
+        {
             if (cJSON_IsString(a) && strlen(addresses) + strlen(a->valuestring) + 2 < 256) {
                 strcat(addresses, addresses[0] ? " " : "");
                 strcat(addresses, a->valuestring);
@@ -76,7 +79,8 @@ static void render_vips(const cJSON *vips, FILE *out)
     static const char *const headers[] = {"VIP", "PORT", "MODE", "TARGET/CLUSTER", "STATE"};
     struct xlbctl_table *t = xlbctl_table_new(5, headers);
     const cJSON *v;
-    cJSON_ArrayForEach(v, vips) {
+    cJSON_ArrayForEach(v, vips)
+    {
         char b[5][32];
         const char *target = cJSON_HasObjectItem(v, "target") ? "target" : "cluster";
         const char *row[] = {cell(v, "address", b[0], 32), cell(v, "port", b[1], 32),
@@ -108,7 +112,8 @@ static void counter_rows(struct xlbctl_table *t, const cJSON *total, const cJSON
 {
     const cJSON *source = group ? cJSON_GetObjectItemCaseSensitive(total, group) : total;
     const cJSON *counter;
-    cJSON_ArrayForEach(counter, source) {
+    cJSON_ArrayForEach(counter, source)
+    {
         if (!cJSON_IsNumber(counter) || (group != NULL && counter->valuedouble == 0))
             continue;
         char name[96], b[XLBCTL_TABLE_COLUMNS][32];
@@ -117,7 +122,8 @@ static void counter_rows(struct xlbctl_table *t, const cJSON *total, const cJSON
         const char *row[XLBCTL_TABLE_COLUMNS] = {name, cell(source, counter->string, b[0], 32)};
         unsigned col = 2;
         const cJSON *w;
-        cJSON_ArrayForEach(w, workers) {
+        cJSON_ArrayForEach(w, workers)
+        {
             if (col == XLBCTL_TABLE_COLUMNS)
                 break;
             const cJSON *ws = group ? cJSON_GetObjectItemCaseSensitive(w, group) : w;
@@ -136,7 +142,8 @@ static void render_counters(const cJSON *r, FILE *out)
     char names[XLBCTL_TABLE_COLUMNS][16];
     unsigned n = 2;
     const cJSON *w;
-    cJSON_ArrayForEach(w, workers) {
+    cJSON_ArrayForEach(w, workers)
+    {
         if (n == XLBCTL_TABLE_COLUMNS)
             break;
         snprintf(names[n], sizeof(names[n]), "WORKER %d", (int)number(w, "worker"));
@@ -149,7 +156,8 @@ static void render_counters(const cJSON *r, FILE *out)
         char b[XLBCTL_TABLE_COLUMNS][32];
         const char *row[XLBCTL_TABLE_COLUMNS] = {rows[i], cell(total, rows[i], b[0], 32)};
         unsigned col = 2;
-        cJSON_ArrayForEach(w, workers) {
+        cJSON_ArrayForEach(w, workers)
+        {
             if (col == n)
                 break;
             row[col] = cell(w, rows[i], b[col], 32);
@@ -164,11 +172,12 @@ static void render_counters(const cJSON *r, FILE *out)
 
 static void render_neighbours(const cJSON *r, FILE *out)
 {
-    static const char *const headers[] = {"ADDRESS", "PORT", "ROLE", "STATE", "MAC",
-                                          "SOLICITATIONS"};
+    static const char *const headers[] = {"ADDRESS", "PORT", "ROLE",
+                                          "STATE",   "MAC",  "SOLICITATIONS"};
     struct xlbctl_table *t = xlbctl_table_new(6, headers);
     const cJSON *n;
-    cJSON_ArrayForEach(n, r) {
+    cJSON_ArrayForEach(n, r)
+    {
         char b[6][32];
         const char *row[] = {cell(n, "address", b[0], 32), cell(n, "port", b[1], 32),
                              cell(n, "role", b[2], 32),    cell(n, "state", b[3], 32),
@@ -188,7 +197,8 @@ static void render_help(const cJSON *r, FILE *out)
     }
     fprintf(out, "commands:\n");
     const cJSON *c;
-    cJSON_ArrayForEach(c, r) {
+    cJSON_ArrayForEach(c, r)
+    {
         char b[2][64];
         fprintf(out, "  %-24s %s\n", cell(c, "usage", b[0], 64), cell(c, "summary", b[1], 64));
     }

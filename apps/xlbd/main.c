@@ -31,18 +31,21 @@ struct xlbd_options {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: xlbd --config FILE [--check] [-- EAL-ARGS...]\n"
-                 "  --config FILE  the bootstrap file (gRPC xDS bootstrap with an \"xlb\" section)\n"
-                 "  --check        validate the file, print one line per problem, and exit\n"
-                 "  --version      print the version\n"
-                 "Arguments after -- are appended to the bootstrap's xlb.eal list.\n");
+    fprintf(out,
+            "usage: xlbd --config FILE [--check] [-- EAL-ARGS...]\n"
+            "  --config FILE  the bootstrap file (gRPC xDS bootstrap with an \"xlb\" section)\n"
+            "  --check        validate the file, print one line per problem, and exit\n"
+            "  --version      print the version\n"
+            "Arguments after -- are appended to the bootstrap's xlb.eal list.\n");
 }
 
 static int parse_options(int argc, char **argv, struct xlbd_options *opts)
 {
     static const struct option long_options[] = {
-        {"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'v'},
+        {"config", required_argument, NULL, 'c'},
+        {"check", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
     };
     int opt;
@@ -102,8 +105,8 @@ static int start_eal(const struct xlbd_options *opts, const struct xlb_bootstrap
 {
     struct xlbd_eal_args args;
     int rc = -1;
-    if (xlbd_eal_args_build(&args, b->eal_args, b->n_eal_args, opts->extra_eal,
-                            opts->n_extra_eal, b->workers) == 0) {
+    if (xlbd_eal_args_build(&args, b->eal_args, b->n_eal_args, opts->extra_eal, opts->n_extra_eal,
+                            b->workers) == 0) {
         /* rte_eal_init permutes its argv: give it a copy so the strings can be freed. */
         char **argv = calloc((size_t)args.argc + 1, sizeof(char *));
         if (argv != NULL) {
@@ -118,8 +121,8 @@ static int start_eal(const struct xlbd_options *opts, const struct xlb_bootstrap
         return -1;
     }
     if (rte_lcore_count() < b->workers + 1) {
-        fprintf(stderr, "xlbd: %u workers need %u lcores, EAL has %u\n", b->workers,
-                b->workers + 1, rte_lcore_count());
+        fprintf(stderr, "xlbd: %u workers need %u lcores, EAL has %u\n", b->workers, b->workers + 1,
+                rte_lcore_count());
         rte_eal_cleanup();
         return -1;
     }
@@ -156,7 +159,8 @@ static int open_ports(struct xlbd *d)
 static void plan_workers(struct xlbd *d)
 {
     unsigned w = 0, lcore;
-    RTE_LCORE_FOREACH_WORKER(lcore) {
+    RTE_LCORE_FOREACH_WORKER(lcore)
+    {
         if (w == d->bootstrap.workers)
             break;
         struct xlb_worker_config *cfg = &d->workers[w];
@@ -194,14 +198,14 @@ static int run(struct xlbd *d)
     if (d->pool == NULL || open_ports(d) != 0)
         return -1;
     plan_workers(d);
-    struct xlb_control_plane *cp = xlb_control_plane_create(&d->bootstrap, d->shared, d->views,
-                                                            d->n_ports, d->worker_lcores);
+    struct xlb_control_plane *cp =
+        xlb_control_plane_create(&d->bootstrap, d->shared, d->views, d->n_ports, d->worker_lcores);
     if (cp == NULL)
         return -1;
     for (unsigned w = 0; w < d->bootstrap.workers; w++)
         rte_eal_remote_launch(xlb_worker_main, &d->workers[w], d->worker_lcores[w]);
-    XLB_LOG(NOTICE, APP, "xlbd %s running: %u workers, %u ports", XLB_VERSION,
-            d->bootstrap.workers, d->n_ports);
+    XLB_LOG(NOTICE, APP, "xlbd %s running: %u workers, %u ports", XLB_VERSION, d->bootstrap.workers,
+            d->n_ports);
 
     int rc = xlb_control_plane_run(cp);
     __atomic_store_n(&d->shared->stop, true, __ATOMIC_RELAXED);

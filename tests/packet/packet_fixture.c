@@ -27,8 +27,8 @@ void fixture_eal_init(void)
         return;
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-packet-test-%d", (int)getpid());
-    char *argv[] = {"packet-test", "--no-huge", "--no-pci", "-m", "256",
-                    "-l", "0",         "--log-level=warning", prefix, NULL};
+    char *argv[] = {"packet-test", "--no-huge",           "--no-pci", "-m", "256", "-l",
+                    "0",           "--log-level=warning", prefix,     NULL};
     int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
     if (rte_eal_init(argc, argv) < 0)
         fail_msg("rte_eal_init failed");
@@ -175,8 +175,7 @@ size_t build_arp(uint8_t *buf, uint16_t op, const char *sender, const char *targ
     return 60; /* padded to the minimum frame, as on the wire */
 }
 
-static size_t put_ipv4(uint8_t *buf, const char *src, const char *dst, uint8_t proto,
-                       size_t l4_len)
+static size_t put_ipv4(uint8_t *buf, const char *src, const char *dst, uint8_t proto, size_t l4_len)
 {
     struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)buf;
     memset(ip, 0, sizeof(*ip));
@@ -210,8 +209,8 @@ size_t build_icmp4_echo(uint8_t *buf, const char *src, const char *dst, size_t p
     return off;
 }
 
-static size_t put_ipv6(uint8_t *buf, const char *src, const char *dst, uint8_t proto,
-                       size_t l4_len, uint8_t hops)
+static size_t put_ipv6(uint8_t *buf, const char *src, const char *dst, uint8_t proto, size_t l4_len,
+                       uint8_t hops)
 {
     struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)buf;
     memset(ip, 0, sizeof(*ip));

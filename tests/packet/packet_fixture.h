@@ -11,17 +11,32 @@
 #include "burst.h"
 #include "xlb_shared.h"
 
-#define FIX_PORT_MAC   {{0x02, 0x00, 0x00, 0x00, 0x00, 0x10}}
-#define FIX_PEER_MAC   {{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}}
-#define FIX_GW_MAC     {{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}}
-#define FIX_PORT4      "198.18.0.10"
-#define FIX_PORT6      "2001:2::10"
-#define FIX_VIP4       "198.18.0.100"
-#define FIX_VIP6       "2001:2::100"
-#define FIX_PEER4      "198.18.0.2"
-#define FIX_PEER6      "2001:2::2"
-#define FIX_GW4        "198.18.0.1"
-#define FIX_GW6        "2001:2::1"
+#define FIX_PORT_MAC                                                                               \
+    {                                                                                              \
+        {                                                                                          \
+            0x02, 0x00, 0x00, 0x00, 0x00, 0x10                                                     \
+        }                                                                                          \
+    }
+#define FIX_PEER_MAC                                                                               \
+    {                                                                                              \
+        {                                                                                          \
+            0x02, 0x00, 0x00, 0x00, 0x00, 0x02                                                     \
+        }                                                                                          \
+    }
+#define FIX_GW_MAC                                                                                 \
+    {                                                                                              \
+        {                                                                                          \
+            0x02, 0x00, 0x00, 0x00, 0x00, 0x01                                                     \
+        }                                                                                          \
+    }
+#define FIX_PORT4 "198.18.0.10"
+#define FIX_PORT6 "2001:2::10"
+#define FIX_VIP4  "198.18.0.100"
+#define FIX_VIP6  "2001:2::100"
+#define FIX_PEER4 "198.18.0.2"
+#define FIX_PEER6 "2001:2::2"
+#define FIX_GW4   "198.18.0.1"
+#define FIX_GW6   "2001:2::1"
 
 struct fixture {
     struct rte_mempool *pool;

@@ -13,7 +13,7 @@
 #include "bootstrap.h"
 
 /* A valid xlb section's pieces, so each test changes one thing. */
-#define PORT_OK "{\"name\": \"p0\", \"addresses\": [\"198.18.0.10/24\"]}"
+#define PORT_OK          "{\"name\": \"p0\", \"addresses\": [\"198.18.0.10/24\"]}"
 #define DOC(xlb_members) "{\"xlb\": {\"ports\": [" PORT_OK "]" xlb_members "}}"
 
 static struct xlb_bootstrap parse_ok(const char *text)
@@ -143,8 +143,7 @@ static void scalar_keys_are_checked(void **state)
     expect_errors(DOC(", \"workers\": 65"), "xlb.workers: must be 1..64", NULL);
     expect_errors(DOC(", \"workers\": 1.5"), "xlb.workers: must be an integer", NULL);
     expect_errors(DOC(", \"workers\": \"2\""), "xlb.workers: must be an integer", NULL);
-    expect_errors(DOC(", \"control_socket\": \"\""), "xlb.control_socket: must not be empty",
-                  NULL);
+    expect_errors(DOC(", \"control_socket\": \"\""), "xlb.control_socket: must not be empty", NULL);
     expect_errors(DOC(", \"control_socket\": 5"), "xlb.control_socket: must be a string", NULL);
     char long_path[200];
     memset(long_path, 'a', sizeof(long_path));
@@ -184,7 +183,7 @@ static void ports_are_checked(void **state)
 static void gateways_are_checked(void **state)
 {
 #define GW_DOC(gw)                                                                                 \
-    "{\"xlb\": {\"ports\": [{\"name\": \"p\", \"addresses\": [\"198.18.0.10/24\", "               \
+    "{\"xlb\": {\"ports\": [{\"name\": \"p\", \"addresses\": [\"198.18.0.10/24\", "                \
     "\"2001:2::10/64\"], \"gateway\": " gw "}]}}"
     struct xlb_bootstrap b = parse_ok(GW_DOC("\"198.18.0.1\""));
     assert_int_equal(b.ports[0].n_gateways, 1);

@@ -121,8 +121,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"iface", required_argument, NULL, 'i'}, {"dst-mac", required_argument, NULL, 'd'},
         {"vip4", required_argument, NULL, 'v'},  {"src4", required_argument, NULL, 's'},
         {"count", required_argument, NULL, 'n'}, {"seed", required_argument, NULL, 'S'},
-        {"pps", required_argument, NULL, 'p'},
-        {NULL, 0, NULL, 0},
+        {"pps", required_argument, NULL, 'p'},   {NULL, 0, NULL, 0},
     };
     o->count = 1000000;
     o->seed = 1;
@@ -130,14 +129,29 @@ static int parse_options(int argc, char **argv, struct options *o)
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 'i': o->iface = optarg; break;
-        case 'd': have_mac = parse_mac(optarg, o->dst_mac) == 0; break;
-        case 'v': inet_pton(AF_INET, optarg, &o->vip4); break;
-        case 's': inet_pton(AF_INET, optarg, &o->src4); break;
-        case 'n': o->count = strtoul(optarg, NULL, 10); break;
-        case 'S': o->seed = strtoull(optarg, NULL, 10); break;
-        case 'p': o->pps = strtoul(optarg, NULL, 10); break;
-        default: return -1;
+        case 'i':
+            o->iface = optarg;
+            break;
+        case 'd':
+            have_mac = parse_mac(optarg, o->dst_mac) == 0;
+            break;
+        case 'v':
+            inet_pton(AF_INET, optarg, &o->vip4);
+            break;
+        case 's':
+            inet_pton(AF_INET, optarg, &o->src4);
+            break;
+        case 'n':
+            o->count = strtoul(optarg, NULL, 10);
+            break;
+        case 'S':
+            o->seed = strtoull(optarg, NULL, 10);
+            break;
+        case 'p':
+            o->pps = strtoul(optarg, NULL, 10);
+            break;
+        default:
+            return -1;
         }
     }
     return o->iface && have_mac && o->vip4 && o->src4 ? 0 : -1;
@@ -153,8 +167,8 @@ static int open_socket(const char *iface, uint8_t mac[6], struct sockaddr_ll *to
         return -1;
     }
     memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-    *to = (struct sockaddr_ll){.sll_family = AF_PACKET, .sll_ifindex = (int)if_nametoindex(iface),
-                               .sll_halen = 6};
+    *to = (struct sockaddr_ll){
+        .sll_family = AF_PACKET, .sll_ifindex = (int)if_nametoindex(iface), .sll_halen = 6};
     return fd;
 }
 
@@ -192,14 +206,17 @@ int main(int argc, char **argv)
         /* Pacing: wait until the schedule allows the next batch. */
         while (o.pps && (double)(sent + refused) > (now_s() - start) * (double)o.pps)
             usleep(200);
-        unsigned n = (unsigned)(o.count - sent - refused < BATCH ? o.count - sent - refused : BATCH);
+        unsigned n =
+            (unsigned)(o.count - sent - refused < BATCH ? o.count - sent - refused : BATCH);
         for (unsigned i = 0; i < n; i++) {
             size_t len = hostile_next(&gen, frames[i]);
             memcpy(frames[i], o.dst_mac, 6); /* unicast to xlbd, from us: nothing floods */
             memcpy(frames[i] + 6, mac, 6);
             iov[i] = (struct iovec){.iov_base = frames[i], .iov_len = len};
-            msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_name = &to, .msg_namelen = sizeof(to),
-                                                   .msg_iov = &iov[i], .msg_iovlen = 1}};
+            msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_name = &to,
+                                                   .msg_namelen = sizeof(to),
+                                                   .msg_iov = &iov[i],
+                                                   .msg_iovlen = 1}};
         }
         int done = sendmmsg(fd, msgs, n, 0);
         if (done > 0) {

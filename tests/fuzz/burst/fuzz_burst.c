@@ -29,8 +29,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-fuzz-%d", (int)getpid());
-    char *eal[] = {"fuzz", "--no-huge", "--no-pci", "-m", "128", "-l", "0",
-                   "--log-level=error", prefix, NULL};
+    char *eal[] = {"fuzz", "--no-huge", "--no-pci",          "-m",   "128",
+                   "-l",   "0",         "--log-level=error", prefix, NULL};
     if (rte_eal_init(9, eal) < 0)
         abort();
     pool = rte_pktmbuf_pool_create("fuzz_pool", 255, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
