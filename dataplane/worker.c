@@ -15,6 +15,8 @@ static void flush_tx(struct xlb_burst_ctx *ctx, const struct xlb_worker_config *
         uint16_t sent = rte_eth_tx_burst(cfg->port_ids[p], cfg->txq, batch->pkts, batch->n);
         ctx->stats->tx_packets += sent;
         if (sent < batch->n) {
+            XLB_LOG_RATELIMITED(WARNING, WORKER, "port %u tx queue %u full: %u packets dropped",
+                                cfg->port_ids[p], cfg->txq, batch->n - sent);
             ctx->stats->drops[XLB_DROP_TX_FULL] += batch->n - sent;
             rte_pktmbuf_free_bulk(&batch->pkts[sent], batch->n - sent);
         }
@@ -48,6 +50,7 @@ int xlb_worker_main(void *arg)
     XLB_LOG(INFO, WORKER, "worker %u on lcore %u polls %u rx queues", cfg->id, rte_lcore_id(),
             cfg->n_rxq);
 
+    uint64_t loop_start = rte_rdtsc();
     while (!__atomic_load_n(&shared->stop, __ATOMIC_RELAXED)) {
         const struct xlb_snapshot *snap = xlb_snapshot_acquire(shared);
         uint32_t received = 0;
@@ -64,13 +67,21 @@ int xlb_worker_main(void *arg)
         flush_tx(&ctx, cfg);
 
         stats->observed_generation = snap->generation;
-        stats->loops++;
-        stats->busy_loops += received != 0;
         /* The snapshot pointer is not used past this point in the loop. */
         rte_rcu_qsbr_quiescent(shared->qsbr, cfg->id);
-        stats->last_quiescent_tsc = rte_rdtsc();
         if (received == 0 && cfg->idle_sleep_us != 0)
             rte_delay_us_sleep(cfg->idle_sleep_us);
+
+        uint64_t now = rte_rdtsc();
+        stats->last_quiescent_tsc = now;
+        stats->loops++;
+        if (received != 0) {
+            stats->busy_loops++;
+            stats->busy_cycles += now - loop_start;
+        } else {
+            stats->idle_cycles += now - loop_start;
+        }
+        loop_start = now;
     }
 
     rte_rcu_qsbr_thread_offline(shared->qsbr, cfg->id);

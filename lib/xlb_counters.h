@@ -72,7 +72,11 @@ struct xlb_worker_stats {
     /* TSC of the worker's last quiescent-state report to RCU. */
     uint64_t last_quiescent_tsc;
     uint64_t loops;
-    uint64_t busy_loops; /* loops whose rx burst returned packets */
+    uint64_t busy_loops; /* loops whose rx bursts returned packets */
+    /* TSC cycles spent in loops that processed packets, and in loops that found none (as
+     * OVS-DPDK's pmd-stats-show splits them): busy / (busy + idle) is the worker's load. */
+    uint64_t busy_cycles;
+    uint64_t idle_cycles;
 } __rte_cache_aligned;
 
 const char *xlb_drop_reason_name(enum xlb_drop_reason reason);

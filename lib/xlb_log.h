@@ -2,7 +2,9 @@
 #ifndef XLB_LOG_H
 #define XLB_LOG_H
 
+#include <rte_cycles.h>
 #include <rte_log.h>
+#include <rte_per_lcore.h>
 
 #define XLB_LOG_COMPONENTS(X)                                                                      \
     X(APP, "xlb.app")                                                                              \
@@ -21,7 +23,22 @@ XLB_LOG_COMPONENTS(XLB_LOGTYPE_DECLARE)
 #define XLB_LOG(level, component, fmt, ...)                                                        \
     rte_log(RTE_LOG_##level, xlb_logtype_##component, "xlb: " fmt "\n", ##__VA_ARGS__)
 
-/* Names of the components, for "log level COMPONENT LEVEL" style lookups. */
+/*
+ * For the workers' fast path: at most one line per second per call site and lcore, so that a
+ * flood of bad input cannot turn logging into the bottleneck (each line is a write(2)). What
+ * is suppressed is still counted by the caller's counters.
+ */
+#define XLB_LOG_RATELIMITED(level, component, fmt, ...)                                            \
+    do {                                                                                           \
+        static RTE_DEFINE_PER_LCORE(uint64_t, xlb_log_next_tsc);                                   \
+        uint64_t xlb_log_now = rte_rdtsc();                                                        \
+        if (xlb_log_now >= RTE_PER_LCORE(xlb_log_next_tsc)) {                                      \
+            RTE_PER_LCORE(xlb_log_next_tsc) = xlb_log_now + rte_get_tsc_hz();                      \
+            XLB_LOG(level, component, fmt " (at most once a second)", ##__VA_ARGS__);              \
+        }                                                                                          \
+    } while (0)
+
+/* The log type of a component ("worker" or "xlb.worker"), or -1. */
 int xlb_log_type_by_component(const char *component);
 
 #endif

@@ -1,0 +1,208 @@
+#define _GNU_SOURCE /* accept4 */
+#include "stream_server.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct xlb_stream_client {
+    int fd;
+    struct xlb_stream_server *server;
+    char *in;
+    size_t in_len;
+    char *out;
+    size_t out_len, out_sent;
+    bool closing; /* close once the output is flushed */
+};
+
+struct xlb_stream_server {
+    struct xlb_loop *loop;
+    int listen_fd;
+    struct xlb_stream_handlers handlers;
+    void *arg;
+    struct xlb_stream_client **clients;
+};
+
+static void client_close(struct xlb_stream_client *c)
+{
+    struct xlb_stream_server *s = c->server;
+    for (unsigned i = 0; i < s->handlers.max_clients; i++)
+        if (s->clients[i] == c)
+            s->clients[i] = NULL;
+    xlb_loop_remove_fd(s->loop, c->fd);
+    close(c->fd);
+    free(c->in);
+    free(c->out);
+    free(c);
+}
+
+int xlb_stream_client_send(struct xlb_stream_client *c, const char *data, size_t len)
+{
+    char *grown = realloc(c->out, c->out_len + len);
+    if (grown == NULL) {
+        c->closing = true;
+        return -1;
+    }
+    memcpy(grown + c->out_len, data, len);
+    c->out = grown;
+    c->out_len += len;
+    return 0;
+}
+
+void xlb_stream_client_close_after_send(struct xlb_stream_client *c)
+{
+    c->closing = true;
+}
+
+size_t xlb_stream_client_queued(const struct xlb_stream_client *c)
+{
+    return c->out_len - c->out_sent;
+}
+
+/* Write what the socket takes; false when the client was closed. */
+static bool flush_output(struct xlb_stream_client *c)
+{
+    while (c->out_sent < c->out_len) {
+        ssize_t n = send(c->fd, c->out + c->out_sent, c->out_len - c->out_sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (n <= 0) {
+            client_close(c);
+            return false;
+        }
+        c->out_sent += (size_t)n;
+    }
+    if (c->out_sent == c->out_len) {
+        c->out_len = c->out_sent = 0;
+        if (c->closing) {
+            client_close(c);
+            return false;
+        }
+    }
+    xlb_loop_modify_fd(c->server->loop, c->fd, EPOLLIN | (c->out_len ? EPOLLOUT : 0));
+    return true;
+}
+
+static void consume_input(struct xlb_stream_client *c)
+{
+    struct xlb_stream_server *s = c->server;
+    size_t used;
+    while (c->in_len > 0 && !c->closing &&
+           (used = s->handlers.on_input(c, c->in, c->in_len, s->arg)) > 0) {
+        memmove(c->in, c->in + used, c->in_len - used);
+        c->in_len -= used;
+        c->in[c->in_len] = '\0';
+    }
+    if (c->in_len >= s->handlers.max_input && !c->closing) {
+        s->handlers.on_overflow(c, s->arg);
+        c->closing = true;
+        c->in_len = 0;
+    }
+}
+
+static void on_client(int fd, uint32_t events, void *arg)
+{
+    struct xlb_stream_client *c = arg;
+    if (events & EPOLLIN) {
+        size_t room = c->server->handlers.max_input - c->in_len;
+        ssize_t n = room ? recv(fd, c->in + c->in_len, room, 0) : 0;
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+            client_close(c);
+            return;
+        }
+        if (n > 0) {
+            c->in_len += (size_t)n;
+            c->in[c->in_len] = '\0';
+            consume_input(c);
+        }
+    } else if (events & (EPOLLHUP | EPOLLERR)) {
+        client_close(c);
+        return;
+    }
+    flush_output(c);
+}
+
+static void refuse(const struct xlb_stream_server *s, int fd)
+{
+    if (s->handlers.busy_reply != NULL) {
+        ssize_t ignored = send(fd, s->handlers.busy_reply, strlen(s->handlers.busy_reply),
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)ignored;
+    }
+    close(fd);
+}
+
+static void adopt(struct xlb_stream_server *s, int fd)
+{
+    unsigned slot = 0;
+    while (slot < s->handlers.max_clients && s->clients[slot] != NULL)
+        slot++;
+    struct xlb_stream_client *c = slot < s->handlers.max_clients ? calloc(1, sizeof(*c)) : NULL;
+    if (c != NULL)
+        c->in = malloc(s->handlers.max_input + 1);
+    if (c == NULL || c->in == NULL ||
+        xlb_loop_add_fd(s->loop, fd, EPOLLIN, on_client, c) != 0) {
+        if (c != NULL)
+            free(c->in);
+        free(c);
+        refuse(s, fd);
+        return;
+    }
+    c->fd = fd;
+    c->server = s;
+    s->clients[slot] = c;
+}
+
+static void on_accept(int fd, uint32_t events, void *arg)
+{
+    struct xlb_stream_server *s = arg;
+    /* Drain the backlog (bounded per wakeup) so that a burst of clients is not refused by the
+     * kernel for want of backlog room. */
+    for (unsigned i = 0; i < 4 * s->handlers.max_clients; i++) {
+        int client_fd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (client_fd < 0)
+            return;
+        adopt(s, client_fd);
+    }
+}
+
+struct xlb_stream_server *xlb_stream_server_open(struct xlb_loop *loop, int listen_fd,
+                                                 const struct xlb_stream_handlers *handlers,
+                                                 void *arg)
+{
+    struct xlb_stream_server *s = calloc(1, sizeof(*s));
+    if (s != NULL)
+        s->clients = calloc(handlers->max_clients, sizeof(*s->clients));
+    if (s == NULL || s->clients == NULL ||
+        xlb_loop_add_fd(loop, listen_fd, EPOLLIN, on_accept, s) != 0) {
+        if (s != NULL)
+            free(s->clients);
+        free(s);
+        close(listen_fd);
+        return NULL;
+    }
+    s->loop = loop;
+    s->listen_fd = listen_fd;
+    s->handlers = *handlers;
+    s->arg = arg;
+    return s;
+}
+
+void xlb_stream_server_close(struct xlb_stream_server *s)
+{
+    if (s == NULL)
+        return;
+    for (unsigned i = 0; i < s->handlers.max_clients; i++)
+        if (s->clients[i] != NULL)
+            client_close(s->clients[i]);
+    xlb_loop_remove_fd(s->loop, s->listen_fd);
+    close(s->listen_fd);
+    free(s->clients);
+    free(s);
+}

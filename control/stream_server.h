@@ -1,0 +1,41 @@
+/*
+ * A listening stream socket served from the event loop: accepts clients up to a limit,
+ * buffers their input up to a limit, hands it to a framing callback, and writes replies
+ * without blocking. The control socket (JSON lines) and the metrics listener (HTTP) are both
+ * built on it.
+ */
+#ifndef XLB_STREAM_SERVER_H
+#define XLB_STREAM_SERVER_H
+
+#include <stddef.h>
+
+#include "event_loop.h"
+
+struct xlb_stream_server;
+struct xlb_stream_client;
+
+struct xlb_stream_handlers {
+    /* The buffered, unconsumed input (NUL-terminated for convenience); returns how many bytes
+     * it consumed. Called again after each read until it consumes nothing. */
+    size_t (*on_input)(struct xlb_stream_client *client, char *data, size_t len, void *arg);
+    /* The input limit was reached without a complete request: answer and close. */
+    void (*on_overflow)(struct xlb_stream_client *client, void *arg);
+    size_t max_input;       /* bytes buffered per client */
+    unsigned max_clients;   /* served at once; further clients get busy_reply and are closed */
+    const char *busy_reply; /* may be NULL */
+};
+
+/* Serve a listening socket (the server closes it). NULL when out of memory. */
+struct xlb_stream_server *xlb_stream_server_open(struct xlb_loop *loop, int listen_fd,
+                                                 const struct xlb_stream_handlers *handlers,
+                                                 void *arg);
+/* Close every client and the listening socket. */
+void xlb_stream_server_close(struct xlb_stream_server *server);
+
+/* Queue output; returns -1 (and closes the client once flushed) when out of memory. */
+int xlb_stream_client_send(struct xlb_stream_client *client, const char *data, size_t len);
+/* Close once every queued byte is written. */
+void xlb_stream_client_close_after_send(struct xlb_stream_client *client);
+size_t xlb_stream_client_queued(const struct xlb_stream_client *client);
+
+#endif
