@@ -12,10 +12,12 @@
 
 #include "json_read.h"
 #include "xlb_addr.h"
+#include "xlb_host_port.h"
 #include "xlb_limits.h"
 
 #define XLB_DEFAULT_CONTROL_SOCKET "/run/xlb/xlbd.sock"
 #define XLB_DEFAULT_MBUFS          8191
+#define XLB_DEFAULT_MAX_SERIES     10000
 #define XLB_SOCKET_PATH_MAX        107 /* sizeof(sun_path) - 1 */
 
 enum xlb_channel_creds { XLB_CREDS_INSECURE, XLB_CREDS_TLS };
@@ -68,7 +70,10 @@ struct xlb_bootstrap {
     struct xlb_addr *snat;
     unsigned n_vips;
     struct xlb_vip_config *vips;
-    cJSON *static_resources; /* owned copy, or NULL; parsed by the xDS layer */
+    cJSON *static_resources;             /* owned copy, or NULL; parsed by the xDS layer */
+    bool metrics_enabled;                /* serve /metrics over HTTP on metrics_listen */
+    struct xlb_host_port metrics_listen; /* a loopback address */
+    unsigned metrics_max_series;         /* per-entity series (neighbours, later endpoints) */
 };
 
 /* Parse a document; 0 when it is valid, -1 with errs filled otherwise. *out is always freeable. */

@@ -7,6 +7,8 @@
 #include <rte_ethdev.h>
 
 #include "control_plane.h"
+#include "metrics.h"
+#include "xlb_log.h"
 
 struct command {
     const char *name;
@@ -51,6 +53,11 @@ static cJSON *worker_status(struct xlb_control_plane *cp, unsigned w)
                                 (double)(rte_rdtsc() - last) * 1000.0 / (double)rte_get_tsc_hz());
     add_u64(worker, "loops", stats->loops);
     add_u64(worker, "busy_loops", stats->busy_loops);
+    uint64_t busy = stats->busy_cycles, idle = stats->idle_cycles;
+    add_u64(worker, "busy_cycles", busy);
+    add_u64(worker, "idle_cycles", idle);
+    cJSON_AddNumberToObject(worker, "busy_percent",
+                            busy + idle ? (double)busy * 100.0 / (double)(busy + idle) : 0.0);
     return worker;
 }
 
@@ -58,7 +65,7 @@ static cJSON *port_status(struct xlb_control_plane *cp, unsigned p)
 {
     const struct xlb_port_view *view = &cp->ports[p];
     cJSON *port = cJSON_CreateObject();
-    cJSON_AddStringToObject(port, "name", cp->bootstrap->ports[p].name);
+    cJSON_AddStringToObject(port, "name", cp->bootstrap.ports[p].name);
     cJSON_AddNumberToObject(port, "port_id", view->port_id);
     add_mac(port, "mac", &view->mac);
     cJSON *addresses = cJSON_AddArrayToObject(port, "addresses");
@@ -115,8 +122,16 @@ static cJSON *cmd_status(struct xlb_control_plane *cp, const cJSON *args, char *
     for (unsigned p = 0; p < cp->n_ports; p++)
         cJSON_AddItemToArray(ports, port_status(cp, p));
     cJSON *vips = cJSON_AddArrayToObject(result, "vips");
-    for (unsigned v = 0; v < cp->bootstrap->n_vips; v++)
-        cJSON_AddItemToArray(vips, vip_status(&cp->bootstrap->vips[v]));
+    for (unsigned v = 0; v < cp->bootstrap.n_vips; v++)
+        cJSON_AddItemToArray(vips, vip_status(&cp->bootstrap.vips[v]));
+    cJSON *reload = cJSON_AddObjectToObject(result, "reload");
+    add_u64(reload, "applied", cp->reload.applied);
+    add_u64(reload, "rejected", cp->reload.rejected);
+    if (cp->reload.last != NULL) {
+        cJSON_AddNumberToObject(reload, "last_s_ago",
+                                (double)(xlb_now_ms() - cp->reload.last_ms) / 1000.0);
+        cJSON_AddItemToObject(reload, "last", cJSON_Duplicate(cp->reload.last, true));
+    }
     return result;
 }
 
@@ -165,7 +180,7 @@ static cJSON *cmd_neighbours(struct xlb_control_plane *cp, const cJSON *args, ch
         const struct xlb_neighbour_state *n = &cp->neighbours.entries[i];
         cJSON *obj = cJSON_CreateObject();
         add_addr(obj, "address", &n->addr);
-        cJSON_AddStringToObject(obj, "port", cp->bootstrap->ports[n->port_index].name);
+        cJSON_AddStringToObject(obj, "port", cp->bootstrap.ports[n->port_index].name);
         cJSON_AddStringToObject(obj, "role", n->is_gateway ? "gateway" : "neighbour");
         cJSON_AddStringToObject(obj, "state", n->resolved ? "reachable" : "incomplete");
         if (n->resolved) {
@@ -177,6 +192,82 @@ static cJSON *cmd_neighbours(struct xlb_control_plane *cp, const cJSON *args, ch
         cJSON_AddItemToArray(result, obj);
     }
     return result;
+}
+
+static cJSON *cmd_metrics(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
+{
+    struct xlb_text text = {0};
+    xlb_metrics_render(cp, &text);
+    cJSON *result = text.failed ? NULL : cJSON_CreateObject();
+    if (result != NULL)
+        cJSON_AddStringToObject(result, "text", text.data);
+    xlb_text_free(&text);
+    return result;
+}
+
+static const char *const level_names[] = {
+    [RTE_LOG_EMERG] = "emerg", [RTE_LOG_ALERT] = "alert",     [RTE_LOG_CRIT] = "crit",
+    [RTE_LOG_ERR] = "err",     [RTE_LOG_WARNING] = "warning", [RTE_LOG_NOTICE] = "notice",
+    [RTE_LOG_INFO] = "info",   [RTE_LOG_DEBUG] = "debug",
+};
+
+static int level_by_name(const char *name)
+{
+    for (unsigned l = RTE_LOG_EMERG; l <= RTE_LOG_DEBUG; l++)
+        if (strcmp(level_names[l], name) == 0)
+            return (int)l;
+    return -1;
+}
+
+static cJSON *log_levels(void)
+{
+    static const char *const components[] = {
+#define XLB_LOG_NAME(id, name) RTE_STR(name),
+        XLB_LOG_COMPONENTS(XLB_LOG_NAME)
+#undef XLB_LOG_NAME
+    };
+    cJSON *list = cJSON_CreateArray();
+    for (size_t i = 0; i < sizeof(components) / sizeof(components[0]); i++) {
+        int level = rte_log_get_level((uint32_t)xlb_log_type_by_component(components[i]));
+        cJSON *obj = cJSON_CreateObject();
+        cJSON_AddStringToObject(obj, "component", components[i]);
+        cJSON_AddStringToObject(
+            obj, "level",
+            level >= (int)RTE_LOG_EMERG && level <= (int)RTE_LOG_DEBUG ? level_names[level] : "?");
+        cJSON_AddItemToArray(list, obj);
+    }
+    return list;
+}
+
+/* log: list the levels; log {component, level}: set one component ("all": every xlb one). */
+static cJSON *cmd_log(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
+{
+    const cJSON *component = cJSON_GetObjectItemCaseSensitive(args, "component");
+    const cJSON *level = cJSON_GetObjectItemCaseSensitive(args, "level");
+    if (component == NULL && level == NULL)
+        return log_levels();
+    if (!cJSON_IsString(component) || !cJSON_IsString(level)) {
+        snprintf(error, len, "log takes \"component\" and \"level\" strings");
+        return NULL;
+    }
+    int value = level_by_name(level->valuestring);
+    if (value < 0) {
+        snprintf(error, len,
+                 "no log level \"%.32s\" (emerg alert crit err warning notice info debug)",
+                 level->valuestring);
+        return NULL;
+    }
+    if (strcmp(component->valuestring, "all") == 0) {
+        rte_log_set_level_pattern("xlb.*", (uint32_t)value);
+        return log_levels();
+    }
+    int type = xlb_log_type_by_component(component->valuestring);
+    if (type < 0) {
+        snprintf(error, len, "no log component \"%.32s\" (see xlbctl log)", component->valuestring);
+        return NULL;
+    }
+    rte_log_set_level((uint32_t)type, (uint32_t)value);
+    return log_levels();
 }
 
 static cJSON *command_help(const struct command *c)
@@ -219,6 +310,9 @@ static const struct command commands[] = {
      cmd_counters},
     {"neighbours", "neighbours", "gateways and neighbours: resolution state and MAC",
      cmd_neighbours},
+    {"metrics", "metrics", "all counters and state in Prometheus text format", cmd_metrics},
+    {"log", "log [level COMPONENT LEVEL]",
+     "log levels per component, or set one (COMPONENT \"all\" sets every xlb component)", cmd_log},
     {"help", "help [COMMAND]", "the commands, or one command's usage", cmd_help},
     {NULL, NULL, NULL, NULL},
 };

@@ -2,12 +2,14 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "metrics_http.h"
 #include "snapshot_builder.h"
 #include "xlb_log.h"
 
@@ -16,9 +18,9 @@
 #define XLB_RECLAIM_TICK_MS  100
 #define XLB_REPORTS_PER_TICK 256 /* per worker: bounded work per tick */
 
-static int publish(struct xlb_control_plane *cp)
+int xlb_control_plane_publish(struct xlb_control_plane *cp)
 {
-    struct xlb_snapshot *snap = xlb_snapshot_build(cp->bootstrap, cp->ports, cp->n_ports,
+    struct xlb_snapshot *snap = xlb_snapshot_build(&cp->bootstrap, cp->ports, cp->n_ports,
                                                    &cp->neighbours, cp->generation + 1);
     if (snap == NULL)
         return -1;
@@ -33,6 +35,7 @@ static void on_report_tick(void *arg)
 {
     struct xlb_control_plane *cp = arg;
     uint64_t now = xlb_now_ms();
+    pthread_mutex_lock(&cp->lock);
     for (unsigned w = 0; w < cp->shared->n_workers; w++) {
         struct xlb_msg msg;
         for (int i = 0; i < XLB_REPORTS_PER_TICK; i++) {
@@ -45,7 +48,8 @@ static void on_report_tick(void *arg)
     }
     /* A failed build is retried on the next tick; the old generation keeps serving. */
     if (cp->republish)
-        publish(cp);
+        xlb_control_plane_publish(cp);
+    pthread_mutex_unlock(&cp->lock);
 }
 
 static void on_solicit_tick(void *arg)
@@ -66,7 +70,7 @@ static void on_signal(int fd, uint32_t events, void *arg)
     struct signalfd_siginfo info;
     while (read(fd, &info, sizeof(info)) == sizeof(info)) {
         if (info.ssi_signo == SIGHUP) {
-            XLB_LOG(WARNING, CONTROL, "SIGHUP ignored: this version reads its bootstrap once");
+            xlb_control_plane_reload(cp);
             continue;
         }
         XLB_LOG(NOTICE, CONTROL, "signal %u: stopping", info.ssi_signo);
@@ -87,46 +91,72 @@ static int watch_signals(struct xlb_control_plane *cp)
     return xlb_loop_add_fd(cp->loop, cp->signal_fd, EPOLLIN, on_signal, cp);
 }
 
-static int want_gateways(struct xlb_control_plane *cp)
+int xlb_control_plane_want_gateways(struct xlb_control_plane *cp)
 {
+    struct xlb_neighbour_table wanted;
+    xlb_neighbours_init(&wanted);
     for (unsigned p = 0; p < cp->n_ports; p++) {
-        const struct xlb_port_config *port = &cp->bootstrap->ports[p];
+        const struct xlb_port_config *port = &cp->bootstrap.ports[p];
         for (unsigned g = 0; g < port->n_gateways; g++)
-            if (xlb_neighbours_want(&cp->neighbours, &port->gateways[g], (uint16_t)p, true) != 0)
+            if (xlb_neighbours_want(&wanted, &port->gateways[g], (uint16_t)p, true) != 0) {
+                xlb_neighbours_free(&wanted);
                 return -1;
+            }
     }
+    xlb_neighbours_keep_known(&wanted, &cp->neighbours);
+    xlb_neighbours_free(&cp->neighbours);
+    cp->neighbours = wanted;
     return 0;
 }
 
-struct xlb_control_plane *xlb_control_plane_create(const struct xlb_bootstrap *bootstrap,
+static int start_services(struct xlb_control_plane *cp)
+{
+    cp->loop = xlb_loop_create();
+    if (cp->loop == NULL || xlb_control_plane_want_gateways(cp) != 0 ||
+        xlb_control_plane_publish(cp) != 0 || watch_signals(cp) != 0 ||
+        xlb_loop_add_timer(cp->loop, XLB_REPORT_POLL_MS, on_report_tick, cp) != 0 ||
+        xlb_loop_add_timer(cp->loop, XLB_SOLICIT_TICK_MS, on_solicit_tick, cp) != 0 ||
+        xlb_loop_add_timer(cp->loop, XLB_RECLAIM_TICK_MS, on_reclaim_tick, cp) != 0) {
+        XLB_LOG(ERR, CONTROL, "cannot start the control plane: %s", strerror(errno));
+        return -1;
+    }
+    cp->socket =
+        xlb_control_socket_open(cp->loop, cp->bootstrap.control_socket, xlb_commands_execute, cp);
+    if (cp->socket == NULL)
+        return -1;
+    if (cp->bootstrap.metrics_enabled) {
+        cp->metrics_http = xlb_metrics_http_open(cp, &cp->bootstrap.metrics_listen);
+        if (cp->metrics_http == NULL)
+            return -1;
+    }
+    if (xlb_telemetry_register(cp) != 0)
+        XLB_LOG(WARNING, CONTROL, "DPDK telemetry commands not registered");
+    return 0;
+}
+
+struct xlb_control_plane *xlb_control_plane_create(struct xlb_bootstrap *bootstrap,
+                                                   const char *config_path,
                                                    struct xlb_shared *shared,
                                                    const struct xlb_port_view *ports,
                                                    unsigned n_ports, const unsigned *worker_lcores)
 {
     struct xlb_control_plane *cp = calloc(1, sizeof(*cp));
-    if (cp == NULL)
+    if (cp == NULL) {
+        xlb_bootstrap_free(bootstrap);
         return NULL;
-    cp->bootstrap = bootstrap;
+    }
+    cp->bootstrap = *bootstrap;
+    memset(bootstrap, 0, sizeof(*bootstrap));
+    snprintf(cp->config_path, sizeof(cp->config_path), "%s", config_path);
     cp->shared = shared;
     cp->n_ports = n_ports;
     memcpy(cp->ports, ports, n_ports * sizeof(*ports));
     memcpy(cp->worker_lcores, worker_lcores, shared->n_workers * sizeof(*worker_lcores));
     cp->signal_fd = -1;
     cp->started_ms = xlb_now_ms();
+    pthread_mutex_init(&cp->lock, NULL);
     xlb_neighbours_init(&cp->neighbours);
-
-    cp->loop = xlb_loop_create();
-    if (cp->loop == NULL || want_gateways(cp) != 0 || publish(cp) != 0 || watch_signals(cp) != 0 ||
-        xlb_loop_add_timer(cp->loop, XLB_REPORT_POLL_MS, on_report_tick, cp) != 0 ||
-        xlb_loop_add_timer(cp->loop, XLB_SOLICIT_TICK_MS, on_solicit_tick, cp) != 0 ||
-        xlb_loop_add_timer(cp->loop, XLB_RECLAIM_TICK_MS, on_reclaim_tick, cp) != 0) {
-        XLB_LOG(ERR, CONTROL, "cannot start the control plane: %s", strerror(errno));
-        xlb_control_plane_destroy(cp);
-        return NULL;
-    }
-    cp->socket =
-        xlb_control_socket_open(cp->loop, bootstrap->control_socket, xlb_commands_execute, cp);
-    if (cp->socket == NULL) {
+    if (start_services(cp) != 0) {
         xlb_control_plane_destroy(cp);
         return NULL;
     }
@@ -142,10 +172,15 @@ void xlb_control_plane_destroy(struct xlb_control_plane *cp)
 {
     if (cp == NULL)
         return;
+    xlb_telemetry_unregister(cp);
+    xlb_metrics_http_close(cp->metrics_http);
     xlb_control_socket_close(cp->socket);
     if (cp->signal_fd >= 0)
         close(cp->signal_fd);
     xlb_loop_destroy(cp->loop);
     xlb_neighbours_free(&cp->neighbours);
+    cJSON_Delete(cp->reload.last);
+    xlb_bootstrap_free(&cp->bootstrap);
+    pthread_mutex_destroy(&cp->lock);
     free(cp);
 }

@@ -1,11 +1,16 @@
 /*
  * The control plane: everything on the main lcore. One event loop serves the control socket,
- * signals, and timers that drain worker reports, solicit neighbours, republish the snapshot
- * when its inputs change, and reclaim retired snapshots.
+ * the metrics listener, signals, and timers that drain worker reports, solicit neighbours,
+ * republish the snapshot when its inputs change, and reclaim retired snapshots.
+ *
+ * Only this thread changes the state below. DPDK's telemetry thread reads it for its
+ * callbacks; `lock` makes those reads consistent (the workers never take it).
  */
 #ifndef XLB_CONTROL_PLANE_H
 #define XLB_CONTROL_PLANE_H
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,8 +20,18 @@
 #include "neighbour_table.h"
 #include "xlb_shared.h"
 
+struct xlb_metrics_http;
+
+/* What the last SIGHUP did, for status, metrics and telemetry. */
+struct xlb_reload_report {
+    uint64_t applied, rejected; /* counts since start */
+    uint64_t last_ms;           /* 0: never */
+    cJSON *last;                /* {"result", "applied": [...], "needs_restart": [...], "errors"} */
+};
+
 struct xlb_control_plane {
-    const struct xlb_bootstrap *bootstrap;
+    struct xlb_bootstrap bootstrap; /* owned; SIGHUP replaces what can change live */
+    char config_path[PATH_MAX];
     struct xlb_shared *shared;
     unsigned n_ports;
     struct xlb_port_view ports[XLB_MAX_PORTS];
@@ -24,15 +39,22 @@ struct xlb_control_plane {
 
     struct xlb_loop *loop;
     struct xlb_control_socket *socket;
+    struct xlb_metrics_http *metrics_http;
     int signal_fd;
     struct xlb_neighbour_table neighbours;
     uint64_t generation; /* last published */
     bool republish;      /* an input of the snapshot changed */
     uint64_t started_ms;
+    struct xlb_reload_report reload;
+    pthread_mutex_t lock;
 };
 
-/* Builds and publishes generation 1; the caller launches workers afterwards. NULL on failure. */
-struct xlb_control_plane *xlb_control_plane_create(const struct xlb_bootstrap *bootstrap,
+/*
+ * Takes over *bootstrap (left zeroed), builds and publishes generation 1; the caller launches
+ * the workers afterwards. NULL on failure (the bootstrap is then freed).
+ */
+struct xlb_control_plane *xlb_control_plane_create(struct xlb_bootstrap *bootstrap,
+                                                   const char *config_path,
                                                    struct xlb_shared *shared,
                                                    const struct xlb_port_view *ports,
                                                    unsigned n_ports, const unsigned *worker_lcores);
@@ -41,7 +63,22 @@ struct xlb_control_plane *xlb_control_plane_create(const struct xlb_bootstrap *b
 int xlb_control_plane_run(struct xlb_control_plane *cp);
 void xlb_control_plane_destroy(struct xlb_control_plane *cp);
 
+/* Build a new snapshot from the current inputs and publish it; 0 or -1 (old one serves). */
+int xlb_control_plane_publish(struct xlb_control_plane *cp);
+
+/* The neighbours to resolve: each port's gateways (the table keeps what it already knows). */
+int xlb_control_plane_want_gateways(struct xlb_control_plane *cp);
+
+/* SIGHUP: re-read the bootstrap and apply what can change without a restart (reload.c). */
+void xlb_control_plane_reload(struct xlb_control_plane *cp);
+
 /* The control socket's request handler (commands.c). */
 cJSON *xlb_commands_execute(const cJSON *request, void *control_plane);
+
+/* DPDK telemetry commands under /xlb/ (telemetry.c); they read cp under its lock. */
+int xlb_telemetry_register(struct xlb_control_plane *cp);
+/* Detach cp from the telemetry commands (registered commands cannot be removed); waits for a
+ * callback in progress to finish. */
+void xlb_telemetry_unregister(struct xlb_control_plane *cp);
 
 #endif

@@ -50,6 +50,20 @@ int xlb_neighbours_want(struct xlb_neighbour_table *table, const struct xlb_addr
     return 0;
 }
 
+void xlb_neighbours_keep_known(struct xlb_neighbour_table *table,
+                               const struct xlb_neighbour_table *known)
+{
+    for (unsigned i = 0; i < known->n; i++) {
+        const struct xlb_neighbour_state *old = &known->entries[i];
+        struct xlb_neighbour_state *n = find(table, &old->addr, old->port_index);
+        if (n != NULL) {
+            bool is_gateway = n->is_gateway;
+            *n = *old;
+            n->is_gateway = is_gateway;
+        }
+    }
+}
+
 bool xlb_neighbours_seen(struct xlb_neighbour_table *table, const struct xlb_msg *msg,
                          uint64_t now_ms)
 {

@@ -40,6 +40,10 @@ void xlb_neighbours_free(struct xlb_neighbour_table *table);
 int xlb_neighbours_want(struct xlb_neighbour_table *table, const struct xlb_addr *addr,
                         uint16_t port_index, bool is_gateway);
 
+/* Copy what known already learned (MAC, state, timers) into the matching entries of table. */
+void xlb_neighbours_keep_known(struct xlb_neighbour_table *table,
+                               const struct xlb_neighbour_table *known);
+
 /* Apply a worker's report; true when the snapshot must be rebuilt (new or changed MAC). */
 bool xlb_neighbours_seen(struct xlb_neighbour_table *table, const struct xlb_msg *msg,
                          uint64_t now_ms);

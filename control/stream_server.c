@@ -146,8 +146,7 @@ static void adopt(struct xlb_stream_server *s, int fd)
     struct xlb_stream_client *c = slot < s->handlers.max_clients ? calloc(1, sizeof(*c)) : NULL;
     if (c != NULL)
         c->in = malloc(s->handlers.max_input + 1);
-    if (c == NULL || c->in == NULL ||
-        xlb_loop_add_fd(s->loop, fd, EPOLLIN, on_client, c) != 0) {
+    if (c == NULL || c->in == NULL || xlb_loop_add_fd(s->loop, fd, EPOLLIN, on_client, c) != 0) {
         if (c != NULL)
             free(c->in);
         free(c);

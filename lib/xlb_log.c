@@ -9,7 +9,7 @@ XLB_LOG_COMPONENTS(XLB_LOGTYPE_REGISTER)
 int xlb_log_type_by_component(const char *component)
 {
 #define XLB_LOGTYPE_MATCH(id, name)                                                                \
-    if (strcmp(component, name) == 0 || strcmp(component, &(name)[4]) == 0)                        \
+    if (strcmp(component, RTE_STR(name)) == 0 || strcmp(component, &RTE_STR(name)[4]) == 0)        \
         return xlb_logtype_##id;
     XLB_LOG_COMPONENTS(XLB_LOGTYPE_MATCH)
 #undef XLB_LOGTYPE_MATCH

@@ -1,4 +1,5 @@
-/* Logging through DPDK's log, one log type per component ("xlb.<component>"). */
+/* Logging through DPDK's log, one log type per component ("xlb.<component>"). The names are
+ * bare tokens because RTE_LOG_REGISTER stringifies them; use RTE_STR(name) for the text. */
 #ifndef XLB_LOG_H
 #define XLB_LOG_H
 
@@ -7,14 +8,14 @@
 #include <rte_per_lcore.h>
 
 #define XLB_LOG_COMPONENTS(X)                                                                      \
-    X(APP, "xlb.app")                                                                              \
-    X(CONFIG, "xlb.config")                                                                        \
-    X(CONTROL, "xlb.control")                                                                      \
-    X(SOCKET, "xlb.socket")                                                                        \
-    X(SNAPSHOT, "xlb.snapshot")                                                                    \
-    X(NEIGHBOUR, "xlb.neighbour")                                                                  \
-    X(PORT, "xlb.port")                                                                            \
-    X(WORKER, "xlb.worker")
+    X(APP, xlb.app)                                                                                \
+    X(CONFIG, xlb.config)                                                                          \
+    X(CONTROL, xlb.control)                                                                        \
+    X(SOCKET, xlb.socket)                                                                          \
+    X(SNAPSHOT, xlb.snapshot)                                                                      \
+    X(NEIGHBOUR, xlb.neighbour)                                                                    \
+    X(PORT, xlb.port)                                                                              \
+    X(WORKER, xlb.worker)
 
 #define XLB_LOGTYPE_DECLARE(id, name) extern int xlb_logtype_##id;
 XLB_LOG_COMPONENTS(XLB_LOGTYPE_DECLARE)

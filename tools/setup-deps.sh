@@ -9,7 +9,7 @@ PACKAGES=(
     libdpdk-dev libpcap-dev libelf-dev protobuf-c-compiler libprotobuf-c-dev libnghttp2-dev
     libssl-dev libcjson-dev libcmocka-dev libxxhash-dev libpcre2-dev
     # run and test: DPDK tools, network namespaces, real kernel peers
-    dpdk iproute2 iputils-ping iputils-arping ethtool procps python3 nghttp2-client
+    dpdk dpdk-dev iproute2 iputils-ping iputils-arping ethtool procps python3 nghttp2-client
     # sanitizers and fuzzing
     clang libclang-rt-14-dev
 )

@@ -20,20 +20,28 @@ static void usage(FILE *out)
             "  status         version, uptime, snapshot generation, workers, ports, VIPs\n"
             "  counters       packet counters per worker and in total, drops by reason\n"
             "  neighbours     gateways and neighbours: resolution state and MAC\n"
+            "  metrics        all counters and state in Prometheus text format\n"
+            "  log [level COMPONENT LEVEL]\n"
+            "                 log levels per component, or set one (\"all\": every component)\n"
             "  help [COMMAND] the daemon's commands, or one command's usage\n",
             XLBCTL_DEFAULT_SOCKET);
 }
 
-/* The request for COMMAND ARGS; "help X" names its topic, others take no arguments yet. */
+/* The request for COMMAND ARGS: "help [X]", "log [level COMPONENT LEVEL]", the rest bare. */
 static cJSON *build_request(const char *command, int argc, char **argv)
 {
     cJSON *request = cJSON_CreateObject();
     cJSON_AddStringToObject(request, "command", command);
-    if (strcmp(command, "help") == 0 && argc > 0) {
+    if (strcmp(command, "help") == 0 && argc == 1) {
         cJSON *args = cJSON_AddObjectToObject(request, "args");
         cJSON_AddStringToObject(args, "command", argv[0]);
+    } else if (strcmp(command, "log") == 0 && argc == 3 && strcmp(argv[0], "level") == 0) {
+        cJSON *args = cJSON_AddObjectToObject(request, "args");
+        cJSON_AddStringToObject(args, "component", argv[1]);
+        cJSON_AddStringToObject(args, "level", argv[2]);
     } else if (argc > 0) {
-        fprintf(stderr, "xlbctl: %s takes no arguments\n", command);
+        fprintf(stderr, "xlbctl: unexpected arguments for %s (see xlbctl help %s)\n", command,
+                command);
         cJSON_Delete(request);
         return NULL;
     }

@@ -32,17 +32,17 @@ static double number(const cJSON *obj, const char *key)
 
 static void render_workers(const cJSON *workers, FILE *out)
 {
-    static const char *const headers[] = {"WORKER", "LCORE",     "GENERATION", "QUIESCENT (ms ago)",
-                                          "LOOPS",  "BUSY LOOPS"};
-    struct xlbctl_table *t = xlbctl_table_new(6, headers);
+    static const char *const headers[] = {
+        "WORKER", "LCORE", "GENERATION", "QUIESCENT (ms ago)", "LOOPS", "BUSY LOOPS", "BUSY %"};
+    struct xlbctl_table *t = xlbctl_table_new(7, headers);
     const cJSON *w;
-    cJSON_ArrayForEach(w, workers)
-    {
-        char b[6][32];
+    cJSON_ArrayForEach (w, workers) {
+        char b[7][32];
         const char *row[] = {
-            cell(w, "worker", b[0], 32),     cell(w, "lcore", b[1], 32),
-            cell(w, "generation", b[2], 32), cell(w, "last_quiescent_ms_ago", b[3], 32),
-            cell(w, "loops", b[4], 32),      cell(w, "busy_loops", b[5], 32)};
+            cell(w, "worker", b[0], 32),      cell(w, "lcore", b[1], 32),
+            cell(w, "generation", b[2], 32),  cell(w, "last_quiescent_ms_ago", b[3], 32),
+            cell(w, "loops", b[4], 32),       cell(w, "busy_loops", b[5], 32),
+            cell(w, "busy_percent", b[6], 32)};
         xlbctl_table_row(t, row);
     }
     xlbctl_table_print(t, out);
@@ -54,12 +54,10 @@ static void render_ports(const cJSON *ports, FILE *out)
                                           "RX",   "TX", "RX DROPPED", "ADDRESSES"};
     struct xlbctl_table *t = xlbctl_table_new(8, headers);
     const cJSON *p;
-    cJSON_ArrayForEach(p, ports)
-    {
+    cJSON_ArrayForEach (p, ports) {
         char b[8][32], addresses[256] = "";
         const cJSON *a;
-        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(p, "addresses"))
-        {
+        cJSON_ArrayForEach (a, cJSON_GetObjectItemCaseSensitive(p, "addresses")) {
             if (cJSON_IsString(a) && strlen(addresses) + strlen(a->valuestring) + 2 < 256) {
                 strcat(addresses, addresses[0] ? " " : "");
                 strcat(addresses, a->valuestring);
@@ -79,8 +77,7 @@ static void render_vips(const cJSON *vips, FILE *out)
     static const char *const headers[] = {"VIP", "PORT", "MODE", "TARGET/CLUSTER", "STATE"};
     struct xlbctl_table *t = xlbctl_table_new(5, headers);
     const cJSON *v;
-    cJSON_ArrayForEach(v, vips)
-    {
+    cJSON_ArrayForEach (v, vips) {
         char b[5][32];
         const char *target = cJSON_HasObjectItem(v, "target") ? "target" : "cluster";
         const char *row[] = {cell(v, "address", b[0], 32), cell(v, "port", b[1], 32),
@@ -89,6 +86,25 @@ static void render_vips(const cJSON *vips, FILE *out)
         xlbctl_table_row(t, row);
     }
     xlbctl_table_print(t, out);
+}
+
+/* "reload: applied ..., needs restart: ..." once a SIGHUP happened. */
+static void render_reload(const cJSON *reload, FILE *out)
+{
+    const cJSON *last = cJSON_GetObjectItemCaseSensitive(reload, "last");
+    if (last == NULL)
+        return;
+    char b[4][32];
+    fprintf(out, "\nlast reload %s s ago: %s (%s applied, %s rejected in all)\n",
+            cell(reload, "last_s_ago", b[0], 32), cell(last, "result", b[1], 32),
+            cell(reload, "applied", b[2], 32), cell(reload, "rejected", b[3], 32));
+    static const char *const lists[] = {"needs_restart", "errors"};
+    for (int l = 0; l < 2; l++) {
+        const cJSON *item;
+        cJSON_ArrayForEach (item, cJSON_GetObjectItemCaseSensitive(last, lists[l]))
+            if (cJSON_IsString(item))
+                fprintf(out, "  %s: %s\n", l == 0 ? "needs restart" : "error", item->valuestring);
+    }
 }
 
 static void render_status(const cJSON *r, FILE *out)
@@ -104,6 +120,7 @@ static void render_status(const cJSON *r, FILE *out)
         fputc('\n', out);
         render_vips(vips, out);
     }
+    render_reload(cJSON_GetObjectItemCaseSensitive(r, "reload"), out);
 }
 
 /* One row per counter that is non-zero somewhere (rx and tx always), a column per worker. */
@@ -112,8 +129,7 @@ static void counter_rows(struct xlbctl_table *t, const cJSON *total, const cJSON
 {
     const cJSON *source = group ? cJSON_GetObjectItemCaseSensitive(total, group) : total;
     const cJSON *counter;
-    cJSON_ArrayForEach(counter, source)
-    {
+    cJSON_ArrayForEach (counter, source) {
         if (!cJSON_IsNumber(counter) || (group != NULL && counter->valuedouble == 0))
             continue;
         char name[96], b[XLBCTL_TABLE_COLUMNS][32];
@@ -122,8 +138,7 @@ static void counter_rows(struct xlbctl_table *t, const cJSON *total, const cJSON
         const char *row[XLBCTL_TABLE_COLUMNS] = {name, cell(source, counter->string, b[0], 32)};
         unsigned col = 2;
         const cJSON *w;
-        cJSON_ArrayForEach(w, workers)
-        {
+        cJSON_ArrayForEach (w, workers) {
             if (col == XLBCTL_TABLE_COLUMNS)
                 break;
             const cJSON *ws = group ? cJSON_GetObjectItemCaseSensitive(w, group) : w;
@@ -142,8 +157,7 @@ static void render_counters(const cJSON *r, FILE *out)
     char names[XLBCTL_TABLE_COLUMNS][16];
     unsigned n = 2;
     const cJSON *w;
-    cJSON_ArrayForEach(w, workers)
-    {
+    cJSON_ArrayForEach (w, workers) {
         if (n == XLBCTL_TABLE_COLUMNS)
             break;
         snprintf(names[n], sizeof(names[n]), "WORKER %d", (int)number(w, "worker"));
@@ -156,8 +170,7 @@ static void render_counters(const cJSON *r, FILE *out)
         char b[XLBCTL_TABLE_COLUMNS][32];
         const char *row[XLBCTL_TABLE_COLUMNS] = {rows[i], cell(total, rows[i], b[0], 32)};
         unsigned col = 2;
-        cJSON_ArrayForEach(w, workers)
-        {
+        cJSON_ArrayForEach (w, workers) {
             if (col == n)
                 break;
             row[col] = cell(w, rows[i], b[col], 32);
@@ -176,12 +189,31 @@ static void render_neighbours(const cJSON *r, FILE *out)
                                           "STATE",   "MAC",  "SOLICITATIONS"};
     struct xlbctl_table *t = xlbctl_table_new(6, headers);
     const cJSON *n;
-    cJSON_ArrayForEach(n, r)
-    {
+    cJSON_ArrayForEach (n, r) {
         char b[6][32];
         const char *row[] = {cell(n, "address", b[0], 32), cell(n, "port", b[1], 32),
                              cell(n, "role", b[2], 32),    cell(n, "state", b[3], 32),
                              cell(n, "mac", b[4], 32),     cell(n, "solicitations", b[5], 32)};
+        xlbctl_table_row(t, row);
+    }
+    xlbctl_table_print(t, out);
+}
+
+static void render_metrics(const cJSON *r, FILE *out)
+{
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(r, "text");
+    if (cJSON_IsString(text))
+        fputs(text->valuestring, out);
+}
+
+static void render_log(const cJSON *r, FILE *out)
+{
+    static const char *const headers[] = {"COMPONENT", "LEVEL"};
+    struct xlbctl_table *t = xlbctl_table_new(2, headers);
+    const cJSON *c;
+    cJSON_ArrayForEach (c, r) {
+        char b[2][32];
+        const char *row[] = {cell(c, "component", b[0], 32), cell(c, "level", b[1], 32)};
         xlbctl_table_row(t, row);
     }
     xlbctl_table_print(t, out);
@@ -197,8 +229,7 @@ static void render_help(const cJSON *r, FILE *out)
     }
     fprintf(out, "commands:\n");
     const cJSON *c;
-    cJSON_ArrayForEach(c, r)
-    {
+    cJSON_ArrayForEach (c, r) {
         char b[2][64];
         fprintf(out, "  %-24s %s\n", cell(c, "usage", b[0], 64), cell(c, "summary", b[1], 64));
     }
@@ -210,10 +241,8 @@ void xlbctl_render(const char *command, const cJSON *result, FILE *out)
         const char *name;
         void (*render)(const cJSON *, FILE *);
     } renderers[] = {
-        {"status", render_status},
-        {"counters", render_counters},
-        {"neighbours", render_neighbours},
-        {"help", render_help},
+        {"status", render_status}, {"counters", render_counters}, {"neighbours", render_neighbours},
+        {"help", render_help},     {"metrics", render_metrics},   {"log", render_log},
     };
     for (size_t i = 0; i < sizeof(renderers) / sizeof(renderers[0]); i++)
         if (strcmp(renderers[i].name, command) == 0) {

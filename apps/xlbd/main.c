@@ -13,6 +13,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mempool.h>
+#include <rte_pdump.h>
 
 #include "bootstrap.h"
 #include "control_plane.h"
@@ -159,8 +160,7 @@ static int open_ports(struct xlbd *d)
 static void plan_workers(struct xlbd *d)
 {
     unsigned w = 0, lcore;
-    RTE_LCORE_FOREACH_WORKER(lcore)
-    {
+    RTE_LCORE_FOREACH_WORKER (lcore) {
         if (w == d->bootstrap.workers)
             break;
         struct xlb_worker_config *cfg = &d->workers[w];
@@ -191,20 +191,21 @@ static void release(struct xlbd *d)
     rte_mempool_free(d->pool);
 }
 
-static int run(struct xlbd *d)
+static int run(struct xlbd *d, const char *config_path)
 {
     d->shared = xlb_shared_create(d->bootstrap.workers);
     d->pool = d->shared ? xlb_port_pool_create(d->bootstrap.mbuf_pool_size) : NULL;
     if (d->pool == NULL || open_ports(d) != 0)
         return -1;
     plan_workers(d);
-    struct xlb_control_plane *cp =
-        xlb_control_plane_create(&d->bootstrap, d->shared, d->views, d->n_ports, d->worker_lcores);
+    /* The control plane takes the bootstrap over: SIGHUP replaces parts of it. */
+    struct xlb_control_plane *cp = xlb_control_plane_create(&d->bootstrap, config_path, d->shared,
+                                                            d->views, d->n_ports, d->worker_lcores);
     if (cp == NULL)
         return -1;
-    for (unsigned w = 0; w < d->bootstrap.workers; w++)
+    for (unsigned w = 0; w < d->shared->n_workers; w++)
         rte_eal_remote_launch(xlb_worker_main, &d->workers[w], d->worker_lcores[w]);
-    XLB_LOG(NOTICE, APP, "xlbd %s running: %u workers, %u ports", XLB_VERSION, d->bootstrap.workers,
+    XLB_LOG(NOTICE, APP, "xlbd %s running: %u workers, %u ports", XLB_VERSION, d->shared->n_workers,
             d->n_ports);
 
     int rc = xlb_control_plane_run(cp);
@@ -235,7 +236,12 @@ int main(int argc, char **argv)
         xlb_bootstrap_free(&d.bootstrap);
         return 1;
     }
-    int rc = run(&d);
+    /* dpdk-dumpcap and dpdk-pdump capture on xlb's ports through this (needs hugepages:
+     * they attach as secondary processes). */
+    bool pdump = rte_pdump_init() == 0;
+    int rc = run(&d, opts.config);
+    if (pdump)
+        rte_pdump_uninit();
     release(&d);
     rte_eal_cleanup();
     xlb_bootstrap_free(&d.bootstrap);

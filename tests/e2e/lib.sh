@@ -72,6 +72,18 @@ for part in sys.argv[1].split("."):
 print(int(total))' "$1"
 }
 
+# Edit this test's bootstrap with Python statements on `c` (the parsed JSON), e.g.
+#   e2e_edit_config 'c["xlb"]["workers"] = 2'
+e2e_edit_config() {
+    python3 - "$E2E_DIR/bootstrap.json" "$1" <<'PY'
+import json, sys
+path, code = sys.argv[1], sys.argv[2]
+c = json.load(open(path))
+exec(code)
+json.dump(c, open(path, "w"), indent=1)
+PY
+}
+
 e2e_setup() {
     topo_create "$E2E_PREFIX" 3
     xlb_write_config

@@ -87,9 +87,9 @@ pass "malformed, oversized and abandoned requests get error replies"
 
 xlbctl status >/dev/null || fail "xlbctl after abuse"
 out=$(xlbctl frobnicate 2>&1) && fail "unknown command succeeded"
-echo "$out" | grep -q 'unknown command "frobnicate"' || fail "xlbctl error text: $out"
+grep -q 'unknown command "frobnicate"' <<<"$out" || fail "xlbctl error text: $out"
 out=$("$XLBCTL" --socket "$E2E_DIR/none.sock" status 2>&1) && fail "missing socket succeeded"
-echo "$out" | grep -q "is xlbd running" || fail "xlbctl connection error text: $out"
+grep -q "is xlbd running" <<<"$out" || fail "xlbctl connection error text: $out"
 pass "xlbctl reports errors and exits non-zero"
 
 # A second daemon must not steal a live socket.

@@ -12,7 +12,7 @@ pass "ping 198.18.0.100"
 in_client ping -6 -c 3 -i 0.2 -W 2 2001:2::100 >/dev/null || fail "IPv6 ping to the VIP"
 pass "ping -6 2001:2::100"
 arping_out=$(in_client arping -c 2 -w 4 -I eth0 198.18.0.100 || true)
-echo "$arping_out" | grep -q "reply from 198.18.0.100" || fail "arping to the VIP: $arping_out"
+grep -q "reply from 198.18.0.100" <<<"$arping_out" || fail "arping to the VIP: $arping_out"
 pass "arping 198.18.0.100"
 in_client ping -c 1 -W 2 198.18.0.10 >/dev/null || fail "ping to the port address"
 pass "ping 198.18.0.10 (port address)"
@@ -23,7 +23,8 @@ pass "an address xlb does not own stays silent"
 
 # The client's kernel learned the VIP at xlb's port MAC.
 port_mac=$(xlbctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["ports"][0]["mac"].lower())')
-in_client ip neigh show 198.18.0.100 | grep -qi "$port_mac" || fail "client's neighbour entry is not xlb's MAC"
+neigh=$(in_client ip neigh show 198.18.0.100)
+grep -qi "$port_mac" <<<"$neigh" || fail "client's neighbour entry is not xlb's MAC"
 pass "client resolved the VIP to $port_mac"
 
 [ "$(counter events.icmp_echo_replies)" -ge 7 ] || fail "echo replies not counted"
@@ -32,8 +33,8 @@ pass "client resolved the VIP to $port_mac"
 pass "counters show the replies"
 
 status=$(xlbctl status)
-echo "$status" | grep -q "snapshot generation" || fail "status output"
-echo "$status" | grep -Eq "net_af_packet0 +[0-9]+ +up" || fail "port link not up in status"
+grep -q "snapshot generation" <<<"$status" || fail "status output"
+grep -Eq "net_af_packet0 +[0-9]+ +up" <<<"$status" || fail "port link not up in status"
 xlbctl --json status | python3 -c '
 import json, sys
 s = json.load(sys.stdin)

@@ -66,6 +66,7 @@ static void minimal_document_gets_defaults(void **state)
     assert_int_equal(b.n_snat, 0);
     assert_int_equal(b.n_xds_servers, 0);
     assert_null(b.static_resources);
+    assert_false(b.metrics_enabled);
     xlb_bootstrap_free(&b);
 }
 
@@ -287,6 +288,29 @@ static void static_resources_are_checked(void **state)
                   "xlb.static_resources.clusters: must be an array", NULL);
 }
 
+static void metrics_settings_are_checked(void **state)
+{
+    struct xlb_bootstrap b = parse_ok(DOC(", \"metrics_listen\": \"[::1]:9100\""));
+    assert_true(b.metrics_enabled);
+    assert_int_equal(b.metrics_listen.port, 9100);
+    assert_int_equal(b.metrics_listen.addr.family, AF_INET6);
+    assert_int_equal(b.metrics_max_series, XLB_DEFAULT_MAX_SERIES);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(DOC(", \"metrics_listen\": \"127.0.0.2:80\", \"metrics_max_series\": 500"));
+    assert_int_equal(b.metrics_max_series, 500);
+    xlb_bootstrap_free(&b);
+    expect_errors(DOC(", \"metrics_listen\": \"198.18.0.10:9100\""),
+                  "xlb.metrics_listen: \"198.18.0.10:9100\" is not a loopback ADDRESS:PORT "
+                  "(127.0.0.1:9100 or [::1]:9100)",
+                  NULL);
+    expect_errors(DOC(", \"metrics_listen\": \"127.0.0.1\""),
+                  "xlb.metrics_listen: \"127.0.0.1\" is not a loopback ADDRESS:PORT "
+                  "(127.0.0.1:9100 or [::1]:9100)",
+                  NULL);
+    expect_errors(DOC(", \"metrics_max_series\": 5"),
+                  "xlb.metrics_max_series: must be 100..1000000", NULL);
+}
+
 static void every_problem_is_reported_at_once(void **state)
 {
     expect_errors("{\"xlb\": {\"workers\": 0, \"ports\": [{\"name\": \"p\", \"addresses\": "
@@ -329,6 +353,7 @@ int main(void)
         cmocka_unit_test(vips_are_checked),
         cmocka_unit_test(xds_servers_and_node_are_checked),
         cmocka_unit_test(static_resources_are_checked),
+        cmocka_unit_test(metrics_settings_are_checked),
         cmocka_unit_test(every_problem_is_reported_at_once),
         cmocka_unit_test(load_reports_file_problems),
     };

@@ -1,0 +1,169 @@
+#include "metrics.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "control_plane.h"
+
+/* Label values are escaped as the exposition format requires: backslash, quote, newline. */
+static const char *escape(const char *in, char *out, size_t len)
+{
+    size_t o = 0;
+    for (; *in && o + 3 < len; in++) {
+        if (*in == '\\' || *in == '"' || *in == '\n') {
+            out[o++] = '\\';
+            out[o++] = *in == '\n' ? 'n' : *in;
+        } else {
+            out[o++] = *in;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static void family(struct xlb_text *t, const char *name, const char *type, const char *help)
+{
+    xlb_text_printf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void worker_families(const struct xlb_control_plane *cp, struct xlb_text *t)
+{
+    const struct xlb_worker_stats *stats = cp->shared->stats;
+    unsigned n = cp->shared->n_workers;
+    /* Families with one value per worker: field offset, name, type, help. */
+    static const struct {
+        size_t offset;
+        const char *name, *type, *help;
+    } per_worker[] = {
+        {offsetof(struct xlb_worker_stats, rx_packets), "xlb_worker_rx_packets_total", "counter",
+         "Packets a worker received."},
+        {offsetof(struct xlb_worker_stats, tx_packets), "xlb_worker_tx_packets_total", "counter",
+         "Packets a worker transmitted."},
+        {offsetof(struct xlb_worker_stats, busy_cycles), "xlb_worker_busy_cycles_total", "counter",
+         "TSC cycles in poll loops that processed packets."},
+        {offsetof(struct xlb_worker_stats, idle_cycles), "xlb_worker_idle_cycles_total", "counter",
+         "TSC cycles in poll loops that found no packet."},
+        {offsetof(struct xlb_worker_stats, observed_generation), "xlb_worker_snapshot_generation",
+         "gauge", "Snapshot generation the worker last processed a burst with."},
+    };
+    for (size_t f = 0; f < RTE_DIM(per_worker); f++) {
+        family(t, per_worker[f].name, per_worker[f].type, per_worker[f].help);
+        for (unsigned w = 0; w < n; w++) {
+            uint64_t value = *(const uint64_t *)((const char *)&stats[w] + per_worker[f].offset);
+            xlb_text_printf(t, "%s{worker=\"%u\"} %" PRIu64 "\n", per_worker[f].name, w, value);
+        }
+    }
+    family(t, "xlb_worker_events_total", "counter", "What workers did, by event.");
+    for (unsigned w = 0; w < n; w++)
+        for (int e = 0; e < XLB_EVENT_MAX; e++)
+            xlb_text_printf(t, "xlb_worker_events_total{worker=\"%u\",event=\"%s\"} %" PRIu64 "\n",
+                            w, xlb_event_counter_name(e), stats[w].events[e]);
+    family(t, "xlb_worker_drops_total", "counter", "Packets workers dropped, by reason.");
+    for (unsigned w = 0; w < n; w++)
+        for (int d = 0; d < XLB_DROP_MAX; d++)
+            xlb_text_printf(t, "xlb_worker_drops_total{worker=\"%u\",reason=\"%s\"} %" PRIu64 "\n",
+                            w, xlb_drop_reason_name(d), stats[w].drops[d]);
+}
+
+static void port_families(const struct xlb_control_plane *cp, struct xlb_text *t)
+{
+    static const struct {
+        size_t offset;
+        const char *name, *help;
+    } per_port[] = {
+        {offsetof(struct rte_eth_stats, ipackets), "xlb_port_rx_packets_total",
+         "Packets the port received."},
+        {offsetof(struct rte_eth_stats, opackets), "xlb_port_tx_packets_total",
+         "Packets the port transmitted."},
+        {offsetof(struct rte_eth_stats, ibytes), "xlb_port_rx_bytes_total",
+         "Bytes the port received."},
+        {offsetof(struct rte_eth_stats, obytes), "xlb_port_tx_bytes_total",
+         "Bytes the port transmitted."},
+        {offsetof(struct rte_eth_stats, imissed), "xlb_port_rx_missed_total",
+         "Packets the port dropped for want of room in its rx queues."},
+        {offsetof(struct rte_eth_stats, rx_nombuf), "xlb_port_rx_nombuf_total",
+         "Packets the port dropped for want of mbufs."},
+        {offsetof(struct rte_eth_stats, ierrors), "xlb_port_rx_errors_total",
+         "Erroneous packets the port received."},
+        {offsetof(struct rte_eth_stats, oerrors), "xlb_port_tx_errors_total",
+         "Packets the port failed to transmit."},
+    };
+    struct rte_eth_stats stats[XLB_MAX_PORTS];
+    for (unsigned p = 0; p < cp->n_ports; p++)
+        if (rte_eth_stats_get(cp->ports[p].port_id, &stats[p]) != 0)
+            memset(&stats[p], 0, sizeof(stats[p]));
+    for (size_t f = 0; f < RTE_DIM(per_port); f++) {
+        family(t, per_port[f].name, "counter", per_port[f].help);
+        for (unsigned p = 0; p < cp->n_ports; p++)
+            xlb_text_printf(t, "%s{port=\"%s\"} %" PRIu64 "\n", per_port[f].name,
+                            cp->bootstrap.ports[p].name,
+                            *(const uint64_t *)((const char *)&stats[p] + per_port[f].offset));
+    }
+    family(t, "xlb_port_link_up", "gauge", "1 when the port's link is up.");
+    for (unsigned p = 0; p < cp->n_ports; p++) {
+        struct rte_eth_link link;
+        int up = rte_eth_link_get_nowait(cp->ports[p].port_id, &link) == 0 && link.link_status;
+        xlb_text_printf(t, "xlb_port_link_up{port=\"%s\"} %d\n", cp->bootstrap.ports[p].name, up);
+    }
+}
+
+static void vip_family(const struct xlb_control_plane *cp, struct xlb_text *t)
+{
+    family(t, "xlb_vip_info", "gauge", "1 per configured VIP, with its mode, target and state.");
+    for (unsigned v = 0; v < cp->bootstrap.n_vips; v++) {
+        const struct xlb_vip_config *vip = &cp->bootstrap.vips[v];
+        char addr[XLB_ADDR_STRLEN], target[512];
+        escape(vip->target ? vip->target : vip->cluster, target, sizeof(target));
+        xlb_text_printf(t,
+                        "xlb_vip_info{vip=\"%s\",port=\"%u\",mode=\"%s\",target=\"%s\","
+                        "state=\"warming\"} 1\n",
+                        xlb_addr_format(&vip->address, addr, sizeof(addr)), vip->port,
+                        vip->target ? "l7" : "l4", target);
+    }
+}
+
+/* Per-entity series stop at the cap; returns how many were left out. */
+static unsigned neighbour_family(const struct xlb_control_plane *cp, struct xlb_text *t,
+                                 unsigned budget)
+{
+    family(t, "xlb_neighbour_resolved", "gauge",
+           "1 when a neighbour xlb must reach (a gateway) has a known MAC address.");
+    unsigned shown = 0;
+    for (unsigned i = 0; i < cp->neighbours.n; i++) {
+        const struct xlb_neighbour_state *n = &cp->neighbours.entries[i];
+        if (shown == budget)
+            return cp->neighbours.n - i;
+        char addr[XLB_ADDR_STRLEN];
+        xlb_text_printf(t, "xlb_neighbour_resolved{address=\"%s\",port=\"%s\",role=\"%s\"} %d\n",
+                        xlb_addr_format(&n->addr, addr, sizeof(addr)),
+                        cp->bootstrap.ports[n->port_index].name,
+                        n->is_gateway ? "gateway" : "neighbour", n->resolved ? 1 : 0);
+        shown++;
+    }
+    return 0;
+}
+
+void xlb_metrics_render(const struct xlb_control_plane *cp, struct xlb_text *t)
+{
+    family(t, "xlb_info", "gauge", "Constant 1, labelled with the version.");
+    xlb_text_printf(t, "xlb_info{version=\"%s\"} 1\n", XLB_VERSION);
+    family(t, "xlb_uptime_seconds", "gauge", "Seconds since xlbd started.");
+    xlb_text_printf(t, "xlb_uptime_seconds %.3f\n",
+                    (double)(xlb_now_ms() - cp->started_ms) / 1000.0);
+    family(t, "xlb_snapshot_generation", "gauge", "Generation of the published snapshot.");
+    xlb_text_printf(t, "xlb_snapshot_generation %" PRIu64 "\n", cp->generation);
+    family(t, "xlb_config_reloads_total", "counter", "SIGHUP reloads, by result.");
+    xlb_text_printf(t, "xlb_config_reloads_total{result=\"applied\"} %" PRIu64 "\n",
+                    cp->reload.applied);
+    xlb_text_printf(t, "xlb_config_reloads_total{result=\"rejected\"} %" PRIu64 "\n",
+                    cp->reload.rejected);
+    worker_families(cp, t);
+    port_families(cp, t);
+    vip_family(cp, t);
+    unsigned dropped = neighbour_family(cp, t, cp->bootstrap.metrics_max_series);
+    family(t, "xlb_metrics_series_dropped_total", "gauge",
+           "Per-entity series left out of this exposition by metrics_max_series.");
+    xlb_text_printf(t, "xlb_metrics_series_dropped_total %u\n", dropped);
+}

@@ -1,0 +1,161 @@
+/*
+ * SIGHUP: re-read the bootstrap and apply, without a restart and without touching what the
+ * workers are doing, every part that only feeds the snapshot: VIPs, SNAT addresses, static
+ * resources, port addresses and gateways, metrics_max_series. Parts that shape the process
+ * (EAL, workers, ports, sockets, xDS servers, node) are compared and reported as needing a
+ * restart; they keep their running values. An invalid file changes nothing.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "control_plane.h"
+#include "xlb_log.h"
+
+#define SWAP(a, b)                                                                                 \
+    do {                                                                                           \
+        __typeof__(a) swap_tmp = (a);                                                              \
+        (a) = (b);                                                                                 \
+        (b) = swap_tmp;                                                                            \
+    } while (0)
+
+static bool same_string(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static bool same_eal(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
+{
+    if (a->n_eal_args != b->n_eal_args)
+        return false;
+    for (unsigned i = 0; i < a->n_eal_args; i++)
+        if (strcmp(a->eal_args[i], b->eal_args[i]) != 0)
+            return false;
+    return true;
+}
+
+static bool same_port_names(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
+{
+    if (a->n_ports != b->n_ports)
+        return false;
+    for (unsigned p = 0; p < a->n_ports; p++)
+        if (strcmp(a->ports[p].name, b->ports[p].name) != 0)
+            return false;
+    return true;
+}
+
+static bool same_xds(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
+{
+    if (a->n_xds_servers != b->n_xds_servers)
+        return false;
+    for (unsigned i = 0; i < a->n_xds_servers; i++) {
+        const struct xlb_xds_server_config *x = &a->xds_servers[i], *y = &b->xds_servers[i];
+        if (!same_string(x->server_uri, y->server_uri) || x->creds != y->creds ||
+            !same_string(x->ca_certificate_file, y->ca_certificate_file) ||
+            !same_string(x->certificate_file, y->certificate_file) ||
+            !same_string(x->private_key_file, y->private_key_file))
+            return false;
+    }
+    return same_string(a->node.id, b->node.id) && same_string(a->node.cluster, b->node.cluster);
+}
+
+static bool same_metrics_listener(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
+{
+    return a->metrics_enabled == b->metrics_enabled &&
+           (!a->metrics_enabled ||
+            (xlb_addr_equal(&a->metrics_listen.addr, &b->metrics_listen.addr) &&
+             a->metrics_listen.port == b->metrics_listen.port));
+}
+
+/* Names of the restart-only settings that differ. */
+static void list_restart_only(const struct xlb_bootstrap *running,
+                              const struct xlb_bootstrap *fresh, cJSON *out)
+{
+    const struct {
+        const char *name;
+        bool same;
+    } checks[] = {
+        {"xlb.eal", same_eal(running, fresh)},
+        {"xlb.workers", running->workers == fresh->workers},
+        {"xlb.control_socket", strcmp(running->control_socket, fresh->control_socket) == 0},
+        {"xlb.worker_idle_sleep_us", running->worker_idle_sleep_us == fresh->worker_idle_sleep_us},
+        {"xlb.mbuf_pool_size", running->mbuf_pool_size == fresh->mbuf_pool_size},
+        {"xlb.ports (names or count)", same_port_names(running, fresh)},
+        {"xlb.metrics_listen", same_metrics_listener(running, fresh)},
+        {"xds_servers and node", same_xds(running, fresh)},
+    };
+    for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+        if (!checks[i].same)
+            cJSON_AddItemToArray(out, cJSON_CreateString(checks[i].name));
+}
+
+/* Move the live-changeable parts of fresh into running; fresh keeps the old ones to free. */
+static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap *fresh,
+                             cJSON *applied)
+{
+    struct xlb_bootstrap *running = &cp->bootstrap;
+    SWAP(running->n_vips, fresh->n_vips);
+    SWAP(running->vips, fresh->vips);
+    SWAP(running->n_snat, fresh->n_snat);
+    SWAP(running->snat, fresh->snat);
+    SWAP(running->static_resources, fresh->static_resources);
+    running->metrics_max_series = fresh->metrics_max_series;
+    cJSON_AddItemToArray(applied, cJSON_CreateString("xlb.vips"));
+    cJSON_AddItemToArray(applied, cJSON_CreateString("xlb.snat"));
+    cJSON_AddItemToArray(applied, cJSON_CreateString("xlb.static_resources"));
+    cJSON_AddItemToArray(applied, cJSON_CreateString("xlb.metrics_max_series"));
+    if (!same_port_names(running, fresh))
+        return; /* addresses of ports that no longer match are not applied */
+    for (unsigned p = 0; p < running->n_ports; p++) {
+        struct xlb_port_config *port = &running->ports[p];
+        SWAP(*port, fresh->ports[p]);
+        cp->ports[p].n_prefixes = (uint8_t)port->n_addresses;
+        memcpy(cp->ports[p].prefixes, port->addresses,
+               port->n_addresses * sizeof(port->addresses[0]));
+    }
+    cJSON_AddItemToArray(applied, cJSON_CreateString("xlb.ports[].addresses and gateway"));
+}
+
+static void record(struct xlb_control_plane *cp, cJSON *report, bool ok)
+{
+    cJSON_AddStringToObject(report, "result", ok ? "applied" : "rejected");
+    cJSON_Delete(cp->reload.last);
+    cp->reload.last = report;
+    cp->reload.last_ms = xlb_now_ms();
+    if (ok)
+        cp->reload.applied++;
+    else
+        cp->reload.rejected++;
+}
+
+void xlb_control_plane_reload(struct xlb_control_plane *cp)
+{
+    struct xlb_bootstrap fresh;
+    struct xlb_errors errs = {0};
+    cJSON *report = cJSON_CreateObject();
+    int rc = xlb_bootstrap_load(cp->config_path, &fresh, &errs);
+
+    pthread_mutex_lock(&cp->lock);
+    if (rc != 0) {
+        cJSON *errors = cJSON_AddArrayToObject(report, "errors");
+        for (unsigned i = 0; i < errs.n; i++) {
+            XLB_LOG(ERR, CONTROL, "reload rejected: %s", errs.lines[i]);
+            cJSON_AddItemToArray(errors, cJSON_CreateString(errs.lines[i]));
+        }
+        record(cp, report, false);
+    } else {
+        cJSON *restart = cJSON_AddArrayToObject(report, "needs_restart");
+        cJSON *applied = cJSON_AddArrayToObject(report, "applied");
+        list_restart_only(&cp->bootstrap, &fresh, restart);
+        apply_live_parts(cp, &fresh, applied);
+        xlb_control_plane_want_gateways(cp);
+        cp->republish = true;
+        xlb_control_plane_publish(cp); /* on failure the report tick retries */
+        record(cp, report, true);
+        XLB_LOG(NOTICE, CONTROL, "reload applied: generation %" PRIu64 "%s", cp->generation,
+                cJSON_GetArraySize(restart) ? "; some settings need a restart (xlbctl status)"
+                                            : "");
+    }
+    pthread_mutex_unlock(&cp->lock);
+    xlb_bootstrap_free(&fresh);
+    xlb_errors_free(&errs);
+}

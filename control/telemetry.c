@@ -1,0 +1,275 @@
+/*
+ * DPDK telemetry commands, so that dpdk-telemetry.py (and anything speaking the telemetry
+ * socket) reads xlb's state beside the ethdev and mempool commands DPDK registers itself:
+ *
+ *   /xlb/status            version, uptime, generation, sizes, reloads
+ *   /xlb/workers           per worker: lcore, generation, loops, busy and idle cycles, load
+ *   /xlb/counters[,W]      packet and event counters, in total or of worker W
+ *   /xlb/drops[,W]         drops by reason, in total or of worker W
+ *   /xlb/ports, /xlb/vips, /xlb/neighbours
+ *
+ * Callbacks run on DPDK's telemetry thread: they read the control plane under its lock, and
+ * the worker counters directly (single writer, aligned 64-bit values).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_telemetry.h>
+
+#include "control_plane.h"
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xlb_control_plane *registered;
+
+/* The control plane, locked; NULL after shutdown. Release with release_cp(). */
+static struct xlb_control_plane *acquire_cp(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    struct xlb_control_plane *cp = registered;
+    if (cp != NULL)
+        pthread_mutex_lock(&cp->lock);
+    pthread_mutex_unlock(&registry_lock);
+    return cp;
+}
+
+static void release_cp(struct xlb_control_plane *cp)
+{
+    pthread_mutex_unlock(&cp->lock);
+}
+
+/* A worker index from the command's parameter, or -1 for "all"; -2 when invalid. */
+static int worker_param(const struct xlb_control_plane *cp, const char *params)
+{
+    if (params == NULL || params[0] == '\0')
+        return -1;
+    char *end;
+    long w = strtol(params, &end, 10);
+    return *end == '\0' && w >= 0 && w < (long)cp->shared->n_workers ? (int)w : -2;
+}
+
+static void sum_stats(const struct xlb_control_plane *cp, int worker, struct xlb_worker_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned w = 0; w < cp->shared->n_workers; w++) {
+        if (worker >= 0 && (unsigned)worker != w)
+            continue;
+        const struct xlb_worker_stats *s = &cp->shared->stats[w];
+        out->rx_packets += s->rx_packets;
+        out->tx_packets += s->tx_packets;
+        for (int e = 0; e < XLB_EVENT_MAX; e++)
+            out->events[e] += s->events[e];
+        for (int d = 0; d < XLB_DROP_MAX; d++)
+            out->drops[d] += s->drops[d];
+    }
+}
+
+static int cmd_status(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct xlb_control_plane *cp = acquire_cp();
+    if (cp == NULL)
+        return -1;
+    unsigned resolved = 0;
+    for (unsigned i = 0; i < cp->neighbours.n; i++)
+        resolved += cp->neighbours.entries[i].resolved;
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_string(d, "version", XLB_VERSION);
+    rte_tel_data_add_dict_u64(d, "uptime_s", (xlb_now_ms() - cp->started_ms) / 1000);
+    rte_tel_data_add_dict_u64(d, "generation", cp->generation);
+    rte_tel_data_add_dict_u64(d, "workers", cp->shared->n_workers);
+    rte_tel_data_add_dict_u64(d, "ports", cp->n_ports);
+    rte_tel_data_add_dict_u64(d, "vips", cp->bootstrap.n_vips);
+    rte_tel_data_add_dict_u64(d, "neighbours", cp->neighbours.n);
+    rte_tel_data_add_dict_u64(d, "neighbours_resolved", resolved);
+    rte_tel_data_add_dict_u64(d, "reloads_applied", cp->reload.applied);
+    rte_tel_data_add_dict_u64(d, "reloads_rejected", cp->reload.rejected);
+    release_cp(cp);
+    return 0;
+}
+
+static int cmd_workers(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct xlb_control_plane *cp = acquire_cp();
+    if (cp == NULL)
+        return -1;
+    rte_tel_data_start_dict(d);
+    for (unsigned w = 0; w < cp->shared->n_workers; w++) {
+        const struct xlb_worker_stats *s = &cp->shared->stats[w];
+        struct rte_tel_data *c = rte_tel_data_alloc();
+        if (c == NULL)
+            break;
+        uint64_t busy = s->busy_cycles, idle = s->idle_cycles;
+        rte_tel_data_start_dict(c);
+        rte_tel_data_add_dict_u64(c, "lcore", cp->worker_lcores[w]);
+        rte_tel_data_add_dict_u64(c, "generation", s->observed_generation);
+        rte_tel_data_add_dict_u64(c, "loops", s->loops);
+        rte_tel_data_add_dict_u64(c, "busy_loops", s->busy_loops);
+        rte_tel_data_add_dict_u64(c, "busy_cycles", busy);
+        rte_tel_data_add_dict_u64(c, "idle_cycles", idle);
+        rte_tel_data_add_dict_u64(c, "busy_percent", busy + idle ? busy * 100 / (busy + idle) : 0);
+        char name[32];
+        snprintf(name, sizeof(name), "worker_%u", w);
+        rte_tel_data_add_dict_container(d, name, c, 0);
+    }
+    release_cp(cp);
+    return 0;
+}
+
+static int counters_or_drops(const char *params, struct rte_tel_data *d, bool drops)
+{
+    struct xlb_control_plane *cp = acquire_cp();
+    if (cp == NULL)
+        return -1;
+    int worker = worker_param(cp, params);
+    if (worker == -2) {
+        release_cp(cp);
+        return -EINVAL;
+    }
+    struct xlb_worker_stats sum;
+    sum_stats(cp, worker, &sum);
+    release_cp(cp);
+    rte_tel_data_start_dict(d);
+    if (drops) {
+        for (int r = 0; r < XLB_DROP_MAX; r++)
+            rte_tel_data_add_dict_u64(d, xlb_drop_reason_name(r), sum.drops[r]);
+        return 0;
+    }
+    rte_tel_data_add_dict_u64(d, "rx_packets", sum.rx_packets);
+    rte_tel_data_add_dict_u64(d, "tx_packets", sum.tx_packets);
+    for (int e = 0; e < XLB_EVENT_MAX; e++)
+        rte_tel_data_add_dict_u64(d, xlb_event_counter_name(e), sum.events[e]);
+    return 0;
+}
+
+static int cmd_counters(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    return counters_or_drops(params, d, false);
+}
+
+static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    return counters_or_drops(params, d, true);
+}
+
+static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct xlb_control_plane *cp = acquire_cp();
+    if (cp == NULL)
+        return -1;
+    rte_tel_data_start_dict(d);
+    for (unsigned p = 0; p < cp->n_ports; p++) {
+        struct rte_tel_data *c = rte_tel_data_alloc();
+        if (c == NULL)
+            break;
+        struct rte_eth_stats stats = {0};
+        struct rte_eth_link link = {0};
+        rte_eth_stats_get(cp->ports[p].port_id, &stats);
+        rte_eth_link_get_nowait(cp->ports[p].port_id, &link);
+        rte_tel_data_start_dict(c);
+        rte_tel_data_add_dict_string(c, "name", cp->bootstrap.ports[p].name);
+        rte_tel_data_add_dict_u64(c, "port_id", cp->ports[p].port_id);
+        rte_tel_data_add_dict_u64(c, "link_up", link.link_status);
+        rte_tel_data_add_dict_u64(c, "rx_packets", stats.ipackets);
+        rte_tel_data_add_dict_u64(c, "tx_packets", stats.opackets);
+        rte_tel_data_add_dict_u64(c, "rx_dropped", stats.imissed + stats.rx_nombuf);
+        char name[32];
+        snprintf(name, sizeof(name), "port_%u", p);
+        rte_tel_data_add_dict_container(d, name, c, 0);
+    }
+    release_cp(cp);
+    return 0;
+}
+
+static int cmd_vips(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct xlb_control_plane *cp = acquire_cp();
+    if (cp == NULL)
+        return -1;
+    rte_tel_data_start_dict(d);
+    for (unsigned v = 0; v < cp->bootstrap.n_vips && v < RTE_TEL_MAX_DICT_ENTRIES; v++) {
+        const struct xlb_vip_config *vip = &cp->bootstrap.vips[v];
+        struct rte_tel_data *c = rte_tel_data_alloc();
+        if (c == NULL)
+            break;
+        char addr[XLB_ADDR_STRLEN], name[32];
+        rte_tel_data_start_dict(c);
+        rte_tel_data_add_dict_string(c, "address",
+                                     xlb_addr_format(&vip->address, addr, sizeof(addr)));
+        rte_tel_data_add_dict_u64(c, "port", vip->port);
+        rte_tel_data_add_dict_string(c, "mode", vip->target ? "l7" : "l4");
+        rte_tel_data_add_dict_string(c, vip->target ? "target" : "cluster",
+                                     vip->target ? vip->target : vip->cluster);
+        rte_tel_data_add_dict_string(c, "state", "warming");
+        snprintf(name, sizeof(name), "vip_%u", v);
+        rte_tel_data_add_dict_container(d, name, c, 0);
+    }
+    release_cp(cp);
+    return 0;
+}
+
+static int cmd_neighbours(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct xlb_control_plane *cp = acquire_cp();
+    if (cp == NULL)
+        return -1;
+    rte_tel_data_start_dict(d);
+    for (unsigned i = 0; i < cp->neighbours.n && i < RTE_TEL_MAX_DICT_ENTRIES; i++) {
+        const struct xlb_neighbour_state *n = &cp->neighbours.entries[i];
+        struct rte_tel_data *c = rte_tel_data_alloc();
+        if (c == NULL)
+            break;
+        char addr[XLB_ADDR_STRLEN], mac[RTE_ETHER_ADDR_FMT_SIZE], name[32];
+        rte_ether_format_addr(mac, sizeof(mac), &n->mac);
+        rte_tel_data_start_dict(c);
+        rte_tel_data_add_dict_string(c, "address", xlb_addr_format(&n->addr, addr, sizeof(addr)));
+        rte_tel_data_add_dict_string(c, "port", cp->bootstrap.ports[n->port_index].name);
+        rte_tel_data_add_dict_string(c, "state", n->resolved ? "reachable" : "incomplete");
+        rte_tel_data_add_dict_string(c, "mac", n->resolved ? mac : "");
+        snprintf(name, sizeof(name), "neighbour_%u", i);
+        rte_tel_data_add_dict_container(d, name, c, 0);
+    }
+    release_cp(cp);
+    return 0;
+}
+
+int xlb_telemetry_register(struct xlb_control_plane *cp)
+{
+    static const struct {
+        const char *name;
+        telemetry_cb fn;
+        const char *help;
+    } commands[] = {
+        {"/xlb/status", cmd_status, "xlb status. Takes no parameters"},
+        {"/xlb/workers", cmd_workers, "xlb workers: generation, loops, busy/idle cycles"},
+        {"/xlb/counters", cmd_counters, "xlb packet counters. Parameters: worker id (optional)"},
+        {"/xlb/drops", cmd_drops, "xlb drops by reason. Parameters: worker id (optional)"},
+        {"/xlb/ports", cmd_ports, "xlb ports: link and packet counts"},
+        {"/xlb/vips", cmd_vips, "xlb VIPs: mode, target, state"},
+        {"/xlb/neighbours", cmd_neighbours, "xlb gateways and neighbours"},
+    };
+    static bool done;
+    pthread_mutex_lock(&registry_lock);
+    registered = cp;
+    pthread_mutex_unlock(&registry_lock);
+    if (done)
+        return 0;
+    for (size_t i = 0; i < RTE_DIM(commands); i++)
+        if (rte_telemetry_register_cmd(commands[i].name, commands[i].fn, commands[i].help) != 0)
+            return -1;
+    done = true;
+    return 0;
+}
+
+void xlb_telemetry_unregister(struct xlb_control_plane *cp)
+{
+    pthread_mutex_lock(&registry_lock);
+    if (registered == cp)
+        registered = NULL;
+    pthread_mutex_unlock(&registry_lock);
+    /* A callback that took cp before the line above holds its lock: wait for it. */
+    pthread_mutex_lock(&cp->lock);
+    pthread_mutex_unlock(&cp->lock);
+}
