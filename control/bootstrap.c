@@ -27,7 +27,7 @@ static void read_channel_creds(const cJSON *server, const char *path,
     /* As gRPC does: the first entry of a supported type wins, others are skipped. */
     unsigned i = 0;
     const cJSON *entry;
-    cJSON_ArrayForEach (entry, creds) {
+    cJSON_ArrayForEach(entry, creds) {
         char entry_path[XLB_PATH_MAX];
         xlb_path_index(entry_path, creds_path, i++);
         if (!cJSON_IsObject(entry)) {
@@ -69,7 +69,7 @@ static void read_server_features(const cJSON *server, const char *path,
     const cJSON *features = xlb_json_array(server, "server_features", path, XLB_OPTIONAL, errs);
     unsigned i = 0;
     const cJSON *feature;
-    cJSON_ArrayForEach (feature, features) {
+    cJSON_ArrayForEach(feature, features) {
         char feature_path[XLB_PATH_MAX], list_path[XLB_PATH_MAX];
         xlb_path_key(list_path, path, "server_features");
         xlb_path_index(feature_path, list_path, i++);
@@ -96,7 +96,7 @@ static void read_xds_servers(const cJSON *root, struct xlb_bootstrap *out, struc
         return;
     }
     const cJSON *server;
-    cJSON_ArrayForEach (server, servers) {
+    cJSON_ArrayForEach(server, servers) {
         char path[XLB_PATH_MAX];
         xlb_path_index(path, "xds_servers", out->n_xds_servers);
         struct xlb_xds_server_config *cfg = &out->xds_servers[out->n_xds_servers++];
@@ -142,7 +142,7 @@ static void read_eal(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_err
     out->eal_args = calloc((size_t)cJSON_GetArraySize(eal) + 1, sizeof(char *));
     unsigned i = 0;
     const cJSON *arg;
-    cJSON_ArrayForEach (arg, eal) {
+    cJSON_ArrayForEach(arg, eal) {
         char path[XLB_PATH_MAX];
         xlb_path_index(path, "xlb.eal", i++);
         if (!cJSON_IsString(arg) || arg->valuestring[0] == '\0')
@@ -210,7 +210,7 @@ static void read_port_addresses(const cJSON *port, const char *path, struct xlb_
     }
     unsigned i = 0;
     const cJSON *item;
-    cJSON_ArrayForEach (item, addresses) {
+    cJSON_ArrayForEach(item, addresses) {
         char item_path[XLB_PATH_MAX];
         xlb_path_index(item_path, list_path, i++);
         struct xlb_prefix prefix;
@@ -234,7 +234,7 @@ static void read_ports(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_e
         return;
     }
     const cJSON *port;
-    cJSON_ArrayForEach (port, ports) {
+    cJSON_ArrayForEach(port, ports) {
         char path[XLB_PATH_MAX];
         xlb_path_index(path, "xlb.ports", out->n_ports);
         struct xlb_port_config *cfg = &out->ports[out->n_ports++];
@@ -275,7 +275,7 @@ static void read_snat(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_er
     out->snat = calloc((size_t)cJSON_GetArraySize(snat) + 1, sizeof(*out->snat));
     unsigned i = 0;
     const cJSON *item;
-    cJSON_ArrayForEach (item, snat) {
+    cJSON_ArrayForEach(item, snat) {
         char path[XLB_PATH_MAX];
         xlb_path_index(path, "xlb.snat", i++);
         struct xlb_addr addr;
@@ -370,7 +370,7 @@ static void read_vips(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_er
         return;
     unsigned i = 0;
     const cJSON *vip;
-    cJSON_ArrayForEach (vip, vips) {
+    cJSON_ArrayForEach(vip, vips) {
         char path[XLB_PATH_MAX];
         xlb_path_index(path, "xlb.vips", i++);
         if (!cJSON_IsObject(vip))
@@ -394,7 +394,7 @@ static void read_static_resources(const cJSON *xlb, struct xlb_bootstrap *out,
         ok &= list != NULL || !cJSON_HasObjectItem(resources, kinds[k]);
         unsigned i = 0;
         const cJSON *item;
-        cJSON_ArrayForEach (item, list) {
+        cJSON_ArrayForEach(item, list) {
             char list_path[XLB_PATH_MAX], path[XLB_PATH_MAX];
             xlb_path_key(list_path, "xlb.static_resources", kinds[k]);
             xlb_path_index(path, list_path, i++);

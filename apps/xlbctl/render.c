@@ -36,7 +36,7 @@ static void render_workers(const cJSON *workers, FILE *out)
         "WORKER", "LCORE", "GENERATION", "QUIESCENT (ms ago)", "LOOPS", "BUSY LOOPS", "BUSY %"};
     struct xlbctl_table *t = xlbctl_table_new(7, headers);
     const cJSON *w;
-    cJSON_ArrayForEach (w, workers) {
+    cJSON_ArrayForEach(w, workers) {
         char b[7][32];
         const char *row[] = {
             cell(w, "worker", b[0], 32),      cell(w, "lcore", b[1], 32),
@@ -54,10 +54,10 @@ static void render_ports(const cJSON *ports, FILE *out)
                                           "RX",   "TX", "RX DROPPED", "ADDRESSES"};
     struct xlbctl_table *t = xlbctl_table_new(8, headers);
     const cJSON *p;
-    cJSON_ArrayForEach (p, ports) {
+    cJSON_ArrayForEach(p, ports) {
         char b[8][32], addresses[256] = "";
         const cJSON *a;
-        cJSON_ArrayForEach (a, cJSON_GetObjectItemCaseSensitive(p, "addresses")) {
+        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(p, "addresses")) {
             if (cJSON_IsString(a) && strlen(addresses) + strlen(a->valuestring) + 2 < 256) {
                 strcat(addresses, addresses[0] ? " " : "");
                 strcat(addresses, a->valuestring);
@@ -77,7 +77,7 @@ static void render_vips(const cJSON *vips, FILE *out)
     static const char *const headers[] = {"VIP", "PORT", "MODE", "TARGET/CLUSTER", "STATE"};
     struct xlbctl_table *t = xlbctl_table_new(5, headers);
     const cJSON *v;
-    cJSON_ArrayForEach (v, vips) {
+    cJSON_ArrayForEach(v, vips) {
         char b[5][32];
         const char *target = cJSON_HasObjectItem(v, "target") ? "target" : "cluster";
         const char *row[] = {cell(v, "address", b[0], 32), cell(v, "port", b[1], 32),
@@ -101,7 +101,7 @@ static void render_reload(const cJSON *reload, FILE *out)
     static const char *const lists[] = {"needs_restart", "errors"};
     for (int l = 0; l < 2; l++) {
         const cJSON *item;
-        cJSON_ArrayForEach (item, cJSON_GetObjectItemCaseSensitive(last, lists[l]))
+        cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(last, lists[l]))
             if (cJSON_IsString(item))
                 fprintf(out, "  %s: %s\n", l == 0 ? "needs restart" : "error", item->valuestring);
     }
@@ -129,7 +129,7 @@ static void counter_rows(struct xlbctl_table *t, const cJSON *total, const cJSON
 {
     const cJSON *source = group ? cJSON_GetObjectItemCaseSensitive(total, group) : total;
     const cJSON *counter;
-    cJSON_ArrayForEach (counter, source) {
+    cJSON_ArrayForEach(counter, source) {
         if (!cJSON_IsNumber(counter) || (group != NULL && counter->valuedouble == 0))
             continue;
         char name[96], b[XLBCTL_TABLE_COLUMNS][32];
@@ -138,7 +138,7 @@ static void counter_rows(struct xlbctl_table *t, const cJSON *total, const cJSON
         const char *row[XLBCTL_TABLE_COLUMNS] = {name, cell(source, counter->string, b[0], 32)};
         unsigned col = 2;
         const cJSON *w;
-        cJSON_ArrayForEach (w, workers) {
+        cJSON_ArrayForEach(w, workers) {
             if (col == XLBCTL_TABLE_COLUMNS)
                 break;
             const cJSON *ws = group ? cJSON_GetObjectItemCaseSensitive(w, group) : w;
@@ -157,7 +157,7 @@ static void render_counters(const cJSON *r, FILE *out)
     char names[XLBCTL_TABLE_COLUMNS][16];
     unsigned n = 2;
     const cJSON *w;
-    cJSON_ArrayForEach (w, workers) {
+    cJSON_ArrayForEach(w, workers) {
         if (n == XLBCTL_TABLE_COLUMNS)
             break;
         snprintf(names[n], sizeof(names[n]), "WORKER %d", (int)number(w, "worker"));
@@ -170,7 +170,7 @@ static void render_counters(const cJSON *r, FILE *out)
         char b[XLBCTL_TABLE_COLUMNS][32];
         const char *row[XLBCTL_TABLE_COLUMNS] = {rows[i], cell(total, rows[i], b[0], 32)};
         unsigned col = 2;
-        cJSON_ArrayForEach (w, workers) {
+        cJSON_ArrayForEach(w, workers) {
             if (col == n)
                 break;
             row[col] = cell(w, rows[i], b[col], 32);
@@ -189,7 +189,7 @@ static void render_neighbours(const cJSON *r, FILE *out)
                                           "STATE",   "MAC",  "SOLICITATIONS"};
     struct xlbctl_table *t = xlbctl_table_new(6, headers);
     const cJSON *n;
-    cJSON_ArrayForEach (n, r) {
+    cJSON_ArrayForEach(n, r) {
         char b[6][32];
         const char *row[] = {cell(n, "address", b[0], 32), cell(n, "port", b[1], 32),
                              cell(n, "role", b[2], 32),    cell(n, "state", b[3], 32),
@@ -211,7 +211,7 @@ static void render_log(const cJSON *r, FILE *out)
     static const char *const headers[] = {"COMPONENT", "LEVEL"};
     struct xlbctl_table *t = xlbctl_table_new(2, headers);
     const cJSON *c;
-    cJSON_ArrayForEach (c, r) {
+    cJSON_ArrayForEach(c, r) {
         char b[2][32];
         const char *row[] = {cell(c, "component", b[0], 32), cell(c, "level", b[1], 32)};
         xlbctl_table_row(t, row);
@@ -229,7 +229,7 @@ static void render_help(const cJSON *r, FILE *out)
     }
     fprintf(out, "commands:\n");
     const cJSON *c;
-    cJSON_ArrayForEach (c, r) {
+    cJSON_ArrayForEach(c, r) {
         char b[2][64];
         fprintf(out, "  %-24s %s\n", cell(c, "usage", b[0], 64), cell(c, "summary", b[1], 64));
     }

@@ -160,7 +160,7 @@ static int open_ports(struct xlbd *d)
 static void plan_workers(struct xlbd *d)
 {
     unsigned w = 0, lcore;
-    RTE_LCORE_FOREACH_WORKER (lcore) {
+    RTE_LCORE_FOREACH_WORKER(lcore) {
         if (w == d->bootstrap.workers)
             break;
         struct xlb_worker_config *cfg = &d->workers[w];

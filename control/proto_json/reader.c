@@ -75,8 +75,7 @@ static void read_list(struct pj_reader *r, const ProtobufCFieldDescriptor *field
     size_t size = pj_element_size(field->type);
     unsigned index = 0;
     const cJSON *item;
-    cJSON_ArrayForEach(item, json)
-    {
+    cJSON_ArrayForEach(item, json) {
         size_t saved = pj_path_push_index(r, index++);
         if (cJSON_IsNull(item) && !is_null_value_type(field))
             pj_error(r, "null is not allowed in a list");
@@ -117,8 +116,7 @@ static void read_map(struct pj_reader *r, const ProtobufCFieldDescriptor *field,
     const ProtobufCMessageDescriptor *entry_desc = field->descriptor;
     const ProtobufCFieldDescriptor *value_field = &entry_desc->fields[1];
     const cJSON *item;
-    cJSON_ArrayForEach(item, json)
-    {
+    cJSON_ArrayForEach(item, json) {
         size_t saved = pj_path_push_map_key(r, item->string);
         ProtobufCMessage *entry = pj_new_message(r, entry_desc);
         if (entry != NULL) {
@@ -181,8 +179,7 @@ static void read_fields(struct pj_reader *r, const cJSON *json, ProtobufCMessage
         return;
     }
     const cJSON *item;
-    cJSON_ArrayForEach(item, json)
-    {
+    cJSON_ArrayForEach(item, json) {
         const ProtobufCFieldDescriptor *field = pj_field_by_json_key(desc, item->string);
         if (field == NULL)
             continue; /* unknown fields are skipped, as the binary unpacker does */

@@ -168,8 +168,7 @@ static void read_struct(struct pj_reader *r, const cJSON *json, ProtobufCMessage
         return;
     }
     const cJSON *item;
-    cJSON_ArrayForEach(item, json)
-    {
+    cJSON_ArrayForEach(item, json) {
         Google__Protobuf__Struct__FieldsEntry *entry = malloc(sizeof(*entry));
         ProtobufCMessage *value = entry ? new_value(r) : NULL;
         if (value == NULL) {
@@ -205,8 +204,7 @@ static void read_list_value(struct pj_reader *r, const cJSON *json, ProtobufCMes
     }
     unsigned index = 0;
     const cJSON *item;
-    cJSON_ArrayForEach(item, json)
-    {
+    cJSON_ArrayForEach(item, json) {
         ProtobufCMessage *value = new_value(r);
         if (value == NULL)
             return;

@@ -191,8 +191,7 @@ static void test_document_round_trip(void **state)
     cJSON *doc = load_document();
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         const cJSON *resource;
-        cJSON_ArrayForEach(resource, cJSON_GetObjectItem(doc, kinds[k].key))
-        {
+        cJSON_ArrayForEach(resource, cJSON_GetObjectItem(doc, kinds[k].key)) {
             char *text = cJSON_PrintUnformatted(resource);
             expect_round_trip(kinds[k].desc, text, text);
             free(text);
