@@ -51,6 +51,21 @@ run_build build normal
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_build build-asan "asan+ubsan" -Db_sanitize=address,undefined -Db_lundef=false
 
+# The independent xDS management server (Node, tests/interop) checks itself before xlb's
+# interop tests rely on it.
+echo "== interop: xDS management server self-test"
+if tests/interop/run-self-test.sh >interop-selftest.log 2>&1; then :; fi
+n_pass=$(grep -Eo '^# pass [0-9]+' interop-selftest.log | grep -Eo '[0-9]+' || echo 0)
+n_fail=$(grep -Eo '^# fail [0-9]+' interop-selftest.log | grep -Eo '[0-9]+' || echo 1)
+echo "interop self-test: $n_pass passed, $n_fail failed"
+passed=$((passed + n_pass))
+if [ "$n_fail" -ne 0 ] || [ "$n_pass" -eq 0 ]; then
+    tail -n 40 interop-selftest.log
+    failed=$((failed + (n_fail > 0 ? n_fail : 1)))
+    failures+=("interop: xDS server self-test")
+fi
+rm -f interop-selftest.log
+
 # Fuzz targets: a short smoke run each (longer campaigns: docs/testing.md).
 if command -v clang >/dev/null; then
     echo "== fuzz targets (build-fuzz)"
