@@ -22,13 +22,17 @@ XLB_BUILD=$E2E_BUILD
 E2E_PREFIX=$RUN_PREFIX
 E2E_DIR=$RUN_DIR
 
+E2E_EXTRA_CLEANUP=""
+
 e2e_cleanup() {
     local rc=$?
     if [ $rc -ne 0 ] && [ -f "$E2E_DIR/xlbd.log" ]; then
         echo "--- xlbd log ---"
         tail -n 40 "$E2E_DIR/xlbd.log"
     fi
-    xlb_cleanup_run
+    xlb_stop_all
+    [ -z "$E2E_EXTRA_CLEANUP" ] || $E2E_EXTRA_CLEANUP || rc=1
+    xlb_remove_run
     exit $rc
 }
 trap e2e_cleanup EXIT

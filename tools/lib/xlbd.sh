@@ -54,11 +54,23 @@ xlb_stop() {
     [ ! -e "$RUN_DIR/xlbd.sock" ] || { echo "control socket left behind"; return 1; }
 }
 
-# Stop everything this run started (by PID) and remove its namespaces and files.
-xlb_cleanup_run() {
+# Stop everything this run started, by PID, and wait for it to be gone.
+xlb_stop_all() {
     for pid in "${RUN_PIDS[@]}"; do
         kill -KILL "$pid" 2>/dev/null || true
     done
+    for pid in "${RUN_PIDS[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+}
+
+# Remove the run's namespaces (and with them every link) and its files.
+xlb_remove_run() {
     topo_destroy "$RUN_PREFIX"
     rm -rf "$RUN_DIR"
+}
+
+xlb_cleanup_run() {
+    xlb_stop_all
+    xlb_remove_run
 }
