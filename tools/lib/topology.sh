@@ -60,7 +60,7 @@ topo_create() { # PREFIX [BACKENDS=3]
 
 topo_destroy() { # PREFIX
     local p=$1 ns
-    for ns in $(ip netns list | awk '{print $1}' | grep -E "^$p-(sw|client|lb|be[0-9]+)$"); do
+    for ns in $(ip netns list | awk '{print $1}' | grep -E "^$p-[a-z0-9-]+$"); do
         ip netns del "$ns" 2>/dev/null || true
     done
 }
