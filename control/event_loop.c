@@ -17,6 +17,8 @@ struct handler {
     int fd;
     bool removed;
     bool is_timer;
+    bool one_shot;
+    uint64_t id; /* one-shot timeouts only */
     xlb_loop_fd_cb fd_cb;
     xlb_loop_timer_cb timer_cb;
     void *arg;
@@ -26,6 +28,7 @@ struct handler {
 struct xlb_loop {
     int epoll_fd;
     bool stopping;
+    uint64_t next_timeout_id;
     struct handler *handlers;
 };
 
@@ -129,27 +132,57 @@ void xlb_loop_remove_fd(struct xlb_loop *loop, int fd)
     h->removed = true;
 }
 
-int xlb_loop_add_timer(struct xlb_loop *loop, unsigned period_ms, xlb_loop_timer_cb cb, void *arg)
+static struct handler *add_timerfd(struct xlb_loop *loop, uint64_t delay_ms, bool periodic,
+                                   xlb_loop_timer_cb cb, void *arg)
 {
     int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     if (fd < 0)
-        return -1;
-    struct timespec period = {.tv_sec = period_ms / 1000,
-                              .tv_nsec = (long)(period_ms % 1000) * 1000000};
-    struct itimerspec spec = {.it_interval = period, .it_value = period};
+        return NULL;
+    /* A zero it_value would disarm the timer: a zero delay fires after 1 ns. */
+    struct timespec delay = {.tv_sec = (time_t)(delay_ms / 1000),
+                             .tv_nsec = delay_ms ? (long)(delay_ms % 1000) * 1000000 : 1};
+    struct itimerspec spec = {.it_value = delay};
+    if (periodic)
+        spec.it_interval = delay;
     struct handler *h =
         timerfd_settime(fd, 0, &spec, NULL) == 0 ? add_handler(loop, fd, EPOLLIN) : NULL;
     if (h == NULL) {
         close(fd);
-        return -1;
+        return NULL;
     }
     h->is_timer = true;
+    h->one_shot = !periodic;
     h->timer_cb = cb;
     h->arg = arg;
-    return 0;
+    return h;
 }
 
-static void dispatch(struct handler *h, uint32_t events)
+int xlb_loop_add_timer(struct xlb_loop *loop, unsigned period_ms, xlb_loop_timer_cb cb, void *arg)
+{
+    return add_timerfd(loop, period_ms, true, cb, arg) ? 0 : -1;
+}
+
+uint64_t xlb_loop_add_timeout(struct xlb_loop *loop, uint64_t delay_ms, xlb_loop_timer_cb cb,
+                              void *arg)
+{
+    struct handler *h = add_timerfd(loop, delay_ms, false, cb, arg);
+    if (h == NULL)
+        return 0;
+    h->id = ++loop->next_timeout_id;
+    return h->id;
+}
+
+void xlb_loop_cancel(struct xlb_loop *loop, uint64_t id)
+{
+    for (struct handler *h = loop->handlers; h != NULL && id != 0; h = h->next)
+        if (h->one_shot && h->id == id && !h->removed) {
+            epoll_ctl(loop->epoll_fd, EPOLL_CTL_DEL, h->fd, NULL);
+            h->removed = true;
+            return;
+        }
+}
+
+static void dispatch(struct xlb_loop *loop, struct handler *h, uint32_t events)
 {
     if (h->removed)
         return;
@@ -158,8 +191,14 @@ static void dispatch(struct handler *h, uint32_t events)
         return;
     }
     uint64_t expirations;
-    if (read(h->fd, &expirations, sizeof(expirations)) == sizeof(expirations))
-        h->timer_cb(h->arg);
+    if (read(h->fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+        return;
+    if (h->one_shot) {
+        /* Gone before the callback runs, so the callback may add a new one freely. */
+        epoll_ctl(loop->epoll_fd, EPOLL_CTL_DEL, h->fd, NULL);
+        h->removed = true;
+    }
+    h->timer_cb(h->arg);
 }
 
 int xlb_loop_run(struct xlb_loop *loop)
@@ -175,7 +214,7 @@ int xlb_loop_run(struct xlb_loop *loop)
             return -1;
         }
         for (int i = 0; i < n; i++)
-            dispatch(events[i].data.ptr, events[i].events);
+            dispatch(loop, events[i].data.ptr, events[i].events);
         free_removed(loop);
     }
     return 0;
