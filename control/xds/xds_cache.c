@@ -1,0 +1,172 @@
+#include "xds_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const xlb_xds_type_url[XLB_XDS_TYPES] = {
+    [XLB_XDS_LDS] = "type.googleapis.com/envoy.config.listener.v3.Listener",
+    [XLB_XDS_RDS] = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+    [XLB_XDS_CDS] = "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+    [XLB_XDS_EDS] = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+};
+
+const char *const xlb_xds_type_name[XLB_XDS_TYPES] = {
+    [XLB_XDS_LDS] = "listener",
+    [XLB_XDS_RDS] = "route_configuration",
+    [XLB_XDS_CDS] = "cluster",
+    [XLB_XDS_EDS] = "cluster_load_assignment",
+};
+
+int xlb_xds_type_by_url(const char *type_url)
+{
+    for (int t = 0; t < XLB_XDS_TYPES; t++)
+        if (strcmp(type_url, xlb_xds_type_url[t]) == 0)
+            return t;
+    return -1;
+}
+
+void xlb_xds_cache_init(struct xlb_xds_cache *cache)
+{
+    memset(cache, 0, sizeof(*cache));
+}
+
+static void free_value(struct xlb_xds_resource *res)
+{
+    if (!res->has_value)
+        return;
+    switch (res->type) {
+    case XLB_XDS_LDS:
+        xlb_listener_config_free(&res->value.listener);
+        break;
+    case XLB_XDS_RDS:
+        xlb_route_config_free(&res->value.route);
+        break;
+    case XLB_XDS_CDS:
+        xlb_cluster_config_free(&res->value.cluster);
+        break;
+    default:
+        xlb_endpoint_config_free(&res->value.endpoints);
+        break;
+    }
+    if (res->message != NULL)
+        protobuf_c_message_free_unpacked(res->message, NULL);
+    res->message = NULL;
+    res->has_value = false;
+}
+
+void xlb_xds_cache_free(struct xlb_xds_cache *cache)
+{
+    for (int t = 0; t < XLB_XDS_TYPES; t++) {
+        while (cache->list[t] != NULL) {
+            struct xlb_xds_resource *res = cache->list[t];
+            cache->list[t] = res->next;
+            free_value(res);
+            free(res->name);
+            free(res->version);
+            free(res->error);
+            free(res);
+        }
+    }
+}
+
+struct xlb_xds_resource *xlb_xds_cache_find(const struct xlb_xds_cache *cache,
+                                            enum xlb_xds_type type, const char *name)
+{
+    for (struct xlb_xds_resource *res = cache->list[type]; res != NULL; res = res->next)
+        if (strcmp(res->name, name) == 0)
+            return res;
+    return NULL;
+}
+
+struct xlb_xds_resource *xlb_xds_cache_get(struct xlb_xds_cache *cache, enum xlb_xds_type type,
+                                           const char *name)
+{
+    struct xlb_xds_resource *res = xlb_xds_cache_find(cache, type, name);
+    if (res != NULL)
+        return res;
+    res = calloc(1, sizeof(*res));
+    if (res == NULL || (res->name = strdup(name)) == NULL) {
+        free(res);
+        return NULL;
+    }
+    res->type = type;
+    res->state = XLB_RES_REQUESTED;
+    res->next = cache->list[type];
+    cache->list[type] = res;
+    cache->changes++;
+    return res;
+}
+
+static int validate(enum xlb_xds_type type, const ProtobufCMessage *msg, void *value,
+                    struct xlb_errors *errs)
+{
+    switch (type) {
+    case XLB_XDS_LDS:
+        return xlb_validate_listener((const Envoy__Config__Listener__V3__Listener *)msg, value,
+                                     errs);
+    case XLB_XDS_RDS:
+        return xlb_validate_route_config(
+            (const Envoy__Config__Route__V3__RouteConfiguration *)msg, value, errs);
+    case XLB_XDS_CDS:
+        return xlb_validate_cluster((const Envoy__Config__Cluster__V3__Cluster *)msg, value, errs);
+    default:
+        return xlb_validate_endpoints(
+            (const Envoy__Config__Endpoint__V3__ClusterLoadAssignment *)msg, value, errs);
+    }
+}
+
+/* Join the lines a validation added into one reason string. */
+static char *join_errors(const struct xlb_errors *errs, unsigned from)
+{
+    size_t len = 1;
+    for (unsigned i = from; i < errs->n; i++)
+        len += strlen(errs->lines[i]) + 2;
+    char *text = malloc(len);
+    if (text == NULL)
+        return NULL;
+    text[0] = '\0';
+    for (unsigned i = from; i < errs->n; i++) {
+        if (i > from)
+            strcat(text, "; ");
+        strcat(text, errs->lines[i]);
+    }
+    return text;
+}
+
+int xlb_xds_cache_update(struct xlb_xds_cache *cache, struct xlb_xds_resource *res,
+                         ProtobufCMessage *msg, const char *version, bool is_static,
+                         struct xlb_errors *errs)
+{
+    __typeof__(res->value) fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    unsigned before = errs->n;
+    res->changes++;
+    cache->changes++;
+    if (validate(res->type, msg, &fresh, errs) != 0) {
+        free(res->error);
+        res->error = join_errors(errs, before);
+        res->state = XLB_RES_NACKED;
+        protobuf_c_message_free_unpacked(msg, NULL);
+        return -1;
+    }
+    free_value(res);
+    res->value = fresh;
+    res->message = msg;
+    res->has_value = true;
+    res->state = is_static ? XLB_RES_STATIC : XLB_RES_ACKED;
+    free(res->error);
+    res->error = NULL;
+    free(res->version);
+    res->version = version ? strdup(version) : NULL;
+    return 0;
+}
+
+void xlb_xds_cache_does_not_exist(struct xlb_xds_cache *cache, struct xlb_xds_resource *res)
+{
+    if (res->state == XLB_RES_STATIC)
+        return;
+    free_value(res);
+    res->state = XLB_RES_DOES_NOT_EXIST;
+    res->changes++;
+    cache->changes++;
+}
