@@ -428,7 +428,7 @@ static void read_metrics(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb
     if (xlb_host_port_parse(listen, strlen(listen), &out->metrics_listen) != 0 ||
         !is_loopback(&out->metrics_listen.addr)) {
         xlb_errors_add(errs, "xlb.metrics_listen",
-                       "\"%s\" is not a loopback ADDRESS:PORT (127.0.0.1:9100 or [::1]:9100)",
+                       "\"%s\" is not a loopback ADDRESS:PORT (127.0.0.1:9109 or [::1]:9109)",
                        listen);
         return;
     }

@@ -100,6 +100,15 @@ static bool path_in_use(const struct sockaddr_un *addr)
     return live;
 }
 
+bool xlb_control_socket_in_use(const char *path)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(addr.sun_path))
+        return false;
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+    return path_in_use(&addr);
+}
+
 /* A listening Unix socket with mode 0600 from the start: no window in which others connect. */
 static int listen_owner_only(const struct sockaddr_un *addr)
 {

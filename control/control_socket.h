@@ -6,6 +6,8 @@
 #ifndef XLB_CONTROL_SOCKET_H
 #define XLB_CONTROL_SOCKET_H
 
+#include <stdbool.h>
+
 #include <cjson/cJSON.h>
 
 #include "event_loop.h"
@@ -18,6 +20,9 @@
 typedef cJSON *(*xlb_request_handler)(const cJSON *request, void *arg);
 
 struct xlb_control_socket;
+
+/* True when a live process accepts connections on path (another xlbd, most likely). */
+bool xlb_control_socket_in_use(const char *path);
 
 /* Listen on path; NULL (logged) if it cannot, e.g. another xlbd is serving it. */
 struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const char *path,

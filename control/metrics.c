@@ -163,7 +163,7 @@ void xlb_metrics_render(const struct xlb_control_plane *cp, struct xlb_text *t)
     port_families(cp, t);
     vip_family(cp, t);
     unsigned dropped = neighbour_family(cp, t, cp->bootstrap.metrics_max_series);
-    family(t, "xlb_metrics_series_dropped_total", "gauge",
+    family(t, "xlb_metrics_series_dropped", "gauge",
            "Per-entity series left out of this exposition by metrics_max_series.");
-    xlb_text_printf(t, "xlb_metrics_series_dropped_total %u\n", dropped);
+    xlb_text_printf(t, "xlb_metrics_series_dropped %u\n", dropped);
 }

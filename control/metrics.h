@@ -3,7 +3,7 @@
  * and the optional loopback HTTP listener. Names carry the xlb_ prefix, counters end in
  * _total, and labels name the worker, port, reason, VIP or neighbour. Families with one series
  * per entity (neighbours now, endpoints later) stop at metrics_max_series series; what they
- * leave out is counted in xlb_metrics_series_dropped_total.
+ * leave out is counted in xlb_metrics_series_dropped.
  */
 #ifndef XLB_METRICS_H
 #define XLB_METRICS_H

@@ -43,6 +43,18 @@ static bool same_port_names(const struct xlb_bootstrap *a, const struct xlb_boot
     return true;
 }
 
+static bool same_json(const cJSON *a, const cJSON *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && cJSON_Compare(a, b, true));
+}
+
+static bool same_node(const struct xlb_node_config *a, const struct xlb_node_config *b)
+{
+    return same_string(a->id, b->id) && same_string(a->cluster, b->cluster) &&
+           same_string(a->region, b->region) && same_string(a->zone, b->zone) &&
+           same_string(a->sub_zone, b->sub_zone) && same_json(a->metadata, b->metadata);
+}
+
 static bool same_xds(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
 {
     if (a->n_xds_servers != b->n_xds_servers)
@@ -52,10 +64,11 @@ static bool same_xds(const struct xlb_bootstrap *a, const struct xlb_bootstrap *
         if (!same_string(x->server_uri, y->server_uri) || x->creds != y->creds ||
             !same_string(x->ca_certificate_file, y->ca_certificate_file) ||
             !same_string(x->certificate_file, y->certificate_file) ||
-            !same_string(x->private_key_file, y->private_key_file))
+            !same_string(x->private_key_file, y->private_key_file) ||
+            x->ignore_resource_deletion != y->ignore_resource_deletion)
             return false;
     }
-    return same_string(a->node.id, b->node.id) && same_string(a->node.cluster, b->node.cluster);
+    return same_node(&a->node, &b->node);
 }
 
 static bool same_metrics_listener(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
@@ -88,23 +101,70 @@ static void list_restart_only(const struct xlb_bootstrap *running,
             cJSON_AddItemToArray(out, cJSON_CreateString(checks[i].name));
 }
 
-/* Move the live-changeable parts of fresh into running; fresh keeps the old ones to free. */
+static bool same_vips(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
+{
+    if (a->n_vips != b->n_vips)
+        return false;
+    for (unsigned v = 0; v < a->n_vips; v++) {
+        const struct xlb_vip_config *x = &a->vips[v], *y = &b->vips[v];
+        if (!xlb_addr_equal(&x->address, &y->address) || x->port != y->port ||
+            !same_string(x->target, y->target) || !same_string(x->cluster, y->cluster))
+            return false;
+    }
+    return true;
+}
+
+static bool same_snat(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
+{
+    if (a->n_snat != b->n_snat)
+        return false;
+    for (unsigned s = 0; s < a->n_snat; s++)
+        if (!xlb_addr_equal(&a->snat[s], &b->snat[s]))
+            return false;
+    return true;
+}
+
+static bool same_port_addressing(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
+{
+    for (unsigned p = 0; p < a->n_ports; p++) {
+        const struct xlb_port_config *x = &a->ports[p], *y = &b->ports[p];
+        if (x->n_addresses != y->n_addresses || x->n_gateways != y->n_gateways ||
+            memcmp(x->addresses, y->addresses, x->n_addresses * sizeof(x->addresses[0])) != 0 ||
+            memcmp(x->gateways, y->gateways, x->n_gateways * sizeof(x->gateways[0])) != 0)
+            return false;
+    }
+    return true;
+}
+
+static void note(cJSON *list, const char *what)
+{
+    cJSON_AddItemToArray(list, cJSON_CreateString(what));
+}
+
+/* Move the live-changeable parts of fresh into running and name the ones that changed; fresh
+ * keeps the old ones, to be freed. */
 static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap *fresh,
                              cJSON *applied)
 {
     struct xlb_bootstrap *running = &cp->bootstrap;
+    if (!same_vips(running, fresh))
+        note(applied, "xlb.vips");
+    if (!same_snat(running, fresh))
+        note(applied, "xlb.snat");
+    if (!same_json(running->static_resources, fresh->static_resources))
+        note(applied, "xlb.static_resources");
+    if (running->metrics_max_series != fresh->metrics_max_series)
+        note(applied, "xlb.metrics_max_series");
     SWAP(running->n_vips, fresh->n_vips);
     SWAP(running->vips, fresh->vips);
     SWAP(running->n_snat, fresh->n_snat);
     SWAP(running->snat, fresh->snat);
     SWAP(running->static_resources, fresh->static_resources);
     running->metrics_max_series = fresh->metrics_max_series;
-    cJSON_AddItemToArray(applied, cJSON_CreateString("xlb.vips"));
-    cJSON_AddItemToArray(applied, cJSON_CreateString("xlb.snat"));
-    cJSON_AddItemToArray(applied, cJSON_CreateString("xlb.static_resources"));
-    cJSON_AddItemToArray(applied, cJSON_CreateString("xlb.metrics_max_series"));
-    if (!same_port_names(running, fresh))
-        return; /* addresses of ports that no longer match are not applied */
+    /* Addresses of ports that no longer match by name and count are not applied. */
+    if (!same_port_names(running, fresh) || same_port_addressing(running, fresh))
+        return;
+    note(applied, "xlb.ports[].addresses and gateway");
     for (unsigned p = 0; p < running->n_ports; p++) {
         struct xlb_port_config *port = &running->ports[p];
         SWAP(*port, fresh->ports[p]);
@@ -112,7 +172,6 @@ static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap 
         memcpy(cp->ports[p].prefixes, port->addresses,
                port->n_addresses * sizeof(port->addresses[0]));
     }
-    cJSON_AddItemToArray(applied, cJSON_CreateString("xlb.ports[].addresses and gateway"));
 }
 
 static void record(struct xlb_control_plane *cp, cJSON *report, bool ok)

@@ -6,6 +6,16 @@
 XLB_LOG_COMPONENTS(XLB_LOGTYPE_REGISTER)
 #undef XLB_LOGTYPE_REGISTER
 
+const char *xlb_log_component_name(int logtype)
+{
+#define XLB_LOGTYPE_NAME(id, name)                                                                 \
+    if (logtype == xlb_logtype_##id)                                                               \
+        return RTE_STR(name);
+    XLB_LOG_COMPONENTS(XLB_LOGTYPE_NAME)
+#undef XLB_LOGTYPE_NAME
+    return "xlb";
+}
+
 int xlb_log_type_by_component(const char *component)
 {
 #define XLB_LOGTYPE_MATCH(id, name)                                                                \

@@ -227,11 +227,18 @@ static void render_help(const cJSON *r, FILE *out)
                 cell(r, "summary", b[1], 32));
         return;
     }
-    fprintf(out, "commands:\n");
+    int width = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, r) {
+        char b[64];
+        int len = (int)strlen(cell(c, "usage", b, sizeof(b)));
+        width = len > width ? len : width;
+    }
+    fprintf(out, "commands:\n");
+    cJSON_ArrayForEach(c, r) {
         char b[2][64];
-        fprintf(out, "  %-24s %s\n", cell(c, "usage", b[0], 64), cell(c, "summary", b[1], 64));
+        fprintf(out, "  %-*s  %s\n", width, cell(c, "usage", b[0], 64),
+                cell(c, "summary", b[1], 64));
     }
 }
 

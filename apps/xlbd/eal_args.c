@@ -25,6 +25,11 @@ static char *lcores_argument(unsigned workers)
                 cpus[n_cpus++] = cpu;
     if (n_cpus == 0)
         cpus[n_cpus++] = 0;
+    if (workers + 1 > (unsigned)n_cpus)
+        fprintf(stderr,
+                "xlbd: %u lcores (main + %u workers) on %d CPUs: lcores share CPUs; give -l or "
+                "--lcores in xlb.eal to place them yourself\n",
+                workers + 1, workers, n_cpus);
 
     size_t cap = 16 + (size_t)(workers + 1) * 16;
     char *arg = malloc(cap);

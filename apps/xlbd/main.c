@@ -231,6 +231,13 @@ int main(int argc, char **argv)
         xlb_bootstrap_free(&d.bootstrap);
         return 0;
     }
+    /* Before EAL touches the ports: a second xlbd must not grab a running one's devices. */
+    if (xlb_control_socket_in_use(d.bootstrap.control_socket)) {
+        fprintf(stderr, "xlbd: %s is served by another process (another xlbd?)\n",
+                d.bootstrap.control_socket);
+        xlb_bootstrap_free(&d.bootstrap);
+        return 1;
+    }
     block_signals();
     if (start_eal(&opts, &d.bootstrap) != 0) {
         xlb_bootstrap_free(&d.bootstrap);

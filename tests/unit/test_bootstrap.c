@@ -301,11 +301,11 @@ static void metrics_settings_are_checked(void **state)
     xlb_bootstrap_free(&b);
     expect_errors(DOC(", \"metrics_listen\": \"198.18.0.10:9100\""),
                   "xlb.metrics_listen: \"198.18.0.10:9100\" is not a loopback ADDRESS:PORT "
-                  "(127.0.0.1:9100 or [::1]:9100)",
+                  "(127.0.0.1:9109 or [::1]:9109)",
                   NULL);
     expect_errors(DOC(", \"metrics_listen\": \"127.0.0.1\""),
                   "xlb.metrics_listen: \"127.0.0.1\" is not a loopback ADDRESS:PORT "
-                  "(127.0.0.1:9100 or [::1]:9100)",
+                  "(127.0.0.1:9109 or [::1]:9109)",
                   NULL);
     expect_errors(DOC(", \"metrics_max_series\": 5"),
                   "xlb.metrics_max_series: must be 100..1000000", NULL);

@@ -26,7 +26,7 @@ xlb_ctl() {
 # The bootstrap (default: the demo's) with this run's socket and DPDK file prefix.
 xlb_write_config() {
     local source=${1:-$XLB_SOURCE/tools/demo/bootstrap.json}
-    sed -e "s#@SOCKET@#$RUN_DIR/xlbd.sock#" \
+    sed -e "s#\"/run/xlb/demo.sock\"#\"$RUN_DIR/xlbd.sock\"#" \
         -e "s#\"--no-pci\"#\"--no-pci\", \"--file-prefix=$RUN_PREFIX\"#" \
         "$source" >"$RUN_DIR/bootstrap.json"
 }
