@@ -96,16 +96,18 @@ static cJSON *port_status(struct xlb_control_plane *cp, unsigned p)
     return port;
 }
 
-static cJSON *vip_status(const struct xlb_vip_config *vip)
+static cJSON *vip_status(const struct xlb_control_plane *cp, unsigned v)
 {
+    const struct xlb_vip_config *vip = &cp->bootstrap.vips[v];
     cJSON *obj = cJSON_CreateObject();
     add_addr(obj, "address", &vip->address);
     cJSON_AddNumberToObject(obj, "port", vip->port);
     cJSON_AddStringToObject(obj, "mode", vip->target ? "l7" : "l4");
     cJSON_AddStringToObject(obj, vip->target ? "target" : "cluster",
                             vip->target ? vip->target : vip->cluster);
-    /* No configuration source feeds VIPs yet: they answer ARP and ping, and refuse traffic. */
-    cJSON_AddStringToObject(obj, "state", "warming");
+    cJSON *state = xlb_xds_plane_vip_status(&cp->xds, v);
+    cJSON_AddItemToObject(obj, "config", state);
+    cJSON_AddStringToObject(obj, "state", xlb_xds_plane_vip_state(&cp->xds, v));
     return obj;
 }
 
@@ -123,7 +125,7 @@ static cJSON *cmd_status(struct xlb_control_plane *cp, const cJSON *args, char *
         cJSON_AddItemToArray(ports, port_status(cp, p));
     cJSON *vips = cJSON_AddArrayToObject(result, "vips");
     for (unsigned v = 0; v < cp->bootstrap.n_vips; v++)
-        cJSON_AddItemToArray(vips, vip_status(&cp->bootstrap.vips[v]));
+        cJSON_AddItemToArray(vips, vip_status(cp, v));
     cJSON *reload = cJSON_AddObjectToObject(result, "reload");
     add_u64(reload, "applied", cp->reload.applied);
     add_u64(reload, "rejected", cp->reload.rejected);
@@ -270,6 +272,17 @@ static cJSON *cmd_log(struct xlb_control_plane *cp, const cJSON *args, char *err
     return log_levels();
 }
 
+static cJSON *cmd_xds(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
+{
+    return xlb_xds_plane_status(&cp->xds);
+}
+
+static cJSON *cmd_config_dump(struct xlb_control_plane *cp, const cJSON *args, char *error,
+                              size_t len)
+{
+    return xlb_xds_plane_config_dump(&cp->xds);
+}
+
 static cJSON *command_help(const struct command *c)
 {
     cJSON *obj = cJSON_CreateObject();
@@ -310,6 +323,11 @@ static const struct command commands[] = {
      cmd_counters},
     {"neighbours", "neighbours", "gateways and neighbours: resolution state and MAC",
      cmd_neighbours},
+    {"xds", "xds", "xDS server, stream state, backoff, ACK/NACK per type, NACK history",
+     cmd_xds},
+    {"config_dump", "config dump",
+     "every xDS resource: type, name, state, version, error, and the resource as proto3 JSON",
+     cmd_config_dump},
     {"metrics", "metrics", "all counters and state in Prometheus text format", cmd_metrics},
     {"log", "log [level COMPONENT LEVEL]",
      "log levels per component, or set one (COMPONENT \"all\" sets every xlb component)", cmd_log},

@@ -109,6 +109,24 @@ int xlb_control_plane_want_gateways(struct xlb_control_plane *cp)
     return 0;
 }
 
+static void on_xds_change(void *arg)
+{
+    struct xlb_control_plane *cp = arg;
+    pthread_mutex_lock(&cp->lock);
+    xlb_xds_plane_update(&cp->xds);
+    pthread_mutex_unlock(&cp->lock);
+}
+
+static int start_xds(struct xlb_control_plane *cp)
+{
+    struct xlb_errors errs = {0};
+    int rc = xlb_xds_plane_init(&cp->xds, cp->loop, &cp->bootstrap, on_xds_change, cp, &errs);
+    for (unsigned i = 0; i < errs.n; i++)
+        XLB_LOG(ERR, CONTROL, "%s", errs.lines[i]);
+    xlb_errors_free(&errs);
+    return rc;
+}
+
 static int start_services(struct xlb_control_plane *cp)
 {
     cp->loop = xlb_loop_create();
@@ -122,7 +140,7 @@ static int start_services(struct xlb_control_plane *cp)
     }
     cp->socket =
         xlb_control_socket_open(cp->loop, cp->bootstrap.control_socket, xlb_commands_execute, cp);
-    if (cp->socket == NULL)
+    if (cp->socket == NULL || start_xds(cp) != 0)
         return -1;
     if (cp->bootstrap.metrics_enabled) {
         cp->metrics_http = xlb_metrics_http_open(cp, &cp->bootstrap.metrics_listen);
@@ -175,6 +193,7 @@ void xlb_control_plane_destroy(struct xlb_control_plane *cp)
     xlb_telemetry_unregister(cp);
     xlb_metrics_http_close(cp->metrics_http);
     xlb_control_socket_close(cp->socket);
+    xlb_xds_plane_free(&cp->xds);
     if (cp->signal_fd >= 0)
         close(cp->signal_fd);
     xlb_loop_destroy(cp->loop);

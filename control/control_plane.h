@@ -18,6 +18,7 @@
 #include "control_socket.h"
 #include "event_loop.h"
 #include "neighbour_table.h"
+#include "xds_plane.h"
 #include "xlb_shared.h"
 
 struct xlb_metrics_http;
@@ -46,6 +47,7 @@ struct xlb_control_plane {
     bool republish;      /* an input of the snapshot changed */
     uint64_t started_ms;
     struct xlb_reload_report reload;
+    struct xlb_xds_plane xds;
     pthread_mutex_t lock;
 };
 

@@ -118,9 +118,9 @@ static void vip_family(const struct xlb_control_plane *cp, struct xlb_text *t)
         escape(vip->target ? vip->target : vip->cluster, target, sizeof(target));
         xlb_text_printf(t,
                         "xlb_vip_info{vip=\"%s\",port=\"%u\",mode=\"%s\",target=\"%s\","
-                        "state=\"warming\"} 1\n",
+                        "state=\"%s\"} 1\n",
                         xlb_addr_format(&vip->address, addr, sizeof(addr)), vip->port,
-                        vip->target ? "l7" : "l4", target);
+                        vip->target ? "l7" : "l4", target, xlb_xds_plane_vip_state(&cp->xds, v));
     }
 }
 

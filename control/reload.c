@@ -193,6 +193,8 @@ void xlb_control_plane_reload(struct xlb_control_plane *cp)
     cJSON *report = cJSON_CreateObject();
     int rc = xlb_bootstrap_load(cp->config_path, &fresh, &errs);
 
+    if (rc == 0)
+        rc = xlb_xds_plane_check(&fresh, &errs); /* static resources, validated as xDS would */
     pthread_mutex_lock(&cp->lock);
     if (rc != 0) {
         cJSON *errors = cJSON_AddArrayToObject(report, "errors");
@@ -206,6 +208,7 @@ void xlb_control_plane_reload(struct xlb_control_plane *cp)
         cJSON *applied = cJSON_AddArrayToObject(report, "applied");
         list_restart_only(&cp->bootstrap, &fresh, restart);
         apply_live_parts(cp, &fresh, applied);
+        xlb_xds_plane_reload(&cp->xds, &cp->bootstrap, &errs);
         xlb_control_plane_want_gateways(cp);
         cp->republish = true;
         xlb_control_plane_publish(cp); /* on failure the report tick retries */

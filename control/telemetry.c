@@ -202,7 +202,7 @@ static int cmd_vips(const char *cmd, const char *params, struct rte_tel_data *d)
         rte_tel_data_add_dict_string(c, "mode", vip->target ? "l7" : "l4");
         rte_tel_data_add_dict_string(c, vip->target ? "target" : "cluster",
                                      vip->target ? vip->target : vip->cluster);
-        rte_tel_data_add_dict_string(c, "state", "warming");
+        rte_tel_data_add_dict_string(c, "state", xlb_xds_plane_vip_state(&cp->xds, v));
         snprintf(name, sizeof(name), "vip_%u", v);
         rte_tel_data_add_dict_container(d, name, c, 0);
     }

@@ -20,6 +20,8 @@ static void usage(FILE *out)
             "  status         version, uptime, snapshot generation, workers, ports, VIPs\n"
             "  counters       packet counters per worker and in total, drops by reason\n"
             "  neighbours     gateways and neighbours: resolution state and MAC\n"
+            "  xds            xDS server, stream state, ACK/NACK per type, NACK history\n"
+            "  config dump    every xDS resource with its state, as proto3 JSON with --json\n"
             "  metrics        all counters and state in Prometheus text format\n"
             "  log [level COMPONENT LEVEL]\n"
             "                 log levels per component, or set one (\"all\": every component)\n"
@@ -35,6 +37,8 @@ static cJSON *build_request(const char *command, int argc, char **argv)
     if (strcmp(command, "help") == 0 && argc == 1) {
         cJSON *args = cJSON_AddObjectToObject(request, "args");
         cJSON_AddStringToObject(args, "command", argv[0]);
+    } else if (strcmp(command, "config") == 0 && argc == 1 && strcmp(argv[0], "dump") == 0) {
+        cJSON_ReplaceItemInObject(request, "command", cJSON_CreateString("config_dump"));
     } else if (strcmp(command, "log") == 0 && argc == 3 && strcmp(argv[0], "level") == 0) {
         cJSON *args = cJSON_AddObjectToObject(request, "args");
         cJSON_AddStringToObject(args, "component", argv[1]);
@@ -81,8 +85,9 @@ int main(int argc, char **argv)
     }
     if (socket_path == NULL || socket_path[0] == '\0')
         socket_path = XLBCTL_DEFAULT_SOCKET;
-    const char *command = argv[optind];
-    cJSON *request = build_request(command, argc - optind - 1, argv + optind + 1);
+    const char *command =
+        strcmp(argv[optind], "config") == 0 ? "config_dump" : argv[optind]; /* for rendering */
+    cJSON *request = build_request(argv[optind], argc - optind - 1, argv + optind + 1);
     if (request == NULL)
         return 2;
 

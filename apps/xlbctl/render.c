@@ -219,6 +219,44 @@ static void render_log(const cJSON *r, FILE *out)
     xlbctl_table_print(t, out);
 }
 
+static void render_config_dump(const cJSON *r, FILE *out)
+{
+    static const char *const headers[] = {"TYPE", "NAME", "STATE", "VERSION", "ERROR"};
+    struct xlbctl_table *t = xlbctl_table_new(5, headers);
+    const cJSON *res;
+    cJSON_ArrayForEach(res, r) {
+        char b[5][32];
+        const char *row[] = {cell(res, "type", b[0], 32), cell(res, "name", b[1], 32),
+                             cell(res, "state", b[2], 32), cell(res, "version", b[3], 32),
+                             cell(res, "error", b[4], 32)};
+        xlbctl_table_row(t, row);
+    }
+    xlbctl_table_print(t, out);
+    fprintf(out, "(xlbctl --json config dump prints every resource in full)\n");
+}
+
+static void render_xds(const cJSON *r, FILE *out)
+{
+    char b[4][32];
+    fprintf(out, "server %s: %s\n", cell(r, "server", b[0], 32), cell(r, "stream", b[1], 32));
+    const cJSON *error = cJSON_GetObjectItemCaseSensitive(r, "last_error");
+    if (cJSON_IsString(error))
+        fprintf(out, "last error: %s\n", error->valuestring);
+    const cJSON *note = cJSON_GetObjectItemCaseSensitive(r, "note");
+    if (cJSON_IsString(note))
+        fprintf(out, "%s\n", note->valuestring);
+    static const char *const headers[] = {"TYPE", "SUBSCRIBED", "VERSION", "LAST NACK"};
+    struct xlbctl_table *t = xlbctl_table_new(4, headers);
+    const cJSON *type;
+    cJSON_ArrayForEach(type, cJSON_GetObjectItemCaseSensitive(r, "types")) {
+        const char *row[] = {type->string, cell(type, "subscribed", b[0], 32),
+                             cell(type, "version", b[1], 32),
+                             cell(type, "last_nack_error", b[2], 32)};
+        xlbctl_table_row(t, row);
+    }
+    xlbctl_table_print(t, out);
+}
+
 static void render_help(const cJSON *r, FILE *out)
 {
     if (cJSON_IsObject(r)) {
@@ -248,8 +286,10 @@ void xlbctl_render(const char *command, const cJSON *result, FILE *out)
         const char *name;
         void (*render)(const cJSON *, FILE *);
     } renderers[] = {
-        {"status", render_status}, {"counters", render_counters}, {"neighbours", render_neighbours},
-        {"help", render_help},     {"metrics", render_metrics},   {"log", render_log},
+        {"status", render_status},   {"counters", render_counters},
+        {"neighbours", render_neighbours}, {"help", render_help},
+        {"metrics", render_metrics}, {"log", render_log},
+        {"config_dump", render_config_dump}, {"xds", render_xds},
     };
     for (size_t i = 0; i < sizeof(renderers) / sizeof(renderers[0]); i++)
         if (strcmp(renderers[i].name, command) == 0) {

@@ -20,6 +20,7 @@
 #include "eal_args.h"
 #include "port.h"
 #include "worker.h"
+#include "xds_plane.h"
 #include "xlb_log.h"
 #include "xlb_shared.h"
 
@@ -82,6 +83,9 @@ static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bo
 {
     struct xlb_errors errs = {0};
     int rc = xlb_bootstrap_load(opts->config, bootstrap, &errs);
+    /* Static resources go through the very validation xDS resources get. */
+    if (rc == 0)
+        rc = xlb_xds_plane_check(bootstrap, &errs);
     for (unsigned i = 0; i < errs.n; i++)
         fprintf(stderr, "%s\n", errs.lines[i]);
     if (errs.dropped)

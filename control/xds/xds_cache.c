@@ -54,17 +54,39 @@ static void free_value(struct xlb_xds_resource *res)
     res->has_value = false;
 }
 
+static void free_resource(struct xlb_xds_resource *res)
+{
+    free_value(res);
+    free(res->name);
+    free(res->version);
+    free(res->error);
+    free(res);
+}
+
 void xlb_xds_cache_free(struct xlb_xds_cache *cache)
 {
     for (int t = 0; t < XLB_XDS_TYPES; t++) {
         while (cache->list[t] != NULL) {
             struct xlb_xds_resource *res = cache->list[t];
             cache->list[t] = res->next;
-            free_value(res);
-            free(res->name);
-            free(res->version);
-            free(res->error);
-            free(res);
+            free_resource(res);
+        }
+    }
+}
+
+void xlb_xds_cache_drop_static(struct xlb_xds_cache *cache)
+{
+    for (int t = 0; t < XLB_XDS_TYPES; t++) {
+        struct xlb_xds_resource **link = &cache->list[t];
+        while (*link != NULL) {
+            struct xlb_xds_resource *res = *link;
+            if (res->state != XLB_RES_STATIC) {
+                link = &res->next;
+                continue;
+            }
+            *link = res->next;
+            free_resource(res);
+            cache->changes++;
         }
     }
 }

@@ -83,6 +83,9 @@ int xlb_xds_cache_update(struct xlb_xds_cache *cache, struct xlb_xds_resource *r
                          ProtobufCMessage *msg, const char *version, bool is_static,
                          struct xlb_errors *errs);
 
+/* Remove every STATIC resource (SIGHUP reloads static_resources anew). */
+void xlb_xds_cache_drop_static(struct xlb_xds_cache *cache);
+
 /* The server says it does not exist (absent from a SotW LDS/CDS answer, or the A57 timer). */
 void xlb_xds_cache_does_not_exist(struct xlb_xds_cache *cache, struct xlb_xds_resource *res);
 

@@ -1,0 +1,315 @@
+/*
+ * The ADS client's lifecycle: connection attempts to the configured servers, the ADS call on
+ * each, reconnection with gRPC's backoff, A71's fallback and return, and the subscriptions.
+ * Finished attempts are freed from a 0 ms timeout, never inside their channel's callbacks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ads_internal.h"
+#include "xlb_log.h"
+
+static void start_attempt(struct xlb_ads_client *c, unsigned server, bool probe);
+
+/* ---- freeing attempts outside callbacks ---- */
+
+static void reap(void *arg)
+{
+    struct xlb_ads_client *c = arg;
+    c->reap_timer = 0;
+    while (c->dead != NULL) {
+        struct ads_attempt *a = c->dead;
+        c->dead = a->next_dead;
+        xlb_grpc_channel_destroy(a->channel);
+        free(a);
+    }
+}
+
+static void retire(struct xlb_ads_client *c, struct ads_attempt *a)
+{
+    if (a == NULL)
+        return;
+    if (a->stream != NULL)
+        xlb_grpc_stream_cancel(a->stream);
+    a->stream = NULL;
+    if (a == c->current)
+        c->current = NULL;
+    if (a == c->primary_probe)
+        c->primary_probe = NULL;
+    a->next_dead = c->dead;
+    c->dead = a;
+    if (c->reap_timer == 0)
+        c->reap_timer = xlb_loop_add_timeout(c->loop, 0, reap, c);
+}
+
+/* ---- choosing the next server (A71) ---- */
+
+static bool some_watched_uncached(const struct xlb_ads_client *c)
+{
+    for (int t = 0; t < XLB_XDS_TYPES; t++)
+        for (const struct xlb_xds_resource *r = c->cache->list[t]; r != NULL; r = r->next)
+            if (r->watched && !r->has_value && r->state != XLB_RES_DOES_NOT_EXIST)
+                return true;
+    return false;
+}
+
+static void on_retry(void *arg)
+{
+    struct xlb_ads_client *c = arg;
+    c->retry_timer = 0;
+    start_attempt(c, c->server, false);
+}
+
+static void on_probe(void *arg)
+{
+    struct xlb_ads_client *c = arg;
+    c->probe_timer = 0;
+    if (c->server > 0 && c->primary_probe == NULL)
+        start_attempt(c, 0, true);
+}
+
+/* The current attempt failed: fall back while resources are missing, else retry with backoff
+ * from the highest-priority server. */
+static void current_failed(struct xlb_ads_client *c, const char *reason)
+{
+    free(c->last_error);
+    c->last_error = strdup(reason);
+    XLB_LOG(WARNING, CONTROL, "xds: %s: %s", c->config.servers[c->server].uri, reason);
+    retire(c, c->current);
+    ads_cancel_all_timers(c);
+    bool fall_back = some_watched_uncached(c) && c->server + 1 < c->config.n_servers;
+    uint64_t delay = xlb_grpc_backoff_next(&c->backoff);
+    if (fall_back) {
+        c->server++;
+        delay = 0; /* A71: the next server is tried right away */
+    } else {
+        c->server = 0;
+    }
+    c->next_retry_ms = xlb_now_ms() + delay;
+    c->retry_timer = xlb_loop_add_timeout(c->loop, delay, on_retry, c);
+}
+
+static void probe_failed(struct xlb_ads_client *c)
+{
+    retire(c, c->primary_probe);
+    if (c->server > 0 && c->probe_timer == 0)
+        c->probe_timer =
+            xlb_loop_add_timeout(c->loop, xlb_grpc_backoff_next(&c->backoff), on_probe, c);
+}
+
+/* The higher-priority server answered: it becomes current, the fallback stream ends. */
+static void promote_probe(struct xlb_ads_client *c, struct ads_attempt *a)
+{
+    XLB_LOG(NOTICE, CONTROL, "xds: back on %s", c->config.servers[a->server].uri);
+    retire(c, c->current);
+    c->primary_probe = NULL;
+    c->current = a;
+    c->server = a->server;
+    for (int t = 0; t < XLB_XDS_TYPES; t++) {
+        free(c->types[t].nonce);
+        c->types[t].nonce = NULL;
+    }
+}
+
+/* ---- the ADS call ---- */
+
+static void on_message(struct xlb_grpc_stream *s, const uint8_t *msg, size_t len, void *arg)
+{
+    struct ads_attempt *a = arg;
+    struct xlb_ads_client *c = a->client;
+    if (a == c->primary_probe)
+        promote_probe(c, a);
+    if (a != c->current)
+        return;
+    if (!a->got_response) {
+        a->got_response = true;
+        xlb_grpc_backoff_reset(&c->backoff);
+        free(c->last_error);
+        c->last_error = NULL;
+    }
+    ads_handle_response(c, a, msg, len);
+}
+
+static void on_call_closed(struct xlb_grpc_stream *s, int status, const char *message, void *arg)
+{
+    struct ads_attempt *a = arg;
+    struct xlb_ads_client *c = a->client;
+    a->stream = NULL;
+    char reason[512];
+    snprintf(reason, sizeof(reason), "ADS call ended: status %d: %s", status, message);
+    if (a == c->current)
+        current_failed(c, reason);
+    else if (a == c->primary_probe)
+        probe_failed(c);
+}
+
+/* Subscribe to everything watched, on a fresh stream. */
+static void send_all(struct xlb_ads_client *c, struct ads_attempt *a)
+{
+    for (int t = 0; t < XLB_XDS_TYPES; t++) {
+        if (a == c->current)
+            ads_take_subscription(c, t);
+        if (c->types[t].n_names == 0)
+            continue;
+        if (ads_send_request(c, a, t, NULL) == 0 && a == c->current)
+            ads_start_timers(c, t, true);
+    }
+}
+
+static void on_ready(struct xlb_grpc_channel *ch, void *arg)
+{
+    struct ads_attempt *a = arg;
+    static const struct xlb_grpc_stream_callbacks cb = {on_message, on_call_closed};
+    a->stream = xlb_grpc_stream_open(ch, ADS_PATH, &cb, a);
+    if (a->stream != NULL)
+        send_all(a->client, a);
+}
+
+static void on_closed(struct xlb_grpc_channel *ch, const char *reason, void *arg)
+{
+    struct ads_attempt *a = arg;
+    struct xlb_ads_client *c = a->client;
+    if (a == c->current)
+        current_failed(c, reason);
+    else if (a == c->primary_probe)
+        probe_failed(c);
+}
+
+static void start_attempt(struct xlb_ads_client *c, unsigned server, bool probe)
+{
+    struct ads_attempt *a = calloc(1, sizeof(*a));
+    if (a == NULL)
+        return;
+    a->client = c;
+    a->server = server;
+    if (probe)
+        c->primary_probe = a;
+    else
+        c->current = a;
+    static const struct xlb_grpc_channel_callbacks cb = {on_ready, on_closed};
+    a->channel = xlb_grpc_channel_connect(c->loop, &c->config.servers[server].target, &cb, a);
+    if (a->channel == NULL) {
+        if (probe)
+            probe_failed(c);
+        else
+            current_failed(c, "cannot create a channel (see the log)");
+        return;
+    }
+    if (!probe && server > 0 && c->probe_timer == 0)
+        c->probe_timer = xlb_loop_add_timeout(c->loop, XLB_BACKOFF_INITIAL_MS, on_probe, c);
+}
+
+/* ---- public ---- */
+
+struct xlb_ads_client *xlb_ads_client_create(struct xlb_loop *loop, struct xlb_xds_cache *cache,
+                                             const struct xlb_ads_config *config,
+                                             xlb_ads_changed_cb changed, void *arg)
+{
+    if (config->n_servers == 0)
+        return NULL;
+    struct xlb_ads_client *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->loop = loop;
+    c->cache = cache;
+    c->config = *config;
+    if (c->config.does_not_exist_ms == 0)
+        c->config.does_not_exist_ms = XLB_ADS_DOES_NOT_EXIST_MS;
+    c->changed = changed;
+    c->arg = arg;
+    xlb_grpc_backoff_init(&c->backoff, config->backoff_seed);
+    start_attempt(c, 0, false);
+    return c;
+}
+
+void xlb_ads_client_update_watches(struct xlb_ads_client *c)
+{
+    struct ads_attempt *a = c->current;
+    for (int t = 0; t < XLB_XDS_TYPES; t++) {
+        if (!ads_subscription_changed(c, t))
+            continue;
+        /* Resources no longer watched stop their does-not-exist timers. */
+        for (struct xlb_xds_resource *r = c->cache->list[t]; r != NULL; r = r->next)
+            if (!r->watched)
+                ads_cancel_timer(c, t, r->name);
+        ads_take_subscription(c, t);
+        if (a != NULL && a->stream != NULL && xlb_grpc_channel_ready(a->channel) &&
+            (c->types[t].n_names > 0 || a->sent[t]) && ads_send_request(c, a, t, NULL) == 0)
+            ads_start_timers(c, t, false);
+        if (c->primary_probe != NULL && c->primary_probe->stream != NULL)
+            ads_send_request(c, c->primary_probe, t, NULL);
+    }
+}
+
+void xlb_ads_client_destroy(struct xlb_ads_client *c)
+{
+    if (c == NULL)
+        return;
+    ads_cancel_all_timers(c);
+    xlb_loop_cancel(c->loop, c->retry_timer);
+    xlb_loop_cancel(c->loop, c->probe_timer);
+    xlb_loop_cancel(c->loop, c->reap_timer);
+    retire(c, c->current);
+    retire(c, c->primary_probe);
+    c->reap_timer = 0;
+    reap(c);
+    for (int t = 0; t < XLB_XDS_TYPES; t++) {
+        ads_free_names(&c->types[t]);
+        free(c->types[t].version);
+        free(c->types[t].nonce);
+        free(c->types[t].last_error);
+    }
+    for (unsigned i = 0; i < XLB_ADS_NACK_HISTORY; i++) {
+        free(c->nacks[i].version);
+        free(c->nacks[i].error);
+    }
+    free(c->last_error);
+    free(c);
+}
+
+static double ago_s(uint64_t ms)
+{
+    return ms ? (double)(xlb_now_ms() - ms) / 1000.0 : -1;
+}
+
+cJSON *xlb_ads_client_status(const struct xlb_ads_client *c)
+{
+    cJSON *s = cJSON_CreateObject();
+    const struct ads_attempt *a = c->current;
+    cJSON_AddStringToObject(s, "server", c->config.servers[c->server].uri);
+    cJSON_AddNumberToObject(s, "server_index", c->server);
+    cJSON_AddStringToObject(s, "stream", a == NULL                      ? "backing off"
+                                         : a->stream == NULL            ? "connecting"
+                                         : a->got_response              ? "established"
+                                                                        : "waiting for a response");
+    if (c->retry_timer != 0)
+        cJSON_AddNumberToObject(s, "retry_in_s",
+                                (double)(c->next_retry_ms - xlb_now_ms()) / 1000.0);
+    if (c->last_error != NULL)
+        cJSON_AddStringToObject(s, "last_error", c->last_error);
+    cJSON_AddBoolToObject(s, "probing_primary", c->primary_probe != NULL);
+    cJSON *types = cJSON_AddObjectToObject(s, "types");
+    for (int t = 0; t < XLB_XDS_TYPES; t++) {
+        const struct ads_type_state *ts = &c->types[t];
+        cJSON *o = cJSON_AddObjectToObject(types, xlb_xds_type_name[t]);
+        cJSON_AddNumberToObject(o, "subscribed", (double)ts->n_names);
+        cJSON_AddStringToObject(o, "version", ts->version ? ts->version : "");
+        cJSON_AddStringToObject(o, "nonce", ts->nonce ? ts->nonce : "");
+        cJSON_AddNumberToObject(o, "last_ack_s_ago", ago_s(ts->last_ack_ms));
+        cJSON_AddNumberToObject(o, "last_nack_s_ago", ago_s(ts->last_nack_ms));
+        if (ts->last_error != NULL)
+            cJSON_AddStringToObject(o, "last_nack_error", ts->last_error);
+    }
+    cJSON *history = cJSON_AddArrayToObject(s, "nack_history");
+    for (unsigned i = 0; i < c->n_nacks; i++) {
+        unsigned at = (c->next_nack + XLB_ADS_NACK_HISTORY - c->n_nacks + i) % XLB_ADS_NACK_HISTORY;
+        const struct ads_nack_record *n = &c->nacks[at];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "s_ago", ago_s(n->at_ms));
+        cJSON_AddStringToObject(o, "type", xlb_xds_type_name[n->type]);
+        cJSON_AddStringToObject(o, "version", n->version ? n->version : "");
+        cJSON_AddStringToObject(o, "error", n->error ? n->error : "");
+        cJSON_AddItemToArray(history, o);
+    }
+    return s;
+}

@@ -1,0 +1,291 @@
+#include "xds_plane.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "google/protobuf/struct.pb-c.h"
+#include "proto_json.h"
+#include "static_resources.h"
+#include "xlb_log.h"
+
+static const char *const client_features[] = {
+    "envoy.lb.does_not_support_overprovisioning",
+    "envoy.lrs.supports_send_all_clusters",
+    "xds.config.resource-in-sotw",
+};
+
+/* The LDS resource an xds: target names: its path, as gRPC's xds resolver takes it. */
+static const char *lds_name(const char *target)
+{
+    const char *rest = target + 4; /* after "xds:" (checked by the bootstrap reader) */
+    if (strncmp(rest, "//", 2) != 0)
+        return rest;
+    return strchr(rest + 2, '/') + 1;
+}
+
+static int build_node(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
+                      struct xlb_errors *errs)
+{
+    Envoy__Config__Core__V3__Node init = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+    Envoy__Config__Core__V3__Locality locality = ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
+    x->node = init;
+    x->locality = locality;
+    x->node.id = b->node.id ? b->node.id : "";
+    x->node.cluster = b->node.cluster ? b->node.cluster : "";
+    x->locality.region = b->node.region ? b->node.region : "";
+    x->locality.zone = b->node.zone ? b->node.zone : "";
+    x->locality.sub_zone = b->node.sub_zone ? b->node.sub_zone : "";
+    x->node.locality = &x->locality;
+    x->node.user_agent_name = "xlb";
+    x->node.user_agent_version_type_case =
+        ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_VERSION;
+    x->node.user_agent_version = XLB_VERSION;
+    for (size_t i = 0; i < 3; i++)
+        x->client_features[i] = (char *)client_features[i];
+    x->node.client_features = x->client_features;
+    x->node.n_client_features = 3;
+    if (b->node.metadata != NULL) {
+        x->metadata = xlb_proto_json_read(&google__protobuf__struct__descriptor, b->node.metadata,
+                                          "node.metadata", errs);
+        if (x->metadata == NULL)
+            return -1;
+        x->node.metadata = (Google__Protobuf__Struct *)x->metadata;
+    }
+    return 0;
+}
+
+static int register_vips(struct xlb_xds_plane *x, const struct xlb_bootstrap *b)
+{
+    x->n_vips = b->n_vips;
+    x->dm_index = calloc(b->n_vips + 1, sizeof(*x->dm_index));
+    x->ever_ready = calloc(b->n_vips + 1, sizeof(*x->ever_ready));
+    x->vip_fingerprint = calloc(b->n_vips + 1, sizeof(*x->vip_fingerprint));
+    if (x->dm_index == NULL || x->ever_ready == NULL || x->vip_fingerprint == NULL)
+        return -1;
+    for (unsigned v = 0; v < b->n_vips; v++) {
+        const struct xlb_vip_config *vip = &b->vips[v];
+        int index = vip->target ? xlb_dm_add_vip(&x->dm, XLB_DM_VIP_L7, lds_name(vip->target))
+                                : xlb_dm_add_vip(&x->dm, XLB_DM_VIP_L4, vip->cluster);
+        if (index < 0)
+            return -1;
+        x->dm_index[v] = (size_t)index;
+    }
+    return 0;
+}
+
+static void on_ads_change(void *arg)
+{
+    struct xlb_xds_plane *x = arg;
+    x->changed(x->changed_arg);
+}
+
+static int start_ads(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
+                     struct xlb_errors *errs)
+{
+    struct xlb_ads_config config = {.node = &x->node, .backoff_seed = xlb_now_ms()};
+    for (unsigned i = 0; i < b->n_xds_servers && i < XLB_ADS_MAX_SERVERS; i++) {
+        const struct xlb_xds_server_config *s = &b->xds_servers[i];
+        struct xlb_ads_server *out = &config.servers[config.n_servers];
+        char error[256];
+        if (xlb_grpc_target_parse(s->server_uri, &out->target, error, sizeof(error)) != 0) {
+            char path[64];
+            snprintf(path, sizeof(path), "xds_servers[%u].server_uri", i);
+            xlb_errors_add(errs, path, "%s", error);
+            return -1;
+        }
+        out->target.tls = s->creds == XLB_CREDS_TLS;
+        out->target.ca_file = s->ca_certificate_file;
+        out->target.cert_file = s->certificate_file;
+        out->target.key_file = s->private_key_file;
+        out->ignore_resource_deletion = s->ignore_resource_deletion;
+        snprintf(out->uri, sizeof(out->uri), "%s", s->server_uri);
+        config.n_servers++;
+    }
+    if (config.n_servers == 0)
+        return 0;
+    x->ads = xlb_ads_client_create(x->loop, &x->cache, &config, on_ads_change, x);
+    if (x->ads == NULL) {
+        xlb_errors_add(errs, "xds_servers", "cannot start the ADS client");
+        return -1;
+    }
+    return 0;
+}
+
+int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
+                       const struct xlb_bootstrap *b, void (*changed)(void *arg), void *arg,
+                       struct xlb_errors *errs)
+{
+    memset(x, 0, sizeof(*x));
+    x->loop = loop;
+    x->changed = changed;
+    x->changed_arg = arg;
+    xlb_xds_cache_init(&x->cache);
+    xlb_dm_init(&x->dm, &x->cache);
+    if (build_node(x, b, errs) != 0 ||
+        xlb_static_resources_load(&x->cache, b->static_resources, errs) != 0)
+        return -1;
+    if (register_vips(x, b) != 0) {
+        xlb_errors_add(errs, "xlb.vips", "out of memory");
+        return -1;
+    }
+    xlb_dm_update(&x->dm);
+    if (start_ads(x, b, errs) != 0)
+        return -1;
+    xlb_xds_plane_update(x);
+    return 0;
+}
+
+void xlb_xds_plane_free(struct xlb_xds_plane *x)
+{
+    xlb_ads_client_destroy(x->ads);
+    xlb_dm_free(&x->dm);
+    xlb_xds_cache_free(&x->cache);
+    if (x->metadata != NULL)
+        protobuf_c_message_free_unpacked(x->metadata, NULL);
+    free(x->dm_index);
+    free(x->ever_ready);
+    free(x->vip_fingerprint);
+    memset(x, 0, sizeof(*x));
+}
+
+void xlb_xds_plane_update(struct xlb_xds_plane *x)
+{
+    uint64_t watches = x->dm.watch_changes;
+    xlb_dm_update(&x->dm);
+    if (x->ads != NULL && x->dm.watch_changes != watches)
+        xlb_ads_client_update_watches(x->ads);
+    for (size_t v = 0; v < x->n_vips; v++) {
+        const struct xlb_dm_vip *vip = &x->dm.vips[x->dm_index[v]];
+        if (vip->state != XLB_DM_READY)
+            continue;
+        if (!x->ever_ready[v] || vip->fingerprint != x->vip_fingerprint[v]) {
+            x->ever_ready[v] = true;
+            x->vip_fingerprint[v] = vip->fingerprint;
+            x->ready_generation++;
+        }
+    }
+}
+
+int xlb_xds_plane_reload(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
+                         struct xlb_errors *errs)
+{
+    /* Validate first, in a scratch cache, so that a bad file changes nothing. */
+    if (xlb_xds_plane_check(b, errs) != 0)
+        return -1;
+    xlb_xds_cache_drop_static(&x->cache);
+    xlb_static_resources_load(&x->cache, b->static_resources, errs);
+    xlb_dm_free(&x->dm);
+    xlb_dm_init(&x->dm, &x->cache);
+    free(x->dm_index);
+    free(x->ever_ready);
+    free(x->vip_fingerprint);
+    x->dm_index = NULL;
+    x->ever_ready = NULL;
+    x->vip_fingerprint = NULL;
+    if (register_vips(x, b) != 0) {
+        xlb_errors_add(errs, "xlb.vips", "out of memory");
+        return -1;
+    }
+    x->dm.watch_changes++; /* the new manager's watches replace the old ones */
+    xlb_xds_plane_update(x);
+    if (x->ads != NULL)
+        xlb_ads_client_update_watches(x->ads);
+    return 0;
+}
+
+int xlb_xds_plane_check(const struct xlb_bootstrap *b, struct xlb_errors *errs)
+{
+    struct xlb_xds_cache scratch;
+    xlb_xds_cache_init(&scratch);
+    int rc = xlb_static_resources_load(&scratch, b->static_resources, errs);
+    xlb_xds_cache_free(&scratch);
+    return rc;
+}
+
+/* ---- for xlbctl ---- */
+
+static cJSON *cluster_status(const struct xlb_dm_cluster *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", c->name);
+    cJSON_AddStringToObject(o, "state", xlb_dm_state_name(c->state));
+    if (c->error != NULL)
+        cJSON_AddStringToObject(o, "error", c->error);
+    if (c->note != NULL)
+        cJSON_AddStringToObject(o, "note", c->note);
+    if (c->state == XLB_DM_WARMING && c->awaited != NULL) {
+        char what[320];
+        snprintf(what, sizeof(what), "%s \"%s\"", xlb_xds_type_name[c->awaited->type],
+                 c->awaited->name);
+        cJSON_AddStringToObject(o, "waiting_for", what);
+    }
+    return o;
+}
+
+const char *xlb_xds_plane_vip_state(const struct xlb_xds_plane *x, size_t v)
+{
+    if (v >= x->n_vips)
+        return "unknown";
+    const struct xlb_dm_vip *vip = &x->dm.vips[x->dm_index[v]];
+    if (vip->state == XLB_DM_READY)
+        return "ready";
+    if (x->ever_ready[v])
+        return "stale"; /* the last complete configuration is kept (warming) */
+    return vip->state == XLB_DM_WARMING ? "warming" : "error";
+}
+
+cJSON *xlb_xds_plane_vip_status(const struct xlb_xds_plane *x, size_t v)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (v >= x->n_vips)
+        return o;
+    const struct xlb_dm_vip *vip = &x->dm.vips[x->dm_index[v]];
+    cJSON_AddStringToObject(o, "state", xlb_xds_plane_vip_state(x, v));
+    if (vip->reason != NULL)
+        cJSON_AddStringToObject(o, "reason", vip->reason);
+    cJSON *clusters = cJSON_AddArrayToObject(o, "clusters");
+    for (size_t c = 0; c < vip->n_clusters; c++)
+        if (vip->clusters[c].from_route)
+            cJSON_AddItemToArray(clusters, cluster_status(&vip->clusters[c]));
+    return o;
+}
+
+static const char *const state_names[] = {
+    [XLB_RES_REQUESTED] = "requested",           [XLB_RES_ACKED] = "acked",
+    [XLB_RES_NACKED] = "nacked",                 [XLB_RES_DOES_NOT_EXIST] = "does_not_exist",
+    [XLB_RES_STATIC] = "static",
+};
+
+cJSON *xlb_xds_plane_config_dump(const struct xlb_xds_plane *x)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (int t = 0; t < XLB_XDS_TYPES; t++)
+        for (const struct xlb_xds_resource *r = x->cache.list[t]; r != NULL; r = r->next) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "type", xlb_xds_type_name[t]);
+            cJSON_AddStringToObject(o, "name", r->name);
+            cJSON_AddStringToObject(o, "state", state_names[r->state]);
+            cJSON_AddBoolToObject(o, "watched", r->watched);
+            if (r->version != NULL)
+                cJSON_AddStringToObject(o, "version", r->version);
+            if (r->error != NULL)
+                cJSON_AddStringToObject(o, "error", r->error);
+            if (r->message != NULL) {
+                cJSON *value = xlb_proto_json_print(r->message);
+                if (value != NULL)
+                    cJSON_AddItemToObject(o, "resource", value);
+            }
+            cJSON_AddItemToArray(list, o);
+        }
+    return list;
+}
+
+cJSON *xlb_xds_plane_status(const struct xlb_xds_plane *x)
+{
+    if (x->ads != NULL)
+        return xlb_ads_client_status(x->ads);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNullToObject(o, "server");
+    cJSON_AddStringToObject(o, "note", "no xds_servers: static resources only");
+    return o;
+}

@@ -1,0 +1,66 @@
+/*
+ * The control plane's xDS side: the resource cache (static resources and what ADS delivers),
+ * the dependency manager that turns each VIP's target into a complete configuration or says
+ * why it is not one, and the ADS client that subscribes to what the dependency manager needs.
+ */
+#ifndef XLB_XDS_PLANE_H
+#define XLB_XDS_PLANE_H
+
+#include <cjson/cJSON.h>
+
+#include "ads_client.h"
+#include "bootstrap.h"
+#include "dependency_manager.h"
+#include "event_loop.h"
+#include "xds_cache.h"
+
+struct xlb_xds_plane {
+    struct xlb_loop *loop;
+    struct xlb_xds_cache cache;
+    struct xlb_dm dm;
+    struct xlb_ads_client *ads;
+    Envoy__Config__Core__V3__Node node;
+    Envoy__Config__Core__V3__Locality locality;
+    ProtobufCMessage *metadata; /* google.protobuf.Struct read from node.metadata */
+    char *client_features[3];
+    /* Per bootstrap VIP: its entry in dm.vips, and whether it was ever READY (then a later
+     * WARMING or ERROR keeps serving the last complete configuration). */
+    size_t n_vips;
+    size_t *dm_index;
+    bool *ever_ready;
+    uint64_t ready_generation; /* bumped whenever some VIP's complete configuration changes */
+    uint64_t *vip_fingerprint;
+    /* Called when ADS changed the cache; the owner runs xlb_xds_plane_update (under its lock). */
+    void (*changed)(void *arg);
+    void *changed_arg;
+};
+
+/* Static resources are loaded (their problems appended to errs: -1), VIPs registered, and
+ * ADS started when xds_servers are configured. */
+int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
+                       const struct xlb_bootstrap *bootstrap, void (*changed)(void *arg),
+                       void *arg, struct xlb_errors *errs);
+void xlb_xds_plane_free(struct xlb_xds_plane *x);
+
+/* After SIGHUP: VIPs and static resources anew; -1 (nothing changed) when they are invalid. */
+int xlb_xds_plane_reload(struct xlb_xds_plane *x, const struct xlb_bootstrap *bootstrap,
+                         struct xlb_errors *errs);
+
+/* Re-evaluate after a cache change; subscribes to what is now needed. */
+void xlb_xds_plane_update(struct xlb_xds_plane *x);
+
+/* For `xlbd --check`: the static resources of a bootstrap, validated as xDS would. */
+int xlb_xds_plane_check(const struct xlb_bootstrap *bootstrap, struct xlb_errors *errs);
+
+/* "ready", "stale" (warming or failing, the last complete configuration kept), "warming" or
+ * "error". */
+const char *xlb_xds_plane_vip_state(const struct xlb_xds_plane *x, size_t vip);
+
+/* The VIP's state for status: {"state", "reason", "clusters": [...]} */
+cJSON *xlb_xds_plane_vip_status(const struct xlb_xds_plane *x, size_t vip);
+/* Every resource: type, name, state, version, error, and the value as proto3 JSON. */
+cJSON *xlb_xds_plane_config_dump(const struct xlb_xds_plane *x);
+/* The ADS client's state, or {"server": null} without xds_servers. */
+cJSON *xlb_xds_plane_status(const struct xlb_xds_plane *x);
+
+#endif

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# xlbd's xDS client against the independent Node management server: warming until the
+# configuration is complete, ACKs, a NACK whose error_detail names the resource and the rule
+# while the valid resources of the same response still apply (A46), removal, a server restart,
+# and fallback to a second server and back (A71). xlbd runs on a null device in a namespace of
+# its own, with the servers on that namespace's loopback.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=${XLB_BUILD_DIR:-$HERE/../../build}
+XLBD=$BUILD/apps/xlbd
+XLBCTL=$BUILD/apps/xlbctl
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root (a network namespace)"; exit 77; fi
+NS="xlbx$$"
+DIR=$(mktemp -d /tmp/xlb-xds-XXXXXX)
+PIDS=()
+cleanup() {
+    local rc=$?
+    for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    [ $rc -eq 0 ] || { echo "--- xlbd log"; tail -n 30 "$DIR/xlbd.log" 2>/dev/null; }
+    ip netns del "$NS" 2>/dev/null || true
+    rm -rf "$DIR"
+    exit $rc
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+pass() { echo "ok - $*"; }
+in_ns() { ip netns exec "$NS" "$@"; }
+xlbctl() { "$XLBCTL" --socket "$DIR/xlbd.sock" "$@"; }
+wait_until() { # TRIES DELAY COMMAND...
+    local tries=$1 delay=$2; shift 2
+    for _ in $(seq 1 "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep "$delay"; done
+    return 1
+}
+
+"$HERE/install.sh" >/dev/null
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+
+# start_server NAME PORT: a server on the namespace's loopback (PORT 0: any).
+start_server() {
+    # Not through in_ns: a backgrounded function would make $! a subshell, not the server.
+    ip netns exec "$NS" node "$HERE/xds-server/server.js" --host 127.0.0.1 --port "$2" \
+        --control-port 0 --quiet >"$DIR/$1.out" 2>&1 &
+    PIDS+=($!)
+    eval "${1}_PID=$!"
+    wait_until 100 0.1 grep -q '^READY' "$DIR/$1.out" || fail "server $1 did not start"
+    local ports
+    ports=$(sed -n 's/^READY xds=\([0-9]*\) control=\([0-9]*\)$/\1 \2/p' "$DIR/$1.out")
+    eval "${1}_XDS=${ports% *} ${1}_CONTROL=${ports#* }"
+}
+# control NAME METHOD PATH [BODY]: the server's control API, from inside the namespace.
+control() {
+    local port_var="${1}_CONTROL"
+    in_ns python3 - "${!port_var}" "$2" "$3" "${4:-}" <<'PY'
+import sys, urllib.request
+port, method, path, body = sys.argv[1:5]
+req = urllib.request.Request("http://127.0.0.1:%s%s" % (port, path), method=method,
+                             data=body.encode() if body else None,
+                             headers={"content-type": "application/json"})
+print(urllib.request.urlopen(req, timeout=5).read().decode())
+PY
+}
+resources() { # the full set as JSON; $1: ring-hash minimum size of cluster "alpha"
+    python3 - "$1" <<'PY'
+import json, sys
+t = "type.googleapis.com/envoy."
+def cluster(name, extra=None):
+    c = {"@type": t + "config.cluster.v3.Cluster", "name": name, "type": "EDS",
+         "eds_cluster_config": {"eds_config": {"ads": {}}}}
+    c.update(extra or {})
+    return c
+def cla(name, port):
+    return {"@type": t + "config.endpoint.v3.ClusterLoadAssignment", "cluster_name": name,
+            "endpoints": [{"locality": {"zone": "a"}, "load_balancing_weight": 1,
+                           "lb_endpoints": [{"endpoint": {"address": {"socket_address":
+                               {"address": "198.18.0.21", "port_value": port}}}}]}]}
+hcm = {"@type": t + "extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+       "rds": {"route_config_name": "svc-routes", "config_source": {"ads": {}}},
+       "http_filters": [{"name": "router", "typed_config":
+                         {"@type": t + "extensions.filters.http.router.v3.Router"}}]}
+routes = {"@type": t + "config.route.v3.RouteConfiguration", "name": "svc-routes",
+          "virtual_hosts": [{"name": "vh", "domains": ["*"], "routes": [
+              {"match": {"prefix": "/a"}, "route": {"cluster": "alpha"}},
+              {"match": {"prefix": "/"}, "route": {"weighted_clusters": {"clusters": [
+                  {"name": "beta", "weight": 1}, {"name": "gamma", "weight": 1}]}}}]}]}
+alpha = cluster("alpha", {"lb_policy": "RING_HASH",
+                          "ring_hash_lb_config": {"minimum_ring_size": int(sys.argv[1])}})
+beta = cluster("beta", {"circuit_breakers": {"thresholds": [{"max_requests": 77 if sys.argv[1] == "0" else 55}]}})
+res = [{"@type": t + "config.listener.v3.Listener", "name": "svc", "api_listener": {"api_listener": hcm}},
+       routes, alpha, beta, cluster("gamma"), cluster("tcp"),
+       cla("alpha", 8081), cla("beta", 8082), cla("gamma", 8083), cla("tcp", 9000)]
+print(json.dumps({"resources": res}))
+PY
+}
+vip_state() { # INDEX
+    xlbctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["vips"][int(sys.argv[1])]["state"])' "$1"
+}
+resource_field() { # TYPE NAME FIELD
+    xlbctl --json config dump | python3 -c '
+import json, sys
+for r in json.load(sys.stdin):
+    if r["type"] == sys.argv[1] and r["name"] == sys.argv[2]:
+        print(r.get(sys.argv[3], "")); break' "$1" "$2" "$3"
+}
+write_bootstrap() { # SERVER-PORT...
+    python3 - "$DIR" "$@" >"$DIR/bootstrap.json" <<'PY'
+import json, sys
+d, ports = sys.argv[1], sys.argv[2:]
+print(json.dumps({
+  "xds_servers": [{"server_uri": "127.0.0.1:%s" % p, "channel_creds": [{"type": "insecure"}]} for p in ports],
+  "node": {"id": "xlb-interop", "cluster": "edge", "locality": {"zone": "z1"}, "metadata": {"role": "test"}},
+  "xlb": {"eal": ["--no-huge", "--no-pci", "-m", "128", "--file-prefix=xlbx-%s" % d[-6:], "--vdev=net_null0"],
+          "worker_idle_sleep_us": 100, "control_socket": d + "/xlbd.sock",
+          "ports": [{"name": "net_null0", "addresses": ["198.18.0.10/24"]}],
+          "vips": [{"address": "198.18.0.100", "port": 8080, "target": "xds:///svc"},
+                   {"address": "198.18.0.100", "port": 9000, "cluster": "tcp"}]}}))
+PY
+}
+start_xlbd() {
+    ip netns exec "$NS" "$XLBD" --config "$DIR/bootstrap.json" >"$DIR/xlbd.log" 2>&1 &
+    XLBD_PID=$!
+    PIDS+=($XLBD_PID)
+    wait_until 100 0.1 xlbctl status || fail "xlbd did not start"
+}
+
+# ---- warming, then ready ----
+start_server primary 0
+write_bootstrap "$primary_XDS"
+start_xlbd
+wait_until 50 0.1 bash -c "[ \"\$($XLBCTL --socket $DIR/xlbd.sock --json xds | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"stream\"])')\" = established ]" ||
+    fail "no ADS stream: $(xlbctl xds)"
+[ "$(vip_state 0)" = error ] || [ "$(vip_state 0)" = warming ] || fail "VIP not warming/error before resources: $(vip_state 0)"
+pass "before the server has resources the L7 VIP is $(vip_state 0): $(xlbctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["vips"][0]["config"].get("reason",""))')"
+
+control primary PUT /resources "$(resources 1024)" >/dev/null
+wait_until 50 0.1 bash -c "[ \"\$($XLBCTL --socket $DIR/xlbd.sock --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"vips\"][0][\"state\"])')\" = ready ]" ||
+    fail "L7 VIP not ready: $(xlbctl --json status)"
+[ "$(vip_state 1)" = ready ] || fail "L4 VIP not ready"
+pass "LDS -> RDS -> CDS -> EDS delivered: both VIPs ready"
+[ "$(resource_field cluster alpha state)" = acked ] || fail "cluster alpha not acked"
+node_id=$(control primary GET "/requests?type=lds" | python3 -c '
+import json, sys
+r = json.load(sys.stdin); r = r["requests"] if isinstance(r, dict) else r
+print(next(x["node"]["id"] for x in r if x.get("node")))')
+[ "$node_id" = xlb-interop ] || fail "node id seen by the server: $node_id"
+pass "the server saw node xlb-interop and ACKs; config dump shows acked resources"
+
+# ---- a NACK that still applies the valid resources of the same response (A46) ----
+beta_before=$(resource_field cluster beta version)
+control primary PUT /resources "$(resources 0)" >/dev/null
+wait_until 50 0.1 bash -c "[ \"\$($XLBCTL --socket $DIR/xlbd.sock --json config dump | python3 -c '
+import json,sys
+print(next(r[\"state\"] for r in json.load(sys.stdin) if r[\"name\"] == \"alpha\" and r[\"type\"] == \"cluster\"))')\" = nacked ]" ||
+    fail "alpha was not NACKed"
+nack=$(control primary GET "/requests?type=cds&kind=nack")
+grep -q 'cluster \\"alpha\\": ring_hash_lb_config.minimum_ring_size' <<<"$nack" ||
+    fail "the server's NACK lacks the precise error_detail: $nack"
+[ "$(resource_field cluster beta version)" != "$beta_before" ] || fail "valid beta of the NACKed response was not applied"
+[ "$(vip_state 0)" = ready ] || fail "a NACK took the VIP down"
+pass "NACK with error_detail naming cluster alpha and the rule; beta from the same response applied; VIP still ready"
+
+# ---- removal ----
+control primary PATCH /resources '{"remove": [{"type": "cds", "name": "gamma"}]}' >/dev/null
+gamma_gone() { [ "$(resource_field cluster gamma state)" = does_not_exist ]; }
+wait_until 50 0.1 gamma_gone ||
+    fail "gamma not removed: $(xlbctl config dump)"
+[ "$(vip_state 0)" = ready ] || fail "a removed cluster took the VIP down"
+pass "cluster removed by the server: does_not_exist, its error stays local, VIP ready"
+
+# ---- the server restarts: xlbd keeps its configuration and reconnects ----
+kill "$primary_PID"; wait "$primary_PID" 2>/dev/null || true
+stream_state() { xlbctl --json xds | python3 -c 'import json,sys; print(json.load(sys.stdin)["stream"])'; }
+not_established() { [ "$(stream_state)" != established ]; }
+established() { [ "$(stream_state)" = established ]; }
+wait_until 50 0.1 not_established ||
+    fail "xlbd did not notice the server going away: $(xlbctl xds)"
+[ "$(vip_state 0)" = ready ] || fail "losing the server took the VIP down"
+start_server primary "$primary_XDS"
+control primary PUT /resources "$(resources 2048)" >/dev/null
+wait_until 80 0.25 established ||
+    fail "xlbd did not reconnect: $(xlbctl xds)"
+pass "server restart: xlbd kept serving its configuration and reconnected"
+kill "$XLBD_PID"; wait "$XLBD_PID" || fail "xlbd exit status"
+
+# ---- fallback (A71): the primary is down and nothing is cached ----
+start_server secondary 0
+control secondary PUT /resources "$(resources 1024)" >/dev/null
+kill "$primary_PID"; wait "$primary_PID" 2>/dev/null || true
+write_bootstrap "$primary_XDS" "$secondary_XDS"
+start_xlbd
+wait_until 80 0.25 bash -c "[ \"\$($XLBCTL --socket $DIR/xlbd.sock --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"vips\"][0][\"state\"])')\" = ready ]" ||
+    fail "no fallback: $(xlbctl xds)"
+[ "$(xlbctl --json xds | python3 -c 'import json,sys; print(json.load(sys.stdin)["server_index"])')" = 1 ] || fail "not on the second server"
+pass "primary unreachable with nothing cached: fell back to the second server, VIP ready"
+start_server primary "$primary_XDS"
+control primary PUT /resources "$(resources 1024)" >/dev/null
+wait_until 120 0.25 bash -c "[ \"\$($XLBCTL --socket $DIR/xlbd.sock --json xds | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"server_index\"])')\" = 0 ]" ||
+    fail "did not return to the primary: $(xlbctl xds)"
+pass "the primary came back and delivered: xlbd returned to it"
+kill -TERM "$XLBD_PID"; wait "$XLBD_PID" || fail "xlbd did not exit cleanly"
+pass "clean exit"
