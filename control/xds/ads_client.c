@@ -127,7 +127,9 @@ static void on_message(struct xlb_grpc_stream *s, const uint8_t *msg, size_t len
         free(c->last_error);
         c->last_error = NULL;
     }
-    ads_handle_response(c, a, msg, len);
+    /* Garbage instead of a DiscoveryResponse: end this stream and reconnect (with backoff). */
+    if (ads_handle_response(c, a, msg, len) != 0)
+        current_failed(c, "an undecodable DiscoveryResponse");
 }
 
 static void on_call_closed(struct xlb_grpc_stream *s, int status, const char *message, void *arg)

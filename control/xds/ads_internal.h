@@ -74,8 +74,9 @@ void ads_take_subscription(struct xlb_ads_client *c, enum xlb_xds_type type);
 void ads_free_names(struct ads_type_state *t);
 
 /* ads_response.c */
-void ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const uint8_t *msg,
-                         size_t len);
+/* 0, or -1 when the message is not a DiscoveryResponse at all (the stream must end). */
+int ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const uint8_t *msg,
+                        size_t len);
 void ads_start_timers(struct xlb_ads_client *c, enum xlb_xds_type type, bool new_stream);
 void ads_cancel_timer(struct xlb_ads_client *c, enum xlb_xds_type type, const char *name);
 void ads_cancel_all_timers(struct xlb_ads_client *c);

@@ -204,21 +204,18 @@ static char *join_lines(const struct xlb_errors *errs)
     return text;
 }
 
-void ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const uint8_t *msg,
-                         size_t len)
+int ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const uint8_t *msg,
+                        size_t len)
 {
     Envoy__Service__Discovery__V3__DiscoveryResponse *resp =
         envoy__service__discovery__v3__discovery_response__unpack(NULL, len, msg);
-    if (resp == NULL) {
-        XLB_LOG(ERR, CONTROL, "xds: an undecodable DiscoveryResponse; ending the stream");
-        xlb_grpc_stream_cancel(a->stream);
-        return;
-    }
+    if (resp == NULL)
+        return -1;
     int type = xlb_xds_type_by_url(resp->type_url);
     if (type < 0) {
         XLB_LOG(WARNING, CONTROL, "xds: response of unknown type %s ignored", resp->type_url);
         envoy__service__discovery__v3__discovery_response__free_unpacked(resp, NULL);
-        return;
+        return 0;
     }
     struct ads_type_state *t = &c->types[type];
     free(t->nonce);
@@ -248,4 +245,5 @@ void ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const 
     xlb_errors_free(&errs);
     envoy__service__discovery__v3__discovery_response__free_unpacked(resp, NULL);
     c->changed(c->arg);
+    return 0;
 }
