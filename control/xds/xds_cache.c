@@ -25,6 +25,24 @@ int xlb_xds_type_by_url(const char *type_url)
     return -1;
 }
 
+/* FNV-1a over the name. */
+static unsigned bucket_of(const char *name)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h % XLB_XDS_CACHE_BUCKETS;
+}
+
+static void unindex(struct xlb_xds_cache *cache, struct xlb_xds_resource *res)
+{
+    struct xlb_xds_resource **link = &cache->index[res->type][bucket_of(res->name)];
+    while (*link != NULL && *link != res)
+        link = &(*link)->hash_next;
+    if (*link == res)
+        *link = res->hash_next;
+}
+
 void xlb_xds_cache_init(struct xlb_xds_cache *cache)
 {
     memset(cache, 0, sizeof(*cache));
@@ -85,6 +103,7 @@ void xlb_xds_cache_drop_static(struct xlb_xds_cache *cache)
                 continue;
             }
             *link = res->next;
+            unindex(cache, res);
             free_resource(res);
             cache->changes++;
         }
@@ -94,7 +113,8 @@ void xlb_xds_cache_drop_static(struct xlb_xds_cache *cache)
 struct xlb_xds_resource *xlb_xds_cache_find(const struct xlb_xds_cache *cache,
                                             enum xlb_xds_type type, const char *name)
 {
-    for (struct xlb_xds_resource *res = cache->list[type]; res != NULL; res = res->next)
+    for (struct xlb_xds_resource *res = cache->index[type][bucket_of(name)]; res != NULL;
+         res = res->hash_next)
         if (strcmp(res->name, name) == 0)
             return res;
     return NULL;
@@ -115,6 +135,9 @@ struct xlb_xds_resource *xlb_xds_cache_get(struct xlb_xds_cache *cache, enum xlb
     res->state = XLB_RES_REQUESTED;
     res->next = cache->list[type];
     cache->list[type] = res;
+    unsigned b = bucket_of(name);
+    res->hash_next = cache->index[type][b];
+    cache->index[type][b] = res;
     cache->changes++;
     return res;
 }

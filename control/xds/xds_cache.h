@@ -51,10 +51,15 @@ struct xlb_xds_resource {
     uint64_t changes;          /* bumped whenever value or state changes */
     bool watched;              /* the dependency manager wants it */
     struct xlb_xds_resource *next;
+    struct xlb_xds_resource *hash_next; /* in its bucket of the name index */
 };
+
+/* Buckets of the name index per type: lookups stay O(1) for tens of thousands of clusters. */
+#define XLB_XDS_CACHE_BUCKETS 4096
 
 struct xlb_xds_cache {
     struct xlb_xds_resource *list[XLB_XDS_TYPES];
+    struct xlb_xds_resource *index[XLB_XDS_TYPES][XLB_XDS_CACHE_BUCKETS];
     uint64_t changes; /* bumped on any change: "re-evaluate the dependency graph" */
 };
 
