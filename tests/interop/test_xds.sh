@@ -198,5 +198,26 @@ control primary PUT /resources "$(resources 1024)" >/dev/null
 wait_until 120 0.25 bash -c "[ \"\$($XLBCTL --socket $DIR/xlbd.sock --json xds | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"server_index\"])')\" = 0 ]" ||
     fail "did not return to the primary: $(xlbctl xds)"
 pass "the primary came back and delivered: xlbd returned to it"
+
+# ---- A57: an EDS resource the server never sends does not exist after 15 s ----
+with_delta=$(resources 1024 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = "type.googleapis.com/envoy."
+for r in d["resources"]:
+    if r["@type"].endswith("RouteConfiguration"):
+        r["virtual_hosts"][0]["routes"].insert(0, {"match": {"prefix": "/d"}, "route": {"cluster": "delta"}})
+d["resources"].append({"@type": t + "config.cluster.v3.Cluster", "name": "delta", "type": "EDS",
+                       "eds_cluster_config": {"eds_config": {"ads": {}}}})
+print(json.dumps(d))')
+control primary PUT /resources "$with_delta" >/dev/null
+delta_eds() { resource_field cluster_load_assignment delta state; }
+delta_requested() { [ "$(delta_eds)" = requested ]; }
+wait_until 40 0.25 delta_requested || fail "delta's EDS was not requested: $(delta_eds)"
+pass "cluster delta's EDS is requested and not yet known not to exist"
+delta_gone() { [ "$(delta_eds)" = does_not_exist ]; }
+wait_until 120 0.25 delta_gone || fail "delta's EDS never timed out: $(delta_eds)"
+[ "$(vip_state 0)" = ready ] || fail "VIP not ready once delta's EDS does not exist"
+pass "A57: delta's EDS does_not_exist after the 15 s timer; the cluster is empty, the VIP ready"
 kill -TERM "$XLBD_PID"; wait "$XLBD_PID" || fail "xlbd did not exit cleanly"
 pass "clean exit"
