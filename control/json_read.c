@@ -36,6 +36,23 @@ void xlb_errors_free(struct xlb_errors *errs)
     memset(errs, 0, sizeof(*errs));
 }
 
+char *xlb_errors_join(const struct xlb_errors *errs, unsigned from)
+{
+    size_t len = 1;
+    for (unsigned i = from; i < errs->n; i++)
+        len += strlen(errs->lines[i]) + 2;
+    char *text = malloc(len);
+    if (text == NULL)
+        return NULL;
+    text[0] = '\0';
+    for (unsigned i = from; i < errs->n; i++) {
+        if (i > from)
+            strcat(text, "; ");
+        strcat(text, errs->lines[i]);
+    }
+    return text;
+}
+
 void xlb_path_key(char *out, const char *parent, const char *key)
 {
     if (parent[0] == '\0')

@@ -26,6 +26,8 @@ struct xlb_errors {
 void xlb_errors_add(struct xlb_errors *errs, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void xlb_errors_free(struct xlb_errors *errs);
+/* Lines from..n joined with "; " into one malloc'd string (a NACK's error_detail, say). */
+char *xlb_errors_join(const struct xlb_errors *errs, unsigned from);
 
 /* Child paths: "a.b" and "a[3]". */
 void xlb_path_key(char *out, const char *parent, const char *key);

@@ -190,20 +190,6 @@ static void record_nack(struct xlb_ads_client *c, enum xlb_xds_type type, const 
     t->last_nack_ms = n->at_ms;
 }
 
-static char *join_lines(const struct xlb_errors *errs)
-{
-    size_t len = 1;
-    for (unsigned i = 0; i < errs->n; i++)
-        len += strlen(errs->lines[i]) + 2;
-    char *text = calloc(1, len);
-    for (unsigned i = 0; text != NULL && i < errs->n; i++) {
-        strcat(text, errs->lines[i]);
-        if (i + 1 < errs->n)
-            strcat(text, "; ");
-    }
-    return text;
-}
-
 int ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const uint8_t *msg,
                         size_t len)
 {
@@ -230,7 +216,7 @@ int ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const u
     free(seen);
 
     if (errs.n + errs.dropped > 0) {
-        char *error = join_lines(&errs);
+        char *error = xlb_errors_join(&errs, 0);
         XLB_LOG(WARNING, CONTROL, "xds: NACK %s version %s: %s", xlb_xds_type_name[type],
                 resp->version_info, error ? error : "?");
         record_nack(c, type, resp->version_info, error ? error : "out of memory");

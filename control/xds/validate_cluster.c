@@ -72,18 +72,10 @@ static bool read_dns_address(struct xv_ctx *ctx, const char *path,
         xv_error(ctx, child, "field not present");
         ok = false;
     }
-    xv_key(child, p, "port_value");
-    if (sa->port_specifier_case !=
-        ENVOY__CONFIG__CORE__V3__SOCKET_ADDRESS__PORT_SPECIFIER_PORT_VALUE) {
-        xv_error(ctx, child, "field not present");
-        ok = false;
-    } else if (sa->port_value == 0 || sa->port_value > 65535) {
-        xv_error(ctx, child, "%u is not in 1..65535", sa->port_value);
-        ok = false;
-    }
+    ok &= xv_port_value(ctx, p, sa, &out->dns_port);
     if (!ok)
         return false;
-    out->dns_port = (uint16_t)sa->port_value;
+    xv_key(child, p, "address");
     out->dns_host = xv_strdup(ctx, child, sa->address);
     return out->dns_host != NULL;
 }

@@ -31,16 +31,7 @@ static bool read_address(struct xv_ctx *ctx, const char *path,
         xv_error(ctx, child, "\"%.64s\" is not an IPv4 or IPv6 address", sa->address);
         ok = false;
     }
-    xv_key(child, spath, "port_value");
-    if (sa->port_specifier_case !=
-        ENVOY__CONFIG__CORE__V3__SOCKET_ADDRESS__PORT_SPECIFIER_PORT_VALUE) {
-        xv_error(ctx, child, "field not present");
-        ok = false;
-    } else if (sa->port_value == 0 || sa->port_value > 65535) {
-        xv_error(ctx, child, "%u is not in 1..65535", sa->port_value);
-        ok = false;
-    }
-    out->port = (uint16_t)sa->port_value;
+    ok &= xv_port_value(ctx, spath, sa, &out->port);
     return ok;
 }
 

@@ -160,24 +160,6 @@ static int validate(enum xlb_xds_type type, const ProtobufCMessage *msg, void *v
     }
 }
 
-/* Join the lines a validation added into one reason string. */
-static char *join_errors(const struct xlb_errors *errs, unsigned from)
-{
-    size_t len = 1;
-    for (unsigned i = from; i < errs->n; i++)
-        len += strlen(errs->lines[i]) + 2;
-    char *text = malloc(len);
-    if (text == NULL)
-        return NULL;
-    text[0] = '\0';
-    for (unsigned i = from; i < errs->n; i++) {
-        if (i > from)
-            strcat(text, "; ");
-        strcat(text, errs->lines[i]);
-    }
-    return text;
-}
-
 int xlb_xds_cache_update(struct xlb_xds_cache *cache, struct xlb_xds_resource *res,
                          ProtobufCMessage *msg, const char *version, bool is_static,
                          struct xlb_errors *errs)
@@ -189,7 +171,7 @@ int xlb_xds_cache_update(struct xlb_xds_cache *cache, struct xlb_xds_resource *r
     cache->changes++;
     if (validate(res->type, msg, &fresh, errs) != 0) {
         free(res->error);
-        res->error = join_errors(errs, before);
+        res->error = xlb_errors_join(errs, before);
         res->state = XLB_RES_NACKED;
         protobuf_c_message_free_unpacked(msg, NULL);
         return -1;

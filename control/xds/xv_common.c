@@ -229,3 +229,21 @@ bool xv_regex_check(struct xv_ctx *ctx, const char *path, const char *regex, boo
     pcre2_code_free(code);
     return true;
 }
+
+bool xv_port_value(struct xv_ctx *ctx, const char *path,
+                   const Envoy__Config__Core__V3__SocketAddress *sa, uint16_t *port)
+{
+    char child[XV_PATH_MAX];
+    xv_key(child, path, "port_value");
+    if (sa->port_specifier_case !=
+        ENVOY__CONFIG__CORE__V3__SOCKET_ADDRESS__PORT_SPECIFIER_PORT_VALUE) {
+        xv_error(ctx, child, "field not present");
+        return false;
+    }
+    if (sa->port_value == 0 || sa->port_value > 65535) {
+        xv_error(ctx, child, "%u is not in 1..65535", sa->port_value);
+        return false;
+    }
+    *port = (uint16_t)sa->port_value;
+    return true;
+}

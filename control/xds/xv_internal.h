@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "envoy/config/core/v3/address.pb-c.h"
 #include "envoy/config/core/v3/config_source.pb-c.h"
 #include "envoy/type/v3/percent.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
@@ -56,6 +57,10 @@ bool xv_fraction_ppm(struct xv_ctx *ctx, const char *path,
                      const Envoy__Type__V3__FractionalPercent *in, uint32_t *ppm);
 
 /* True when the ConfigSource is `ads` or `self` (what gRPC accepts for RDS and EDS). */
+/* The socket address's port_value, present and 1..65535; errors name path.port_value. */
+bool xv_port_value(struct xv_ctx *ctx, const char *path,
+                   const Envoy__Config__Core__V3__SocketAddress *sa, uint16_t *port);
+
 bool xv_config_source_ads_or_self(const Envoy__Config__Core__V3__ConfigSource *cs);
 
 /*
