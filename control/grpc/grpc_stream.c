@@ -191,6 +191,13 @@ static int on_stream_close(nghttp2_session *session, int32_t id, uint32_t error_
 static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *user)
 {
     struct xlb_grpc_channel *ch = user;
+    /* The server ended the call (trailers, or DATA with END_STREAM) while our side is still
+     * open, as streaming calls are: nghttp2 keeps such a stream half-closed forever. Resetting
+     * our side closes it, and on_stream_close reports the status the trailers carried. */
+    if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
+        (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) && stream_of(session, frame->hd.stream_id))
+        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                                  NGHTTP2_NO_ERROR);
     if (frame->hd.type == NGHTTP2_SETTINGS && !(frame->hd.flags & NGHTTP2_FLAG_ACK) && !ch->ready)
         xlb_grpc_channel_became_ready(ch);
     else if (frame->hd.type == NGHTTP2_PING && (frame->hd.flags & NGHTTP2_FLAG_ACK))
