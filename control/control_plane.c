@@ -120,7 +120,8 @@ static void on_xds_change(void *arg)
 static int start_xds(struct xlb_control_plane *cp)
 {
     struct xlb_errors errs = {0};
-    int rc = xlb_xds_plane_init(&cp->xds, cp->loop, &cp->bootstrap, on_xds_change, cp, &errs);
+    int rc = xlb_xds_plane_init(&cp->xds, cp->loop, &cp->bootstrap, cp->shared->load,
+                                cp->shared->n_workers, on_xds_change, cp, &errs);
     for (unsigned i = 0; i < errs.n; i++)
         XLB_LOG(ERR, CONTROL, "%s", errs.lines[i]);
     xlb_errors_free(&errs);

@@ -79,10 +79,55 @@ static void on_ads_change(void *arg)
     x->changed(x->changed_arg);
 }
 
+/* LRS runs while some cluster asks for it and ADS has a ready channel. */
+static void maybe_start_lrs(struct xlb_xds_plane *x)
+{
+    const char *const *names;
+    if (x->lrs == NULL || x->channel == NULL || xlb_lrs_client_running(x->lrs) ||
+        x->lrs_source.cache == NULL ||
+        xlb_lrs_source_of(&x->lrs_source).enabled_clusters(&x->lrs_source, &names) == 0)
+        return;
+    if (xlb_lrs_client_start(x->lrs, x->channel) == 0)
+        XLB_LOG(INFO, CONTROL, "lrs: reporting load to the xDS server");
+}
+
+static void on_channel(struct xlb_grpc_channel *ch, void *arg)
+{
+    struct xlb_xds_plane *x = arg;
+    if (ch == NULL && x->lrs != NULL)
+        xlb_lrs_client_stop(x->lrs);
+    x->channel = ch;
+    maybe_start_lrs(x);
+}
+
+static void on_lrs_stopped(struct xlb_lrs_client *client, const char *reason, void *arg)
+{
+    /* Started again with the next channel ADS lends (the server ended only this call). */
+    XLB_LOG(WARNING, CONTROL, "lrs: %s", reason);
+}
+
+static int start_lrs(struct xlb_xds_plane *x, const struct xlb_worker_load *load,
+                     unsigned n_workers)
+{
+    xlb_lrs_source_init(&x->lrs_source, &x->cache, load, n_workers);
+    struct xlb_lrs_client_config config = {
+        .node = &x->node,
+        .source = xlb_lrs_source_of(&x->lrs_source),
+        .on_stopped = on_lrs_stopped,
+        .arg = x,
+    };
+    x->lrs = xlb_lrs_client_create(x->loop, &config);
+    return x->lrs != NULL ? 0 : -1;
+}
+
 static int start_ads(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
                      struct xlb_errors *errs)
 {
-    struct xlb_ads_config config = {.node = &x->node, .backoff_seed = xlb_now_ms()};
+    struct xlb_ads_config config = {
+        .node = &x->node,
+        .backoff_seed = xlb_now_ms(),
+        .on_channel = on_channel,
+    };
     for (unsigned i = 0; i < b->n_xds_servers && i < XLB_ADS_MAX_SERVERS; i++) {
         const struct xlb_xds_server_config *s = &b->xds_servers[i];
         struct xlb_ads_server *out = &config.servers[config.n_servers];
@@ -112,7 +157,8 @@ static int start_ads(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
 }
 
 int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
-                       const struct xlb_bootstrap *b, void (*changed)(void *arg), void *arg,
+                       const struct xlb_bootstrap *b, const struct xlb_worker_load *load,
+                       unsigned n_workers, void (*changed)(void *arg), void *arg,
                        struct xlb_errors *errs)
 {
     memset(x, 0, sizeof(*x));
@@ -129,6 +175,10 @@ int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
         return -1;
     }
     xlb_dm_update(&x->dm);
+    if (b->n_xds_servers > 0 && start_lrs(x, load, n_workers) != 0) {
+        xlb_errors_add(errs, "xds_servers", "cannot start the LRS client");
+        return -1;
+    }
     if (start_ads(x, b, errs) != 0)
         return -1;
     xlb_xds_plane_update(x);
@@ -137,7 +187,10 @@ int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
 
 void xlb_xds_plane_free(struct xlb_xds_plane *x)
 {
+    xlb_lrs_client_destroy(x->lrs); /* before ADS frees the channel it runs on */
+    x->lrs = NULL;
     xlb_ads_client_destroy(x->ads);
+    xlb_lrs_source_free(&x->lrs_source);
     xlb_dm_free(&x->dm);
     xlb_xds_cache_free(&x->cache);
     if (x->metadata != NULL)
@@ -164,6 +217,7 @@ void xlb_xds_plane_update(struct xlb_xds_plane *x)
             x->ready_generation++;
         }
     }
+    maybe_start_lrs(x);
 }
 
 int xlb_xds_plane_reload(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
@@ -282,8 +336,16 @@ cJSON *xlb_xds_plane_config_dump(const struct xlb_xds_plane *x)
 
 cJSON *xlb_xds_plane_status(const struct xlb_xds_plane *x)
 {
-    if (x->ads != NULL)
-        return xlb_ads_client_status(x->ads);
+    if (x->ads != NULL) {
+        cJSON *s = xlb_ads_client_status(x->ads);
+        cJSON *lrs = cJSON_AddObjectToObject(s, "lrs");
+        cJSON_AddBoolToObject(lrs, "running", x->lrs && xlb_lrs_client_running(x->lrs));
+        cJSON_AddNumberToObject(lrs, "interval_ms",
+                                x->lrs ? (double)xlb_lrs_client_interval_ms(x->lrs) : 0);
+        cJSON_AddNumberToObject(lrs, "reports",
+                                x->lrs ? (double)xlb_lrs_client_reports(x->lrs) : 0);
+        return s;
+    }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNullToObject(o, "server");
     cJSON_AddStringToObject(o, "note", "no xds_servers: static resources only");

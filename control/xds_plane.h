@@ -12,6 +12,7 @@
 #include "bootstrap.h"
 #include "dependency_manager.h"
 #include "event_loop.h"
+#include "lrs_source.h"
 #include "xds_cache.h"
 
 struct xlb_xds_plane {
@@ -30,6 +31,10 @@ struct xlb_xds_plane {
     bool *ever_ready;
     uint64_t ready_generation; /* bumped whenever some VIP's complete configuration changes */
     uint64_t *vip_fingerprint;
+    /* Load reporting to the ADS server (lrs_server: self) on the channel ADS lends. */
+    struct xlb_lrs_client *lrs;
+    struct xlb_lrs_source_state lrs_source;
+    struct xlb_grpc_channel *channel; /* ADS's ready channel, or NULL */
     /* Called when ADS changed the cache; the owner runs xlb_xds_plane_update (under its lock). */
     void (*changed)(void *arg);
     void *changed_arg;
@@ -38,8 +43,9 @@ struct xlb_xds_plane {
 /* Static resources are loaded (their problems appended to errs: -1), VIPs registered, and
  * ADS started when xds_servers are configured. */
 int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
-                       const struct xlb_bootstrap *bootstrap, void (*changed)(void *arg),
-                       void *arg, struct xlb_errors *errs);
+                       const struct xlb_bootstrap *bootstrap, const struct xlb_worker_load *load,
+                       unsigned n_workers, void (*changed)(void *arg), void *arg,
+                       struct xlb_errors *errs);
 void xlb_xds_plane_free(struct xlb_xds_plane *x);
 
 /* After SIGHUP: VIPs and static resources anew; -1 (nothing changed) when they are invalid. */
@@ -60,7 +66,7 @@ const char *xlb_xds_plane_vip_state(const struct xlb_xds_plane *x, size_t vip);
 cJSON *xlb_xds_plane_vip_status(const struct xlb_xds_plane *x, size_t vip);
 /* Every resource: type, name, state, version, error, and the value as proto3 JSON. */
 cJSON *xlb_xds_plane_config_dump(const struct xlb_xds_plane *x);
-/* The ADS client's state, or {"server": null} without xds_servers. */
+/* The ADS client's state (with the LRS stream's), or {"server": null} without xds_servers. */
 cJSON *xlb_xds_plane_status(const struct xlb_xds_plane *x);
 
 #endif

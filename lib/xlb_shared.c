@@ -41,9 +41,10 @@ struct xlb_shared *xlb_shared_create(unsigned n_workers)
         return NULL;
     shared->n_workers = n_workers;
     shared->stats = rte_zmalloc("xlb_worker_stats", sizeof(*shared->stats) * n_workers, 0);
+    shared->load = rte_zmalloc("xlb_worker_load", sizeof(*shared->load) * n_workers, 0);
     size_t qsbr_size = rte_rcu_qsbr_get_memsize(n_workers);
     shared->qsbr = rte_zmalloc("xlb_qsbr", qsbr_size, RTE_CACHE_LINE_SIZE);
-    if (shared->stats == NULL || shared->qsbr == NULL ||
+    if (shared->stats == NULL || shared->load == NULL || shared->qsbr == NULL ||
         rte_rcu_qsbr_init(shared->qsbr, n_workers) != 0)
         goto fail;
 
@@ -79,6 +80,7 @@ void xlb_shared_destroy(struct xlb_shared *shared)
         rte_ring_free(shared->to_worker[w]);
     }
     rte_free(shared->qsbr);
+    rte_free(shared->load);
     rte_free(shared->stats);
     rte_free(shared);
 }

@@ -14,6 +14,7 @@
 
 #include "xlb_counters.h"
 #include "xlb_limits.h"
+#include "xlb_load.h"
 #include "xlb_snapshot.h"
 
 struct xlb_shared {
@@ -24,6 +25,7 @@ struct xlb_shared {
     struct rte_rcu_qsbr_dq *retired;
     /* One per worker; each written only by its worker. */
     struct xlb_worker_stats *stats;
+    struct xlb_worker_load *load;
     struct rte_ring *to_control[XLB_MAX_WORKERS];
     struct rte_ring *to_worker[XLB_MAX_WORKERS];
     /* Set by the control plane to stop the workers. */

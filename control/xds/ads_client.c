@@ -25,10 +25,18 @@ static void reap(void *arg)
     }
 }
 
+static void lend_channel(struct xlb_ads_client *c, struct xlb_grpc_channel *ch)
+{
+    if (c->config.on_channel != NULL)
+        c->config.on_channel(ch, c->arg);
+}
+
 static void retire(struct xlb_ads_client *c, struct ads_attempt *a)
 {
     if (a == NULL)
         return;
+    if (a == c->current)
+        lend_channel(c, NULL);
     if (a->stream != NULL)
         xlb_grpc_stream_cancel(a->stream);
     a->stream = NULL;
@@ -105,6 +113,7 @@ static void promote_probe(struct xlb_ads_client *c, struct ads_attempt *a)
     c->primary_probe = NULL;
     c->current = a;
     c->server = a->server;
+    lend_channel(c, a->channel);
     for (int t = 0; t < XLB_XDS_TYPES; t++) {
         free(c->types[t].nonce);
         c->types[t].nonce = NULL;
@@ -165,6 +174,8 @@ static void on_ready(struct xlb_grpc_channel *ch, void *arg)
     a->stream = xlb_grpc_stream_open(ch, ADS_PATH, &cb, a);
     if (a->stream != NULL)
         send_all(a->client, a);
+    if (a == a->client->current)
+        lend_channel(a->client, ch);
 }
 
 static void on_closed(struct xlb_grpc_channel *ch, const char *reason, void *arg)

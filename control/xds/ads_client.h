@@ -41,6 +41,9 @@ struct xlb_ads_config {
     const Envoy__Config__Core__V3__Node *node; /* sent in the first request of each stream */
     uint64_t does_not_exist_ms;                /* 0: XLB_ADS_DOES_NOT_EXIST_MS */
     uint64_t backoff_seed;
+    /* Optional: the current server's channel is ready (ch), or is about to go away (NULL).
+     * LRS (lrs_server: self) runs on it. Called from channel callbacks: do not destroy it. */
+    void (*on_channel)(struct xlb_grpc_channel *ch, void *arg);
 };
 
 struct xlb_ads_client;
