@@ -86,7 +86,8 @@ routes = {"@type": t + "config.route.v3.RouteConfiguration", "name": "svc-routes
                   {"name": "beta", "weight": 1}, {"name": "gamma", "weight": 1}]}}}]}]}
 alpha = cluster("alpha", {"lb_policy": "RING_HASH",
                           "ring_hash_lb_config": {"minimum_ring_size": int(sys.argv[1])}})
-beta = cluster("beta", {"circuit_breakers": {"thresholds": [{"max_requests": 77 if sys.argv[1] == "0" else 55}]}})
+beta = cluster("beta", {"circuit_breakers": {"thresholds": [{"max_requests": 77 if sys.argv[1] == "0" else 55}]},
+                        "lrs_server": {"self": {}}})
 res = [{"@type": t + "config.listener.v3.Listener", "name": "svc", "api_listener": {"api_listener": hcm}},
        routes, alpha, beta, cluster("gamma"), cluster("tcp"),
        cla("alpha", 8081), cla("beta", 8082), cla("gamma", 8083), cla("tcp", 9000)]
@@ -146,6 +147,27 @@ print(next(x["node"]["id"] for x in r if x.get("node")))')
 [ "$node_id" = xlb-interop ] || fail "node id seen by the server: $node_id"
 pass "the server saw node xlb-interop and ACKs; config dump shows acked resources"
 
+# ---- load reports (LRS) for the cluster with lrs_server: self ----
+control primary PUT /lrs-config '{"send_all_clusters": true, "interval_ms": 1000}' >/dev/null
+lrs_reports() {
+    control primary GET /lrs | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+reports = r["reports"] if isinstance(r, dict) else r
+found = 0
+def get(d, snake, camel):
+    return d.get(snake, d.get(camel))
+for rep in reports:
+    for cs in get(rep, "cluster_stats", "clusterStats") or []:
+        # Localities with no load are left out: nothing counts RPCs before forwarding exists.
+        if get(cs, "cluster_name", "clusterName") == "beta":
+            found += 1
+print(found)'
+}
+has_lrs_report() { [ "$(lrs_reports)" -ge 1 ]; }
+wait_until 60 0.25 has_lrs_report || fail "no load report for cluster beta: $(control primary GET /lrs | head -c 600)"
+pass "LRS: xlbd reports load for cluster beta (lrs_server: self) to the server"
+
 # ---- a NACK that still applies the valid resources of the same response (A46) ----
 beta_before=$(resource_field cluster beta version)
 control primary PUT /resources "$(resources 0)" >/dev/null
@@ -167,6 +189,22 @@ wait_until 50 0.1 gamma_gone ||
     fail "gamma not removed: $(xlbctl config dump)"
 [ "$(vip_state 0)" = ready ] || fail "a removed cluster took the VIP down"
 pass "cluster removed by the server: does_not_exist, its error stays local, VIP ready"
+
+# ---- the server ends the ADS call (connection kept): xlbd notices and calls again ----
+streams_before=$(control primary GET "/requests?type=lds" | python3 -c '
+import json, sys
+r = json.load(sys.stdin); r = r["requests"] if isinstance(r, dict) else r
+print(len({x["stream_id"] for x in r}))')
+control primary POST /close-streams '{}' >/dev/null
+new_stream() {
+    [ "$(control primary GET "/requests?type=lds" | python3 -c '
+import json, sys
+r = json.load(sys.stdin); r = r["requests"] if isinstance(r, dict) else r
+print(len({x["stream_id"] for x in r}))')" -gt "$streams_before" ]
+}
+wait_until 80 0.25 new_stream || fail "xlbd did not open a new ADS call after the server ended it"
+[ "$(vip_state 0)" = ready ] || fail "the ended call took the VIP down"
+pass "the server ended the ADS call: xlbd noticed and called again, VIP ready"
 
 # ---- the server restarts: xlbd keeps its configuration and reconnects ----
 kill "$primary_PID"; wait "$primary_PID" 2>/dev/null || true
