@@ -105,9 +105,22 @@ static cJSON *vip_status(const struct xlb_control_plane *cp, unsigned v)
     cJSON_AddStringToObject(obj, "mode", vip->target ? "l7" : "l4");
     cJSON_AddStringToObject(obj, vip->target ? "target" : "cluster",
                             vip->target ? vip->target : vip->cluster);
-    cJSON *state = xlb_xds_plane_vip_status(&cp->xds, v);
-    cJSON_AddItemToObject(obj, "config", state);
+    cJSON *config = xlb_xds_plane_vip_status(&cp->xds, v);
+    cJSON_AddItemToObject(obj, "config", config);
     cJSON_AddStringToObject(obj, "state", xlb_xds_plane_vip_state(&cp->xds, v));
+    /* What operators read: "warming: why", "serving gen N" (with why, if a newer one is
+     * pending or failed), or "error: why". */
+    const cJSON *reason = cJSON_GetObjectItemCaseSensitive(config, "reason");
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(config, "serving_generation");
+    char summary[512];
+    if (cJSON_IsNumber(gen))
+        snprintf(summary, sizeof(summary), "serving gen %.0f%s%s%s", gen->valuedouble,
+                 cJSON_IsString(reason) ? " (" : "",
+                 cJSON_IsString(reason) ? reason->valuestring : "", cJSON_IsString(reason) ? ")" : "");
+    else
+        snprintf(summary, sizeof(summary), "%s: %s", xlb_xds_plane_vip_state(&cp->xds, v),
+                 cJSON_IsString(reason) ? reason->valuestring : "?");
+    cJSON_AddStringToObject(obj, "summary", summary);
     return obj;
 }
 

@@ -60,7 +60,9 @@ static int register_vips(struct xlb_xds_plane *x, const struct xlb_bootstrap *b)
     x->dm_index = calloc(b->n_vips + 1, sizeof(*x->dm_index));
     x->ever_ready = calloc(b->n_vips + 1, sizeof(*x->ever_ready));
     x->vip_fingerprint = calloc(b->n_vips + 1, sizeof(*x->vip_fingerprint));
-    if (x->dm_index == NULL || x->ever_ready == NULL || x->vip_fingerprint == NULL)
+    x->vip_generation = calloc(b->n_vips + 1, sizeof(*x->vip_generation));
+    if (x->dm_index == NULL || x->ever_ready == NULL || x->vip_fingerprint == NULL ||
+        x->vip_generation == NULL)
         return -1;
     for (unsigned v = 0; v < b->n_vips; v++) {
         const struct xlb_vip_config *vip = &b->vips[v];
@@ -198,6 +200,7 @@ void xlb_xds_plane_free(struct xlb_xds_plane *x)
     free(x->dm_index);
     free(x->ever_ready);
     free(x->vip_fingerprint);
+    free(x->vip_generation);
     memset(x, 0, sizeof(*x));
 }
 
@@ -214,7 +217,7 @@ void xlb_xds_plane_update(struct xlb_xds_plane *x)
         if (!x->ever_ready[v] || vip->fingerprint != x->vip_fingerprint[v]) {
             x->ever_ready[v] = true;
             x->vip_fingerprint[v] = vip->fingerprint;
-            x->ready_generation++;
+            x->vip_generation[v] = ++x->ready_generation;
         }
     }
     maybe_start_lrs(x);
@@ -233,9 +236,11 @@ int xlb_xds_plane_reload(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
     free(x->dm_index);
     free(x->ever_ready);
     free(x->vip_fingerprint);
+    free(x->vip_generation);
     x->dm_index = NULL;
     x->ever_ready = NULL;
     x->vip_fingerprint = NULL;
+    x->vip_generation = NULL;
     if (register_vips(x, b) != 0) {
         xlb_errors_add(errs, "xlb.vips", "out of memory");
         return -1;
@@ -297,6 +302,8 @@ cJSON *xlb_xds_plane_vip_status(const struct xlb_xds_plane *x, size_t v)
     cJSON_AddStringToObject(o, "state", xlb_xds_plane_vip_state(x, v));
     if (vip->reason != NULL)
         cJSON_AddStringToObject(o, "reason", vip->reason);
+    if (x->ever_ready[v])
+        cJSON_AddNumberToObject(o, "serving_generation", (double)x->vip_generation[v]);
     cJSON *clusters = cJSON_AddArrayToObject(o, "clusters");
     for (size_t c = 0; c < vip->n_clusters; c++)
         if (vip->clusters[c].from_route)

@@ -82,7 +82,7 @@ static void render_vips(const cJSON *vips, FILE *out)
         const char *target = cJSON_HasObjectItem(v, "target") ? "target" : "cluster";
         const char *row[] = {cell(v, "address", b[0], 32), cell(v, "port", b[1], 32),
                              cell(v, "mode", b[2], 32), cell(v, target, b[3], 32),
-                             cell(v, "state", b[4], 32)};
+                             cell(v, "summary", b[4], 32)};
         xlbctl_table_row(t, row);
     }
     xlbctl_table_print(t, out);

@@ -104,12 +104,13 @@ for r in json.load(sys.stdin):
     if r["type"] == sys.argv[1] and r["name"] == sys.argv[2]:
         print(r.get(sys.argv[3], "")); break' "$1" "$2" "$3"
 }
-write_bootstrap() { # SERVER-PORT...
+write_bootstrap() { # SERVER-PORT... (CREDS_JSON in the environment overrides insecure)
     python3 - "$DIR" "$@" >"$DIR/bootstrap.json" <<'PY'
-import json, sys
+import json, os, sys
 d, ports = sys.argv[1], sys.argv[2:]
+creds = json.loads(os.environ.get("CREDS_JSON", '[{"type": "insecure"}]'))
 print(json.dumps({
-  "xds_servers": [{"server_uri": "127.0.0.1:%s" % p, "channel_creds": [{"type": "insecure"}]} for p in ports],
+  "xds_servers": [{"server_uri": "127.0.0.1:%s" % p, "channel_creds": creds} for p in ports],
   "node": {"id": "xlb-interop", "cluster": "edge", "locality": {"zone": "z1"}, "metadata": {"role": "test"}},
   "xlb": {"eal": ["--no-huge", "--no-pci", "-m", "128", "--file-prefix=xlbx-%s" % d[-6:], "--vdev=net_null0"],
           "worker_idle_sleep_us": 100, "control_socket": d + "/xlbd.sock",
@@ -257,5 +258,38 @@ delta_gone() { [ "$(delta_eds)" = does_not_exist ]; }
 wait_until 120 0.25 delta_gone || fail "delta's EDS never timed out: $(delta_eds)"
 [ "$(vip_state 0)" = ready ] || fail "VIP not ready once delta's EDS does not exist"
 pass "A57: delta's EDS does_not_exist after the 15 s timer; the cluster is empty, the VIP ready"
+kill -TERM "$XLBD_PID"; wait "$XLBD_PID" || fail "xlbd did not exit cleanly"
+
+# ---- TLS with mutual authentication, from the bootstrap's channel_creds ----
+"$HERE/make-test-ca.sh" "$DIR/ca" >/dev/null 2>&1
+kill "$primary_PID" "$secondary_PID"; wait "$primary_PID" "$secondary_PID" 2>/dev/null || true
+start_tls_server() {
+    ip netns exec "$NS" node "$HERE/xds-server/server.js" --host 127.0.0.1 --port 0 --control-port 0 \
+        --tls-cert "$DIR/ca/server.crt" --tls-key "$DIR/ca/server.key" --client-ca "$DIR/ca/ca.crt" \
+        --quiet >"$DIR/tls.out" 2>&1 &
+    tls_PID=$!
+    PIDS+=($tls_PID)
+    wait_until 100 0.1 grep -q '^READY' "$DIR/tls.out" || fail "TLS server did not start"
+    local ports
+    ports=$(sed -n 's/^READY xds=\([0-9]*\) control=\([0-9]*\)$/\1 \2/p' "$DIR/tls.out")
+    tls_XDS=${ports% *} tls_CONTROL=${ports#* }
+}
+start_tls_server
+control tls PUT /resources "$(resources 1024)" >/dev/null
+CREDS_JSON="[{\"type\": \"tls\", \"config\": {\"ca_certificate_file\": \"$DIR/ca/ca.crt\",
+  \"certificate_file\": \"$DIR/ca/client.crt\", \"private_key_file\": \"$DIR/ca/client.key\"}}]" \
+    write_bootstrap "$tls_XDS"
+start_xlbd
+vip_ready() { [ "$(vip_state 0)" = ready ]; }
+wait_until 80 0.25 vip_ready || fail "no configuration over mTLS: $(xlbctl xds)"
+pass "mTLS: xlbd verified the server against the test CA and presented its client certificate"
+kill -TERM "$XLBD_PID"; wait "$XLBD_PID" || fail "xlbd did not exit cleanly"
+CREDS_JSON="[{\"type\": \"tls\", \"config\": {\"ca_certificate_file\": \"$DIR/ca/other-ca.crt\"}}]" \
+    write_bootstrap "$tls_XDS"
+start_xlbd
+tls_failed() { xlbctl --json xds | grep -q "certificate verification failed"; }
+wait_until 80 0.25 tls_failed || fail "a server signed by another CA was not refused: $(xlbctl xds)"
+[ "$(vip_state 0)" != ready ] || fail "configuration accepted from an unverified server"
+pass "TLS: a server the configured CA did not sign is refused, with OpenSSL's reason in xlbctl xds"
 kill -TERM "$XLBD_PID"; wait "$XLBD_PID" || fail "xlbd did not exit cleanly"
 pass "clean exit"
