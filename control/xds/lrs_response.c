@@ -118,6 +118,8 @@ bool xlb_lrs_settings_wants(const struct xlb_lrs_settings *settings, const char 
 {
     if (settings->send_all)
         return true;
+    if (settings->n_clusters == 0)
+        return false; /* bsearch must not see the NULL of an empty list */
     return bsearch(&cluster, settings->clusters, settings->n_clusters, sizeof(char *), cmp_str) !=
            NULL;
 }
