@@ -210,14 +210,20 @@ void xlb_xds_plane_update(struct xlb_xds_plane *x)
     xlb_dm_update(&x->dm);
     if (x->ads != NULL && x->dm.watch_changes != watches)
         xlb_ads_client_update_watches(x->ads);
+    /* One generation per update that changed some VIP's complete configuration: VIPs that
+     * changed together share it, and it keeps counting across reloads. */
+    bool bumped = false;
     for (size_t v = 0; v < x->n_vips; v++) {
         const struct xlb_dm_vip *vip = &x->dm.vips[x->dm_index[v]];
         if (vip->state != XLB_DM_READY)
             continue;
         if (!x->ever_ready[v] || vip->fingerprint != x->vip_fingerprint[v]) {
+            if (!bumped)
+                x->ready_generation++;
+            bumped = true;
             x->ever_ready[v] = true;
             x->vip_fingerprint[v] = vip->fingerprint;
-            x->vip_generation[v] = ++x->ready_generation;
+            x->vip_generation[v] = x->ready_generation;
         }
     }
     maybe_start_lrs(x);

@@ -31,7 +31,7 @@ struct xlb_xds_plane {
     bool *ever_ready;
     uint64_t ready_generation; /* bumped whenever some VIP's complete configuration changes */
     uint64_t *vip_fingerprint;
-    uint64_t *vip_generation; /* the ready_generation a VIP's serving configuration has */
+    uint64_t *vip_generation; /* per VIP: the ready_generation of the configuration it serves */
     /* Load reporting to the ADS server (lrs_server: self) on the channel ADS lends. */
     struct xlb_lrs_client *lrs;
     struct xlb_lrs_source_state lrs_source;

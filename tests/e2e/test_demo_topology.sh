@@ -42,7 +42,7 @@ assert s["generation"] >= 2, s["generation"]          # gateways resolved: repub
 w = s["workers"][0]
 assert w["generation"] == s["generation"], w          # the worker runs the latest generation
 assert w["last_quiescent_ms_ago"] is not None and w["last_quiescent_ms_ago"] < 5000, w
-assert [v["state"] for v in s["vips"]] == ["warming"] * 3, s["vips"]
+assert [v["summary"] for v in s["vips"]] == ["serving gen 1"] * 3, s["vips"]  # static resources
 ' || fail "status JSON"
 pass "status: worker observes the published generation"
 
