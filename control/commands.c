@@ -116,7 +116,8 @@ static cJSON *vip_status(const struct xlb_control_plane *cp, unsigned v)
     if (cJSON_IsNumber(gen))
         snprintf(summary, sizeof(summary), "serving gen %.0f%s%s%s", gen->valuedouble,
                  cJSON_IsString(reason) ? " (" : "",
-                 cJSON_IsString(reason) ? reason->valuestring : "", cJSON_IsString(reason) ? ")" : "");
+                 cJSON_IsString(reason) ? reason->valuestring : "",
+                 cJSON_IsString(reason) ? ")" : "");
     else
         snprintf(summary, sizeof(summary), "%s: %s", xlb_xds_plane_vip_state(&cp->xds, v),
                  cJSON_IsString(reason) ? reason->valuestring : "?");
@@ -296,6 +297,25 @@ static cJSON *cmd_config_dump(struct xlb_control_plane *cp, const cJSON *args, c
     return xlb_xds_plane_config_dump(&cp->xds);
 }
 
+static cJSON *cmd_clusters(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
+{
+    return xlb_xds_plane_clusters(&cp->xds);
+}
+
+static cJSON *cmd_endpoints(struct xlb_control_plane *cp, const cJSON *args, char *error,
+                            size_t len)
+{
+    const cJSON *cluster = cJSON_GetObjectItemCaseSensitive(args, "cluster");
+    if (!cJSON_IsString(cluster)) {
+        snprintf(error, len, "endpoints takes a \"cluster\" name");
+        return NULL;
+    }
+    cJSON *list = xlb_xds_plane_endpoints(&cp->xds, cluster->valuestring);
+    if (list == NULL)
+        snprintf(error, len, "no VIP reaches a cluster \"%.128s\"", cluster->valuestring);
+    return list;
+}
+
 static cJSON *command_help(const struct command *c)
 {
     cJSON *obj = cJSON_CreateObject();
@@ -336,8 +356,11 @@ static const struct command commands[] = {
      cmd_counters},
     {"neighbours", "neighbours", "gateways and neighbours: resolution state and MAC",
      cmd_neighbours},
-    {"xds", "xds", "xDS server, stream state, backoff, ACK/NACK per type, NACK history",
-     cmd_xds},
+    {"xds", "xds", "xDS server, stream state, backoff, ACK/NACK per type, NACK history", cmd_xds},
+    {"clusters", "clusters", "clusters the VIPs reach: type, policy, state, endpoint counts",
+     cmd_clusters},
+    {"endpoints", "endpoints CLUSTER",
+     "a cluster's endpoints: priority, locality, address, weight, health", cmd_endpoints},
     {"config_dump", "config dump",
      "every xDS resource: type, name, state, version, error, and the resource as proto3 JSON",
      cmd_config_dump},

@@ -318,8 +318,8 @@ cJSON *xlb_xds_plane_vip_status(const struct xlb_xds_plane *x, size_t v)
 }
 
 static const char *const state_names[] = {
-    [XLB_RES_REQUESTED] = "requested",           [XLB_RES_ACKED] = "acked",
-    [XLB_RES_NACKED] = "nacked",                 [XLB_RES_DOES_NOT_EXIST] = "does_not_exist",
+    [XLB_RES_REQUESTED] = "requested", [XLB_RES_ACKED] = "acked",
+    [XLB_RES_NACKED] = "nacked",       [XLB_RES_DOES_NOT_EXIST] = "does_not_exist",
     [XLB_RES_STATIC] = "static",
 };
 
@@ -363,4 +363,107 @@ cJSON *xlb_xds_plane_status(const struct xlb_xds_plane *x)
     cJSON_AddNullToObject(o, "server");
     cJSON_AddStringToObject(o, "note", "no xds_servers: static resources only");
     return o;
+}
+
+/* ---- clusters and endpoints ---- */
+
+static const struct xlb_dm_cluster *find_cluster(const struct xlb_xds_plane *x, const char *name,
+                                                 cJSON *vips)
+{
+    const struct xlb_dm_cluster *found = NULL;
+    for (size_t v = 0; v < x->dm.n_vips; v++) {
+        const struct xlb_dm_cluster *c = xlb_dm_vip_cluster(&x->dm.vips[v], name);
+        if (c == NULL)
+            continue;
+        found = c;
+        if (vips != NULL)
+            cJSON_AddItemToArray(vips, cJSON_CreateString(x->dm.vips[v].target));
+    }
+    return found;
+}
+
+static const char *cluster_type(const struct xlb_cluster_config *c)
+{
+    return c->type == XLB_CLUSTER_EDS           ? "eds"
+           : c->type == XLB_CLUSTER_LOGICAL_DNS ? "logical_dns"
+                                                : "aggregate";
+}
+
+static const char *const health_names[] = {
+    [XLB_HEALTH_UNKNOWN] = "unknown",
+    [XLB_HEALTH_HEALTHY] = "healthy",
+    [XLB_HEALTH_DRAINING] = "draining",
+};
+
+cJSON *xlb_xds_plane_clusters(const struct xlb_xds_plane *x)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (const struct xlb_xds_resource *r = x->cache.list[XLB_XDS_CDS]; r != NULL; r = r->next) {
+        cJSON *vips = cJSON_CreateArray();
+        const struct xlb_dm_cluster *c = find_cluster(x, r->name, vips);
+        if (c == NULL) {
+            cJSON_Delete(vips);
+            continue;
+        }
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", r->name);
+        cJSON_AddStringToObject(o, "state", xlb_dm_state_name(c->state));
+        if (c->value != NULL) {
+            cJSON_AddStringToObject(o, "type", cluster_type(c->value));
+            cJSON_AddStringToObject(o, "lb_policy",
+                                    c->value->lb_policy == XLB_LB_RING_HASH ? "ring_hash"
+                                                                            : "round_robin");
+            cJSON_AddNumberToObject(o, "max_requests", c->value->max_requests);
+            cJSON_AddBoolToObject(o, "outlier_detection", c->value->outlier.enabled);
+        }
+        size_t priorities = 0, localities = 0, endpoints = 0;
+        if (c->endpoints != NULL) {
+            priorities = c->endpoints->n_priorities;
+            for (size_t p = 0; p < priorities; p++) {
+                localities += c->endpoints->priorities[p].n_localities;
+                for (size_t l = 0; l < c->endpoints->priorities[p].n_localities; l++)
+                    endpoints += c->endpoints->priorities[p].localities[l].n_endpoints;
+            }
+        }
+        cJSON_AddNumberToObject(o, "priorities", (double)priorities);
+        cJSON_AddNumberToObject(o, "localities", (double)localities);
+        cJSON_AddNumberToObject(o, "endpoints", (double)endpoints);
+        if (c->error != NULL)
+            cJSON_AddStringToObject(o, "error", c->error);
+        cJSON_AddItemToObject(o, "vips", vips);
+        cJSON_AddItemToArray(list, o);
+    }
+    return list;
+}
+
+cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *name)
+{
+    const struct xlb_dm_cluster *c = find_cluster(x, name, NULL);
+    if (c == NULL)
+        return NULL;
+    cJSON *list = cJSON_CreateArray();
+    for (size_t p = 0; c->endpoints != NULL && p < c->endpoints->n_priorities; p++) {
+        const struct xlb_eds_priority *prio = &c->endpoints->priorities[p];
+        for (size_t l = 0; l < prio->n_localities; l++) {
+            const struct xlb_eds_locality *loc = &prio->localities[l];
+            for (size_t e = 0; e < loc->n_endpoints; e++) {
+                const struct xlb_eds_endpoint *ep = &loc->endpoints[e];
+                char address[XLB_HOST_PORT_STRLEN], locality[256];
+                xlb_host_port_format(&ep->addresses[0], address, sizeof(address));
+                snprintf(locality, sizeof(locality), "%s/%s/%s", loc->region ? loc->region : "",
+                         loc->zone ? loc->zone : "", loc->sub_zone ? loc->sub_zone : "");
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddNumberToObject(o, "priority", (double)p);
+                cJSON_AddStringToObject(o, "locality", locality);
+                cJSON_AddNumberToObject(o, "locality_weight", loc->weight);
+                cJSON_AddStringToObject(o, "address", address);
+                cJSON_AddNumberToObject(o, "weight", ep->weight);
+                bool named = (size_t)ep->health < sizeof(health_names) / sizeof(health_names[0]) &&
+                             health_names[ep->health] != NULL;
+                cJSON_AddStringToObject(o, "health", named ? health_names[ep->health] : "other");
+                cJSON_AddItemToArray(list, o);
+            }
+        }
+    }
+    return list;
 }

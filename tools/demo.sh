@@ -44,6 +44,8 @@ client timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.0.100/8080' 2>/dev/null || ech
 
 say "xlbctl status"
 xlb_ctl status
+say "xlbctl config dump (static resources, validated as xDS resources are)"
+xlb_ctl config dump
 say "xlbctl counters"
 xlb_ctl counters
 

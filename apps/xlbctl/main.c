@@ -21,6 +21,8 @@ static void usage(FILE *out)
             "  counters       packet counters per worker and in total, drops by reason\n"
             "  neighbours     gateways and neighbours: resolution state and MAC\n"
             "  xds            xDS server, stream state, ACK/NACK per type, NACK history\n"
+            "  clusters       clusters the VIPs reach: type, policy, state, endpoint counts\n"
+            "  endpoints CLUSTER  a cluster's endpoints by priority and locality\n"
             "  config dump    every xDS resource with its state, as proto3 JSON with --json\n"
             "  metrics        all counters and state in Prometheus text format\n"
             "  log [level COMPONENT LEVEL]\n"
@@ -37,6 +39,9 @@ static cJSON *build_request(const char *command, int argc, char **argv)
     if (strcmp(command, "help") == 0 && argc == 1) {
         cJSON *args = cJSON_AddObjectToObject(request, "args");
         cJSON_AddStringToObject(args, "command", argv[0]);
+    } else if (strcmp(command, "endpoints") == 0 && argc == 1) {
+        cJSON *args = cJSON_AddObjectToObject(request, "args");
+        cJSON_AddStringToObject(args, "cluster", argv[0]);
     } else if (strcmp(command, "config") == 0 && argc == 1 && strcmp(argv[0], "dump") == 0) {
         cJSON_ReplaceItemInObject(request, "command", cJSON_CreateString("config_dump"));
     } else if (strcmp(command, "log") == 0 && argc == 3 && strcmp(argv[0], "level") == 0) {

@@ -235,6 +235,39 @@ static void render_config_dump(const cJSON *r, FILE *out)
     fprintf(out, "(xlbctl --json config dump prints every resource in full)\n");
 }
 
+static void render_clusters(const cJSON *r, FILE *out)
+{
+    static const char *const headers[] = {"CLUSTER", "TYPE",       "POLICY",    "STATE",
+                                          "PRIOS",   "LOCALITIES", "ENDPOINTS", "ERROR"};
+    struct xlbctl_table *t = xlbctl_table_new(8, headers);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, r) {
+        char b[8][32];
+        const char *row[] = {cell(c, "name", b[0], 32),       cell(c, "type", b[1], 32),
+                             cell(c, "lb_policy", b[2], 32),  cell(c, "state", b[3], 32),
+                             cell(c, "priorities", b[4], 32), cell(c, "localities", b[5], 32),
+                             cell(c, "endpoints", b[6], 32),  cell(c, "error", b[7], 32)};
+        xlbctl_table_row(t, row);
+    }
+    xlbctl_table_print(t, out);
+}
+
+static void render_endpoints(const cJSON *r, FILE *out)
+{
+    static const char *const headers[] = {"PRIORITY", "LOCALITY", "LOCALITY WEIGHT",
+                                          "ADDRESS",  "WEIGHT",   "HEALTH"};
+    struct xlbctl_table *t = xlbctl_table_new(6, headers);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, r) {
+        char b[6][32];
+        const char *row[] = {cell(e, "priority", b[0], 32),        cell(e, "locality", b[1], 32),
+                             cell(e, "locality_weight", b[2], 32), cell(e, "address", b[3], 32),
+                             cell(e, "weight", b[4], 32),          cell(e, "health", b[5], 32)};
+        xlbctl_table_row(t, row);
+    }
+    xlbctl_table_print(t, out);
+}
+
 static void render_xds(const cJSON *r, FILE *out)
 {
     char b[4][32];
@@ -286,10 +319,11 @@ void xlbctl_render(const char *command, const cJSON *result, FILE *out)
         const char *name;
         void (*render)(const cJSON *, FILE *);
     } renderers[] = {
-        {"status", render_status},   {"counters", render_counters},
-        {"neighbours", render_neighbours}, {"help", render_help},
-        {"metrics", render_metrics}, {"log", render_log},
+        {"status", render_status},           {"counters", render_counters},
+        {"neighbours", render_neighbours},   {"help", render_help},
+        {"metrics", render_metrics},         {"log", render_log},
         {"config_dump", render_config_dump}, {"xds", render_xds},
+        {"clusters", render_clusters},       {"endpoints", render_endpoints},
     };
     for (size_t i = 0; i < sizeof(renderers) / sizeof(renderers[0]); i++)
         if (strcmp(renderers[i].name, command) == 0) {

@@ -71,6 +71,13 @@ summary() { xlbctl --json status | python3 -c 'import json,sys; print(json.load(
 dump=$(xlbctl config dump)
 grep -Eq "^cluster +web +static" <<<"$dump" || fail "config dump: $dump"
 pass "a VIP served from static resources alone: $(summary); config dump shows them static"
+clusters=$(xlbctl clusters)
+grep -Eq "^web +eds +ring_hash +READY +1 +1 +1 " <<<"$clusters" || fail "clusters: $clusters"
+endpoints=$(xlbctl endpoints web)
+grep -Eq "^0 +/a/ +1 +198\.18\.0\.21:8080 +1 +unknown$" <<<"$endpoints" || fail "endpoints: $endpoints"
+out=$(xlbctl endpoints nope 2>&1) && fail "endpoints of an unknown cluster succeeded"
+grep -q 'no VIP reaches a cluster "nope"' <<<"$out" || fail "endpoints error: $out"
+pass "xlbctl clusters and endpoints show the validated cluster and its endpoint"
 
 write_config 2048 9090
 kill -HUP "$XLBD_PID"
