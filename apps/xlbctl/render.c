@@ -1,5 +1,6 @@
 #include "render.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,62 +31,80 @@ static double number(const cJSON *obj, const char *key)
     return cJSON_IsNumber(item) ? item->valuedouble : 0;
 }
 
-static void render_workers(const cJSON *workers, FILE *out)
+/* A table column: its header and the member of each row object it shows. */
+struct column {
+    const char *header;
+    const char *key;
+};
+
+/* One row per object of rows, one column per spec; values as cell() prints them. */
+static void render_rows(const cJSON *rows, const struct column *cols, unsigned n, FILE *out)
 {
-    static const char *const headers[] = {
-        "WORKER", "LCORE", "GENERATION", "QUIESCENT (ms ago)", "LOOPS", "BUSY LOOPS", "BUSY %"};
-    struct xlbctl_table *t = xlbctl_table_new(7, headers);
-    const cJSON *w;
-    cJSON_ArrayForEach(w, workers) {
-        char b[7][32];
-        const char *row[] = {
-            cell(w, "worker", b[0], 32),      cell(w, "lcore", b[1], 32),
-            cell(w, "generation", b[2], 32),  cell(w, "last_quiescent_ms_ago", b[3], 32),
-            cell(w, "loops", b[4], 32),       cell(w, "busy_loops", b[5], 32),
-            cell(w, "busy_percent", b[6], 32)};
-        xlbctl_table_row(t, row);
+    const char *headers[XLBCTL_TABLE_COLUMNS];
+    for (unsigned c = 0; c < n && c < XLBCTL_TABLE_COLUMNS; c++)
+        headers[c] = cols[c].header;
+    struct xlbctl_table *t = xlbctl_table_new(n, headers);
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows) {
+        char buf[XLBCTL_TABLE_COLUMNS][64];
+        const char *cells[XLBCTL_TABLE_COLUMNS];
+        for (unsigned c = 0; c < n && c < XLBCTL_TABLE_COLUMNS; c++)
+            cells[c] = cell(row, cols[c].key, buf[c], sizeof(buf[c]));
+        xlbctl_table_row(t, cells);
     }
     xlbctl_table_print(t, out);
+}
+
+#define RENDER_ROWS(rows, out, ...)                                                                \
+    do {                                                                                           \
+        static const struct column cols_[] = {__VA_ARGS__};                                        \
+        render_rows(rows, cols_, sizeof(cols_) / sizeof(cols_[0]), out);                           \
+    } while (0)
+
+static void render_workers(const cJSON *workers, FILE *out)
+{
+    RENDER_ROWS(workers, out, {"WORKER", "worker"}, {"LCORE", "lcore"},
+                {"GENERATION", "generation"}, {"QUIESCENT (ms ago)", "last_quiescent_ms_ago"},
+                {"LOOPS", "loops"}, {"BUSY LOOPS", "busy_loops"}, {"BUSY %", "busy_percent"});
 }
 
 static void render_ports(const cJSON *ports, FILE *out)
 {
-    static const char *const headers[] = {"PORT", "ID", "LINK",       "MAC",
-                                          "RX",   "TX", "RX DROPPED", "ADDRESSES"};
-    struct xlbctl_table *t = xlbctl_table_new(8, headers);
-    const cJSON *p;
-    cJSON_ArrayForEach(p, ports) {
-        char b[8][32], addresses[256] = "";
+    /* A port's addresses print as one space-separated cell. */
+    cJSON *rows = cJSON_Duplicate(ports, true);
+    cJSON *p;
+    cJSON_ArrayForEach(p, rows) {
+        char text[256] = "";
         const cJSON *a;
         cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(p, "addresses")) {
-            if (cJSON_IsString(a) && strlen(addresses) + strlen(a->valuestring) + 2 < 256) {
-                strcat(addresses, addresses[0] ? " " : "");
-                strcat(addresses, a->valuestring);
+            if (cJSON_IsString(a) && strlen(text) + strlen(a->valuestring) + 2 < sizeof(text)) {
+                strcat(text, text[0] ? " " : "");
+                strcat(text, a->valuestring);
             }
         }
-        const char *row[] = {cell(p, "name", b[0], 32),       cell(p, "port_id", b[1], 32),
-                             cell(p, "link", b[2], 32),       cell(p, "mac", b[3], 32),
-                             cell(p, "rx_packets", b[4], 32), cell(p, "tx_packets", b[5], 32),
-                             cell(p, "rx_dropped", b[6], 32), addresses};
-        xlbctl_table_row(t, row);
+        cJSON_AddStringToObject(p, "addresses_text", text);
     }
-    xlbctl_table_print(t, out);
+    RENDER_ROWS(rows, out, {"PORT", "name"}, {"ID", "port_id"}, {"LINK", "link"}, {"MAC", "mac"},
+                {"RX", "rx_packets"}, {"TX", "tx_packets"}, {"RX DROPPED", "rx_dropped"},
+                {"ADDRESSES", "addresses_text"});
+    cJSON_Delete(rows);
 }
 
 static void render_vips(const cJSON *vips, FILE *out)
 {
-    static const char *const headers[] = {"VIP", "PORT", "MODE", "TARGET/CLUSTER", "STATE"};
-    struct xlbctl_table *t = xlbctl_table_new(5, headers);
-    const cJSON *v;
-    cJSON_ArrayForEach(v, vips) {
-        char b[5][32];
-        const char *target = cJSON_HasObjectItem(v, "target") ? "target" : "cluster";
-        const char *row[] = {cell(v, "address", b[0], 32), cell(v, "port", b[1], 32),
-                             cell(v, "mode", b[2], 32), cell(v, target, b[3], 32),
-                             cell(v, "summary", b[4], 32)};
-        xlbctl_table_row(t, row);
+    /* The target (L7) or the cluster (L4) share a column: copy it under one key. */
+    cJSON *rows = cJSON_Duplicate(vips, true);
+    cJSON *v;
+    cJSON_ArrayForEach(v, rows) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(v, "target");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(v, "cluster");
+        const cJSON *what = cJSON_IsString(t) ? t : c;
+        if (cJSON_IsString(what))
+            cJSON_AddStringToObject(v, "target_or_cluster", what->valuestring);
     }
-    xlbctl_table_print(t, out);
+    RENDER_ROWS(rows, out, {"VIP", "address"}, {"PORT", "port"}, {"MODE", "mode"},
+                {"TARGET/CLUSTER", "target_or_cluster"}, {"STATE", "summary"});
+    cJSON_Delete(rows);
 }
 
 /* "reload: applied ..., needs restart: ..." once a SIGHUP happened. */
@@ -185,18 +204,8 @@ static void render_counters(const cJSON *r, FILE *out)
 
 static void render_neighbours(const cJSON *r, FILE *out)
 {
-    static const char *const headers[] = {"ADDRESS", "PORT", "ROLE",
-                                          "STATE",   "MAC",  "SOLICITATIONS"};
-    struct xlbctl_table *t = xlbctl_table_new(6, headers);
-    const cJSON *n;
-    cJSON_ArrayForEach(n, r) {
-        char b[6][32];
-        const char *row[] = {cell(n, "address", b[0], 32), cell(n, "port", b[1], 32),
-                             cell(n, "role", b[2], 32),    cell(n, "state", b[3], 32),
-                             cell(n, "mac", b[4], 32),     cell(n, "solicitations", b[5], 32)};
-        xlbctl_table_row(t, row);
-    }
-    xlbctl_table_print(t, out);
+    RENDER_ROWS(r, out, {"ADDRESS", "address"}, {"PORT", "port"}, {"ROLE", "role"},
+                {"STATE", "state"}, {"MAC", "mac"}, {"SOLICITATIONS", "solicitations"});
 }
 
 static void render_metrics(const cJSON *r, FILE *out)
@@ -208,64 +217,28 @@ static void render_metrics(const cJSON *r, FILE *out)
 
 static void render_log(const cJSON *r, FILE *out)
 {
-    static const char *const headers[] = {"COMPONENT", "LEVEL"};
-    struct xlbctl_table *t = xlbctl_table_new(2, headers);
-    const cJSON *c;
-    cJSON_ArrayForEach(c, r) {
-        char b[2][32];
-        const char *row[] = {cell(c, "component", b[0], 32), cell(c, "level", b[1], 32)};
-        xlbctl_table_row(t, row);
-    }
-    xlbctl_table_print(t, out);
+    RENDER_ROWS(r, out, {"COMPONENT", "component"}, {"LEVEL", "level"});
 }
 
 static void render_config_dump(const cJSON *r, FILE *out)
 {
-    static const char *const headers[] = {"TYPE", "NAME", "STATE", "VERSION", "ERROR"};
-    struct xlbctl_table *t = xlbctl_table_new(5, headers);
-    const cJSON *res;
-    cJSON_ArrayForEach(res, r) {
-        char b[5][32];
-        const char *row[] = {cell(res, "type", b[0], 32), cell(res, "name", b[1], 32),
-                             cell(res, "state", b[2], 32), cell(res, "version", b[3], 32),
-                             cell(res, "error", b[4], 32)};
-        xlbctl_table_row(t, row);
-    }
-    xlbctl_table_print(t, out);
+    RENDER_ROWS(r, out, {"TYPE", "type"}, {"NAME", "name"}, {"STATE", "state"},
+                {"VERSION", "version"}, {"ERROR", "error"});
     fprintf(out, "(xlbctl --json config dump prints every resource in full)\n");
 }
 
 static void render_clusters(const cJSON *r, FILE *out)
 {
-    static const char *const headers[] = {"CLUSTER", "TYPE",       "POLICY",    "STATE",
-                                          "PRIOS",   "LOCALITIES", "ENDPOINTS", "ERROR"};
-    struct xlbctl_table *t = xlbctl_table_new(8, headers);
-    const cJSON *c;
-    cJSON_ArrayForEach(c, r) {
-        char b[8][32];
-        const char *row[] = {cell(c, "name", b[0], 32),       cell(c, "type", b[1], 32),
-                             cell(c, "lb_policy", b[2], 32),  cell(c, "state", b[3], 32),
-                             cell(c, "priorities", b[4], 32), cell(c, "localities", b[5], 32),
-                             cell(c, "endpoints", b[6], 32),  cell(c, "error", b[7], 32)};
-        xlbctl_table_row(t, row);
-    }
-    xlbctl_table_print(t, out);
+    RENDER_ROWS(r, out, {"CLUSTER", "name"}, {"TYPE", "type"}, {"POLICY", "lb_policy"},
+                {"STATE", "state"}, {"PRIOS", "priorities"}, {"LOCALITIES", "localities"},
+                {"ENDPOINTS", "endpoints"}, {"ERROR", "error"});
 }
 
 static void render_endpoints(const cJSON *r, FILE *out)
 {
-    static const char *const headers[] = {"PRIORITY", "LOCALITY", "LOCALITY WEIGHT",
-                                          "ADDRESS",  "WEIGHT",   "HEALTH"};
-    struct xlbctl_table *t = xlbctl_table_new(6, headers);
-    const cJSON *e;
-    cJSON_ArrayForEach(e, r) {
-        char b[6][32];
-        const char *row[] = {cell(e, "priority", b[0], 32),        cell(e, "locality", b[1], 32),
-                             cell(e, "locality_weight", b[2], 32), cell(e, "address", b[3], 32),
-                             cell(e, "weight", b[4], 32),          cell(e, "health", b[5], 32)};
-        xlbctl_table_row(t, row);
-    }
-    xlbctl_table_print(t, out);
+    RENDER_ROWS(r, out, {"PRIORITY", "priority"}, {"LOCALITY", "locality"},
+                {"LOCALITY WEIGHT", "locality_weight"}, {"ADDRESS", "address"},
+                {"WEIGHT", "weight"}, {"HEALTH", "health"});
 }
 
 static void render_xds(const cJSON *r, FILE *out)

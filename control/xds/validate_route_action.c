@@ -208,7 +208,7 @@ static int read_specifier(struct xv_ctx *ctx, const char *path, const RouteActio
     case ENVOY__CONFIG__ROUTE__V3__ROUTE_ACTION__CLUSTER_SPECIFIER_CLUSTER_SPECIFIER_PLUGIN:
         /*
          * gRPC looks the name up in RouteConfiguration.cluster_specifier_plugins. xlb supports
-         * no plugin (RLS is not implemented) and its trimmed proto has no such list, so every
+         * no plugin (xlb has no RLS) and its trimmed proto has no such list, so every
          * name is unknown: the error gRPC gives for an undefined plugin.
          */
         xv_key(child, path, "cluster_specifier_plugin");
