@@ -56,13 +56,10 @@ static int build_node(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
 
 static int register_vips(struct xlb_xds_plane *x, const struct xlb_bootstrap *b)
 {
+    free(x->vips);
     x->n_vips = b->n_vips;
-    x->dm_index = calloc(b->n_vips + 1, sizeof(*x->dm_index));
-    x->ever_ready = calloc(b->n_vips + 1, sizeof(*x->ever_ready));
-    x->vip_fingerprint = calloc(b->n_vips + 1, sizeof(*x->vip_fingerprint));
-    x->vip_generation = calloc(b->n_vips + 1, sizeof(*x->vip_generation));
-    if (x->dm_index == NULL || x->ever_ready == NULL || x->vip_fingerprint == NULL ||
-        x->vip_generation == NULL)
+    x->vips = calloc(b->n_vips + 1, sizeof(*x->vips));
+    if (x->vips == NULL)
         return -1;
     for (unsigned v = 0; v < b->n_vips; v++) {
         const struct xlb_vip_config *vip = &b->vips[v];
@@ -70,7 +67,7 @@ static int register_vips(struct xlb_xds_plane *x, const struct xlb_bootstrap *b)
                                 : xlb_dm_add_vip(&x->dm, XLB_DM_VIP_L4, vip->cluster);
         if (index < 0)
             return -1;
-        x->dm_index[v] = (size_t)index;
+        x->vips[v].dm_index = (size_t)index;
     }
     return 0;
 }
@@ -197,10 +194,7 @@ void xlb_xds_plane_free(struct xlb_xds_plane *x)
     xlb_xds_cache_free(&x->cache);
     if (x->metadata != NULL)
         protobuf_c_message_free_unpacked(x->metadata, NULL);
-    free(x->dm_index);
-    free(x->ever_ready);
-    free(x->vip_fingerprint);
-    free(x->vip_generation);
+    free(x->vips);
     memset(x, 0, sizeof(*x));
 }
 
@@ -214,16 +208,17 @@ void xlb_xds_plane_update(struct xlb_xds_plane *x)
      * changed together share it, and it keeps counting across reloads. */
     bool bumped = false;
     for (size_t v = 0; v < x->n_vips; v++) {
-        const struct xlb_dm_vip *vip = &x->dm.vips[x->dm_index[v]];
+        const struct xlb_dm_vip *vip = &x->dm.vips[x->vips[v].dm_index];
+        struct xlb_xds_vip *state = &x->vips[v];
         if (vip->state != XLB_DM_READY)
             continue;
-        if (!x->ever_ready[v] || vip->fingerprint != x->vip_fingerprint[v]) {
+        if (!state->ever_ready || vip->fingerprint != state->fingerprint) {
             if (!bumped)
                 x->ready_generation++;
             bumped = true;
-            x->ever_ready[v] = true;
-            x->vip_fingerprint[v] = vip->fingerprint;
-            x->vip_generation[v] = x->ready_generation;
+            state->ever_ready = true;
+            state->fingerprint = vip->fingerprint;
+            state->generation = x->ready_generation;
         }
     }
     maybe_start_lrs(x);
@@ -232,26 +227,14 @@ void xlb_xds_plane_update(struct xlb_xds_plane *x)
 int xlb_xds_plane_reload(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
                          struct xlb_errors *errs)
 {
-    /* Validate first, in a scratch cache, so that a bad file changes nothing. */
-    if (xlb_xds_plane_check(b, errs) != 0)
-        return -1;
     xlb_xds_cache_drop_static(&x->cache);
     xlb_static_resources_load(&x->cache, b->static_resources, errs);
     xlb_dm_free(&x->dm);
     xlb_dm_init(&x->dm, &x->cache);
-    free(x->dm_index);
-    free(x->ever_ready);
-    free(x->vip_fingerprint);
-    free(x->vip_generation);
-    x->dm_index = NULL;
-    x->ever_ready = NULL;
-    x->vip_fingerprint = NULL;
-    x->vip_generation = NULL;
     if (register_vips(x, b) != 0) {
         xlb_errors_add(errs, "xlb.vips", "out of memory");
         return -1;
     }
-    x->dm.watch_changes++; /* the new manager's watches replace the old ones */
     xlb_xds_plane_update(x);
     if (x->ads != NULL)
         xlb_ads_client_update_watches(x->ads);
@@ -291,10 +274,10 @@ const char *xlb_xds_plane_vip_state(const struct xlb_xds_plane *x, size_t v)
 {
     if (v >= x->n_vips)
         return "unknown";
-    const struct xlb_dm_vip *vip = &x->dm.vips[x->dm_index[v]];
+    const struct xlb_dm_vip *vip = &x->dm.vips[x->vips[v].dm_index];
     if (vip->state == XLB_DM_READY)
         return "ready";
-    if (x->ever_ready[v])
+    if (x->vips[v].ever_ready)
         return "stale"; /* the last complete configuration is kept (warming) */
     return vip->state == XLB_DM_WARMING ? "warming" : "error";
 }
@@ -304,12 +287,12 @@ cJSON *xlb_xds_plane_vip_status(const struct xlb_xds_plane *x, size_t v)
     cJSON *o = cJSON_CreateObject();
     if (v >= x->n_vips)
         return o;
-    const struct xlb_dm_vip *vip = &x->dm.vips[x->dm_index[v]];
+    const struct xlb_dm_vip *vip = &x->dm.vips[x->vips[v].dm_index];
     cJSON_AddStringToObject(o, "state", xlb_xds_plane_vip_state(x, v));
     if (vip->reason != NULL)
         cJSON_AddStringToObject(o, "reason", vip->reason);
-    if (x->ever_ready[v])
-        cJSON_AddNumberToObject(o, "serving_generation", (double)x->vip_generation[v]);
+    if (x->vips[v].ever_ready)
+        cJSON_AddNumberToObject(o, "serving_generation", (double)x->vips[v].generation);
     cJSON *clusters = cJSON_AddArrayToObject(o, "clusters");
     for (size_t c = 0; c < vip->n_clusters; c++)
         if (vip->clusters[c].from_route)

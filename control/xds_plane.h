@@ -24,14 +24,15 @@ struct xlb_xds_plane {
     Envoy__Config__Core__V3__Locality locality;
     ProtobufCMessage *metadata; /* google.protobuf.Struct read from node.metadata */
     char *client_features[3];
-    /* Per bootstrap VIP: its entry in dm.vips, and whether it was ever READY (then a later
-     * WARMING or ERROR keeps serving the last complete configuration). */
+    /* One per bootstrap VIP, in its order. */
     size_t n_vips;
-    size_t *dm_index;
-    bool *ever_ready;
+    struct xlb_xds_vip {
+        size_t dm_index;      /* its entry in dm.vips */
+        bool ever_ready;      /* then a later WARMING or ERROR keeps the last complete config */
+        uint64_t fingerprint; /* of the complete configuration it serves */
+        uint64_t generation;  /* the ready_generation of that configuration */
+    } * vips;
     uint64_t ready_generation; /* bumped whenever some VIP's complete configuration changes */
-    uint64_t *vip_fingerprint;
-    uint64_t *vip_generation; /* per VIP: the ready_generation of the configuration it serves */
     /* Load reporting to the ADS server (lrs_server: self) on the channel ADS lends. */
     struct xlb_lrs_client *lrs;
     struct xlb_lrs_source_state lrs_source;
@@ -49,7 +50,8 @@ int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
                        struct xlb_errors *errs);
 void xlb_xds_plane_free(struct xlb_xds_plane *x);
 
-/* After SIGHUP: VIPs and static resources anew; -1 (nothing changed) when they are invalid. */
+/* After SIGHUP: VIPs and static resources anew. The caller has validated the bootstrap with
+ * xlb_xds_plane_check, so this only fails when memory runs out. */
 int xlb_xds_plane_reload(struct xlb_xds_plane *x, const struct xlb_bootstrap *bootstrap,
                          struct xlb_errors *errs);
 
