@@ -27,6 +27,15 @@ import json, sys
 for line in open(sys.argv[1]):
     t = json.loads(line)
     print(t["name"] + "\t" + t["result"])' "$log")
+    # The output of each failed test, so that a CI log alone explains the failure.
+    python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    if t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP"):
+        out = (t.get("stdout") or "").splitlines()
+        print("--- " + sys.argv[2] + ": " + t["name"] + " (last 80 lines) ---")
+        print("\n".join(out[-80:]))' "$log" "$2"
 }
 
 run_build() { # BUILD_DIR LABEL MESON_ARGS...
