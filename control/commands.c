@@ -8,6 +8,7 @@
 
 #include "control_plane.h"
 #include "metrics.h"
+#include "simulate.h"
 #include "xlb_log.h"
 
 struct command {
@@ -316,6 +317,13 @@ static cJSON *cmd_endpoints(struct xlb_control_plane *cp, const cJSON *args, cha
     return list;
 }
 
+static cJSON *cmd_simulate(struct xlb_control_plane *cp, const cJSON *args, char *error,
+                           size_t len)
+{
+    return xlb_simulate(xlb_snapshot_latest(cp->shared), cp->shared->load, cp->shared->n_workers,
+                        args, error, len);
+}
+
 static cJSON *command_help(const struct command *c)
 {
     cJSON *obj = cJSON_CreateObject();
@@ -361,6 +369,12 @@ static const struct command commands[] = {
      cmd_clusters},
     {"endpoints", "endpoints CLUSTER",
      "a cluster's endpoints: priority, locality, address, weight, health", cmd_endpoints},
+    {"simulate",
+     "simulate --vip ADDR:PORT [--path P] [--authority A] [--header K=V]... "
+     "[--cookie NAME=VALUE] [--n N] [--seed S] [--connection-id C]",
+     "run route matching and N picks on the live snapshot: endpoint histogram and the trace "
+     "of one pick",
+     cmd_simulate},
     {"config_dump", "config dump",
      "every xDS resource: type, name, state, version, error, and the resource as proto3 JSON",
      cmd_config_dump},

@@ -16,14 +16,16 @@
 #define XLB_REPORT_POLL_MS   10
 #define XLB_SOLICIT_TICK_MS  200
 #define XLB_RECLAIM_TICK_MS  100
+#define XLB_LB_TICK_MS       250 /* outlier counters, A56 timers, idle draining */
 #define XLB_REPORTS_PER_TICK 256 /* per worker: bounded work per tick */
 
 int xlb_control_plane_publish(struct xlb_control_plane *cp)
 {
     struct xlb_snapshot *snap = xlb_snapshot_build(&cp->bootstrap, cp->ports, cp->n_ports,
-                                                   &cp->neighbours, cp->generation + 1);
+                                                   &cp->neighbours, cp->xds.lb, cp->generation + 1);
     if (snap == NULL)
         return -1;
+    cp->xds.lb_changed = false;
     xlb_snapshot_publish(cp->shared, snap);
     cp->generation = snap->generation;
     cp->republish = false;
@@ -109,19 +111,52 @@ int xlb_control_plane_want_gateways(struct xlb_control_plane *cp)
     return 0;
 }
 
+/* A changed LB tree goes to the workers in a new snapshot. */
+static void publish_lb_changes(struct xlb_control_plane *cp)
+{
+    if (!cp->xds.lb_changed)
+        return;
+    cp->xds.lb_changed = false;
+    xlb_control_plane_publish(cp);
+}
+
 static void on_xds_change(void *arg)
 {
     struct xlb_control_plane *cp = arg;
     pthread_mutex_lock(&cp->lock);
     xlb_xds_plane_update(&cp->xds);
+    publish_lb_changes(cp);
     pthread_mutex_unlock(&cp->lock);
+}
+
+static void on_lb_tick(void *arg)
+{
+    struct xlb_control_plane *cp = arg;
+    pthread_mutex_lock(&cp->lock);
+    xlb_xds_plane_tick(&cp->xds, cp->shared->load, cp->shared->n_workers);
+    publish_lb_changes(cp);
+    pthread_mutex_unlock(&cp->lock);
+}
+
+/* Endpoint slots are reused only once every worker is past the snapshots that named them. */
+static uint64_t grace_start(void *arg)
+{
+    struct xlb_control_plane *cp = arg;
+    return rte_rcu_qsbr_start(cp->shared->qsbr);
+}
+
+static bool grace_over(void *arg, uint64_t token)
+{
+    struct xlb_control_plane *cp = arg;
+    return rte_rcu_qsbr_check(cp->shared->qsbr, token, false) == 1;
 }
 
 static int start_xds(struct xlb_control_plane *cp)
 {
     struct xlb_errors errs = {0};
+    struct xlb_lb_grace grace = {grace_start, grace_over, cp};
     int rc = xlb_xds_plane_init(&cp->xds, cp->loop, &cp->bootstrap, cp->shared->load,
-                                cp->shared->n_workers, on_xds_change, cp, &errs);
+                                cp->shared->n_workers, &grace, on_xds_change, cp, &errs);
     for (unsigned i = 0; i < errs.n; i++)
         XLB_LOG(ERR, CONTROL, "%s", errs.lines[i]);
     xlb_errors_free(&errs);
@@ -141,8 +176,10 @@ static int start_services(struct xlb_control_plane *cp)
     }
     cp->socket =
         xlb_control_socket_open(cp->loop, cp->bootstrap.control_socket, xlb_commands_execute, cp);
-    if (cp->socket == NULL || start_xds(cp) != 0)
+    if (cp->socket == NULL || start_xds(cp) != 0 ||
+        xlb_loop_add_timer(cp->loop, XLB_LB_TICK_MS, on_lb_tick, cp) != 0)
         return -1;
+    publish_lb_changes(cp);
     if (cp->bootstrap.metrics_enabled) {
         cp->metrics_http = xlb_metrics_http_open(cp, &cp->bootstrap.metrics_listen);
         if (cp->metrics_http == NULL)

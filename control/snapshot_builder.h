@@ -1,8 +1,10 @@
-/* Compile the bootstrap, the ports and the neighbour table into a new immutable snapshot. */
+/* Compile the bootstrap, the ports, the neighbour table and the VIPs' LB trees into a new
+ * immutable snapshot. */
 #ifndef XLB_SNAPSHOT_BUILDER_H
 #define XLB_SNAPSHOT_BUILDER_H
 
 #include "bootstrap.h"
+#include "lb_state.h"
 #include "neighbour_table.h"
 #include "xlb_snapshot.h"
 
@@ -10,6 +12,6 @@
 struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *bootstrap,
                                         const struct xlb_port_view *ports, unsigned n_ports,
                                         const struct xlb_neighbour_table *neighbours,
-                                        uint64_t generation);
+                                        const struct xlb_lb_state *lb, uint64_t generation);
 
 #endif

@@ -108,7 +108,8 @@ static void on_lrs_stopped(struct xlb_lrs_client *client, const char *reason, vo
 static int start_lrs(struct xlb_xds_plane *x, const struct xlb_worker_load *load,
                      unsigned n_workers)
 {
-    xlb_lrs_source_init(&x->lrs_source, &x->cache, load, n_workers);
+    (void)load;
+    (void)n_workers;
     struct xlb_lrs_client_config config = {
         .node = &x->node,
         .source = xlb_lrs_source_of(&x->lrs_source),
@@ -157,8 +158,8 @@ static int start_ads(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
 
 int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
                        const struct xlb_bootstrap *b, const struct xlb_worker_load *load,
-                       unsigned n_workers, void (*changed)(void *arg), void *arg,
-                       struct xlb_errors *errs)
+                       unsigned n_workers, const struct xlb_lb_grace *grace,
+                       void (*changed)(void *arg), void *arg, struct xlb_errors *errs)
 {
     memset(x, 0, sizeof(*x));
     x->loop = loop;
@@ -174,6 +175,13 @@ int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
         return -1;
     }
     xlb_dm_update(&x->dm);
+    /* The load slots are LRS's and the LB trees': one numbering for both. */
+    xlb_lrs_source_init(&x->lrs_source, &x->cache, load, n_workers);
+    x->lb = xlb_lb_state_create(&x->lrs_source.slots, grace, xlb_now_ms());
+    if (x->lb == NULL) {
+        xlb_errors_add(errs, "xlb.vips", "out of memory");
+        return -1;
+    }
     if (b->n_xds_servers > 0 && start_lrs(x, load, n_workers) != 0) {
         xlb_errors_add(errs, "xds_servers", "cannot start the LRS client");
         return -1;
@@ -189,6 +197,7 @@ void xlb_xds_plane_free(struct xlb_xds_plane *x)
     xlb_lrs_client_destroy(x->lrs); /* before ADS frees the channel it runs on */
     x->lrs = NULL;
     xlb_ads_client_destroy(x->ads);
+    xlb_lb_state_free(x->lb);
     xlb_lrs_source_free(&x->lrs_source);
     xlb_dm_free(&x->dm);
     xlb_xds_cache_free(&x->cache);
@@ -196,6 +205,20 @@ void xlb_xds_plane_free(struct xlb_xds_plane *x)
         protobuf_c_message_free_unpacked(x->metadata, NULL);
     free(x->vips);
     memset(x, 0, sizeof(*x));
+}
+
+static void recompile_lb(struct xlb_xds_plane *x)
+{
+    size_t *dm_index = calloc(x->n_vips + 1, sizeof(size_t));
+    if (x->lb == NULL || dm_index == NULL) {
+        free(dm_index);
+        return;
+    }
+    for (size_t v = 0; v < x->n_vips; v++)
+        dm_index[v] = x->vips[v].dm_index;
+    if (xlb_lb_state_update(x->lb, &x->dm, dm_index, x->n_vips, xlb_now_ms()))
+        x->lb_changed = true;
+    free(dm_index);
 }
 
 void xlb_xds_plane_update(struct xlb_xds_plane *x)
@@ -221,7 +244,15 @@ void xlb_xds_plane_update(struct xlb_xds_plane *x)
             state->generation = x->ready_generation;
         }
     }
+    recompile_lb(x);
     maybe_start_lrs(x);
+}
+
+void xlb_xds_plane_tick(struct xlb_xds_plane *x, const struct xlb_worker_load *loads,
+                        unsigned n_workers)
+{
+    if (x->lb != NULL && xlb_lb_state_tick(x->lb, loads, n_workers, xlb_now_ms()))
+        x->lb_changed = true;
 }
 
 int xlb_xds_plane_reload(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,

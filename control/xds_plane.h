@@ -12,6 +12,7 @@
 #include "bootstrap.h"
 #include "dependency_manager.h"
 #include "event_loop.h"
+#include "lb_state.h"
 #include "lrs_source.h"
 #include "xds_cache.h"
 
@@ -37,6 +38,9 @@ struct xlb_xds_plane {
     struct xlb_lrs_client *lrs;
     struct xlb_lrs_source_state lrs_source;
     struct xlb_grpc_channel *channel; /* ADS's ready channel, or NULL */
+    /* The compiled LB trees of the VIPs (lib/lb) and the state that reshapes them. */
+    struct xlb_lb_state *lb;
+    bool lb_changed; /* a tree changed since the owner last published a snapshot */
     /* Called when ADS changed the cache; the owner runs xlb_xds_plane_update (under its lock). */
     void (*changed)(void *arg);
     void *changed_arg;
@@ -46,8 +50,8 @@ struct xlb_xds_plane {
  * ADS started when xds_servers are configured. */
 int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
                        const struct xlb_bootstrap *bootstrap, const struct xlb_worker_load *load,
-                       unsigned n_workers, void (*changed)(void *arg), void *arg,
-                       struct xlb_errors *errs);
+                       unsigned n_workers, const struct xlb_lb_grace *grace,
+                       void (*changed)(void *arg), void *arg, struct xlb_errors *errs);
 void xlb_xds_plane_free(struct xlb_xds_plane *x);
 
 /* After SIGHUP: VIPs and static resources anew. The caller has validated the bootstrap with
@@ -55,8 +59,13 @@ void xlb_xds_plane_free(struct xlb_xds_plane *x);
 int xlb_xds_plane_reload(struct xlb_xds_plane *x, const struct xlb_bootstrap *bootstrap,
                          struct xlb_errors *errs);
 
-/* Re-evaluate after a cache change; subscribes to what is now needed. */
+/* Re-evaluate after a cache change; subscribes to what is now needed and recompiles the LB
+ * trees that changed (then lb_changed is set). */
 void xlb_xds_plane_update(struct xlb_xds_plane *x);
+
+/* Periodic LB work (outlier detection, A56 timers, idle draining); sets lb_changed. */
+void xlb_xds_plane_tick(struct xlb_xds_plane *x, const struct xlb_worker_load *loads,
+                        unsigned n_workers);
 
 /* For `xlbd --check`: the static resources of a bootstrap, validated as xDS would. */
 int xlb_xds_plane_check(const struct xlb_bootstrap *bootstrap, struct xlb_errors *errs);

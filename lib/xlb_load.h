@@ -1,6 +1,7 @@
 /*
- * Per-worker load counters for load reporting (LRS) and, later, outlier detection: one slot
- * per (cluster, priority, locality) and one per (cluster, drop category). The control plane
+ * Per-worker load counters for load reporting (LRS), circuit breaking and outlier detection:
+ * one slot per (cluster, priority, locality), per (cluster, drop category), per cluster and per
+ * (cluster, endpoint). The control plane
  * assigns slots and never reuses one, so every slot's counters are monotonic; workers write
  * their own copy (single writer, aligned 64-bit values) and the control plane sums the copies
  * of all workers.
@@ -22,10 +23,29 @@ struct xlb_locality_load {
     uint64_t failed;    /* calls finished otherwise */
 };
 
+#define XLB_ENDPOINT_LOAD_SLOTS 131072 /* (cluster, endpoint): lib/lb/xlb_lb.h */
+#define XLB_CLUSTER_LOAD_SLOTS  4096   /* clusters: circuit breaking */
+
+/* Per endpoint: fed to outlier detection (A50) and idle-timeout draining (A75). */
+struct xlb_endpoint_load {
+    uint64_t succeeded;
+    uint64_t failed;
+    uint64_t session_picks; /* picks that came through a session cookie (override host) */
+};
+
+/* Per cluster: requests in flight = started - finished, summed over workers (A27). */
+struct xlb_cluster_load {
+    uint64_t started;
+    uint64_t finished;
+};
+
 /* One worker's copy. */
 struct xlb_worker_load {
     struct xlb_locality_load localities[XLB_LOCALITY_SLOTS];
     uint64_t drops[XLB_DROP_SLOTS];
+    uint64_t uncategorized_drops; /* circuit breaker: LRS total_dropped_requests only */
+    struct xlb_cluster_load clusters[XLB_CLUSTER_LOAD_SLOTS];
+    struct xlb_endpoint_load endpoints[XLB_ENDPOINT_LOAD_SLOTS];
 };
 
 #endif

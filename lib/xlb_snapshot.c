@@ -1,5 +1,7 @@
 #include "xlb_snapshot.h"
 
+#include "xlb_lb.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +44,9 @@ void xlb_snapshot_free(struct xlb_snapshot *snap)
         return;
     rte_hash_free(snap->addresses);
     rte_free(snap->entries);
+    /* Freed on the control plane after the grace period: the only thread counting refs. */
+    for (uint32_t v = 0; v < snap->n_vips; v++)
+        xlb_lb_vip_release(snap->vips[v].lb);
     rte_free(snap->vips);
     rte_free(snap);
 }

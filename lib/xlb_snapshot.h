@@ -43,10 +43,15 @@ struct xlb_port_view {
     struct xlb_prefix prefixes[XLB_MAX_PORT_PREFIXES];
 };
 
+struct xlb_lb_vip;
+
 struct xlb_vip_view {
     struct xlb_addr addr;
     uint16_t l4_port; /* host byte order */
     bool l7;          /* xDS target (HTTP/2) or a cluster (L4) */
+    /* Its compiled LB tree (lib/lb/xlb_lb.h), NULL until its configuration is complete; the
+     * snapshot holds a reference, dropped when the snapshot is freed. */
+    struct xlb_lb_vip *lb;
 };
 
 struct xlb_snapshot {

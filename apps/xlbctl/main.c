@@ -23,6 +23,9 @@ static void usage(FILE *out)
             "  xds            xDS server, stream state, ACK/NACK per type, NACK history\n"
             "  clusters       clusters the VIPs reach: type, policy, state, endpoint counts\n"
             "  endpoints CLUSTER  a cluster's endpoints by priority and locality\n"
+            "  simulate --vip ADDR:PORT [--path P] [--authority A] [--header K=V]...\n"
+            "           [--cookie NAME=VALUE] [--n N] [--seed S] [--connection-id C] [--json]\n"
+            "                 N picks on the live snapshot: endpoint histogram, one pick's trace\n"
             "  config dump    every xDS resource with its state, as proto3 JSON with --json\n"
             "  metrics        all counters and state in Prometheus text format\n"
             "  log [level COMPONENT LEVEL]\n"
@@ -31,12 +34,67 @@ static void usage(FILE *out)
             XLBCTL_DEFAULT_SOCKET);
 }
 
-/* The request for COMMAND ARGS: "help [X]", "log [level COMPONENT LEVEL]", the rest bare. */
-static cJSON *build_request(const char *command, int argc, char **argv)
+/* "simulate --vip A:P [--path P] ... [--json]" -> args; false on a bad argument. */
+static bool simulate_args(cJSON *args, int argc, char **argv, bool *json)
+{
+    static const char *const strings[] = {"vip", "path", "authority", "cookie"};
+    static const char *const numbers[] = {"n", "seed", "connection-id"};
+    cJSON *headers = cJSON_AddArrayToObject(args, "headers");
+    for (int i = 0; i < argc; i++) {
+        const char *flag = argv[i];
+        if (strcmp(flag, "--json") == 0) {
+            *json = true;
+            continue;
+        }
+        if (strncmp(flag, "--", 2) != 0 || i + 1 >= argc) {
+            fprintf(stderr, "xlbctl: simulate: unexpected \"%s\" (see xlbctl help simulate)\n",
+                    flag);
+            return false;
+        }
+        const char *name = flag + 2, *value = argv[++i];
+        bool known = false;
+        for (size_t k = 0; k < sizeof(strings) / sizeof(strings[0]); k++)
+            if (strcmp(name, strings[k]) == 0) {
+                cJSON_AddStringToObject(args, name, value);
+                known = true;
+            }
+        for (size_t k = 0; k < sizeof(numbers) / sizeof(numbers[0]); k++)
+            if (strcmp(name, numbers[k]) == 0) {
+                char *end;
+                double v = strtod(value, &end);
+                if (*end != '\0' || end == value) {
+                    fprintf(stderr, "xlbctl: simulate: --%s needs a number\n", name);
+                    return false;
+                }
+                cJSON_AddNumberToObject(
+                    args, strcmp(name, "connection-id") == 0 ? "connection_id" : name, v);
+                known = true;
+            }
+        if (strcmp(name, "header") == 0) {
+            cJSON_AddItemToArray(headers, cJSON_CreateString(value));
+            known = true;
+        }
+        if (!known) {
+            fprintf(stderr, "xlbctl: simulate: unknown option %s\n", flag);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The request for COMMAND ARGS: "help [X]", "log [level COMPONENT LEVEL]", "simulate ...",
+ * the rest bare. */
+static cJSON *build_request(const char *command, int argc, char **argv, bool *json)
 {
     cJSON *request = cJSON_CreateObject();
     cJSON_AddStringToObject(request, "command", command);
-    if (strcmp(command, "help") == 0 && argc == 1) {
+    if (strcmp(command, "simulate") == 0) {
+        cJSON *args = cJSON_AddObjectToObject(request, "args");
+        if (!simulate_args(args, argc, argv, json)) {
+            cJSON_Delete(request);
+            return NULL;
+        }
+    } else if (strcmp(command, "help") == 0 && argc == 1) {
         cJSON *args = cJSON_AddObjectToObject(request, "args");
         cJSON_AddStringToObject(args, "command", argv[0]);
     } else if (strcmp(command, "endpoints") == 0 && argc == 1) {
@@ -92,7 +150,7 @@ int main(int argc, char **argv)
         socket_path = XLBCTL_DEFAULT_SOCKET;
     const char *command =
         strcmp(argv[optind], "config") == 0 ? "config_dump" : argv[optind]; /* for rendering */
-    cJSON *request = build_request(argv[optind], argc - optind - 1, argv + optind + 1);
+    cJSON *request = build_request(argv[optind], argc - optind - 1, argv + optind + 1, &json);
     if (request == NULL)
         return 2;
 

@@ -241,6 +241,30 @@ static void render_endpoints(const cJSON *r, FILE *out)
                 {"WEIGHT", "weight"}, {"HEALTH", "health"});
 }
 
+static void render_simulate(const cJSON *r, FILE *out)
+{
+    char b[4][64];
+    fprintf(out, "%s picks on VIP %s (generation %s):", cell(r, "n", b[0], 64),
+            cell(r, "vip", b[1], 64), cell(r, "generation", b[2], 64));
+    const cJSON *outcomes = cJSON_GetObjectItemCaseSensitive(r, "outcomes"), *outcome;
+    cJSON_ArrayForEach(outcome, outcomes)
+        fprintf(out, " %s %s", outcome->string, cell(outcomes, outcome->string, b[0], 64));
+    fprintf(out, "\n");
+    RENDER_ROWS(cJSON_GetObjectItemCaseSensitive(r, "endpoints"), out, {"CLUSTER", "cluster"},
+                {"ENDPOINT", "address"}, {"PRIORITY", "priority"}, {"LOCALITY", "locality"},
+                {"PICKS", "picks"}, {"SHARE", "percent"});
+    fprintf(out, "trace of the first pick:\n");
+    const cJSON *trace = cJSON_GetObjectItemCaseSensitive(r, "trace"), *item;
+    cJSON_ArrayForEach(item, trace) {
+        if (cJSON_IsObject(item))
+            fprintf(out, "  %-16s %s %s (priority %s, locality %s)\n", item->string,
+                    cell(item, "cluster", b[0], 64), cell(item, "address", b[1], 64),
+                    cell(item, "priority", b[2], 64), cell(item, "locality", b[3], 64));
+        else
+            fprintf(out, "  %-16s %s\n", item->string, cell(trace, item->string, b[0], 64));
+    }
+}
+
 static void render_xds(const cJSON *r, FILE *out)
 {
     char b[4][32];
@@ -297,6 +321,7 @@ void xlbctl_render(const char *command, const cJSON *result, FILE *out)
         {"metrics", render_metrics},         {"log", render_log},
         {"config_dump", render_config_dump}, {"xds", render_xds},
         {"clusters", render_clusters},       {"endpoints", render_endpoints},
+        {"simulate", render_simulate},
     };
     for (size_t i = 0; i < sizeof(renderers) / sizeof(renderers[0]); i++)
         if (strcmp(renderers[i].name, command) == 0) {

@@ -1,0 +1,232 @@
+#include "cluster_compile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t xlb_cluster_compile_count(const struct xlb_endpoint_config *eds)
+{
+    uint32_t n = 0;
+    for (size_t p = 0; eds != NULL && p < eds->n_priorities; p++)
+        for (size_t l = 0; l < eds->priorities[p].n_localities; l++)
+            n += (uint32_t)eds->priorities[p].localities[l].n_endpoints;
+    return n;
+}
+
+/* A draining endpoint is reachable only through a session (A55), never by a normal pick. */
+static bool normal_pick_may_choose(const struct xlb_lb_endpoint *e)
+{
+    return e->health != XLB_HEALTH_DRAINING && !e->ejected;
+}
+
+static void fill_endpoints(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c)
+{
+    const struct xlb_endpoint_config *eds = in->endpoints;
+    uint32_t i = 0;
+    for (size_t p = 0; eds != NULL && p < eds->n_priorities; p++)
+        for (size_t l = 0; l < eds->priorities[p].n_localities; l++) {
+            const struct xlb_eds_locality *loc = &eds->priorities[p].localities[l];
+            for (size_t e = 0; e < loc->n_endpoints; e++, i++) {
+                struct xlb_lb_endpoint *out = &c->endpoints[i];
+                out->where = loc->endpoints[e].addresses[0];
+                out->slot = in->endpoint_slots ? in->endpoint_slots[i] : XLB_LB_NO_SLOT;
+                out->weight = loc->endpoints[e].weight;
+                out->priority = (uint16_t)p;
+                out->locality = (uint16_t)l;
+                out->health = (uint8_t)loc->endpoints[e].health;
+                out->ejected = in->ejected != NULL && in->ejected[i];
+                xlb_slot_set_usable(c->usable, i, !out->ejected);
+            }
+        }
+}
+
+static char *locality_name(const struct xlb_eds_locality *l)
+{
+    size_t len = strlen(l->region ? l->region : "") + strlen(l->zone ? l->zone : "") +
+                 strlen(l->sub_zone ? l->sub_zone : "") + 3;
+    char *name = malloc(len);
+    if (name != NULL)
+        snprintf(name, len, "%s/%s/%s", l->region ? l->region : "", l->zone ? l->zone : "",
+                 l->sub_zone ? l->sub_zone : "");
+    return name;
+}
+
+/* Round robin arrays per locality and the weighted choice over localities that can serve. */
+static int build_localities(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c,
+                            uint32_t p, uint32_t first, uint32_t *scratch)
+{
+    const struct xlb_eds_priority *src = &in->endpoints->priorities[p];
+    struct xlb_lb_priority *prio = &c->priorities[p];
+    prio->n_localities = (uint32_t)src->n_localities;
+    prio->localities = calloc(src->n_localities, sizeof(*prio->localities));
+    uint32_t *items = calloc(src->n_localities, sizeof(uint32_t));
+    uint32_t *weights = calloc(src->n_localities, sizeof(uint32_t));
+    int rc = prio->localities && items && weights ? 0 : -ENOMEM;
+    uint32_t n_items = 0, index = first;
+    for (uint32_t l = 0; rc == 0 && l < src->n_localities; l++) {
+        struct xlb_lb_locality *loc = &prio->localities[l];
+        loc->weight = src->localities[l].weight;
+        loc->name = locality_name(&src->localities[l]);
+        loc->load_slot =
+            in->locality_slot ? in->locality_slot(in->arg, p, &src->localities[l]) : XLB_LB_NO_SLOT;
+        uint32_t n = 0;
+        for (size_t e = 0; e < src->localities[l].n_endpoints; e++, index++)
+            if (normal_pick_may_choose(&c->endpoints[index]))
+                scratch[n++] = index;
+        if (loc->name == NULL || (n > 0 && xlb_rr_build(scratch, n, &loc->rr) != 0))
+            rc = -ENOMEM;
+        if (n > 0) {
+            items[n_items] = l;
+            weights[n_items++] = loc->weight;
+        }
+        prio->n_usable += n;
+    }
+    if (rc == 0 && n_items > 0 &&
+        xlb_wchoice_build(items, weights, n_items, &prio->locality_choice) != 0)
+        rc = -ENOMEM;
+    free(items);
+    free(weights);
+    return rc;
+}
+
+/* A42: every non-draining endpoint of the priority, weight = endpoint x locality weight. */
+static int build_ring(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c,
+                      uint32_t p, uint32_t first, uint32_t count)
+{
+    struct xlb_ring_hash_endpoint *ring_eps = calloc(count + 1, sizeof(*ring_eps));
+    char(*keys)[XLB_HOST_PORT_STRLEN] = calloc(count + 1, sizeof(*keys));
+    int rc = ring_eps && keys ? 0 : -ENOMEM;
+    uint32_t n = 0;
+    for (uint32_t i = first; rc == 0 && i < first + count; i++) {
+        const struct xlb_lb_endpoint *e = &c->endpoints[i];
+        if (e->health == XLB_HEALTH_DRAINING)
+            continue;
+        uint64_t w =
+            (uint64_t)e->weight * in->endpoints->priorities[p].localities[e->locality].weight;
+        xlb_host_port_format(&e->where, keys[n], sizeof(keys[n]));
+        ring_eps[n++] = (struct xlb_ring_hash_endpoint){
+            .key = keys[n - 1],
+            .slot = i,
+            .weight = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w,
+        };
+    }
+    if (rc == 0 && n > 0)
+        rc = xlb_ring_hash_build(ring_eps, n, &in->config->ring_hash, &c->priorities[p].ring);
+    free(ring_eps);
+    free(keys);
+    return rc;
+}
+
+static int build_priorities(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c)
+{
+    const struct xlb_endpoint_config *eds = in->endpoints;
+    c->chosen_priority = XLB_PICK_NONE;
+    if (eds == NULL || eds->n_priorities == 0)
+        return 0;
+    c->n_priorities = (uint32_t)eds->n_priorities;
+    c->priorities = calloc(eds->n_priorities, sizeof(*c->priorities));
+    uint32_t *scratch = calloc(c->n_endpoints + 1, sizeof(uint32_t));
+    int rc = c->priorities && scratch ? 0 : -ENOMEM;
+    uint32_t first = 0;
+    for (uint32_t p = 0; rc == 0 && p < c->n_priorities; p++) {
+        uint32_t count = 0;
+        for (size_t l = 0; l < eds->priorities[p].n_localities; l++)
+            count += (uint32_t)eds->priorities[p].localities[l].n_endpoints;
+        rc = build_localities(in, c, p, first, scratch);
+        if (rc == 0 && c->policy == XLB_LB_POLICY_RING_HASH)
+            rc = build_ring(in, c, p, first, count);
+        if (c->chosen_priority == XLB_PICK_NONE && c->priorities[p].n_usable > 0)
+            c->chosen_priority = p;
+        first += count;
+    }
+    free(scratch);
+    return rc;
+}
+
+static int build_drops(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c)
+{
+    const struct xlb_endpoint_config *eds = in->endpoints;
+    if (eds == NULL || eds->n_drops == 0)
+        return 0;
+    c->drops = calloc(eds->n_drops, sizeof(*c->drops));
+    if (c->drops == NULL)
+        return -ENOMEM;
+    c->n_drops = (uint32_t)eds->n_drops;
+    for (uint32_t d = 0; d < c->n_drops; d++) {
+        const struct xlb_drop_overload *src = &eds->drops[d];
+        c->drops[d].threshold = ((uint64_t)src->parts_per_million << 32) / 1000000;
+        c->drops[d].category = strdup(src->category);
+        c->drops[d].load_slot =
+            in->drop_slot ? in->drop_slot(in->arg, src->category) : XLB_LB_NO_SLOT;
+        if (c->drops[d].category == NULL)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Every address of every endpoint (A61), across priorities (A75), to its endpoint index. */
+static int build_override(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c)
+{
+    const struct xlb_endpoint_config *eds = in->endpoints;
+    uint32_t n = 0, i = 0;
+    for (size_t p = 0; eds != NULL && p < eds->n_priorities; p++)
+        for (size_t l = 0; l < eds->priorities[p].n_localities; l++)
+            for (size_t e = 0; e < eds->priorities[p].localities[l].n_endpoints; e++)
+                n += eds->priorities[p].localities[l].endpoints[e].n_addresses;
+    if (n == 0)
+        return 0;
+    struct xlb_override_endpoint *list = calloc(n, sizeof(*list));
+    if (list == NULL)
+        return -ENOMEM;
+    n = 0;
+    for (size_t p = 0; p < eds->n_priorities; p++)
+        for (size_t l = 0; l < eds->priorities[p].n_localities; l++)
+            for (size_t e = 0; e < eds->priorities[p].localities[l].n_endpoints; e++, i++) {
+                const struct xlb_eds_endpoint *ep = &eds->priorities[p].localities[l].endpoints[e];
+                for (uint32_t a = 0; a < ep->n_addresses; a++)
+                    list[n++] = (struct xlb_override_endpoint){
+                        .where = ep->addresses[a], .slot = i, .status = (uint8_t)ep->health};
+            }
+    int rc = xlb_override_map_build(list, n, &c->override);
+    free(list);
+    return rc;
+}
+
+int xlb_cluster_compile(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster **out,
+                        char *err, size_t err_len)
+{
+    *out = NULL;
+    struct xlb_lb_cluster *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    c->refs = 1;
+    c->name = strdup(in->name);
+    c->cluster_slot = in->cluster_slot;
+    c->policy = in->config->lb_policy == XLB_LB_RING_HASH ? XLB_LB_POLICY_RING_HASH
+                                                          : XLB_LB_POLICY_ROUND_ROBIN;
+    c->max_requests = in->config->max_requests;
+    c->override_status = in->config->override_host_status;
+    c->n_endpoints = xlb_cluster_compile_count(in->endpoints);
+    c->endpoints = calloc(c->n_endpoints + 1, sizeof(*c->endpoints));
+    c->usable = calloc(XLB_USABLE_WORDS(c->n_endpoints) + 1, sizeof(uint64_t));
+    int rc = c->name && c->endpoints && c->usable ? 0 : -ENOMEM;
+    if (rc == 0) {
+        fill_endpoints(in, c);
+        rc = build_priorities(in, c);
+    }
+    if (rc == 0)
+        rc = build_drops(in, c);
+    if (rc == 0)
+        rc = build_override(in, c);
+    if (rc != 0) {
+        snprintf(err, err_len, "%s",
+                 rc == -EEXIST ? "an endpoint address appears twice" : "out of memory");
+        xlb_lb_cluster_release(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}

@@ -1,0 +1,577 @@
+#include "lb_state.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_compile.h"
+#include "endpoint_slots.h"
+#include "outlier_detector.h"
+#include "priority_policy.h"
+#include "vip_compile.h"
+#include "xlb_log.h"
+
+/* Everything xlb keeps about one leaf cluster between compiles. */
+struct cluster_entry {
+    char *name;
+    uint64_t fingerprint;            /* of the dependency-manager inputs last compiled */
+    struct xlb_lb_cluster *compiled; /* our reference; NULL before the first compile */
+    uint32_t cluster_slot;
+    uint32_t n;    /* endpoints of the last compile */
+    bool *ejected; /* per endpoint: what outlier detection decided */
+    uint64_t *last_ok, *last_failed, *last_session, *last_use_ms;
+    uint64_t idle_timeout_ms;
+    struct xlb_outlier_detector *od;
+    struct xlb_rng od_rng;
+    struct xlb_priority_policy *priority;
+    bool referenced; /* by some VIP's current tree (sweep) */
+    struct cluster_entry *next;
+};
+
+struct vip_entry {
+    struct xlb_lb_vip *compiled;
+    uint64_t fingerprint;
+};
+
+struct xlb_lb_state {
+    struct xlb_load_slots *load_slots;
+    struct xlb_endpoint_slots slots;
+    struct cluster_entry *clusters;
+    struct vip_entry *vips;
+    size_t n_vips;
+    const struct xlb_dm *dm;
+    size_t *dm_index;
+    uint64_t seed;
+    uint64_t now_ms;
+    char *cluster_slot_names[XLB_CLUSTER_SLOTS];
+};
+
+struct xlb_lb_state *xlb_lb_state_create(struct xlb_load_slots *load_slots,
+                                         const struct xlb_lb_grace *grace, uint64_t seed)
+{
+    struct xlb_lb_state *st = calloc(1, sizeof(*st));
+    if (st == NULL)
+        return NULL;
+    st->load_slots = load_slots;
+    st->seed = seed;
+    xlb_endpoint_slots_init(&st->slots, grace);
+    return st;
+}
+
+static void entry_free(struct xlb_lb_state *st, struct cluster_entry *e)
+{
+    if (e->compiled != NULL)
+        for (uint32_t i = 0; i < e->compiled->n_endpoints; i++)
+            xlb_endpoint_slots_release(&st->slots, e->compiled->endpoints[i].slot);
+    xlb_lb_cluster_release(e->compiled);
+    xlb_od_free(e->od);
+    xlb_priority_policy_free(e->priority);
+    free(e->ejected);
+    free(e->last_ok);
+    free(e->last_failed);
+    free(e->last_session);
+    free(e->last_use_ms);
+    free(e->name);
+    free(e);
+}
+
+void xlb_lb_state_free(struct xlb_lb_state *st)
+{
+    if (st == NULL)
+        return;
+    for (size_t v = 0; v < st->n_vips; v++)
+        xlb_lb_vip_release(st->vips[v].compiled);
+    free(st->vips);
+    while (st->clusters != NULL) {
+        struct cluster_entry *next = st->clusters->next;
+        entry_free(st, st->clusters);
+        st->clusters = next;
+    }
+    for (uint32_t i = 0; i < XLB_CLUSTER_SLOTS; i++)
+        free(st->cluster_slot_names[i]);
+    xlb_endpoint_slots_free(&st->slots);
+    free(st->dm_index);
+    free(st);
+}
+
+static struct cluster_entry *find_entry(const struct xlb_lb_state *st, const char *name)
+{
+    for (struct cluster_entry *e = st->clusters; e != NULL; e = e->next)
+        if (strcmp(e->name, name) == 0)
+            return e;
+    return NULL;
+}
+
+/* A cluster keeps its circuit-breaker slot for the life of the process (by name). */
+static uint32_t cluster_slot_for(struct xlb_lb_state *st, const char *name)
+{
+    for (uint32_t i = 0; i < XLB_CLUSTER_SLOTS; i++) {
+        if (st->cluster_slot_names[i] == NULL) {
+            st->cluster_slot_names[i] = strdup(name);
+            return st->cluster_slot_names[i] ? i : XLB_LB_NO_SLOT;
+        }
+        if (strcmp(st->cluster_slot_names[i], name) == 0)
+            return i;
+    }
+    return XLB_LB_NO_SLOT;
+}
+
+static struct cluster_entry *entry_for(struct xlb_lb_state *st, const char *name)
+{
+    struct cluster_entry *e = find_entry(st, name);
+    if (e != NULL)
+        return e;
+    e = calloc(1, sizeof(*e));
+    if (e == NULL || (e->name = strdup(name)) == NULL ||
+        (e->priority = xlb_priority_policy_create()) == NULL) {
+        if (e != NULL) {
+            free(e->name);
+            free(e);
+        }
+        return NULL;
+    }
+    e->cluster_slot = cluster_slot_for(st, name);
+    xlb_rng_seed(&e->od_rng, st->seed ^ (uint64_t)(uintptr_t)e);
+    e->next = st->clusters;
+    st->clusters = e;
+    return e;
+}
+
+/* ---- compiling one leaf ---- */
+
+struct slot_args {
+    struct xlb_lb_state *st;
+    const char *cluster;
+};
+
+static uint32_t locality_slot(void *arg, uint32_t priority, const struct xlb_eds_locality *l)
+{
+    struct slot_args *a = arg;
+    int slot = xlb_load_slots_locality(a->st->load_slots, a->cluster, priority, l->region, l->zone,
+                                       l->sub_zone);
+    return slot < 0 ? XLB_LB_NO_SLOT : (uint32_t)slot;
+}
+
+static uint32_t drop_slot(void *arg, const char *category)
+{
+    struct slot_args *a = arg;
+    int slot = xlb_load_slots_drop(a->st->load_slots, a->cluster, category);
+    return slot < 0 ? XLB_LB_NO_SLOT : (uint32_t)slot;
+}
+
+/* Endpoint identity for outlier detection and slot reuse: the first address. */
+static void endpoint_addresses(const struct xlb_endpoint_config *eds, struct xlb_host_port *out)
+{
+    uint32_t i = 0;
+    for (size_t p = 0; eds != NULL && p < eds->n_priorities; p++)
+        for (size_t l = 0; l < eds->priorities[p].n_localities; l++)
+            for (size_t e = 0; e < eds->priorities[p].localities[l].n_endpoints; e++)
+                out[i++] = eds->priorities[p].localities[l].endpoints[e].addresses[0];
+}
+
+/* Per-endpoint arrays of the entry, carried over by address from the previous compile. */
+struct carried {
+    uint32_t *slots;
+    bool *ejected;
+    uint64_t *ok, *failed, *session, *use_ms;
+};
+
+static void carried_free(struct carried *c)
+{
+    free(c->slots);
+    free(c->ejected);
+    free(c->ok);
+    free(c->failed);
+    free(c->session);
+    free(c->use_ms);
+}
+
+static int carry_over(struct xlb_lb_state *st, struct cluster_entry *e,
+                      const struct xlb_host_port *where, uint32_t n, struct carried *out)
+{
+    out->slots = calloc(n + 1, sizeof(uint32_t));
+    out->ejected = calloc(n + 1, sizeof(bool));
+    out->ok = calloc(n + 1, sizeof(uint64_t));
+    out->failed = calloc(n + 1, sizeof(uint64_t));
+    out->session = calloc(n + 1, sizeof(uint64_t));
+    out->use_ms = calloc(n + 1, sizeof(uint64_t));
+    if (!out->slots || !out->ejected || !out->ok || !out->failed || !out->session || !out->use_ms) {
+        carried_free(out);
+        return -ENOMEM;
+    }
+    const struct xlb_lb_cluster *old = e->compiled;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct xlb_override_bucket *b =
+            old && old->override ? xlb_override_map_find(old->override, &where[i]) : NULL;
+        if (b != NULL && old->endpoints[b->slot].slot != XLB_LB_NO_SLOT) {
+            uint32_t j = b->slot;
+            out->slots[i] = xlb_endpoint_slots_hold(&st->slots, old->endpoints[j].slot);
+            out->ejected[i] = e->ejected[j];
+            out->ok[i] = e->last_ok[j];
+            out->failed[i] = e->last_failed[j];
+            out->session[i] = e->last_session[j];
+            out->use_ms[i] = e->last_use_ms[j];
+        } else {
+            out->slots[i] = xlb_endpoint_slots_take(&st->slots);
+            out->use_ms[i] = st->now_ms;
+            /* Counters of a fresh slot start where they stand (the baseline); filled by the
+             * next tick before any delta is taken. */
+            out->ok[i] = out->failed[i] = out->session[i] = UINT64_MAX;
+        }
+    }
+    return 0;
+}
+
+static void priority_states(const struct xlb_lb_cluster *c, enum xlb_child_state *states)
+{
+    /* A packet LB connects per flow: a priority with a usable endpoint is READY (gRPC's IDLE
+     * and READY alike), one without is TRANSIENT_FAILURE. See docs/lb-algorithms.md. */
+    for (uint32_t p = 0; p < c->n_priorities; p++)
+        states[p] =
+            xlb_cluster_priority_usable(c, p) ? XLB_CHILD_READY : XLB_CHILD_TRANSIENT_FAILURE;
+}
+
+/* Run A56 over the fresh compile and make its choice the cluster's. */
+static void choose_priority(struct cluster_entry *e, struct xlb_lb_cluster *c, uint64_t now_ms)
+{
+    enum xlb_child_state states[c->n_priorities + 1];
+    priority_states(c, states);
+    if (xlb_priority_policy_update(e->priority, states, c->n_priorities, now_ms) != 0)
+        return; /* out of memory: keep the compiler's first usable priority */
+    uint32_t chosen = xlb_priority_policy_chosen(e->priority);
+    /* The choice is where normal picks go; one without a usable endpoint takes none. */
+    c->chosen_priority = xlb_cluster_priority_usable(c, chosen) ? chosen : XLB_PICK_NONE;
+}
+
+static void outlier_reset(struct cluster_entry *e, const struct xlb_cluster_config *config,
+                          const struct xlb_host_port *where, uint32_t n, uint64_t now_ms)
+{
+    if (!config->outlier.enabled) {
+        xlb_od_free(e->od);
+        e->od = NULL;
+        memset(e->ejected, 0, n * sizeof(bool));
+        return;
+    }
+    if (e->od == NULL && (e->od = xlb_od_create(&e->od_rng)) == NULL)
+        return;
+    struct xlb_od_key *keys = calloc(n + 1, sizeof(*keys));
+    if (keys == NULL)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        keys[i].addr = where[i].addr;
+        keys[i].port = where[i].port;
+    }
+    xlb_od_set_endpoints(e->od, keys, n);
+    xlb_od_set_config(e->od, &config->outlier, now_ms);
+    free(keys);
+    const uint64_t *bits = xlb_od_ejected_bitmap(e->od);
+    for (uint32_t i = 0; i < n; i++)
+        e->ejected[i] = (bits[i / 64] >> (i % 64)) & 1;
+}
+
+/* (Re)compile a leaf from its dependency-manager entry; false when it failed (logged). */
+static bool compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
+                         const struct xlb_dm_cluster *leaf, bool inputs_changed)
+{
+    uint32_t n = xlb_cluster_compile_count(leaf->endpoints);
+    struct xlb_host_port *where = calloc(n + 1, sizeof(*where));
+    struct carried kept = {0};
+    if (where == NULL ||
+        carry_over(st, e, (endpoint_addresses(leaf->endpoints, where), where), n, &kept) != 0) {
+        free(where);
+        XLB_LOG(ERR, CONTROL, "cluster %s: out of memory", e->name);
+        return false;
+    }
+    /* Swap the per-endpoint state in, then let outlier detection see the new endpoint set. */
+    struct carried old = {NULL,           e->ejected,      e->last_ok,
+                          e->last_failed, e->last_session, e->last_use_ms};
+    e->ejected = kept.ejected;
+    e->last_ok = kept.ok;
+    e->last_failed = kept.failed;
+    e->last_session = kept.session;
+    e->last_use_ms = kept.use_ms;
+    if (inputs_changed)
+        outlier_reset(e, leaf->value, where, n, st->now_ms);
+    e->idle_timeout_ms = (uint64_t)leaf->value->idle_timeout.seconds * 1000 +
+                         leaf->value->idle_timeout.nanos / 1000000;
+
+    struct slot_args args = {st, e->name};
+    struct xlb_cluster_compile_input in = {
+        .name = e->name,
+        .config = leaf->value,
+        .endpoints = leaf->endpoints,
+        .endpoint_slots = kept.slots,
+        .ejected = e->ejected,
+        .cluster_slot = e->cluster_slot,
+        .locality_slot = locality_slot,
+        .drop_slot = drop_slot,
+        .arg = &args,
+    };
+    struct xlb_lb_cluster *c;
+    char err[128];
+    bool ok = xlb_cluster_compile(&in, &c, err, sizeof(err)) == 0;
+    if (ok) {
+        choose_priority(e, c, st->now_ms);
+        c->fingerprint = leaf->fingerprint;
+        if (e->compiled != NULL)
+            for (uint32_t i = 0; i < e->compiled->n_endpoints; i++)
+                xlb_endpoint_slots_release(&st->slots, e->compiled->endpoints[i].slot);
+        xlb_lb_cluster_release(e->compiled);
+        e->compiled = c;
+        e->n = n;
+        e->fingerprint = leaf->fingerprint;
+    } else {
+        XLB_LOG(ERR, CONTROL, "cluster %s: cannot compile: %s", e->name, err);
+        for (uint32_t i = 0; i < n; i++)
+            xlb_endpoint_slots_release(&st->slots, kept.slots[i]);
+    }
+    free(kept.slots);
+    free(where);
+    carried_free(ok ? &old
+                    : &(struct carried){NULL, kept.ejected, kept.ok, kept.failed, kept.session,
+                                        kept.use_ms});
+    if (!ok) {
+        e->ejected = old.ejected;
+        e->last_ok = old.ok;
+        e->last_failed = old.failed;
+        e->last_session = old.session;
+        e->last_use_ms = old.use_ms;
+    }
+    return ok;
+}
+
+static struct xlb_lb_cluster *resolve_leaf(void *arg, const struct xlb_dm_cluster *leaf)
+{
+    struct xlb_lb_state *st = arg;
+    if (leaf->state != XLB_DM_READY || leaf->value == NULL ||
+        leaf->value->type == XLB_CLUSTER_AGGREGATE)
+        return NULL;
+    struct cluster_entry *e = entry_for(st, leaf->name);
+    if (e == NULL)
+        return NULL;
+    e->referenced = true;
+    if (e->compiled == NULL || e->fingerprint != leaf->fingerprint)
+        compile_leaf(st, e, leaf, true);
+    xlb_lb_cluster_hold(e->compiled);
+    return e->compiled;
+}
+
+/* Whether a compiled VIP still uses every leaf's current compile. */
+static bool vip_current(const struct xlb_lb_state *st, const struct xlb_lb_vip *v)
+{
+    for (uint32_t t = 0; t < v->n_targets; t++)
+        for (uint32_t l = 0; l < v->targets[t].n_leaves; l++) {
+            const struct cluster_entry *e = find_entry(st, v->targets[t].leaves[l]->name);
+            if (e == NULL || e->compiled != v->targets[t].leaves[l])
+                return false;
+        }
+    return true;
+}
+
+static void mark_referenced(struct xlb_lb_state *st, const struct xlb_lb_vip *v)
+{
+    for (uint32_t t = 0; v != NULL && t < v->n_targets; t++)
+        for (uint32_t l = 0; l < v->targets[t].n_leaves; l++) {
+            struct cluster_entry *e = find_entry(st, v->targets[t].leaves[l]->name);
+            if (e != NULL)
+                e->referenced = true;
+        }
+}
+
+/* Clusters no current tree uses go, and their endpoint slots with them (after a grace). */
+static void sweep(struct xlb_lb_state *st)
+{
+    for (struct cluster_entry *e = st->clusters; e != NULL; e = e->next)
+        e->referenced = false;
+    for (size_t v = 0; v < st->n_vips; v++)
+        mark_referenced(st, st->vips[v].compiled);
+    struct cluster_entry **link = &st->clusters;
+    while (*link != NULL) {
+        struct cluster_entry *e = *link;
+        if (e->referenced) {
+            link = &e->next;
+            continue;
+        }
+        *link = e->next;
+        entry_free(st, e);
+    }
+}
+
+static bool rebuild_vip(struct xlb_lb_state *st, size_t v, const struct xlb_dm_vip *vip)
+{
+    struct xlb_lb_vip *compiled;
+    char err[256];
+    if (xlb_vip_compile(vip, resolve_leaf, st, &compiled, err, sizeof(err)) != 0) {
+        XLB_LOG(ERR, CONTROL, "VIP %s: cannot compile: %s", vip->target, err);
+        return false;
+    }
+    xlb_lb_vip_release(st->vips[v].compiled);
+    st->vips[v].compiled = compiled;
+    st->vips[v].fingerprint = vip->fingerprint;
+    return true;
+}
+
+static int remember_vips(struct xlb_lb_state *st, const size_t *dm_index, size_t n_vips)
+{
+    if (n_vips == st->n_vips && st->dm_index != NULL &&
+        memcmp(dm_index, st->dm_index, n_vips * sizeof(size_t)) == 0)
+        return 0;
+    size_t *copy = calloc(n_vips + 1, sizeof(size_t));
+    struct vip_entry *vips = calloc(n_vips + 1, sizeof(*vips));
+    if (copy == NULL || vips == NULL) {
+        free(copy);
+        free(vips);
+        return -ENOMEM;
+    }
+    memcpy(copy, dm_index, n_vips * sizeof(size_t));
+    /* A reload may reorder VIPs: trees are rebuilt for all of them. */
+    for (size_t v = 0; v < st->n_vips; v++)
+        xlb_lb_vip_release(st->vips[v].compiled);
+    free(st->vips);
+    free(st->dm_index);
+    st->vips = vips;
+    st->dm_index = copy;
+    st->n_vips = n_vips;
+    return 1;
+}
+
+bool xlb_lb_state_update(struct xlb_lb_state *st, const struct xlb_dm *dm, const size_t *dm_index,
+                         size_t n_vips, uint64_t now_ms)
+{
+    st->now_ms = now_ms;
+    st->dm = dm;
+    int reset = remember_vips(st, dm_index, n_vips);
+    if (reset < 0)
+        return false;
+    bool changed = reset > 0;
+    for (size_t v = 0; v < n_vips; v++) {
+        const struct xlb_dm_vip *vip = &dm->vips[dm_index[v]];
+        struct vip_entry *entry = &st->vips[v];
+        if (vip->state != XLB_DM_READY)
+            continue; /* keep serving the last complete configuration */
+        if (entry->compiled != NULL && entry->fingerprint == vip->fingerprint &&
+            vip_current(st, entry->compiled))
+            continue;
+        changed |= rebuild_vip(st, v, vip);
+    }
+    sweep(st);
+    return changed;
+}
+
+/* ---- periodic work ---- */
+
+static uint64_t sum_endpoint(const struct xlb_worker_load *loads, unsigned n, uint32_t slot,
+                             size_t field)
+{
+    uint64_t total = 0;
+    for (unsigned w = 0; w < n; w++) {
+        const uint64_t *v = (const uint64_t *)((const char *)&loads[w].endpoints[slot] + field);
+        total += __atomic_load_n(v, __ATOMIC_RELAXED);
+    }
+    return total;
+}
+
+/* Interval deltas of one counter; a fresh baseline (UINT64_MAX) yields no delta. */
+static uint64_t delta(uint64_t *last, uint64_t now)
+{
+    uint64_t d = *last == UINT64_MAX || now < *last ? 0 : now - *last;
+    *last = now;
+    return d;
+}
+
+static void feed_counters(struct cluster_entry *e, const struct xlb_worker_load *loads,
+                          unsigned n_workers, uint64_t now_ms)
+{
+    const struct xlb_lb_cluster *c = e->compiled;
+    for (uint32_t i = 0; i < c->n_endpoints; i++) {
+        uint32_t slot = c->endpoints[i].slot;
+        if (slot == XLB_LB_NO_SLOT || loads == NULL)
+            continue;
+        uint64_t ok =
+            delta(&e->last_ok[i], sum_endpoint(loads, n_workers, slot,
+                                               offsetof(struct xlb_endpoint_load, succeeded)));
+        uint64_t failed =
+            delta(&e->last_failed[i],
+                  sum_endpoint(loads, n_workers, slot, offsetof(struct xlb_endpoint_load, failed)));
+        if (delta(&e->last_session[i],
+                  sum_endpoint(loads, n_workers, slot,
+                               offsetof(struct xlb_endpoint_load, session_picks))) > 0)
+            e->last_use_ms[i] = now_ms;
+        if (e->od != NULL && (ok | failed) != 0)
+            xlb_od_add_calls(e->od, i, ok, failed);
+    }
+}
+
+/* The current dependency-manager entry of a leaf, when it is still what was compiled. */
+static const struct xlb_dm_cluster *current_leaf(const struct xlb_lb_state *st,
+                                                 const struct cluster_entry *e)
+{
+    for (size_t v = 0; st->dm != NULL && v < st->n_vips; v++) {
+        const struct xlb_dm_cluster *c =
+            xlb_dm_vip_cluster(&st->dm->vips[st->dm_index[v]], e->name);
+        if (c != NULL && c->state == XLB_DM_READY && c->value != NULL &&
+            c->fingerprint == e->fingerprint)
+            return c;
+    }
+    return NULL;
+}
+
+/* Outlier detection and A56 timers for one cluster; true when it was recompiled. */
+static bool tick_cluster(struct xlb_lb_state *st, struct cluster_entry *e,
+                         const struct xlb_worker_load *loads, unsigned n_workers, uint64_t now_ms)
+{
+    feed_counters(e, loads, n_workers, now_ms);
+    bool recompile = false;
+    if (e->od != NULL && xlb_od_poll(e->od, now_ms)) {
+        const struct xlb_od_changes *ch = xlb_od_changes(e->od);
+        for (uint32_t i = 0; i < ch->n_ejected; i++)
+            e->ejected[ch->ejected[i]] = true;
+        for (uint32_t i = 0; i < ch->n_unejected; i++)
+            e->ejected[ch->unejected[i]] = false;
+        if (ch->n_ejected + ch->n_unejected > 0) {
+            XLB_LOG(NOTICE, CONTROL, "cluster %s: outlier detection ejected %u, un-ejected %u",
+                    e->name, ch->n_ejected, ch->n_unejected);
+            recompile = true;
+        }
+    }
+    uint32_t before = xlb_priority_policy_chosen(e->priority);
+    if (xlb_priority_policy_poll(e->priority, now_ms) &&
+        xlb_priority_policy_chosen(e->priority) != before)
+        recompile = true;
+    if (!recompile)
+        return false;
+    const struct xlb_dm_cluster *leaf = current_leaf(st, e);
+    return leaf != NULL && compile_leaf(st, e, leaf, false);
+}
+
+bool xlb_lb_state_tick(struct xlb_lb_state *st, const struct xlb_worker_load *loads,
+                       unsigned n_workers, uint64_t now_ms)
+{
+    st->now_ms = now_ms;
+    xlb_endpoint_slots_recycle(&st->slots);
+    bool recompiled = false;
+    for (struct cluster_entry *e = st->clusters; e != NULL; e = e->next)
+        if (e->compiled != NULL)
+            recompiled |= tick_cluster(st, e, loads, n_workers, now_ms);
+    if (!recompiled || st->dm == NULL)
+        return false;
+    bool changed = false;
+    for (size_t v = 0; v < st->n_vips; v++) {
+        const struct xlb_dm_vip *vip = &st->dm->vips[st->dm_index[v]];
+        if (st->vips[v].compiled != NULL && !vip_current(st, st->vips[v].compiled) &&
+            vip->state == XLB_DM_READY)
+            changed |= rebuild_vip(st, v, vip);
+    }
+    return changed;
+}
+
+struct xlb_lb_vip *xlb_lb_state_vip(const struct xlb_lb_state *st, size_t v)
+{
+    return v < st->n_vips ? st->vips[v].compiled : NULL;
+}
+
+const struct xlb_lb_cluster *xlb_lb_state_cluster(const struct xlb_lb_state *st, const char *name)
+{
+    const struct cluster_entry *e = find_entry(st, name);
+    return e != NULL ? e->compiled : NULL;
+}

@@ -1,0 +1,70 @@
+/*
+ * The control plane's load-balancing state: the compiled tree of every VIP (lib/lb), rebuilt
+ * cluster by cluster as the xDS dependency manager's results change, plus the state that is
+ * not config and changes the tree: outlier detection (A50, fed by the workers' per-endpoint
+ * counters), the A56 priority choice, and idle-timeout draining (A75).
+ *
+ * Stable endpoint slots: an endpoint keeps its slot (its per-worker counters) for as long as its
+ * cluster lists it; a removed endpoint's slot is reused only after an RCU grace period, so no
+ * worker still counting on an older snapshot can write into a newcomer's counters.
+ */
+#ifndef XLB_LB_STATE_H
+#define XLB_LB_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "dependency_manager.h"
+#include "load_slots.h"
+#include "xlb_lb.h"
+
+/* The grace-period hooks (rte_rcu_qsbr_start / rte_rcu_qsbr_check in xlbd). */
+struct xlb_lb_grace {
+    uint64_t (*start)(void *arg);
+    bool (*over)(void *arg, uint64_t token);
+    void *arg;
+};
+
+struct xlb_lb_state;
+
+struct xlb_lb_state *xlb_lb_state_create(struct xlb_load_slots *load_slots,
+                                         const struct xlb_lb_grace *grace, uint64_t seed);
+void xlb_lb_state_free(struct xlb_lb_state *st);
+
+/*
+ * Recompile what changed after a dependency-manager update. dm_index[v] is VIP v's entry in
+ * dm->vips. A VIP that is not READY keeps its last compiled tree (or none). Returns true when
+ * some VIP's tree changed (publish a new snapshot); compile failures are logged and keep the
+ * previous tree.
+ */
+bool xlb_lb_state_update(struct xlb_lb_state *st, const struct xlb_dm *dm, const size_t *dm_index,
+                         size_t n_vips, uint64_t now_ms);
+
+/*
+ * Periodic work: feed outlier detection with the per-interval counter deltas, run its sweeps
+ * and the A56 failover timers, track session use for idle-timeout draining. Returns true when
+ * a tree changed (an ejection, an un-ejection, a new chosen priority).
+ */
+bool xlb_lb_state_tick(struct xlb_lb_state *st, const struct xlb_worker_load *loads,
+                       unsigned n_workers, uint64_t now_ms);
+
+/* VIP v's compiled tree, or NULL. The snapshot builder takes its own reference. */
+struct xlb_lb_vip *xlb_lb_state_vip(const struct xlb_lb_state *st, size_t v);
+
+/* For xlbctl: a cluster's compiled view, or NULL when no VIP's tree holds it. */
+const struct xlb_lb_cluster *xlb_lb_state_cluster(const struct xlb_lb_state *st, const char *name);
+
+/* Per-endpoint state for `xlbctl endpoints`: adds usable, ejected, ejected_until_ms,
+ * multiplier, drained, successes/failures to each endpoint object (matched by index). */
+void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *cluster,
+                                     const struct xlb_worker_load *loads, unsigned n_workers,
+                                     uint64_t now_ms, cJSON *list);
+
+/* Cluster summary for `xlbctl clusters`: chosen priority, usable and ejected counts. */
+void xlb_lb_state_describe_cluster(const struct xlb_lb_state *st, const char *cluster,
+                                   cJSON *object);
+
+#endif

@@ -1,0 +1,187 @@
+#include "vip_compile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "listener_config.h"
+#include "route_compile.h"
+#include "xds_regex.h"
+
+/* A route's cluster name -> its leaves: the cluster itself, or an aggregate's leaf list. */
+static int resolve_target(const struct xlb_dm_vip *vip, const char *name, xlb_leaf_resolver resolve,
+                          void *arg, struct xlb_lb_target *t)
+{
+    t->name = strdup(name);
+    if (t->name == NULL)
+        return -ENOMEM;
+    const struct xlb_dm_cluster *c = xlb_dm_vip_cluster(vip, name);
+    if (c == NULL || c->state != XLB_DM_READY || c->value == NULL)
+        return 0; /* not ready: picks for it fail, as gRPC fails RPCs to an errored cluster */
+    bool aggregate = c->value->type == XLB_CLUSTER_AGGREGATE;
+    size_t n = aggregate ? c->n_leaves : 1;
+    t->leaves = calloc(n + 1, sizeof(*t->leaves));
+    if (t->leaves == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const struct xlb_dm_cluster *leaf = aggregate ? &vip->clusters[c->leaves[i]] : c;
+        struct xlb_lb_cluster *compiled = resolve(arg, leaf);
+        if (compiled != NULL)
+            t->leaves[t->n_leaves++] = compiled;
+    }
+    t->ready = t->n_leaves > 0;
+    return 0;
+}
+
+static int copy_hash_policy(const struct xlb_hash_policy *in, struct xlb_lb_hash_policy *out,
+                            char *err, size_t err_len)
+{
+    out->kind = in->kind == XLB_HASH_CHANNEL_ID ? XLB_LB_HASH_CHANNEL_ID : XLB_LB_HASH_HEADER;
+    out->terminal = in->terminal;
+    if (in->kind != XLB_HASH_HEADER)
+        return 0;
+    out->header = strdup(in->header_name);
+    if (out->header == NULL)
+        return -ENOMEM;
+    for (char *p = out->header; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
+    out->header_len = (uint32_t)strlen(out->header);
+    if (in->regex == NULL)
+        return 0;
+    /* The same compile function validation used, so what was ACKed compiles here. */
+    out->re = xlb_xds_regex_compile(in->regex, false, err, err_len);
+    out->substitution = strdup(in->substitution ? in->substitution : "");
+    if (out->re == NULL || out->substitution == NULL)
+        return -EINVAL;
+    pcre2_jit_compile(out->re, PCRE2_JIT_COMPLETE);
+    out->substitution_len = (uint32_t)strlen(out->substitution);
+    return 0;
+}
+
+/* Hash policies per route, in the route table's order (virtual hosts, then their routes). */
+static int compile_hash_policies(const struct xlb_route_config *rc, struct xlb_lb_vip *v, char *err,
+                                 size_t err_len)
+{
+    uint32_t n_routes = v->routes->n_routes, n_policies = 0;
+    for (size_t h = 0; h < rc->n_vhosts; h++)
+        for (size_t r = 0; r < rc->vhosts[h].n_routes; r++)
+            n_policies += (uint32_t)rc->vhosts[h].routes[r].n_hash_policies;
+    v->route_first_hash = calloc(n_routes + 1, sizeof(uint32_t));
+    v->route_n_hash = calloc(n_routes + 1, sizeof(uint32_t));
+    v->hash_policies = calloc(n_policies + 1, sizeof(*v->hash_policies));
+    if (v->route_first_hash == NULL || v->route_n_hash == NULL || v->hash_policies == NULL)
+        return -ENOMEM;
+    uint32_t route = 0;
+    for (size_t h = 0; h < rc->n_vhosts; h++)
+        for (size_t r = 0; r < rc->vhosts[h].n_routes && route < n_routes; r++, route++) {
+            const struct xlb_route *in = &rc->vhosts[h].routes[r];
+            v->route_first_hash[route] = v->n_hash_policies;
+            for (size_t p = 0; p < in->n_hash_policies; p++) {
+                int rc_copy = copy_hash_policy(
+                    &in->hash_policies[p], &v->hash_policies[v->n_hash_policies++], err, err_len);
+                if (rc_copy != 0)
+                    return rc_copy;
+                v->route_n_hash[route]++;
+            }
+        }
+    return 0;
+}
+
+/* A39: the most specific override of filter `name` (route, then virtual host), or NULL. */
+static const struct xlb_filter_override *find_override(const struct xlb_filter_overrides *o,
+                                                       const char *name)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (strcmp(o->items[i].filter_name, name) == 0)
+            return &o->items[i];
+    return NULL;
+}
+
+static const struct xlb_stateful_session *route_session(const struct xlb_http_filter *filter,
+                                                        const struct xlb_virtual_host *vh,
+                                                        const struct xlb_route *route)
+{
+    const struct xlb_filter_override *o = find_override(&route->overrides, filter->name);
+    if (o == NULL)
+        o = find_override(&vh->overrides, filter->name);
+    if (o == NULL)
+        return &filter->session;
+    return o->kind == XLB_SESSION_OVERRIDE_CONFIG ? &o->session : NULL;
+}
+
+/* A55: each route's session cookie name, from the listener's stateful session filter. */
+static int compile_session_cookies(const struct xlb_dm_vip *vip, struct xlb_lb_vip *v)
+{
+    const struct xlb_http_filter *filter = NULL;
+    for (size_t f = 0; vip->listener != NULL && f < vip->listener->n_filters; f++)
+        if (vip->listener->filters[f].kind == XLB_HTTP_FILTER_STATEFUL_SESSION) {
+            filter = &vip->listener->filters[f];
+            break;
+        }
+    if (filter == NULL)
+        return 0;
+    v->route_cookie = calloc(v->routes->n_routes + 1, sizeof(char *));
+    if (v->route_cookie == NULL)
+        return -ENOMEM;
+    uint32_t route = 0;
+    const struct xlb_route_config *rc = vip->routes;
+    for (size_t h = 0; h < rc->n_vhosts; h++)
+        for (size_t r = 0; r < rc->vhosts[h].n_routes && route < v->routes->n_routes;
+             r++, route++) {
+            const struct xlb_stateful_session *s =
+                route_session(filter, &rc->vhosts[h], &rc->vhosts[h].routes[r]);
+            if (s == NULL || !s->enabled)
+                continue;
+            v->route_cookie[route] = strdup(s->cookie.name);
+            if (v->route_cookie[route] == NULL)
+                return -ENOMEM;
+        }
+    return 0;
+}
+
+static int compile_targets(const struct xlb_dm_vip *vip, struct xlb_lb_vip *v,
+                           xlb_leaf_resolver resolve, void *arg)
+{
+    v->n_targets = v->routes ? v->routes->n_clusters : 1;
+    v->targets = calloc(v->n_targets + 1, sizeof(*v->targets));
+    if (v->targets == NULL)
+        return -ENOMEM;
+    for (uint32_t t = 0; t < v->n_targets; t++) {
+        const char *name = v->routes ? v->routes->cluster_names[t] : vip->target;
+        int rc = resolve_target(vip, name, resolve, arg, &v->targets[t]);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int xlb_vip_compile(const struct xlb_dm_vip *vip, xlb_leaf_resolver resolve, void *arg,
+                    struct xlb_lb_vip **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    struct xlb_lb_vip *v = calloc(1, sizeof(*v));
+    if (v == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    v->refs = 1;
+    snprintf(err, err_len, "out of memory");
+    int rc = 0;
+    if (vip->kind == XLB_DM_VIP_L7) {
+        rc = vip->routes ? xlb_route_compile(vip->routes, NULL, 0, &v->routes) : -EINVAL;
+        if (rc == 0)
+            rc = compile_hash_policies(vip->routes, v, err, err_len);
+        if (rc == 0)
+            rc = compile_session_cookies(vip, v);
+    }
+    if (rc == 0)
+        rc = compile_targets(vip, v, resolve, arg);
+    if (rc != 0) {
+        xlb_lb_vip_release(v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

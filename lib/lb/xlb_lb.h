@@ -1,0 +1,258 @@
+/*
+ * The compiled load-balancing tree (gRPC A75) that workers and `xlbctl simulate` pick from.
+ *
+ * The control plane (control/lb_compile) compiles each cluster a VIP reaches into one immutable
+ * struct xlb_lb_cluster: flat arrays in which every decision that depends only on config, on
+ * EDS health or on outlier ejections is already taken. A pick is then
+ *
+ *     route (A28) -> target (a leaf cluster, or an aggregate's leaves in priority order)
+ *       -> drop overloads -> circuit breaker -> override host (A55/A60)
+ *       -> chosen priority (A56) -> weighted locality (alias table) -> round robin,
+ *          or ring hash (A42) over the chosen priority in place of the last two
+ *
+ * with no allocation, no lock and no system call, and a bounded number of steps.
+ *
+ * Ownership: compiled clusters are shared by every VIP and every snapshot that uses them and
+ * are reference counted on the control plane only (snapshots are freed on the control plane,
+ * after the RCU grace period). Workers never touch a reference count.
+ */
+#ifndef XLB_LB_H
+#define XLB_LB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xlb_host_port.h"
+#include "xlb_load.h"
+#include "xlb_override_map.h"
+#include "xlb_pick.h"
+#include "xlb_ring_hash.h"
+#include "xlb_rng.h"
+#include "xlb_route.h"
+#include "xlb_rr.h"
+#include "xlb_wchoice.h"
+
+/* Stable endpoint slots: an index into per-worker endpoint counters and the usable bitmap. */
+#define XLB_ENDPOINT_SLOTS XLB_ENDPOINT_LOAD_SLOTS
+/* Stable cluster slots: circuit-breaker counters. */
+#define XLB_CLUSTER_SLOTS XLB_CLUSTER_LOAD_SLOTS
+/* Longest session cookie value a pick decodes; longer ones are ignored (no override). */
+#define XLB_LB_COOKIE_MAX 512u
+/* "Not counted": the slot tables were full when the item was compiled. */
+#define XLB_LB_NO_SLOT UINT32_MAX
+
+/* One endpoint of a cluster, across all its priorities; in EDS order. */
+struct xlb_lb_endpoint {
+    struct xlb_host_port where; /* the first address (A61: the one connected to) */
+    uint32_t slot;              /* stable endpoint slot */
+    uint32_t weight;            /* load_balancing_weight */
+    uint16_t priority;
+    uint16_t locality; /* index within its priority */
+    uint8_t health;    /* enum xlb_health_status */
+    bool ejected;      /* outlier detection (A50), at compile time */
+};
+
+struct xlb_lb_locality {
+    struct xlb_rr *rr;  /* endpoint indexes of its usable, non-draining endpoints, or NULL */
+    uint32_t load_slot; /* xlb_worker_load.localities index, also the rr cursor index */
+    uint32_t weight;
+    char *name; /* "region/zone/sub_zone" */
+};
+
+struct xlb_lb_priority {
+    uint32_t n_localities;
+    struct xlb_lb_locality *localities;
+    struct xlb_wchoice *locality_choice; /* over localities with a usable endpoint; or NULL */
+    struct xlb_ring_hash *ring; /* RING_HASH: endpoint indexes of its non-draining endpoints */
+    uint32_t n_usable;
+};
+
+struct xlb_lb_drop {
+    uint64_t threshold; /* drop when a 32-bit draw is below: ppm scaled to 2^32 */
+    uint32_t load_slot; /* xlb_worker_load.drops index */
+    char *category;
+};
+
+enum xlb_lb_policy_kind {
+    XLB_LB_POLICY_ROUND_ROBIN,
+    XLB_LB_POLICY_RING_HASH,
+};
+
+struct xlb_lb_cluster {
+    char *name;
+    uint32_t cluster_slot; /* circuit-breaker counters */
+    uint8_t policy;        /* enum xlb_lb_policy_kind */
+    uint32_t max_requests; /* circuit breaker; 0 = unlimited */
+    /* A56: the priority new picks go to, or XLB_PICK_NONE when no priority can take one. */
+    uint32_t chosen_priority;
+    uint32_t n_priorities;
+    struct xlb_lb_priority *priorities;
+    uint32_t n_drops;
+    struct xlb_lb_drop *drops;
+    struct xlb_override_map *override; /* every endpoint of every priority; NULL when none */
+    uint32_t override_status;          /* XLB_HEALTH_BIT mask (A55/A60) */
+    uint32_t n_endpoints;
+    struct xlb_lb_endpoint *endpoints;
+    /* Bit i: endpoint i may take a request now (not ejected, not failing); ring hash walks
+     * past the others (A42) and a session to one falls back to the normal pick (A55). */
+    uint64_t *usable;
+    uint64_t fingerprint; /* of the inputs it was compiled from (control plane) */
+    uint32_t refs;        /* control plane only */
+};
+
+/* Ring hash request hash policies of one route (A42). */
+enum xlb_lb_hash_kind {
+    XLB_LB_HASH_HEADER,
+    XLB_LB_HASH_CHANNEL_ID,
+};
+
+struct xlb_lb_hash_policy {
+    uint8_t kind; /* enum xlb_lb_hash_kind */
+    bool terminal;
+    char *header; /* lower-case */
+    uint32_t header_len;
+    pcre2_code *re; /* regex_rewrite pattern, or NULL */
+    char *substitution;
+    uint32_t substitution_len;
+};
+
+/* What a route's cluster name resolves to: one leaf, or an aggregate's leaves in order. */
+struct xlb_lb_target {
+    char *name;
+    bool ready; /* false: the cluster is missing or in error; picks fail */
+    uint32_t n_leaves;
+    struct xlb_lb_cluster **leaves; /* references held */
+};
+
+struct xlb_lb_vip {
+    struct xlb_route_table *routes; /* L7; NULL for an L4 VIP (target 0 always) */
+    uint32_t n_targets;             /* = routes->n_clusters for L7, 1 for L4 */
+    struct xlb_lb_target *targets;
+    /* Per route (L7): its hash policies, a slice of hash_policies. */
+    uint32_t *route_first_hash, *route_n_hash;
+    struct xlb_lb_hash_policy *hash_policies;
+    uint32_t n_hash_policies;
+    /* Per route (L7): the session cookie's name when stateful session affinity applies to
+     * it (A55, with A39 per-route overrides resolved), else NULL. */
+    char **route_cookie;
+    uint32_t refs; /* control plane only */
+};
+
+/* ---- worker side ---- */
+
+/*
+ * Everything a pick needs besides the snapshot, owned by one lcore (or by one simulate run).
+ * load NULL makes a dry run: nothing is counted (simulate).
+ */
+struct xlb_lb_worker {
+    struct xlb_rng rng;
+    struct xlb_route_scratch *scratch;
+    pcre2_match_data *hash_match;     /* regex_rewrite of hash policies */
+    pcre2_match_context *hash_limits; /* XLB_ROUTE_MATCH_LIMIT */
+    struct xlb_rr_cursor cursors[XLB_LOCALITY_SLOTS];
+    struct xlb_worker_load *load;        /* this lcore's counters, or NULL */
+    const struct xlb_worker_load *loads; /* every worker's (circuit breaker), or NULL */
+    unsigned n_workers;
+};
+
+/* The session cookie's content (A55/A60), already decoded; n_addresses 0 when none. */
+struct xlb_lb_session {
+    uint32_t n_addresses;
+    struct xlb_host_port addresses[XLB_HOST_PORT_LIST_MAX];
+    const char *cluster; /* A60: the cluster the session was pinned in; NULL for any */
+    uint32_t cluster_len;
+};
+
+struct xlb_lb_request {
+    const struct xlb_route_request *http; /* L7 request; ignored for L4 VIPs */
+    uint64_t connection_id;               /* A42 channel-id hash input; L4: the flow hash */
+    /* A decoded session, or NULL: then an L7 pick reads the route's session cookie from the
+     * request's "cookie" fields itself. */
+    const struct xlb_lb_session *session;
+};
+
+enum xlb_lb_outcome {
+    XLB_LB_PICKED,
+    XLB_LB_NO_ROUTE,       /* no virtual host or route matched */
+    XLB_LB_NON_FORWARDING, /* matched a non-forwarding or unsupported action */
+    XLB_LB_NOT_READY,      /* the route's cluster is missing or in error */
+    XLB_LB_DROPPED,        /* a drop overload category (trace.drop_category) */
+    XLB_LB_CIRCUIT_OPEN,   /* max_requests in flight */
+    XLB_LB_NO_ENDPOINT,    /* no priority has a usable endpoint */
+};
+
+enum xlb_lb_override_outcome {
+    XLB_LB_OVERRIDE_NONE,          /* no session cookie */
+    XLB_LB_OVERRIDE_USED,          /* the cookie's endpoint took the pick */
+    XLB_LB_OVERRIDE_OTHER_CLUSTER, /* A60: the cookie names another cluster */
+    XLB_LB_OVERRIDE_UNKNOWN,       /* no endpoint of the cluster has the cookie's addresses */
+    XLB_LB_OVERRIDE_STATUS,        /* its health status is not in override_host_status */
+    XLB_LB_OVERRIDE_UNUSABLE,      /* ejected or failing */
+};
+
+/* The decision, for the caller and for simulate's trace. */
+struct xlb_lb_trace {
+    uint8_t outcome;                      /* enum xlb_lb_outcome */
+    uint8_t override;                     /* enum xlb_lb_override_outcome */
+    bool hashed;                          /* ring hash: the hash came from a policy (else random) */
+    uint32_t vhost, route;                /* XLB_ROUTE_NONE when not applicable */
+    uint32_t target;                      /* index into vip->targets, or XLB_ROUTE_NONE */
+    const struct xlb_lb_cluster *cluster; /* the leaf that decided; NULL before that */
+    uint32_t priority, locality;          /* XLB_PICK_NONE when not applicable */
+    uint32_t endpoint;                    /* index into cluster->endpoints, XLB_PICK_NONE if none */
+    uint32_t slot;
+    uint64_t hash;
+    const char *drop_category;
+    const char *session_cookie; /* the route's session cookie name, NULL when none applies */
+};
+
+/*
+ * Pick an endpoint for one request on a VIP. Returns trace->outcome; on
+ * XLB_LB_PICKED trace->cluster/endpoint/slot name the endpoint. When w->load is set, the pick
+ * is counted: locality `issued`, drop categories, and the cluster's requests in flight.
+ */
+enum xlb_lb_outcome xlb_lb_pick(const struct xlb_lb_vip *vip, const struct xlb_lb_request *request,
+                                struct xlb_lb_worker *w, struct xlb_lb_trace *trace);
+
+/*
+ * The leaf-cluster part of the pick (A75: cluster impl -> override host -> priority), from
+ * drop overloads on. session NULL: no override (none given, or it names another cluster).
+ */
+enum xlb_lb_outcome xlb_lb_pick_cluster(const struct xlb_lb_cluster *c,
+                                        const struct xlb_lb_session *session, uint64_t hash,
+                                        bool hashed, struct xlb_lb_worker *w,
+                                        struct xlb_lb_trace *trace);
+
+/* The request hash of A42 for a route's policies; *hashed false when none produced one. */
+uint64_t xlb_lb_request_hash(const struct xlb_lb_vip *vip, uint32_t route,
+                             const struct xlb_lb_request *request, struct xlb_lb_worker *w,
+                             bool *hashed);
+
+/* Requests in flight on a cluster: the sum over workers of started minus finished. */
+uint64_t xlb_lb_in_flight(const struct xlb_lb_worker *w, uint32_t cluster_slot);
+
+/* ---- control plane ---- */
+
+/* Initialise a worker (or simulate) state: seeded rng, random round-robin starts. */
+int xlb_lb_worker_init(struct xlb_lb_worker *w, uint64_t seed, struct xlb_worker_load *load,
+                       const struct xlb_worker_load *loads, unsigned n_workers);
+void xlb_lb_worker_fini(struct xlb_lb_worker *w);
+
+/* Reference counting (control plane only); release frees at zero. NULL is a no-op. */
+void xlb_lb_cluster_hold(struct xlb_lb_cluster *c);
+void xlb_lb_cluster_release(struct xlb_lb_cluster *c);
+void xlb_lb_vip_hold(struct xlb_lb_vip *v);
+void xlb_lb_vip_release(struct xlb_lb_vip *v);
+
+const char *xlb_lb_outcome_name(enum xlb_lb_outcome outcome);
+const char *xlb_lb_override_name(enum xlb_lb_override_outcome outcome);
+
+/*
+ * Decode a session cookie's value (A55/A60): base64 of "ip:port[,ip:port...]" optionally
+ * followed by ";cluster". The cluster name points into `scratch` (at least len bytes).
+ * Returns 0, or -EINVAL for anything malformed (then the request goes without override).
+ */
+int xlb_lb_session_decode(const char *value, uint32_t len, char *scratch, uint32_t scratch_len,
+                          struct xlb_lb_session *out);
+
+#endif

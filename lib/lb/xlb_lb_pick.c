@@ -1,0 +1,262 @@
+/*
+ * The pick, top to bottom. Every loop is bounded by a compiled array's length; nothing here
+ * allocates, locks or calls the kernel.
+ */
+#include <string.h>
+
+#include "xlb_lb.h"
+
+uint64_t xlb_lb_in_flight(const struct xlb_lb_worker *w, uint32_t cluster_slot)
+{
+    uint64_t started = 0, finished = 0;
+    if (w->loads == NULL || cluster_slot >= XLB_CLUSTER_SLOTS)
+        return 0;
+    for (unsigned i = 0; i < w->n_workers; i++) {
+        const struct xlb_cluster_load *c = &w->loads[i].clusters[cluster_slot];
+        started += __atomic_load_n(&c->started, __ATOMIC_RELAXED);
+        finished += __atomic_load_n(&c->finished, __ATOMIC_RELAXED);
+    }
+    return started > finished ? started - finished : 0;
+}
+
+/* A27 drop overloads: each category in order draws once; the first hit drops the request. */
+static const struct xlb_lb_drop *drawn_drop(const struct xlb_lb_cluster *c, struct xlb_rng *rng)
+{
+    for (uint32_t i = 0; i < c->n_drops; i++)
+        if ((uint32_t)xlb_rng_next(rng) < c->drops[i].threshold)
+            return &c->drops[i];
+    return NULL;
+}
+
+static bool endpoint_usable(const struct xlb_lb_cluster *c, uint32_t index)
+{
+    return xlb_slot_usable(c->usable, index);
+}
+
+/*
+ * A55/A61 override host: the session's endpoint when it may take the request, else
+ * XLB_PICK_NONE with the reason in the trace. Any priority of the cluster (A75); a DRAINING
+ * endpoint only when the cluster lists DRAINING in override_host_status.
+ */
+static uint32_t session_endpoint(const struct xlb_lb_cluster *c, const struct xlb_lb_session *s,
+                                 struct xlb_lb_trace *trace)
+{
+    if (s == NULL || s->n_addresses == 0)
+        return XLB_PICK_NONE;
+    trace->override = XLB_LB_OVERRIDE_UNKNOWN;
+    /* A61: the addresses of one endpoint; the first one the cluster knows decides. */
+    for (uint32_t i = 0; i < s->n_addresses && c->override != NULL; i++) {
+        const struct xlb_override_bucket *b = xlb_override_map_find(c->override, &s->addresses[i]);
+        if (b == NULL)
+            continue;
+        if (!(c->override_status & XLB_HEALTH_BIT(b->status))) {
+            trace->override = XLB_LB_OVERRIDE_STATUS;
+            return XLB_PICK_NONE;
+        }
+        /* The compiler stores endpoint indexes in the map's slot field. */
+        if (!endpoint_usable(c, b->slot)) {
+            trace->override = XLB_LB_OVERRIDE_UNUSABLE;
+            return XLB_PICK_NONE;
+        }
+        trace->override = XLB_LB_OVERRIDE_USED;
+        return b->slot;
+    }
+    return XLB_PICK_NONE;
+}
+
+/* A27 weighted locality, then round robin inside it (arrays hold usable endpoints only). */
+static uint32_t round_robin_endpoint(const struct xlb_lb_priority *p, struct xlb_lb_worker *w)
+{
+    uint32_t loc = xlb_wchoice_pick(p->locality_choice, &w->rng);
+    if (loc == XLB_PICK_NONE)
+        return XLB_PICK_NONE;
+    const struct xlb_lb_locality *l = &p->localities[loc];
+    return xlb_rr_pick(l->rr, &w->cursors[l->load_slot % XLB_LOCALITY_SLOTS]);
+}
+
+static void count_pick(const struct xlb_lb_cluster *c, const struct xlb_lb_endpoint *e,
+                       struct xlb_lb_worker *w, bool via_session)
+{
+    if (w->load == NULL)
+        return;
+    const struct xlb_lb_locality *l = &c->priorities[e->priority].localities[e->locality];
+    if (l->load_slot < XLB_LOCALITY_SLOTS)
+        w->load->localities[l->load_slot].issued++;
+    if (c->cluster_slot < XLB_CLUSTER_SLOTS)
+        w->load->clusters[c->cluster_slot].started++;
+    if (via_session && e->slot < XLB_ENDPOINT_SLOTS)
+        w->load->endpoints[e->slot].session_picks++;
+}
+
+/* The normal pick in the chosen priority (A56): ring hash or locality + round robin. */
+static uint32_t policy_endpoint(const struct xlb_lb_cluster *c, uint64_t hash, bool hashed,
+                                struct xlb_lb_worker *w, struct xlb_lb_trace *trace)
+{
+    if (c->chosen_priority == XLB_PICK_NONE)
+        return XLB_PICK_NONE;
+    const struct xlb_lb_priority *p = &c->priorities[c->chosen_priority];
+    if (c->policy != XLB_LB_POLICY_RING_HASH)
+        return round_robin_endpoint(p, w);
+    /* A42: without a hash from the route's policies the picker draws a random one. */
+    trace->hashed = hashed;
+    trace->hash = hashed ? hash : xlb_rng_next(&w->rng);
+    return xlb_ring_hash_pick(p->ring, trace->hash, c->usable);
+}
+
+enum xlb_lb_outcome xlb_lb_pick_cluster(const struct xlb_lb_cluster *c,
+                                        const struct xlb_lb_session *session, uint64_t hash,
+                                        bool hashed, struct xlb_lb_worker *w,
+                                        struct xlb_lb_trace *trace)
+{
+    trace->cluster = c;
+    const struct xlb_lb_drop *drop = drawn_drop(c, &w->rng);
+    if (drop != NULL) {
+        trace->drop_category = drop->category;
+        if (w->load != NULL && drop->load_slot < XLB_DROP_SLOTS)
+            w->load->drops[drop->load_slot]++;
+        return trace->outcome = XLB_LB_DROPPED;
+    }
+    if (c->max_requests != 0 && xlb_lb_in_flight(w, c->cluster_slot) >= c->max_requests) {
+        if (w->load != NULL)
+            w->load->uncategorized_drops++;
+        return trace->outcome = XLB_LB_CIRCUIT_OPEN;
+    }
+    uint32_t index = session_endpoint(c, session, trace);
+    bool via_session = index != XLB_PICK_NONE;
+    if (!via_session)
+        index = policy_endpoint(c, hash, hashed, w, trace);
+    if (index == XLB_PICK_NONE) {
+        trace->priority = c->chosen_priority;
+        return trace->outcome = XLB_LB_NO_ENDPOINT;
+    }
+    const struct xlb_lb_endpoint *e = &c->endpoints[index];
+    trace->endpoint = index;
+    trace->slot = e->slot;
+    trace->priority = e->priority;
+    trace->locality = e->locality;
+    count_pick(c, e, w, via_session);
+    return trace->outcome = XLB_LB_PICKED;
+}
+
+static void trace_init(struct xlb_lb_trace *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->vhost = t->route = t->target = XLB_ROUTE_NONE;
+    t->priority = t->locality = t->endpoint = t->slot = XLB_PICK_NONE;
+}
+
+/* Route matching for an L7 VIP: the target index, or an outcome that ends the pick. */
+static enum xlb_lb_outcome route_request(const struct xlb_lb_vip *vip,
+                                         const struct xlb_lb_request *request,
+                                         struct xlb_lb_worker *w, struct xlb_lb_trace *trace)
+{
+    const struct xlb_route_request *http = request->http;
+    trace->vhost = xlb_route_select_vhost(vip->routes, http->authority, http->authority_len);
+    if (trace->vhost == XLB_ROUTE_NONE)
+        return XLB_LB_NO_ROUTE;
+    struct xlb_route_result result;
+    enum xlb_route_verdict verdict =
+        xlb_route_match(vip->routes, trace->vhost, http, &w->rng, w->scratch, &result);
+    trace->route = result.route;
+    if (verdict == XLB_ROUTE_RESULT_NO_ROUTE)
+        return XLB_LB_NO_ROUTE;
+    if (verdict != XLB_ROUTE_RESULT_CLUSTER)
+        return XLB_LB_NON_FORWARDING;
+    trace->target = result.cluster;
+    return XLB_LB_PICKED;
+}
+
+/* The value of cookie `name` in the request's "cookie" fields ("a=1; b=2"), or NULL. */
+static const char *find_cookie(const struct xlb_route_request *http, const char *name,
+                               uint32_t *len)
+{
+    size_t name_len = strlen(name);
+    for (uint32_t i = 0; i < http->n_fields; i++) {
+        const struct xlb_route_field *f = &http->fields[i];
+        if (f->name_len != 6 || memcmp(f->name, "cookie", 6) != 0)
+            continue;
+        const char *p = f->value, *end = f->value + f->value_len;
+        while (p < end) {
+            const char *semi = memchr(p, ';', (size_t)(end - p));
+            const char *stop = semi ? semi : end;
+            if ((size_t)(stop - p) > name_len && memcmp(p, name, name_len) == 0 &&
+                p[name_len] == '=') {
+                *len = (uint32_t)(stop - p - (ptrdiff_t)name_len - 1);
+                return p + name_len + 1;
+            }
+            p = stop + 1;
+            while (p < end && *p == ' ')
+                p++;
+        }
+    }
+    return NULL;
+}
+
+/* A55: the route's session cookie, decoded into *out; NULL when absent or malformed. */
+static const struct xlb_lb_session *route_session(const struct xlb_lb_vip *vip,
+                                                  const struct xlb_lb_request *request,
+                                                  struct xlb_lb_trace *trace, char *scratch,
+                                                  struct xlb_lb_session *out)
+{
+    if (request->session != NULL || vip->route_cookie == NULL)
+        return request->session;
+    trace->session_cookie = vip->route_cookie[trace->route];
+    if (trace->session_cookie == NULL)
+        return NULL;
+    uint32_t len;
+    const char *value = find_cookie(request->http, trace->session_cookie, &len);
+    if (value == NULL || len > XLB_LB_COOKIE_MAX ||
+        xlb_lb_session_decode(value, len, scratch, XLB_LB_COOKIE_MAX, out) != 0)
+        return NULL;
+    return out;
+}
+
+/* A60: a cookie that names a cluster is honoured only for that cluster (the route's). */
+static const struct xlb_lb_session *session_for(const struct xlb_lb_target *target,
+                                                const struct xlb_lb_session *s,
+                                                struct xlb_lb_trace *trace)
+{
+    if (s == NULL || s->n_addresses == 0)
+        return NULL;
+    if (s->cluster != NULL && (strlen(target->name) != s->cluster_len ||
+                               memcmp(target->name, s->cluster, s->cluster_len) != 0)) {
+        trace->override = XLB_LB_OVERRIDE_OTHER_CLUSTER;
+        return NULL;
+    }
+    return s;
+}
+
+enum xlb_lb_outcome xlb_lb_pick(const struct xlb_lb_vip *vip, const struct xlb_lb_request *request,
+                                struct xlb_lb_worker *w, struct xlb_lb_trace *trace)
+{
+    trace_init(trace);
+    if (vip == NULL)
+        return trace->outcome = XLB_LB_NOT_READY;
+    bool hashed = true;
+    uint64_t hash = request->connection_id; /* L4: the flow's hash */
+    const struct xlb_lb_session *cookie_session = request->session;
+    struct xlb_lb_session decoded;
+    char scratch[XLB_LB_COOKIE_MAX];
+    if (vip->routes != NULL) {
+        if (request->http == NULL)
+            return trace->outcome = XLB_LB_NO_ROUTE;
+        enum xlb_lb_outcome routed = route_request(vip, request, w, trace);
+        if (routed != XLB_LB_PICKED)
+            return trace->outcome = routed;
+        hash = xlb_lb_request_hash(vip, trace->route, request, w, &hashed);
+        cookie_session = route_session(vip, request, trace, scratch, &decoded);
+    } else {
+        trace->target = 0;
+    }
+    if (trace->target >= vip->n_targets || !vip->targets[trace->target].ready ||
+        vip->targets[trace->target].n_leaves == 0)
+        return trace->outcome = XLB_LB_NOT_READY;
+    const struct xlb_lb_target *target = &vip->targets[trace->target];
+    const struct xlb_lb_session *session = session_for(target, cookie_session, trace);
+    /* A75 aggregate: a priority policy over the leaves picks the first leaf that has a
+     * priority able to take requests, the last leaf when none has. */
+    uint32_t leaf = 0;
+    while (leaf + 1 < target->n_leaves && target->leaves[leaf]->chosen_priority == XLB_PICK_NONE)
+        leaf++;
+    return xlb_lb_pick_cluster(target->leaves[leaf], session, hash, hashed, w, trace);
+}
