@@ -311,14 +311,14 @@ static cJSON *cmd_endpoints(struct xlb_control_plane *cp, const cJSON *args, cha
         snprintf(error, len, "endpoints takes a \"cluster\" name");
         return NULL;
     }
-    cJSON *list = xlb_xds_plane_endpoints(&cp->xds, cluster->valuestring);
+    cJSON *list = xlb_xds_plane_endpoints(&cp->xds, cluster->valuestring, cp->shared->load,
+                                          cp->shared->n_workers);
     if (list == NULL)
         snprintf(error, len, "no VIP reaches a cluster \"%.128s\"", cluster->valuestring);
     return list;
 }
 
-static cJSON *cmd_simulate(struct xlb_control_plane *cp, const cJSON *args, char *error,
-                           size_t len)
+static cJSON *cmd_simulate(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
 {
     return xlb_simulate(xlb_snapshot_latest(cp->shared), cp->shared->load, cp->shared->n_workers,
                         args, error, len);

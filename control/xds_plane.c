@@ -444,13 +444,15 @@ cJSON *xlb_xds_plane_clusters(const struct xlb_xds_plane *x)
         cJSON_AddNumberToObject(o, "endpoints", (double)endpoints);
         if (c->error != NULL)
             cJSON_AddStringToObject(o, "error", c->error);
+        xlb_lb_state_describe_cluster(x->lb, r->name, o);
         cJSON_AddItemToObject(o, "vips", vips);
         cJSON_AddItemToArray(list, o);
     }
     return list;
 }
 
-cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *name)
+cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *name,
+                               const struct xlb_worker_load *loads, unsigned n_workers)
 {
     const struct xlb_dm_cluster *c = find_cluster(x, name, NULL);
     if (c == NULL)
@@ -479,5 +481,6 @@ cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *name)
             }
         }
     }
+    xlb_lb_state_describe_endpoints(x->lb, name, loads, n_workers, xlb_now_ms(), list);
     return list;
 }

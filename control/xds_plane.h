@@ -80,8 +80,10 @@ cJSON *xlb_xds_plane_vip_status(const struct xlb_xds_plane *x, size_t vip);
 cJSON *xlb_xds_plane_config_dump(const struct xlb_xds_plane *x);
 /* Every cluster some VIP reaches: type, policy, state, and its endpoint counts. */
 cJSON *xlb_xds_plane_clusters(const struct xlb_xds_plane *x);
-/* One cluster's endpoints by priority and locality, or NULL when no VIP reaches it. */
-cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *cluster);
+/* One cluster's endpoints by priority and locality with their LB state (usable, ejected,
+ * drained, counters), or NULL when no VIP reaches it. */
+cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *cluster,
+                               const struct xlb_worker_load *loads, unsigned n_workers);
 
 /* The ADS client's state (with the LRS stream's), or {"server": null} without xds_servers. */
 cJSON *xlb_xds_plane_status(const struct xlb_xds_plane *x);

@@ -231,14 +231,18 @@ static void render_clusters(const cJSON *r, FILE *out)
 {
     RENDER_ROWS(r, out, {"CLUSTER", "name"}, {"TYPE", "type"}, {"POLICY", "lb_policy"},
                 {"STATE", "state"}, {"PRIOS", "priorities"}, {"LOCALITIES", "localities"},
-                {"ENDPOINTS", "endpoints"}, {"ERROR", "error"});
+                {"ENDPOINTS", "endpoints"}, {"USABLE", "usable"}, {"EJECTED", "ejected"},
+                {"CHOSEN PRIO", "chosen_priority"}, {"ERROR", "error"});
 }
 
 static void render_endpoints(const cJSON *r, FILE *out)
 {
     RENDER_ROWS(r, out, {"PRIORITY", "priority"}, {"LOCALITY", "locality"},
                 {"LOCALITY WEIGHT", "locality_weight"}, {"ADDRESS", "address"},
-                {"WEIGHT", "weight"}, {"HEALTH", "health"});
+                {"WEIGHT", "weight"}, {"HEALTH", "health"}, {"USABLE", "usable"},
+                {"EJECTED", "ejected"}, {"EJECTED FOR MS", "ejected_for_ms"},
+                {"MULTIPLIER", "multiplier"}, {"DRAINED", "drained"}, {"OK", "succeeded"},
+                {"FAILED", "failed"});
 }
 
 static void render_simulate(const cJSON *r, FILE *out)

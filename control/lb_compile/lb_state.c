@@ -575,3 +575,69 @@ const struct xlb_lb_cluster *xlb_lb_state_cluster(const struct xlb_lb_state *st,
     const struct cluster_entry *e = find_entry(st, name);
     return e != NULL ? e->compiled : NULL;
 }
+
+void xlb_lb_state_describe_cluster(const struct xlb_lb_state *st, const char *name, cJSON *o)
+{
+    const struct cluster_entry *e = find_entry(st, name);
+    if (e == NULL || e->compiled == NULL)
+        return;
+    const struct xlb_lb_cluster *c = e->compiled;
+    uint32_t usable = 0, ejected = 0;
+    for (uint32_t p = 0; p < c->n_priorities; p++)
+        usable += c->priorities[p].n_usable;
+    for (uint32_t i = 0; i < c->n_endpoints; i++)
+        ejected += c->endpoints[i].ejected;
+    if (c->chosen_priority != XLB_PICK_NONE)
+        cJSON_AddNumberToObject(o, "chosen_priority", c->chosen_priority);
+    else
+        cJSON_AddStringToObject(o, "chosen_priority", "none");
+    cJSON_AddNumberToObject(o, "usable", usable);
+    cJSON_AddNumberToObject(o, "ejected", ejected);
+    cJSON_AddNumberToObject(o, "drop_categories", c->n_drops);
+}
+
+static uint64_t sum_field(const struct xlb_worker_load *loads, unsigned n, uint32_t slot,
+                          size_t field)
+{
+    return loads == NULL || slot == XLB_LB_NO_SLOT ? 0 : sum_endpoint(loads, n, slot, field);
+}
+
+void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *name,
+                                     const struct xlb_worker_load *loads, unsigned n_workers,
+                                     uint64_t now_ms, cJSON *list)
+{
+    const struct cluster_entry *e = find_entry(st, name);
+    if (e == NULL || e->compiled == NULL)
+        return;
+    const struct xlb_lb_cluster *c = e->compiled;
+    uint32_t i = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, list) {
+        if (i >= c->n_endpoints)
+            break;
+        cJSON *item = (cJSON *)o;
+        const struct xlb_lb_endpoint *ep = &c->endpoints[i];
+        bool draining = ep->health == XLB_HEALTH_DRAINING;
+        cJSON_AddBoolToObject(item, "usable", !ep->ejected && !draining);
+        cJSON_AddBoolToObject(item, "ejected", ep->ejected);
+        struct xlb_od_endpoint_info info;
+        if (e->od != NULL && xlb_od_endpoint_info(e->od, i, &info) == 0) {
+            if (info.ejected)
+                cJSON_AddNumberToObject(
+                    item, "ejected_for_ms",
+                    info.ejected_until_ms > now_ms ? (double)(info.ejected_until_ms - now_ms) : 0);
+            cJSON_AddNumberToObject(item, "multiplier", info.multiplier);
+        }
+        /* A75: a draining endpoint no session has used for idle_timeout is drained. */
+        if (draining)
+            cJSON_AddBoolToObject(item, "drained",
+                                  now_ms - e->last_use_ms[i] >= e->idle_timeout_ms);
+        cJSON_AddNumberToObject(item, "succeeded",
+                                (double)sum_field(loads, n_workers, ep->slot,
+                                                  offsetof(struct xlb_endpoint_load, succeeded)));
+        cJSON_AddNumberToObject(item, "failed",
+                                (double)sum_field(loads, n_workers, ep->slot,
+                                                  offsetof(struct xlb_endpoint_load, failed)));
+        i++;
+    }
+}

@@ -167,8 +167,9 @@ int xlb_xds_cache_update(struct xlb_xds_cache *cache, struct xlb_xds_resource *r
     __typeof__(res->value) fresh;
     memset(&fresh, 0, sizeof(fresh));
     unsigned before = errs->n;
-    res->changes++;
-    cache->changes++;
+    /* Unique across the cache's life, so a resource dropped and loaded again (a reload of
+     * static resources) never repeats a fingerprint the dependency manager saw before. */
+    res->changes = ++cache->changes;
     if (validate(res->type, msg, &fresh, errs) != 0) {
         free(res->error);
         res->error = xlb_errors_join(errs, before);
@@ -194,6 +195,7 @@ void xlb_xds_cache_does_not_exist(struct xlb_xds_cache *cache, struct xlb_xds_re
         return;
     free_value(res);
     res->state = XLB_RES_DOES_NOT_EXIST;
-    res->changes++;
-    cache->changes++;
+    /* Unique across the cache's life, so a resource dropped and loaded again (a reload of
+     * static resources) never repeats a fingerprint the dependency manager saw before. */
+    res->changes = ++cache->changes;
 }

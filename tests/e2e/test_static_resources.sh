@@ -74,7 +74,7 @@ pass "a VIP served from static resources alone: $(summary); config dump shows th
 clusters=$(xlbctl clusters)
 grep -Eq "^web +eds +ring_hash +READY +1 +1 +1 " <<<"$clusters" || fail "clusters: $clusters"
 endpoints=$(xlbctl endpoints web)
-grep -Eq "^0 +/a/ +1 +198\.18\.0\.21:8080 +1 +unknown$" <<<"$endpoints" || fail "endpoints: $endpoints"
+grep -Eq "^0 +/a/ +1 +198\.18\.0\.21:8080 +1 +unknown +yes +no " <<<"$endpoints" || fail "endpoints: $endpoints"
 out=$(xlbctl endpoints nope 2>&1) && fail "endpoints of an unknown cluster succeeded"
 grep -q 'no VIP reaches a cluster "nope"' <<<"$out" || fail "endpoints error: $out"
 pass "xlbctl clusters and endpoints show the validated cluster and its endpoint"
