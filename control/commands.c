@@ -311,8 +311,7 @@ static cJSON *cmd_endpoints(struct xlb_control_plane *cp, const cJSON *args, cha
         snprintf(error, len, "endpoints takes a \"cluster\" name");
         return NULL;
     }
-    cJSON *list = xlb_xds_plane_endpoints(&cp->xds, cluster->valuestring, cp->shared->load,
-                                          cp->shared->n_workers);
+    cJSON *list = xlb_xds_plane_endpoints(&cp->xds, cluster->valuestring);
     if (list == NULL)
         snprintf(error, len, "no VIP reaches a cluster \"%.128s\"", cluster->valuestring);
     return list;

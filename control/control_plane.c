@@ -133,7 +133,7 @@ static void on_lb_tick(void *arg)
 {
     struct xlb_control_plane *cp = arg;
     pthread_mutex_lock(&cp->lock);
-    xlb_xds_plane_tick(&cp->xds, cp->shared->load, cp->shared->n_workers);
+    xlb_xds_plane_tick(&cp->xds);
     publish_lb_changes(cp);
     pthread_mutex_unlock(&cp->lock);
 }

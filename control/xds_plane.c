@@ -177,7 +177,7 @@ int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
     xlb_dm_update(&x->dm);
     /* The load slots are LRS's and the LB trees': one numbering for both. */
     xlb_lrs_source_init(&x->lrs_source, &x->cache, load, n_workers);
-    x->lb = xlb_lb_state_create(&x->lrs_source.slots, grace, xlb_now_ms());
+    x->lb = xlb_lb_state_create(&x->lrs_source.slots, grace, load, n_workers, xlb_now_ms());
     if (x->lb == NULL) {
         xlb_errors_add(errs, "xlb.vips", "out of memory");
         return -1;
@@ -248,10 +248,9 @@ void xlb_xds_plane_update(struct xlb_xds_plane *x)
     maybe_start_lrs(x);
 }
 
-void xlb_xds_plane_tick(struct xlb_xds_plane *x, const struct xlb_worker_load *loads,
-                        unsigned n_workers)
+void xlb_xds_plane_tick(struct xlb_xds_plane *x)
 {
-    if (x->lb != NULL && xlb_lb_state_tick(x->lb, loads, n_workers, xlb_now_ms()))
+    if (x->lb != NULL && xlb_lb_state_tick(x->lb, xlb_now_ms()))
         x->lb_changed = true;
 }
 
@@ -451,8 +450,7 @@ cJSON *xlb_xds_plane_clusters(const struct xlb_xds_plane *x)
     return list;
 }
 
-cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *name,
-                               const struct xlb_worker_load *loads, unsigned n_workers)
+cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *name)
 {
     const struct xlb_dm_cluster *c = find_cluster(x, name, NULL);
     if (c == NULL)
@@ -481,6 +479,6 @@ cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *name,
             }
         }
     }
-    xlb_lb_state_describe_endpoints(x->lb, name, loads, n_workers, xlb_now_ms(), list);
+    xlb_lb_state_describe_endpoints(x->lb, name, xlb_now_ms(), list);
     return list;
 }

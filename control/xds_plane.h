@@ -64,8 +64,7 @@ int xlb_xds_plane_reload(struct xlb_xds_plane *x, const struct xlb_bootstrap *bo
 void xlb_xds_plane_update(struct xlb_xds_plane *x);
 
 /* Periodic LB work (outlier detection, A56 timers, idle draining); sets lb_changed. */
-void xlb_xds_plane_tick(struct xlb_xds_plane *x, const struct xlb_worker_load *loads,
-                        unsigned n_workers);
+void xlb_xds_plane_tick(struct xlb_xds_plane *x);
 
 /* For `xlbd --check`: the static resources of a bootstrap, validated as xDS would. */
 int xlb_xds_plane_check(const struct xlb_bootstrap *bootstrap, struct xlb_errors *errs);
@@ -82,8 +81,7 @@ cJSON *xlb_xds_plane_config_dump(const struct xlb_xds_plane *x);
 cJSON *xlb_xds_plane_clusters(const struct xlb_xds_plane *x);
 /* One cluster's endpoints by priority and locality with their LB state (usable, ejected,
  * drained, counters), or NULL when no VIP reaches it. */
-cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *cluster,
-                               const struct xlb_worker_load *loads, unsigned n_workers);
+cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *cluster);
 
 /* The ADS client's state (with the LRS stream's), or {"server": null} without xds_servers. */
 cJSON *xlb_xds_plane_status(const struct xlb_xds_plane *x);

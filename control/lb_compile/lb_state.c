@@ -41,17 +41,23 @@ struct xlb_lb_state {
     size_t n_vips;
     const struct xlb_dm *dm;
     size_t *dm_index;
+    const struct xlb_worker_load *loads;
+    unsigned n_workers;
     uint64_t seed;
     uint64_t now_ms;
     char *cluster_slot_names[XLB_CLUSTER_SLOTS];
 };
 
 struct xlb_lb_state *xlb_lb_state_create(struct xlb_load_slots *load_slots,
-                                         const struct xlb_lb_grace *grace, uint64_t seed)
+                                         const struct xlb_lb_grace *grace,
+                                         const struct xlb_worker_load *loads, unsigned n_workers,
+                                         uint64_t seed)
 {
     struct xlb_lb_state *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return NULL;
+    st->loads = loads;
+    st->n_workers = n_workers;
     st->load_slots = load_slots;
     st->seed = seed;
     xlb_endpoint_slots_init(&st->slots, grace);
@@ -137,6 +143,9 @@ static struct cluster_entry *entry_for(struct xlb_lb_state *st, const char *name
     return e;
 }
 
+static uint64_t sum_endpoint(const struct xlb_worker_load *loads, unsigned n, uint32_t slot,
+                             size_t field);
+
 /* ---- compiling one leaf ---- */
 
 struct slot_args {
@@ -186,6 +195,13 @@ static void carried_free(struct carried *c)
     free(c->use_ms);
 }
 
+static uint64_t baseline(const struct xlb_lb_state *st, uint32_t slot, size_t field)
+{
+    if (st->loads == NULL || slot == XLB_LB_NO_SLOT)
+        return 0;
+    return sum_endpoint(st->loads, st->n_workers, slot, field);
+}
+
 static int carry_over(struct xlb_lb_state *st, struct cluster_entry *e,
                       const struct xlb_host_port *where, uint32_t n, struct carried *out)
 {
@@ -214,9 +230,13 @@ static int carry_over(struct xlb_lb_state *st, struct cluster_entry *e,
         } else {
             out->slots[i] = xlb_endpoint_slots_take(&st->slots);
             out->use_ms[i] = st->now_ms;
-            /* Counters of a fresh slot start where they stand (the baseline); filled by the
-             * next tick before any delta is taken. */
-            out->ok[i] = out->failed[i] = out->session[i] = UINT64_MAX;
+            /* A reused slot's counters go on from where its last endpoint left them: that
+             * is this endpoint's baseline. */
+            out->ok[i] = baseline(st, out->slots[i], offsetof(struct xlb_endpoint_load, succeeded));
+            out->failed[i] =
+                baseline(st, out->slots[i], offsetof(struct xlb_endpoint_load, failed));
+            out->session[i] =
+                baseline(st, out->slots[i], offsetof(struct xlb_endpoint_load, session_picks));
         }
     }
     return 0;
@@ -471,10 +491,10 @@ static uint64_t sum_endpoint(const struct xlb_worker_load *loads, unsigned n, ui
     return total;
 }
 
-/* Interval deltas of one counter; a fresh baseline (UINT64_MAX) yields no delta. */
+/* Interval delta of one monotonic counter. */
 static uint64_t delta(uint64_t *last, uint64_t now)
 {
-    uint64_t d = *last == UINT64_MAX || now < *last ? 0 : now - *last;
+    uint64_t d = now < *last ? 0 : now - *last;
     *last = now;
     return d;
 }
@@ -544,9 +564,10 @@ static bool tick_cluster(struct xlb_lb_state *st, struct cluster_entry *e,
     return leaf != NULL && compile_leaf(st, e, leaf, false);
 }
 
-bool xlb_lb_state_tick(struct xlb_lb_state *st, const struct xlb_worker_load *loads,
-                       unsigned n_workers, uint64_t now_ms)
+bool xlb_lb_state_tick(struct xlb_lb_state *st, uint64_t now_ms)
 {
+    const struct xlb_worker_load *loads = st->loads;
+    unsigned n_workers = st->n_workers;
     st->now_ms = now_ms;
     xlb_endpoint_slots_recycle(&st->slots);
     bool recompiled = false;
@@ -603,9 +624,10 @@ static uint64_t sum_field(const struct xlb_worker_load *loads, unsigned n, uint3
 }
 
 void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *name,
-                                     const struct xlb_worker_load *loads, unsigned n_workers,
                                      uint64_t now_ms, cJSON *list)
 {
+    const struct xlb_worker_load *loads = st->loads;
+    unsigned n_workers = st->n_workers;
     const struct cluster_entry *e = find_entry(st, name);
     if (e == NULL || e->compiled == NULL)
         return;

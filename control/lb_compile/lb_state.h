@@ -30,8 +30,12 @@ struct xlb_lb_grace {
 
 struct xlb_lb_state;
 
+/* loads: the workers' counters (n_workers copies), read for outlier detection, idle draining
+ * and the baseline of a reused endpoint slot; NULL when there are none. */
 struct xlb_lb_state *xlb_lb_state_create(struct xlb_load_slots *load_slots,
-                                         const struct xlb_lb_grace *grace, uint64_t seed);
+                                         const struct xlb_lb_grace *grace,
+                                         const struct xlb_worker_load *loads, unsigned n_workers,
+                                         uint64_t seed);
 void xlb_lb_state_free(struct xlb_lb_state *st);
 
 /*
@@ -48,8 +52,7 @@ bool xlb_lb_state_update(struct xlb_lb_state *st, const struct xlb_dm *dm, const
  * and the A56 failover timers, track session use for idle-timeout draining. Returns true when
  * a tree changed (an ejection, an un-ejection, a new chosen priority).
  */
-bool xlb_lb_state_tick(struct xlb_lb_state *st, const struct xlb_worker_load *loads,
-                       unsigned n_workers, uint64_t now_ms);
+bool xlb_lb_state_tick(struct xlb_lb_state *st, uint64_t now_ms);
 
 /* VIP v's compiled tree, or NULL. The snapshot builder takes its own reference. */
 struct xlb_lb_vip *xlb_lb_state_vip(const struct xlb_lb_state *st, size_t v);
@@ -60,7 +63,6 @@ const struct xlb_lb_cluster *xlb_lb_state_cluster(const struct xlb_lb_state *st,
 /* Per-endpoint state for `xlbctl endpoints`: adds usable, ejected, ejected_until_ms,
  * multiplier, drained, successes/failures to each endpoint object (matched by index). */
 void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *cluster,
-                                     const struct xlb_worker_load *loads, unsigned n_workers,
                                      uint64_t now_ms, cJSON *list);
 
 /* Cluster summary for `xlbctl clusters`: chosen priority, usable and ejected counts. */

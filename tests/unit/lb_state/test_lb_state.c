@@ -1,0 +1,297 @@
+/*
+ * The control plane's LB state end to end: xDS resources (proto3 JSON, validated as ADS would)
+ * -> dependency manager -> compiled trees, then the state that reshapes them: outlier
+ * detection fed by the workers' per-endpoint counters (A50), the A56 choice that follows an
+ * ejection, stable endpoint slots across EDS updates, per-cluster rebuilds, and idle-timeout
+ * draining (A75). The clock is virtual; the workers' counters are a real struct
+ * xlb_worker_load written here as a worker would.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../xds_deps/dm_test.h"
+#include "lb_state.h"
+
+#define EP(addr, extra)                                                                            \
+    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"" addr                          \
+    "\",\"port_value\":8080}}}" extra "}"
+#define LOC(zone, priority, eps)                                                                   \
+    "{\"locality\":{\"zone\":\"" zone "\"},\"load_balancing_weight\":1,\"priority\":" #priority    \
+    ",\"lb_endpoints\":[" eps "]}"
+#define EDS(name, locs) "{\"cluster_name\":\"" name "\",\"endpoints\":[" locs "]}"
+/* Failure-percentage detection every second, ejecting for 2 s, any host count. */
+#define CLUSTER_OD(name)                                                                           \
+    "{\"name\":\"" name                                                                            \
+    "\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}},"                    \
+    "\"outlier_detection\":{\"interval\":\"1s\",\"base_ejection_time\":\"2s\","                    \
+    "\"max_ejection_percent\":100,\"enforcing_failure_percentage\":100,"                           \
+    "\"failure_percentage_minimum_hosts\":1,\"failure_percentage_request_volume\":10,"             \
+    "\"failure_percentage_threshold\":50,\"enforcing_success_rate\":0}}"
+
+struct fixture {
+    struct dm_fixture *dm;
+    struct xlb_load_slots load_slots;
+    struct xlb_lb_state *lb;
+    struct xlb_worker_load *load; /* one worker */
+    struct xlb_lb_worker w;
+    bool grace_over;
+    uint64_t now;
+};
+
+static uint64_t grace_start(void *arg)
+{
+    struct fixture *f = arg;
+    f->grace_over = false;
+    return 1;
+}
+
+static bool grace_over(void *arg, uint64_t token)
+{
+    struct fixture *f = arg;
+    (void)token;
+    return f->grace_over;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    void *dm_state;
+    if (f == NULL || dm_setup(&dm_state) != 0)
+        return -1;
+    f->dm = dm_state;
+    xlb_load_slots_init(&f->load_slots);
+    struct xlb_lb_grace grace = {grace_start, grace_over, f};
+    f->load = calloc(1, sizeof(*f->load));
+    f->lb = xlb_lb_state_create(&f->load_slots, &grace, f->load, 1, 42);
+    f->now = 1000;
+    if (f->lb == NULL || f->load == NULL || xlb_lb_worker_init(&f->w, 7, NULL, f->load, 1) != 0)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    xlb_lb_worker_fini(&f->w);
+    xlb_lb_state_free(f->lb);
+    xlb_load_slots_free(&f->load_slots);
+    void *dm_state = f->dm;
+    dm_teardown(&dm_state);
+    free(f->load);
+    free(f);
+    return 0;
+}
+
+/* Re-run the manager and the compiler, as the control plane does after a cache change. */
+static bool update(struct fixture *f)
+{
+    dm_step(f->dm);
+    size_t index = 0;
+    return xlb_lb_state_update(f->lb, &f->dm->dm, &index, 1, f->now);
+}
+
+static bool tick(struct fixture *f, uint64_t advance_ms)
+{
+    f->now += advance_ms;
+    return xlb_lb_state_tick(f->lb, f->now);
+}
+
+/* The address of n picks on VIP 0, as "last octet" counts per endpoint index. */
+static void picks(struct fixture *f, uint32_t n, uint32_t *counts, uint32_t n_counts)
+{
+    memset(counts, 0, n_counts * sizeof(*counts));
+    for (uint32_t i = 0; i < n; i++) {
+        struct xlb_lb_request req = {.connection_id = i};
+        struct xlb_lb_trace t;
+        if (xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &t) == XLB_LB_PICKED &&
+            t.endpoint < n_counts)
+            counts[t.endpoint]++;
+    }
+}
+
+static void l4_vip(struct fixture *f, const char *cluster_json, const char *eds_json)
+{
+    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "c1") == 0);
+    dm_put(f->dm, XLB_XDS_CDS, "c1", cluster_json);
+    dm_put(f->dm, XLB_XDS_EDS, "c1", eds_json);
+    assert_true(update(f));
+    assert_non_null(xlb_lb_state_vip(f->lb, 0));
+}
+
+static uint32_t slot_of(struct fixture *f, uint32_t endpoint)
+{
+    return xlb_lb_state_cluster(f->lb, "c1")->endpoints[endpoint].slot;
+}
+
+static void test_outlier_ejection_reaches_the_picks(void **state)
+{
+    struct fixture *f = *state;
+    l4_vip(f, CLUSTER_OD("c1"),
+           EDS("c1", LOC("a", 0, EP("198.18.0.21", "") "," EP("198.18.0.22", ""))));
+    uint32_t counts[2];
+    picks(f, 100, counts, 2);
+    assert_true(counts[0] > 0 && counts[1] > 0);
+
+    /* A worker reports 20 failures on .21 and 20 successes on .22 within the interval. */
+    f->load->endpoints[slot_of(f, 0)].failed += 20;
+    f->load->endpoints[slot_of(f, 1)].succeeded += 20;
+    assert_false(tick(f, 250)); /* counted, no sweep yet */
+    assert_true(tick(f, 750));  /* the sweep at 1 s ejects .21 and republishes */
+    assert_true(xlb_lb_state_cluster(f->lb, "c1")->endpoints[0].ejected);
+    picks(f, 100, counts, 2);
+    assert_int_equal(counts[0], 0);
+    assert_int_equal(counts[1], 100);
+
+    /* Base ejection time 2 s: the first sweep after it un-ejects. */
+    assert_false(tick(f, 1000));
+    assert_true(tick(f, 1000) || tick(f, 1000));
+    picks(f, 100, counts, 2);
+    assert_true(counts[0] > 0);
+}
+
+static void test_ejecting_a_whole_priority_fails_over(void **state)
+{
+    struct fixture *f = *state;
+    l4_vip(f, CLUSTER_OD("c1"),
+           EDS("c1", LOC("a", 0, EP("198.18.0.21", "")) "," LOC("b", 1, EP("198.18.0.31", ""))));
+    assert_int_equal(xlb_lb_state_cluster(f->lb, "c1")->chosen_priority, 0);
+    f->load->endpoints[slot_of(f, 0)].failed += 20;
+    f->load->endpoints[slot_of(f, 1)].succeeded += 20;
+    tick(f, 250);
+    assert_true(tick(f, 750));
+    /* A56: priority 0 reports TRANSIENT_FAILURE, so priority 1 takes the picks at once. */
+    assert_int_equal(xlb_lb_state_cluster(f->lb, "c1")->chosen_priority, 1);
+    uint32_t counts[2];
+    picks(f, 50, counts, 2);
+    assert_int_equal(counts[1], 50);
+}
+
+static void test_endpoint_slots_are_stable_and_reused_after_grace(void **state)
+{
+    struct fixture *f = *state;
+    l4_vip(f, CLUSTER_OD("c1"),
+           EDS("c1", LOC("a", 0, EP("198.18.0.21", "") "," EP("198.18.0.22", ""))));
+    uint32_t s21 = slot_of(f, 0), s22 = slot_of(f, 1);
+    /* .21 leaves, .23 arrives: .22 keeps its slot; .21's slot waits for the grace period. */
+    dm_put(f->dm, XLB_XDS_EDS, "c1",
+           EDS("c1", LOC("a", 0, EP("198.18.0.22", "") "," EP("198.18.0.23", ""))));
+    assert_true(update(f));
+    assert_int_equal(slot_of(f, 0), s22);
+    uint32_t s23 = slot_of(f, 1);
+    assert_true(s23 != s21 && s23 != s22);
+    f->grace_over = true;
+    tick(f, 250); /* recycles */
+    dm_put(
+        f->dm, XLB_XDS_EDS, "c1",
+        EDS("c1", LOC("a", 0,
+                      EP("198.18.0.22", "") "," EP("198.18.0.23", "") "," EP("198.18.0.24", ""))));
+    assert_true(update(f));
+    assert_int_equal(slot_of(f, 0), s22);
+    assert_int_equal(slot_of(f, 1), s23);
+    assert_int_equal(slot_of(f, 2), s21); /* reused once no worker can count on it */
+}
+
+static void test_unchanged_cluster_is_not_recompiled(void **state)
+{
+    struct fixture *f = *state;
+    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L7, "svc") == 0);
+    dm_put_inline_listener(f->dm, "svc", "c1 c2");
+    dm_put_eds_cluster(f->dm, "c1", NULL);
+    dm_put_eds_cluster(f->dm, "c2", NULL);
+    dm_put_endpoints(f->dm, "c1");
+    dm_put_endpoints(f->dm, "c2");
+    assert_true(update(f));
+    const struct xlb_lb_cluster *c1 = xlb_lb_state_cluster(f->lb, "c1");
+    const struct xlb_lb_cluster *c2 = xlb_lb_state_cluster(f->lb, "c2");
+    const struct xlb_lb_vip *vip = xlb_lb_state_vip(f->lb, 0);
+    assert_false(update(f)); /* nothing changed: nothing rebuilt */
+    assert_ptr_equal(xlb_lb_state_vip(f->lb, 0), vip);
+    dm_put(f->dm, XLB_XDS_EDS, "c2", EDS("c2", LOC("a", 0, EP("198.18.0.40", ""))));
+    assert_true(update(f));
+    assert_ptr_equal(xlb_lb_state_cluster(f->lb, "c1"), c1); /* kept */
+    assert_ptr_not_equal(xlb_lb_state_cluster(f->lb, "c2"), c2);
+    assert_ptr_not_equal(xlb_lb_state_vip(f->lb, 0), vip);
+}
+
+static void test_draining_endpoint_is_reported_drained_after_idle_timeout(void **state)
+{
+    struct fixture *f = *state;
+    l4_vip(f,
+           "{\"name\":\"c1\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}},"
+           "\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
+           "HttpProtocolOptions\":{\"@type\":\"type.googleapis.com/envoy.extensions.upstreams."
+           "http.v3.HttpProtocolOptions\",\"common_http_protocol_options\":{\"idle_timeout\":"
+           "\"2s\"}}}}",
+           EDS("c1", LOC("a", 0,
+                         EP("198.18.0.21", "") "," EP("198.18.0.22",
+                                                      ",\"health_status\":\"DRAINING\""))));
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; i < 2; i++)
+        cJSON_AddItemToArray(list, cJSON_CreateObject());
+    /* Sessions keep using the draining endpoint: not drained. */
+    f->load->endpoints[slot_of(f, 1)].session_picks += 3;
+    tick(f, 1500);
+    xlb_lb_state_describe_endpoints(f->lb, "c1", f->now, list);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "drained")));
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "drained"));
+    cJSON_Delete(list);
+    /* No session for 2 s: drained. */
+    tick(f, 2000);
+    list = cJSON_CreateArray();
+    for (int i = 0; i < 2; i++)
+        cJSON_AddItemToArray(list, cJSON_CreateObject());
+    xlb_lb_state_describe_endpoints(f->lb, "c1", f->now, list);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "drained")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "usable")));
+    cJSON_Delete(list);
+}
+
+static void test_warming_vip_keeps_its_tree(void **state)
+{
+    struct fixture *f = *state;
+    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L7, "svc") == 0);
+    dm_put_inline_listener(f->dm, "svc", "c1");
+    dm_put_eds_cluster(f->dm, "c1", NULL);
+    dm_put_endpoints(f->dm, "c1");
+    assert_true(update(f));
+    const struct xlb_lb_vip *vip = xlb_lb_state_vip(f->lb, 0);
+    /* The routes now name c2, which has not arrived: the VIP warms on its last tree. */
+    dm_put_inline_listener(f->dm, "svc", "c1 c2");
+    assert_false(update(f));
+    assert_ptr_equal(xlb_lb_state_vip(f->lb, 0), vip);
+    dm_put_eds_cluster(f->dm, "c2", NULL);
+    dm_put_endpoints(f->dm, "c2");
+    assert_true(update(f));
+    assert_int_equal(xlb_lb_state_vip(f->lb, 0)->n_targets, 2);
+}
+
+static void test_removed_cluster_fails_its_picks(void **state)
+{
+    struct fixture *f = *state;
+    l4_vip(f, CLUSTER_OD("c1"), EDS("c1", LOC("a", 0, EP("198.18.0.21", ""))));
+    /* A74: a cluster that does not exist is an error local to it; its requests fail as a
+     * gRPC client's RPCs to it fail UNAVAILABLE. */
+    dm_gone(f->dm, XLB_XDS_CDS, "c1");
+    assert_true(update(f));
+    struct xlb_lb_request req = {0};
+    struct xlb_lb_trace t;
+    assert_int_equal(xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &t), XLB_LB_NOT_READY);
+    assert_null(xlb_lb_state_cluster(f->lb, "c1")); /* its state is gone with it */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_outlier_ejection_reaches_the_picks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ejecting_a_whole_priority_fails_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_endpoint_slots_are_stable_and_reused_after_grace,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unchanged_cluster_is_not_recompiled, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_draining_endpoint_is_reported_drained_after_idle_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_warming_vip_keeps_its_tree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_removed_cluster_fails_its_picks, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
