@@ -120,6 +120,16 @@ static int fill_drops(struct xlb_lrs_source_state *s, const char *cluster,
     return 0;
 }
 
+/* Requests the circuit breaker refused: reported as drops outside any category (A27). */
+static uint64_t circuit_drops(const struct xlb_lrs_source_state *s, const char *cluster)
+{
+    uint32_t slot = xlb_lb_state_cluster_slot(s->lb, cluster);
+    uint64_t sum = 0;
+    for (unsigned w = 0; slot != XLB_LB_NO_SLOT && s->load != NULL && w < s->n_workers; w++)
+        sum += __atomic_load_n(&s->load[w].clusters[slot].circuit_dropped, __ATOMIC_RELAXED);
+    return sum;
+}
+
 static int cluster_load(void *arg, const char *cluster, struct xlb_lrs_cluster_load *out)
 {
     struct xlb_lrs_source_state *s = arg;
@@ -129,6 +139,7 @@ static int cluster_load(void *arg, const char *cluster, struct xlb_lrs_cluster_l
     const char *service = cds->value.cluster.eds_service_name;
     memset(out, 0, sizeof(*out));
     out->service_name = service;
+    out->uncategorized_drops = circuit_drops(s, cluster);
     const struct xlb_xds_resource *eds = xlb_xds_cache_find(
         s->cache, XLB_XDS_EDS, service != NULL && service[0] ? service : cluster);
     if (eds == NULL || !eds->has_value)

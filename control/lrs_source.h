@@ -6,6 +6,7 @@
 #ifndef XLB_LRS_SOURCE_H
 #define XLB_LRS_SOURCE_H
 
+#include "lb_state.h"
 #include "load_slots.h"
 #include "lrs_client.h"
 #include "xds_cache.h"
@@ -16,6 +17,7 @@ struct xlb_lrs_source_state {
     const struct xlb_worker_load *load; /* n_workers copies */
     unsigned n_workers;
     struct xlb_load_slots slots;
+    const struct xlb_lb_state *lb; /* circuit-breaker counter slots; set by the owner */
     /* Buffers handed to the LRS client, valid until the next call. */
     const char **enabled;
     size_t enabled_cap;

@@ -182,6 +182,7 @@ int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
         xlb_errors_add(errs, "xlb.vips", "out of memory");
         return -1;
     }
+    x->lrs_source.lb = x->lb;
     if (b->n_xds_servers > 0 && start_lrs(x, load, n_workers) != 0) {
         xlb_errors_add(errs, "xds_servers", "cannot start the LRS client");
         return -1;

@@ -2,7 +2,9 @@
  * Per-worker load counters for load reporting (LRS), circuit breaking and outlier detection:
  * one slot per (cluster, priority, locality), per (cluster, drop category), per cluster and per
  * (cluster, endpoint). The control plane
- * assigns slots and never reuses one, so every slot's counters are monotonic; workers write
+ * assigns locality, drop and cluster slots and never reuses one, so their counters are
+ * monotonic; endpoint slots are reused after an RCU grace period, from a baseline (see
+ * control/lb_compile/endpoint_slots.h). Workers write
  * their own copy (single writer, aligned 64-bit values) and the control plane sums the copies
  * of all workers.
  *
@@ -37,13 +39,13 @@ struct xlb_endpoint_load {
 struct xlb_cluster_load {
     uint64_t started;
     uint64_t finished;
+    uint64_t circuit_dropped; /* refused by the circuit breaker: LRS uncategorized drops */
 };
 
 /* One worker's copy. */
 struct xlb_worker_load {
     struct xlb_locality_load localities[XLB_LOCALITY_SLOTS];
     uint64_t drops[XLB_DROP_SLOTS];
-    uint64_t uncategorized_drops; /* circuit breaker: LRS total_dropped_requests only */
     struct xlb_cluster_load clusters[XLB_CLUSTER_LOAD_SLOTS];
     struct xlb_endpoint_load endpoints[XLB_ENDPOINT_LOAD_SLOTS];
 };

@@ -105,11 +105,12 @@ static int build_ring(const struct xlb_cluster_compile_input *in, struct xlb_lb_
         uint64_t w =
             (uint64_t)e->weight * in->endpoints->priorities[p].localities[e->locality].weight;
         xlb_host_port_format(&e->where, keys[n], sizeof(keys[n]));
-        ring_eps[n++] = (struct xlb_ring_hash_endpoint){
-            .key = keys[n - 1],
+        ring_eps[n] = (struct xlb_ring_hash_endpoint){
+            .key = keys[n],
             .slot = i,
             .weight = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w,
         };
+        n++;
     }
     if (rc == 0 && n > 0)
         rc = xlb_ring_hash_build(ring_eps, n, &in->config->ring_hash, &c->priorities[p].ring);

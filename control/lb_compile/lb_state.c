@@ -663,3 +663,11 @@ void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *
         i++;
     }
 }
+
+uint32_t xlb_lb_state_cluster_slot(const struct xlb_lb_state *st, const char *name)
+{
+    for (uint32_t i = 0; st != NULL && i < XLB_CLUSTER_SLOTS && st->cluster_slot_names[i]; i++)
+        if (strcmp(st->cluster_slot_names[i], name) == 0)
+            return i;
+    return XLB_LB_NO_SLOT;
+}

@@ -57,6 +57,9 @@ bool xlb_lb_state_tick(struct xlb_lb_state *st, uint64_t now_ms);
 /* VIP v's compiled tree, or NULL. The snapshot builder takes its own reference. */
 struct xlb_lb_vip *xlb_lb_state_vip(const struct xlb_lb_state *st, size_t v);
 
+/* A cluster's circuit-breaker counter slot, or XLB_LB_NO_SLOT (for LRS). */
+uint32_t xlb_lb_state_cluster_slot(const struct xlb_lb_state *st, const char *name);
+
 /* For xlbctl: a cluster's compiled view, or NULL when no VIP's tree holds it. */
 const struct xlb_lb_cluster *xlb_lb_state_cluster(const struct xlb_lb_state *st, const char *name);
 

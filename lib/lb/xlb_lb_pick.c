@@ -117,8 +117,8 @@ enum xlb_lb_outcome xlb_lb_pick_cluster(const struct xlb_lb_cluster *c,
         return trace->outcome = XLB_LB_DROPPED;
     }
     if (c->max_requests != 0 && xlb_lb_in_flight(w, c->cluster_slot) >= c->max_requests) {
-        if (w->load != NULL)
-            w->load->uncategorized_drops++;
+        if (w->load != NULL && c->cluster_slot < XLB_CLUSTER_SLOTS)
+            w->load->clusters[c->cluster_slot].circuit_dropped++;
         return trace->outcome = XLB_LB_CIRCUIT_OPEN;
     }
     uint32_t index = session_endpoint(c, session, trace);
