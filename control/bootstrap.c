@@ -449,6 +449,8 @@ static void read_xlb_section(const cJSON *xlb, struct xlb_bootstrap *out, struct
         out->worker_idle_sleep_us = (unsigned)value;
     if (xlb_json_integer(xlb, "mbuf_pool_size", "xlb", 1023, 1 << 24, &value, errs))
         out->mbuf_pool_size = (unsigned)value;
+    if (xlb_json_integer(xlb, "flows_per_worker", "xlb", 1024, 1 << 24, &value, errs))
+        out->flows_per_worker = (uint32_t)value;
     read_ports(xlb, out, errs);
     read_snat(xlb, out, errs);
     read_vips(xlb, out, errs);
@@ -475,6 +477,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     memset(out, 0, sizeof(*out));
     out->workers = 1;
     out->mbuf_pool_size = XLB_DEFAULT_MBUFS;
+    out->flows_per_worker = XLB_DEFAULT_FLOWS_PER_WORKER;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;
     snprintf(out->control_socket, sizeof(out->control_socket), "%s", XLB_DEFAULT_CONTROL_SOCKET);
     unsigned errors_before = errs->n + errs->dropped;

@@ -17,6 +17,7 @@
 
 #define XLB_DEFAULT_CONTROL_SOCKET "/run/xlb/xlbd.sock"
 #define XLB_DEFAULT_MBUFS          8191
+#define XLB_DEFAULT_FLOWS_PER_WORKER 65536
 #define XLB_DEFAULT_MAX_SERIES     10000
 #define XLB_SOCKET_PATH_MAX        107 /* sizeof(sun_path) - 1 */
 
@@ -68,6 +69,7 @@ struct xlb_bootstrap {
     struct xlb_port_config ports[XLB_MAX_PORTS];
     unsigned n_snat;
     struct xlb_addr *snat;
+    uint32_t flows_per_worker; /* NAT flow table entries per worker */
     unsigned n_vips;
     struct xlb_vip_config *vips;
     cJSON *static_resources;             /* owned copy, or NULL; parsed by the xDS layer */

@@ -93,7 +93,29 @@ static int watch_signals(struct xlb_control_plane *cp)
     return xlb_loop_add_fd(cp->loop, cp->signal_fd, EPOLLIN, on_signal, cp);
 }
 
-int xlb_control_plane_want_gateways(struct xlb_control_plane *cp)
+/* On-link backends of L4 VIPs: forwarded flows go straight to them, so their MACs are
+ * resolved like gateways'. Off-link backends go through the gateway. */
+static int want_backends(struct xlb_control_plane *cp, struct xlb_neighbour_table *wanted)
+{
+    for (unsigned v = 0; cp->xds.lb != NULL && v < cp->bootstrap.n_vips; v++) {
+        const struct xlb_lb_vip *vip = xlb_lb_state_vip(cp->xds.lb, v);
+        if (vip == NULL || vip->routes != NULL)
+            continue;
+        for (uint32_t t = 0; t < vip->n_targets; t++)
+            for (uint32_t l = 0; l < vip->targets[t].n_leaves; l++) {
+                const struct xlb_lb_cluster *c = vip->targets[t].leaves[l];
+                for (uint32_t e = 0; e < c->n_endpoints; e++)
+                    for (unsigned p = 0; p < cp->n_ports; p++)
+                        if (xlb_port_prefix_for(&cp->ports[p], &c->endpoints[e].where.addr) &&
+                            xlb_neighbours_want(wanted, &c->endpoints[e].where.addr, (uint16_t)p,
+                                                false) != 0)
+                            return -1;
+            }
+    }
+    return 0;
+}
+
+int xlb_control_plane_want_neighbours(struct xlb_control_plane *cp)
 {
     struct xlb_neighbour_table wanted;
     xlb_neighbours_init(&wanted);
@@ -104,6 +126,10 @@ int xlb_control_plane_want_gateways(struct xlb_control_plane *cp)
                 xlb_neighbours_free(&wanted);
                 return -1;
             }
+    }
+    if (want_backends(cp, &wanted) != 0) {
+        xlb_neighbours_free(&wanted);
+        return -1;
     }
     xlb_neighbours_keep_known(&wanted, &cp->neighbours);
     xlb_neighbours_free(&cp->neighbours);
@@ -117,6 +143,7 @@ static void publish_lb_changes(struct xlb_control_plane *cp)
     if (!cp->xds.lb_changed)
         return;
     cp->xds.lb_changed = false;
+    xlb_control_plane_want_neighbours(cp); /* new backends to resolve */
     xlb_control_plane_publish(cp);
 }
 
@@ -166,7 +193,7 @@ static int start_xds(struct xlb_control_plane *cp)
 static int start_services(struct xlb_control_plane *cp)
 {
     cp->loop = xlb_loop_create();
-    if (cp->loop == NULL || xlb_control_plane_want_gateways(cp) != 0 ||
+    if (cp->loop == NULL || xlb_control_plane_want_neighbours(cp) != 0 ||
         xlb_control_plane_publish(cp) != 0 || watch_signals(cp) != 0 ||
         xlb_loop_add_timer(cp->loop, XLB_REPORT_POLL_MS, on_report_tick, cp) != 0 ||
         xlb_loop_add_timer(cp->loop, XLB_SOLICIT_TICK_MS, on_solicit_tick, cp) != 0 ||

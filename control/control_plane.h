@@ -69,7 +69,7 @@ void xlb_control_plane_destroy(struct xlb_control_plane *cp);
 int xlb_control_plane_publish(struct xlb_control_plane *cp);
 
 /* The neighbours to resolve: each port's gateways (the table keeps what it already knows). */
-int xlb_control_plane_want_gateways(struct xlb_control_plane *cp);
+int xlb_control_plane_want_neighbours(struct xlb_control_plane *cp);
 
 /* SIGHUP: re-read the bootstrap and apply what can change without a restart (reload.c). */
 void xlb_control_plane_reload(struct xlb_control_plane *cp);

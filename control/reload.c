@@ -79,6 +79,16 @@ static bool same_metrics_listener(const struct xlb_bootstrap *a, const struct xl
              a->metrics_listen.port == b->metrics_listen.port));
 }
 
+static bool same_snat(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
+{
+    if (a->n_snat != b->n_snat)
+        return false;
+    for (unsigned s = 0; s < a->n_snat; s++)
+        if (!xlb_addr_equal(&a->snat[s], &b->snat[s]))
+            return false;
+    return true;
+}
+
 /* Names of the restart-only settings that differ. */
 static void list_restart_only(const struct xlb_bootstrap *running,
                               const struct xlb_bootstrap *fresh, cJSON *out)
@@ -92,6 +102,10 @@ static void list_restart_only(const struct xlb_bootstrap *running,
         {"xlb.control_socket", strcmp(running->control_socket, fresh->control_socket) == 0},
         {"xlb.worker_idle_sleep_us", running->worker_idle_sleep_us == fresh->worker_idle_sleep_us},
         {"xlb.mbuf_pool_size", running->mbuf_pool_size == fresh->mbuf_pool_size},
+        {"xlb.flows_per_worker", running->flows_per_worker == fresh->flows_per_worker},
+        /* Answered at once, but the workers' flow tables hand out ports of the set they
+         * started with. */
+        {"xlb.snat (for new flows' source addresses)", same_snat(running, fresh)},
         {"xlb.ports (names or count)", same_port_names(running, fresh)},
         {"xlb.metrics_listen", same_metrics_listener(running, fresh)},
         {"xds_servers and node", same_xds(running, fresh)},
@@ -111,16 +125,6 @@ static bool same_vips(const struct xlb_bootstrap *a, const struct xlb_bootstrap 
             !same_string(x->target, y->target) || !same_string(x->cluster, y->cluster))
             return false;
     }
-    return true;
-}
-
-static bool same_snat(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
-{
-    if (a->n_snat != b->n_snat)
-        return false;
-    for (unsigned s = 0; s < a->n_snat; s++)
-        if (!xlb_addr_equal(&a->snat[s], &b->snat[s]))
-            return false;
     return true;
 }
 
@@ -209,7 +213,7 @@ void xlb_control_plane_reload(struct xlb_control_plane *cp)
         list_restart_only(&cp->bootstrap, &fresh, restart);
         apply_live_parts(cp, &fresh, applied);
         xlb_xds_plane_reload(&cp->xds, &cp->bootstrap, &errs);
-        xlb_control_plane_want_gateways(cp);
+        xlb_control_plane_want_neighbours(cp);
         cp->republish = true;
         xlb_control_plane_publish(cp); /* on failure the report tick retries */
         record(cp, report, true);

@@ -54,6 +54,9 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
     snap->n_ports = (uint16_t)n_ports;
     for (unsigned p = 0; p < n_ports; p++) {
         snap->ports[p] = ports[p];
+        snap->ports[p].n_gateways = (uint8_t)b->ports[p].n_gateways;
+        for (unsigned g = 0; g < b->ports[p].n_gateways; g++)
+            snap->ports[p].gateways[g] = b->ports[p].gateways[g];
         for (unsigned a = 0; a < ports[p].n_prefixes; a++)
             add_owned(snap, &ports[p].prefixes[a].addr, XLB_ROLE_PORT_ADDRESS, 1u << p);
     }

@@ -51,6 +51,8 @@ void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sna
             xlb_tx_enqueue(ctx, port_index, pkts[i]);
             continue;
         }
+        if (verdict == XLB_VERDICT_SENT)
+            continue;
         if (verdict >= 0)
             ctx->stats->drops[verdict]++;
         else

@@ -26,10 +26,19 @@ struct xlb_tx_batch {
     struct rte_mbuf *pkts[XLB_TX_BATCH];
 };
 
+struct xlb_flow_table;
+struct xlb_lb_worker;
+
 struct xlb_burst_ctx {
     struct xlb_worker_stats *stats;
     struct rte_ring *to_control; /* neighbour reports */
     struct rte_mempool *pool;    /* for packets the worker originates (solicitations) */
+    /* Forwarding (NULL in tests that do not forward): this worker's flows and LB state. */
+    struct xlb_flow_table *flows;
+    struct xlb_lb_worker *lb;
+    unsigned worker_id;
+    uint16_t snat_port_base;  /* first SNAT port of worker 0's slice */
+    uint64_t now_tsc, tsc_hz; /* now_tsc: read once per poll loop */
     struct xlb_tx_batch tx[XLB_MAX_PORTS];
 };
 
@@ -37,6 +46,7 @@ struct xlb_burst_ctx {
 typedef int xlb_verdict;
 #define XLB_VERDICT_TX       (-1) /* rewritten in place, to go out of the port it came in on */
 #define XLB_VERDICT_CONSUMED (-2) /* handled, nothing to send: freed without a drop count */
+#define XLB_VERDICT_SENT     (-3) /* the handler queued it itself (forwarded on some port) */
 
 void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                        uint16_t port_index, struct rte_mbuf **pkts, uint16_t n);

@@ -32,7 +32,8 @@ xlb_verdict xlb_ipv4_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
 
     struct xlb_addr dst;
     xlb_addr_from_ipv4(ip->dst_addr, &dst);
-    if (xlb_snapshot_owned_on_port(snap, &dst, port_index) == NULL)
+    const struct xlb_addr_entry *owned = xlb_snapshot_owned_on_port(snap, &dst, port_index);
+    if (owned == NULL)
         return XLB_DROP_NOT_OUR_ADDRESS;
     /* Ethernet pads short frames: from here on the frame ends where the datagram does. */
     xlb_frame_set_l3_len(frame, total);
@@ -41,8 +42,10 @@ xlb_verdict xlb_ipv4_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
     switch (ip->next_proto_id) {
     case IPPROTO_ICMP:
         return xlb_icmp4_input(ctx, &snap->ports[port_index], frame, ip, total - hlen);
-    case IPPROTO_TCP:
-        return xlb_tcp_input(ctx, snap, frame, l4, total - hlen);
+    case IPPROTO_TCP: {
+        struct xlb_tcp_packet p = {AF_INET, port_index, ip, (struct rte_tcp_hdr *)l4, owned};
+        return xlb_tcp_input(ctx, snap, frame, &p, total - hlen);
+    }
     default:
         return XLB_DROP_PROTOCOL_UNSUPPORTED;
     }

@@ -67,9 +67,12 @@ xlb_verdict xlb_ipv6_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
 
     struct xlb_addr dst;
     xlb_addr_from_ipv6(ip->dst_addr, &dst);
-    if (xlb_snapshot_owned_on_port(snap, &dst, port_index) == NULL)
+    const struct xlb_addr_entry *owned = xlb_snapshot_owned_on_port(snap, &dst, port_index);
+    if (owned == NULL)
         return XLB_DROP_NOT_OUR_ADDRESS;
-    if (ip->proto == IPPROTO_TCP)
-        return xlb_tcp_input(ctx, snap, frame, (uint8_t *)(ip + 1), payload);
+    if (ip->proto == IPPROTO_TCP) {
+        struct xlb_tcp_packet p = {AF_INET6, port_index, ip, (struct rte_tcp_hdr *)(ip + 1), owned};
+        return xlb_tcp_input(ctx, snap, frame, &p, payload);
+    }
     return XLB_DROP_PROTOCOL_UNSUPPORTED;
 }

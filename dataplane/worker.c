@@ -3,8 +3,48 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "burst.h"
+#include "flow_table.h"
+#include "nat.h"
+#include "xlb_lb.h"
 #include "xlb_log.h"
+
+int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb_addr *snat,
+                                 unsigned n_snat, uint32_t flows_per_worker)
+{
+    struct xlb_shared *shared = cfg->shared;
+    if (n_snat == 0)
+        return 0;
+    uint16_t per_worker = (uint16_t)((65536u - XLB_SNAT_PORT_BASE) / shared->n_workers);
+    char name[32];
+    snprintf(name, sizeof(name), "xlb_flows_%u", cfg->id);
+    cfg->snat_port_base = XLB_SNAT_PORT_BASE;
+    cfg->flows =
+        xlb_flow_table_create(name, flows_per_worker, (int)rte_socket_id(), snat, n_snat,
+                              (uint16_t)(XLB_SNAT_PORT_BASE + cfg->id * per_worker), per_worker);
+    cfg->lb = calloc(1, sizeof(*cfg->lb));
+    if (cfg->flows == NULL || cfg->lb == NULL ||
+        xlb_lb_worker_init(cfg->lb, rte_rdtsc() ^ ((uint64_t)cfg->id << 32), &shared->load[cfg->id],
+                           shared->load, shared->n_workers) != 0) {
+        XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u flows", cfg->id, flows_per_worker);
+        xlb_worker_forwarding_free(cfg);
+        return -1;
+    }
+    return 0;
+}
+
+void xlb_worker_forwarding_free(struct xlb_worker_config *cfg)
+{
+    xlb_flow_table_free(cfg->flows);
+    if (cfg->lb != NULL)
+        xlb_lb_worker_fini(cfg->lb);
+    free(cfg->lb);
+    cfg->flows = NULL;
+    cfg->lb = NULL;
+}
 
 static void flush_tx(struct xlb_burst_ctx *ctx, const struct xlb_worker_config *cfg)
 {
@@ -42,6 +82,11 @@ int xlb_worker_main(void *arg)
         .stats = stats,
         .to_control = shared->to_control[cfg->id],
         .pool = cfg->pool,
+        .flows = cfg->flows,
+        .lb = cfg->lb,
+        .worker_id = cfg->id,
+        .snat_port_base = cfg->snat_port_base,
+        .tsc_hz = rte_get_tsc_hz(),
     };
     struct rte_mbuf *pkts[XLB_RX_BURST];
 
@@ -54,6 +99,8 @@ int xlb_worker_main(void *arg)
     while (!__atomic_load_n(&shared->stop, __ATOMIC_RELAXED)) {
         const struct xlb_snapshot *snap = xlb_snapshot_acquire(shared);
         uint32_t received = 0;
+        ctx.now_tsc = rte_rdtsc();
+        xlb_nat_expire(&ctx);
         drain_messages(&ctx, snap, shared->to_worker[cfg->id]);
         for (unsigned q = 0; q < cfg->n_rxq; q++) {
             const struct xlb_worker_rxq *rxq = &cfg->rxq[q];

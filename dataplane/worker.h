@@ -26,7 +26,22 @@ struct xlb_worker_config {
     uint16_t txq;                     /* this worker's tx queue on every port */
     /* Sleep this long when a loop found no packets: for shared test machines, 0 in production. */
     unsigned idle_sleep_us;
+    /* Forwarding: this worker's flow table and LB state (NULL: TCP to VIPs is not served). */
+    struct xlb_flow_table *flows;
+    struct xlb_lb_worker *lb;
+    uint16_t snat_port_base;
 };
+
+/* The SNAT port range split into one slice per worker: [base + w * per, base + (w+1) * per). */
+#define XLB_SNAT_PORT_BASE 1024u
+
+/*
+ * Create worker w's flow table and LB state on the main lcore (they are allocated once, never
+ * on the worker). Returns 0 or -1 (logged); without SNAT addresses nothing is created.
+ */
+int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb_addr *snat,
+                                 unsigned n_snat, uint32_t flows_per_worker);
+void xlb_worker_forwarding_free(struct xlb_worker_config *cfg);
 
 /* lcore entry point; arg is a struct xlb_worker_config. Returns when shared->stop is set. */
 int xlb_worker_main(void *arg);

@@ -32,6 +32,16 @@
     X(ND_MALFORMED, "nd_malformed")                                                                \
     X(TCP_MALFORMED, "tcp_malformed")                                                              \
     X(TCP_NO_SERVICE, "tcp_no_service")                                                            \
+    X(TCP_NO_FLOW, "tcp_no_flow")                                                                  \
+    X(NO_BACKEND, "no_backend")                                                                    \
+    X(LB_DROP_OVERLOAD, "lb_drop_overload")                                                        \
+    X(LB_CIRCUIT_OPEN, "lb_circuit_open")                                                          \
+    X(BACKEND_FAMILY, "backend_family_mismatch")                                                   \
+    X(NEXT_HOP_UNRESOLVED, "next_hop_unresolved")                                                  \
+    X(FLOW_TABLE_FULL, "flow_table_full")                                                          \
+    X(SNAT_PORTS_EXHAUSTED, "snat_ports_exhausted")                                                \
+    X(NO_SNAT_ADDRESS, "no_snat_address")                                                          \
+    X(FLOW_OTHER_WORKER, "flow_other_worker")                                                      \
     X(PROTOCOL_UNSUPPORTED, "l4_protocol_unsupported")                                             \
     X(MULTI_SEGMENT, "multi_segment")                                                              \
     X(NO_MBUF, "no_mbuf")                                                                          \
@@ -53,7 +63,9 @@ enum xlb_drop_reason {
     X(SOLICITATIONS_SENT, "neighbour_solicitations_sent")                                          \
     X(NEIGHBOURS_REPORTED, "neighbours_reported")                                                  \
     X(NEIGHBOUR_REPORTS_LOST, "neighbour_reports_lost")                                            \
-    X(CONTROL_MESSAGES, "control_messages")
+    X(CONTROL_MESSAGES, "control_messages")                                                        \
+    X(FLOWS_CREATED, "flows_created")                                                              \
+    X(FLOWS_CLOSED, "flows_closed")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

@@ -41,6 +41,8 @@ struct xlb_port_view {
     struct rte_ether_addr mac;
     uint8_t n_prefixes;
     struct xlb_prefix prefixes[XLB_MAX_PORT_PREFIXES];
+    uint8_t n_gateways; /* next hops for destinations that are not on-link */
+    struct xlb_addr gateways[XLB_MAX_GATEWAYS];
 };
 
 struct xlb_lb_vip;

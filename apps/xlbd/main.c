@@ -189,6 +189,8 @@ static void plan_workers(struct xlbd *d)
 
 static void release(struct xlbd *d)
 {
+    for (unsigned w = 0; w < XLB_MAX_WORKERS; w++)
+        xlb_worker_forwarding_free(&d->workers[w]);
     for (unsigned p = 0; p < d->n_ports; p++)
         xlb_port_close(d->port_info[p].port_id);
     xlb_shared_destroy(d->shared);
@@ -202,6 +204,10 @@ static int run(struct xlbd *d, const char *config_path)
     if (d->pool == NULL || open_ports(d) != 0)
         return -1;
     plan_workers(d);
+    for (unsigned w = 0; w < d->shared->n_workers; w++)
+        if (xlb_worker_forwarding_create(&d->workers[w], d->bootstrap.snat, d->bootstrap.n_snat,
+                                         d->bootstrap.flows_per_worker) != 0)
+            return -1;
     /* The control plane takes the bootstrap over: SIGHUP replaces parts of it. */
     struct xlb_control_plane *cp = xlb_control_plane_create(&d->bootstrap, config_path, d->shared,
                                                             d->views, d->n_ports, d->worker_lcores);

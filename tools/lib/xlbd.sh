@@ -32,7 +32,7 @@ xlb_write_config() {
 }
 
 gateways_reachable() {
-    [ "$(xlb_ctl neighbours | grep -c reachable)" -eq 2 ]
+    [ "$(xlb_ctl neighbours | grep -Ec "gateway +reachable")" -eq 2 ]
 }
 
 # Start xlbd on the lb host; returns once it serves its socket and has resolved both gateways.

@@ -1,0 +1,140 @@
+#include "flow_table.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_hash_crc.h>
+#include <rte_malloc.h>
+
+struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity, int socket,
+                                             const struct xlb_addr *snat, unsigned n_snat,
+                                             uint16_t port_base, uint16_t port_count)
+{
+    struct xlb_flow_table *t = rte_zmalloc_socket(name, sizeof(*t), 0, socket);
+    if (t == NULL)
+        return NULL;
+    /* Two keys per flow; rte_hash wants a little headroom over its entries. */
+    struct rte_hash_parameters params = {
+        .name = name,
+        .entries = capacity * 2 + 64,
+        .key_len = sizeof(struct xlb_flow_key),
+        .hash_func = rte_hash_crc,
+        .socket_id = socket,
+    };
+    t->hash = rte_hash_create(&params);
+    t->flows = rte_zmalloc_socket(name, (size_t)capacity * sizeof(*t->flows), 0, socket);
+    if (t->hash == NULL || t->flows == NULL) {
+        xlb_flow_table_free(t);
+        return NULL;
+    }
+    t->capacity = capacity;
+    for (uint32_t i = 0; i < capacity; i++)
+        t->flows[i].next_free = i + 1 < capacity ? i + 1 : XLB_FLOW_NONE;
+    t->free_head = capacity > 0 ? 0 : XLB_FLOW_NONE;
+    t->port_base = port_base;
+    t->port_count = port_count;
+    t->n_snat = (uint8_t)(n_snat < XLB_FLOW_MAX_SNAT ? n_snat : XLB_FLOW_MAX_SNAT);
+    for (unsigned s = 0; s < t->n_snat; s++) {
+        t->snat[s] = snat[s];
+        t->free_ports[s] = rte_malloc_socket(name, (size_t)port_count * 2 + 2, 0, socket);
+        if (t->free_ports[s] == NULL) {
+            xlb_flow_table_free(t);
+            return NULL;
+        }
+        /* Handed out from the low end first (popped from the top of the stack). */
+        for (uint32_t p = 0; p < port_count; p++)
+            t->free_ports[s][p] = (uint16_t)(port_base + port_count - 1 - p);
+        t->n_free_ports[s] = port_count;
+    }
+    return t;
+}
+
+void xlb_flow_table_free(struct xlb_flow_table *t)
+{
+    if (t == NULL)
+        return;
+    rte_hash_free(t->hash);
+    rte_free(t->flows);
+    for (unsigned s = 0; s < XLB_FLOW_MAX_SNAT; s++)
+        rte_free(t->free_ports[s]);
+    rte_free(t);
+}
+
+struct xlb_flow *xlb_flow_lookup(const struct xlb_flow_table *t, const struct xlb_flow_key *key)
+{
+    void *data;
+    if (rte_hash_lookup_data(t->hash, key, &data) < 0)
+        return NULL;
+    return &t->flows[(uintptr_t)data];
+}
+
+static int snat_for_family(const struct xlb_flow_table *t, uint8_t family)
+{
+    for (unsigned s = 0; s < t->n_snat; s++)
+        if (t->snat[s].family == family && t->n_free_ports[s] > 0)
+            return (int)s;
+    for (unsigned s = 0; s < t->n_snat; s++)
+        if (t->snat[s].family == family)
+            return -2; /* the family has addresses, but their ports are used up */
+    return -1;
+}
+
+static void copy_address(uint8_t out[16], const struct xlb_addr *a)
+{
+    memset(out, 0, 16);
+    memcpy(out, a->bytes, a->family == AF_INET ? 4 : 16);
+}
+
+struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow_key *client,
+                                 const struct xlb_addr *backend, uint16_t backend_port_be, int *why)
+{
+    if (t->free_head == XLB_FLOW_NONE) {
+        *why = 0;
+        return NULL;
+    }
+    int s = snat_for_family(t, client->family);
+    if (s < 0) {
+        *why = s == -2 ? 1 : 2;
+        return NULL;
+    }
+    uint32_t index = t->free_head;
+    struct xlb_flow *f = &t->flows[index];
+    uint32_t next = f->next_free;
+    memset(f, 0, sizeof(*f));
+    f->client_key = *client;
+    f->snat_index = (uint8_t)s;
+    f->snat_port = t->free_ports[s][--t->n_free_ports[s]];
+    f->backend_key = (struct xlb_flow_key){
+        .family = client->family,
+        .proto = client->proto,
+        .src_port = backend_port_be,
+        .dst_port = rte_cpu_to_be_16(f->snat_port),
+    };
+    copy_address(f->backend_key.src, backend);
+    copy_address(f->backend_key.dst, &t->snat[s]);
+    if (rte_hash_add_key_data(t->hash, &f->client_key, (void *)(uintptr_t)index) < 0 ||
+        rte_hash_add_key_data(t->hash, &f->backend_key, (void *)(uintptr_t)index) < 0) {
+        rte_hash_del_key(t->hash, &f->client_key);
+        t->free_ports[s][t->n_free_ports[s]++] = f->snat_port;
+        *why = 0;
+        return NULL;
+    }
+    t->free_head = next;
+    f->used = true;
+    t->n_used++;
+    return f;
+}
+
+void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f)
+{
+    if (!f->used)
+        return;
+    rte_hash_del_key(t->hash, &f->client_key);
+    rte_hash_del_key(t->hash, &f->backend_key);
+    t->free_ports[f->snat_index][t->n_free_ports[f->snat_index]++] = f->snat_port;
+    f->used = false;
+    f->next_free = t->free_head;
+    t->free_head = (uint32_t)(f - t->flows);
+    t->n_used--;
+}

@@ -1,0 +1,306 @@
+#include "nat.h"
+
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+
+#include "checksum.h"
+#include "xlb_lb.h"
+
+/* ---- keys and addresses ---- */
+
+static void packet_addresses(const struct xlb_tcp_packet *p, const uint8_t **src,
+                             const uint8_t **dst, size_t *len)
+{
+    if (p->family == AF_INET) {
+        struct rte_ipv4_hdr *ip = p->ip;
+        *src = (const uint8_t *)&ip->src_addr;
+        *dst = (const uint8_t *)&ip->dst_addr;
+        *len = 4;
+    } else {
+        struct rte_ipv6_hdr *ip = p->ip;
+        *src = ip->src_addr;
+        *dst = ip->dst_addr;
+        *len = 16;
+    }
+}
+
+static void key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key)
+{
+    const uint8_t *src, *dst;
+    size_t len;
+    packet_addresses(p, &src, &dst, &len);
+    memset(key, 0, sizeof(*key));
+    key->family = p->family;
+    key->proto = IPPROTO_TCP;
+    key->src_port = p->tcp->src_port;
+    key->dst_port = p->tcp->dst_port;
+    memcpy(key->src, src, len);
+    memcpy(key->dst, dst, len);
+}
+
+static void addr_of(uint8_t family, const uint8_t bytes[16], struct xlb_addr *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->family = family;
+    memcpy(out->bytes, bytes, family == AF_INET ? 4 : 16);
+}
+
+/*
+ * Rewrite the segment's addresses and ports, patching the TCP checksum for each changed field
+ * and recomputing the 20-byte IPv4 header checksum.
+ */
+static void rewrite(struct xlb_tcp_packet *p, const uint8_t *src, uint16_t sport,
+                    const uint8_t *dst, uint16_t dport)
+{
+    const uint8_t *old_src, *old_dst;
+    size_t len;
+    packet_addresses(p, &old_src, &old_dst, &len);
+    struct rte_tcp_hdr *tcp = p->tcp;
+    /* rte_tcp_hdr is packed: work on aligned copies. */
+    uint16_t csum = tcp->cksum, old_sport = tcp->src_port, old_dport = tcp->dst_port;
+    xlb_csum_replace(&csum, old_src, src, len);
+    xlb_csum_replace(&csum, old_dst, dst, len);
+    xlb_csum_replace(&csum, &old_sport, &sport, 2);
+    xlb_csum_replace(&csum, &old_dport, &dport, 2);
+    tcp->cksum = csum;
+    memmove((uint8_t *)old_src, src, len);
+    memmove((uint8_t *)old_dst, dst, len);
+    tcp->src_port = sport;
+    tcp->dst_port = dport;
+    if (p->family == AF_INET) {
+        struct rte_ipv4_hdr *ip = p->ip;
+        ip->hdr_checksum = 0;
+        ip->hdr_checksum = rte_ipv4_cksum(ip);
+    }
+}
+
+static void send_frame(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                       struct xlb_frame *frame, uint16_t port_index,
+                       const struct rte_ether_addr *next_hop)
+{
+    frame->eth->src_addr = snap->ports[port_index].mac;
+    frame->eth->dst_addr = *next_hop;
+    xlb_tx_enqueue(ctx, port_index, frame->m);
+}
+
+/* ---- next hops ---- */
+
+/* The MAC and port for dst: the neighbour itself when on-link, else the port's gateway. */
+static bool next_hop(const struct xlb_snapshot *snap, const struct xlb_addr *dst,
+                     struct rte_ether_addr *mac, uint16_t *port_index)
+{
+    for (uint16_t p = 0; p < snap->n_ports; p++) {
+        const struct xlb_port_view *port = &snap->ports[p];
+        const struct xlb_addr *hop = NULL;
+        if (xlb_port_prefix_for(port, dst) != NULL)
+            hop = dst;
+        for (uint8_t g = 0; hop == NULL && g < port->n_gateways; g++)
+            if (port->gateways[g].family == dst->family)
+                hop = &port->gateways[g];
+        if (hop == NULL)
+            continue;
+        const struct xlb_addr_entry *e = xlb_snapshot_lookup(snap, hop);
+        if (e == NULL || e->role != XLB_ROLE_NEIGHBOUR || !e->resolved)
+            return false;
+        *mac = e->mac;
+        *port_index = e->port_index;
+        return true;
+    }
+    return false;
+}
+
+/* ---- TCP state ---- */
+
+static uint64_t timeout_tsc(const struct xlb_burst_ctx *ctx, enum xlb_flow_state state)
+{
+    static const uint32_t seconds[] = {
+        [XLB_FLOW_SYN_SENT] = XLB_NAT_SYN_TIMEOUT_S,
+        [XLB_FLOW_ESTABLISHED] = XLB_NAT_ESTABLISHED_TIMEOUT_S,
+        [XLB_FLOW_CLOSING] = XLB_NAT_CLOSING_TIMEOUT_S,
+        [XLB_FLOW_CLOSED] = XLB_NAT_CLOSED_TIMEOUT_S,
+    };
+    return ctx->now_tsc + seconds[state] * ctx->tsc_hz;
+}
+
+static void count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok)
+{
+    if (ctx->lb == NULL || ctx->lb->load == NULL || slot >= XLB_ENDPOINT_SLOTS)
+        return;
+    if (ok)
+        ctx->lb->load->endpoints[slot].succeeded++;
+    else
+        ctx->lb->load->endpoints[slot].failed++;
+}
+
+/* Advance the state on a segment; a connect outcome is one call result for the endpoint. */
+static void track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rte_tcp_hdr *tcp,
+                  bool from_backend)
+{
+    uint8_t flags = tcp->tcp_flags;
+    if (flags & RTE_TCP_RST_FLAG) {
+        if (f->state == XLB_FLOW_SYN_SENT && from_backend)
+            count_endpoint(ctx, f->endpoint_slot, false); /* connection refused */
+        f->state = XLB_FLOW_CLOSED;
+    } else if (f->state == XLB_FLOW_SYN_SENT && from_backend &&
+               (flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) ==
+                   (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) {
+        count_endpoint(ctx, f->endpoint_slot, true);
+        f->state = XLB_FLOW_ESTABLISHED;
+    } else if ((flags & RTE_TCP_FIN_FLAG) && f->state == XLB_FLOW_ESTABLISHED) {
+        f->state = XLB_FLOW_CLOSING;
+    }
+    f->expires_tsc = timeout_tsc(ctx, f->state);
+}
+
+static void release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
+{
+    if (ctx->lb != NULL && ctx->lb->load != NULL && f->cluster_slot < XLB_CLUSTER_SLOTS)
+        ctx->lb->load->clusters[f->cluster_slot].finished++;
+    xlb_flow_remove(ctx->flows, f);
+    ctx->stats->events[XLB_EVENT_FLOWS_CLOSED]++;
+}
+
+void xlb_nat_expire(struct xlb_burst_ctx *ctx)
+{
+    struct xlb_flow_table *t = ctx->flows;
+    if (t == NULL || t->n_used == 0)
+        return;
+    for (uint32_t i = 0; i < XLB_NAT_EXPIRE_BUDGET; i++) {
+        struct xlb_flow *f = &t->flows[t->cursor];
+        t->cursor = t->cursor + 1 == t->capacity ? 0 : t->cursor + 1;
+        if (!f->used || f->expires_tsc > ctx->now_tsc)
+            continue;
+        if (f->state == XLB_FLOW_SYN_SENT)
+            count_endpoint(ctx, f->endpoint_slot, false); /* the SYN timed out */
+        release(ctx, f);
+    }
+}
+
+/* ---- client side ---- */
+
+static const struct xlb_vip_view *find_vip(const struct xlb_snapshot *snap,
+                                           const struct xlb_addr *addr, uint16_t port)
+{
+    for (uint32_t v = 0; v < snap->n_vips; v++)
+        if (snap->vips[v].l4_port == port && xlb_addr_equal(&snap->vips[v].addr, addr))
+            return &snap->vips[v];
+    return NULL;
+}
+
+static xlb_verdict pick_outcome_drop(enum xlb_lb_outcome outcome)
+{
+    switch (outcome) {
+    case XLB_LB_DROPPED:
+        return XLB_DROP_LB_DROP_OVERLOAD;
+    case XLB_LB_CIRCUIT_OPEN:
+        return XLB_DROP_LB_CIRCUIT_OPEN;
+    default:
+        return XLB_DROP_NO_BACKEND;
+    }
+}
+
+static xlb_verdict flow_create_drop(int why)
+{
+    return why == 0   ? XLB_DROP_FLOW_TABLE_FULL
+           : why == 1 ? XLB_DROP_SNAT_PORTS_EXHAUSTED
+                      : XLB_DROP_NO_SNAT_ADDRESS;
+}
+
+/* A SYN with no flow: the LB core picks the backend, and the flow is created. */
+static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                            struct xlb_frame *frame, const struct xlb_tcp_packet *p,
+                            const struct xlb_flow_key *key, struct xlb_flow **out)
+{
+    struct xlb_addr vip_addr;
+    addr_of(p->family, key->dst, &vip_addr);
+    const struct xlb_vip_view *vip = find_vip(snap, &vip_addr, rte_be_to_cpu_16(key->dst_port));
+    if (vip == NULL || vip->l7)
+        return XLB_DROP_TCP_NO_SERVICE; /* HTTP/2 VIPs are steered per request, not per flow */
+    struct xlb_lb_request request = {.connection_id = rte_hash_hash(ctx->flows->hash, key)};
+    struct xlb_lb_trace trace;
+    enum xlb_lb_outcome outcome = xlb_lb_pick(vip->lb, &request, ctx->lb, &trace);
+    if (outcome != XLB_LB_PICKED)
+        return pick_outcome_drop(outcome);
+    const struct xlb_lb_endpoint *e = &trace.cluster->endpoints[trace.endpoint];
+    struct xlb_flow *f = NULL;
+    xlb_verdict verdict = XLB_VERDICT_TX;
+    struct rte_ether_addr mac;
+    uint16_t out_port;
+    if (e->where.addr.family != p->family)
+        verdict = XLB_DROP_BACKEND_FAMILY;
+    else if (!next_hop(snap, &e->where.addr, &mac, &out_port))
+        verdict = XLB_DROP_NEXT_HOP_UNRESOLVED;
+    int why = 0;
+    if (verdict == XLB_VERDICT_TX &&
+        (f = xlb_flow_create(ctx->flows, key, &e->where.addr, rte_cpu_to_be_16(e->where.port),
+                             &why)) == NULL)
+        verdict = flow_create_drop(why);
+    if (verdict != XLB_VERDICT_TX) {
+        /* The pick counted a request start: end it, so circuit breaking sees it gone. */
+        if (ctx->lb->load != NULL && trace.cluster->cluster_slot < XLB_CLUSTER_SLOTS)
+            ctx->lb->load->clusters[trace.cluster->cluster_slot].finished++;
+        return verdict;
+    }
+    f->client_mac = frame->eth->src_addr;
+    f->client_port_index = p->port_index;
+    f->backend_mac = mac;
+    f->backend_port_index = out_port;
+    f->endpoint_slot = e->slot;
+    f->cluster_slot = trace.cluster->cluster_slot;
+    f->state = XLB_FLOW_SYN_SENT;
+    ctx->stats->events[XLB_EVENT_FLOWS_CREATED]++;
+    *out = f;
+    return XLB_VERDICT_TX;
+}
+
+xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                struct xlb_frame *frame, struct xlb_tcp_packet *p)
+{
+    if (ctx->flows == NULL || ctx->lb == NULL)
+        return XLB_DROP_TCP_NO_SERVICE;
+    struct xlb_flow_key key;
+    key_of(p, &key);
+    struct xlb_flow *f = xlb_flow_lookup(ctx->flows, &key);
+    if (f == NULL) {
+        uint8_t flags = p->tcp->tcp_flags;
+        if ((flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) != RTE_TCP_SYN_FLAG)
+            return XLB_DROP_TCP_NO_FLOW;
+        xlb_verdict verdict = new_flow(ctx, snap, frame, p, &key, &f);
+        if (verdict != XLB_VERDICT_TX)
+            return verdict;
+    }
+    track(ctx, f, p->tcp, false);
+    rewrite(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port),
+            f->backend_key.src, f->backend_key.src_port);
+    send_frame(ctx, snap, frame, f->backend_port_index, &f->backend_mac);
+    return XLB_VERDICT_SENT;
+}
+
+/* ---- backend side ---- */
+
+xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                 struct xlb_frame *frame, struct xlb_tcp_packet *p)
+{
+    if (ctx->flows == NULL)
+        return XLB_DROP_TCP_NO_SERVICE;
+    struct xlb_flow_key key;
+    key_of(p, &key);
+    struct xlb_flow *f = xlb_flow_lookup(ctx->flows, &key);
+    if (f == NULL) {
+        /* Another worker's port: the return path needs steering (rte_flow or a ring). */
+        uint16_t port = rte_be_to_cpu_16(key.dst_port);
+        if (port >= ctx->snat_port_base &&
+            xlb_flow_port_owner(port, ctx->snat_port_base, ctx->flows->port_count) !=
+                ctx->worker_id)
+            return XLB_DROP_FLOW_OTHER_WORKER;
+        return XLB_DROP_TCP_NO_FLOW;
+    }
+    track(ctx, f, p->tcp, true);
+    rewrite(p, f->client_key.dst, f->client_key.dst_port, f->client_key.src,
+            f->client_key.src_port);
+    send_frame(ctx, snap, frame, f->client_port_index, &f->client_mac);
+    return XLB_VERDICT_SENT;
+}

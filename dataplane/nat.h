@@ -1,0 +1,43 @@
+/*
+ * Full NAT of TCP flows for L4 VIPs: a client's SYN to a VIP picks a backend with the LB core
+ * (lib/lb), and every packet of the flow goes out as SNAT address:port -> backend; the
+ * backend's replies to that SNAT address:port come back rewritten as VIP -> client. Backends
+ * need no change: they see xlb's SNAT address as their peer.
+ */
+#ifndef XLB_NAT_H
+#define XLB_NAT_H
+
+#include <rte_tcp.h>
+
+#include "flow_table.h"
+#include "packet_parse.h"
+
+/* Idle timeouts per TCP state, in seconds. */
+#define XLB_NAT_SYN_TIMEOUT_S         10
+#define XLB_NAT_ESTABLISHED_TIMEOUT_S 300
+#define XLB_NAT_CLOSING_TIMEOUT_S     30
+#define XLB_NAT_CLOSED_TIMEOUT_S      2
+/* Flow entries examined for expiry per poll loop: bounded work. */
+#define XLB_NAT_EXPIRE_BUDGET 32
+
+/* A TCP segment addressed to an owned address, as the IP layer hands it over. */
+struct xlb_tcp_packet {
+    uint8_t family;
+    uint16_t port_index;
+    void *ip; /* struct rte_ipv4_hdr or rte_ipv6_hdr */
+    struct rte_tcp_hdr *tcp;
+    const struct xlb_addr_entry *owned; /* the destination address's entry */
+};
+
+/* client -> VIP: forward on an existing flow, or pick a backend for a SYN. */
+xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                struct xlb_frame *frame, struct xlb_tcp_packet *p);
+
+/* backend -> SNAT address: rewrite back to the client on the flow's entry. */
+xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                 struct xlb_frame *frame, struct xlb_tcp_packet *p);
+
+/* Free up to XLB_NAT_EXPIRE_BUDGET idle flows; called once per poll loop. */
+void xlb_nat_expire(struct xlb_burst_ctx *ctx);
+
+#endif

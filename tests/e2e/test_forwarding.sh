@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Full-NAT forwarding of L4 VIPs through xlbd with real kernel TCP stacks: clients connect to
+# a VIP, xlb picks a backend with the LB core, rewrites to SNAT -> backend and back, and the
+# connections' spread follows the configured weights (IPv4 and IPv6). A backend that refuses
+# connections (its server killed: the kernel answers RST) is ejected by outlier detection from
+# those connect outcomes, and new connections avoid it.
+. "$(dirname "$0")/lib.sh"
+
+e2e_setup
+e2e_edit_config '
+x = c["xlb"]
+x["vips"] += [{"address": "198.18.0.100", "port": 9001, "cluster": "fwd"},
+              {"address": "2001:2::100", "port": 9001, "cluster": "fwd6"}]
+sr = x["static_resources"]
+def cluster(name):
+    return {"name": name, "type": "EDS", "eds_cluster_config": {"eds_config": {"ads": {}}},
+            "outlier_detection": {"interval": "1s", "base_ejection_time": "30s",
+                                  "max_ejection_percent": 50,
+                                  "enforcing_failure_percentage": 100,
+                                  "failure_percentage_minimum_hosts": 1,
+                                  "failure_percentage_request_volume": 3,
+                                  "failure_percentage_threshold": 50,
+                                  "enforcing_success_rate": 0}}
+def ep(a):
+    return {"endpoint": {"address": {"socket_address": {"address": a, "port_value": 9001}}}}
+def eds(name, a, b, c3):
+    return {"cluster_name": name, "endpoints": [
+        {"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [ep(a), ep(b)]},
+        {"locality": {"zone": "b"}, "load_balancing_weight": 2, "lb_endpoints": [ep(c3)]}]}
+sr["clusters"] += [cluster("fwd"), cluster("fwd6")]
+sr["endpoints"] += [eds("fwd", "198.18.0.21", "198.18.0.22", "198.18.0.23"),
+                    eds("fwd6", "2001:2::21", "2001:2::22", "2001:2::23")]'
+
+# One TCP server per backend, answering each connection with its name (bounded lifetime).
+server() { # BACKEND
+    ip netns exec "$E2E_PREFIX-$1" timeout 300 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+s.bind(("::", 9001)); s.listen(128)
+while True:
+    conn, _ = s.accept()
+    conn.sendall(sys.argv[1].encode()); conn.close()' "$1" >/dev/null 2>&1 &
+    RUN_PIDS+=($!)
+    eval "SERVER_$1=$!"
+}
+for b in be1 be2 be3; do server "$b"; done
+
+e2e_start_xlbd
+# connect VIP N: N connections from the client; prints the JSON count per answering backend.
+connect() {
+    in_client timeout 120 python3 - "$1" "$2" <<'PY'
+import json, socket, sys
+vip, n, counts = sys.argv[1], int(sys.argv[2]), {}
+for _ in range(n):
+    name = "error"
+    for attempt in range(3):  # a SYN lost while a next hop resolves is retried by TCP itself
+        try:
+            with socket.create_connection((vip, 9001), timeout=3) as s:
+                name = s.recv(16).decode() or "empty"
+            break
+        except OSError as e:
+            name = type(e).__name__
+    counts[name] = counts.get(name, 0) + 1
+print(json.dumps(counts))
+PY
+}
+# check COUNTS_JSON N be1=p,be2=p,...: each within 5 binomial sigma, nothing else.
+check() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import json, math, sys
+counts, n = json.loads(sys.argv[1]), int(sys.argv[2])
+want = dict((k, float(v)) for k, v in (i.split("=") for i in sys.argv[3].split(",")))
+for name, p in want.items():
+    got, sigma = counts.pop(name, 0), math.sqrt(n * p * (1 - p))
+    if abs(got - n * p) > 5 * sigma:
+        sys.exit(f"{name}: {got} of {n}, expected {n * p:.0f} +- {5 * sigma:.0f}")
+if counts:
+    sys.exit(f"unexpected answers: {counts}")
+PY
+}
+
+wait_until 50 0.2 test "$(connect 198.18.0.100 1)" = '{"be3": 1}' -o -n "" || true
+out=$(connect 198.18.0.100 150)
+check "$out" 150 "be1=0.1667,be2=0.1667,be3=0.6667" || fail "IPv4 spread: $out"
+pass "IPv4: 150 connections through the VIP, spread 1:1:4 as the locality weights say: $out"
+
+out=$(connect 2001:2::100 90)
+check "$out" 90 "be1=0.1667,be2=0.1667,be3=0.6667" || fail "IPv6 spread: $out"
+pass "IPv6: 90 connections through the VIP: $out"
+
+[ "$(counter events.flows_created)" -ge 240 ] || fail "flows_created: $(counter events.flows_created)"
+pass "every connection made a flow entry ($(counter events.flows_created))"
+
+# be3's server goes away: its kernel answers RST, connect failures feed outlier detection.
+kill -TERM "$SERVER_be3"
+wait "$SERVER_be3" 2>/dev/null || true
+connect 198.18.0.100 20 >/dev/null
+ejected() { xlbctl --json endpoints fwd | python3 -c '
+import json, sys
+sys.exit(0 if any(e["address"].startswith("198.18.0.23") and e["ejected"] for e in json.load(sys.stdin)) else 1)'; }
+wait_until 30 0.5 ejected || fail "be3 not ejected: $(xlbctl endpoints fwd)"
+out=$(connect 198.18.0.100 40)
+check "$out" 40 "be1=0.5,be2=0.5" || fail "after ejection: $out"
+pass "a backend refusing connections is ejected and new connections avoid it: $out"
+
+rx=$(counter rx_packets); tx=$(counter tx_packets)
+[ "$tx" -gt 0 ] && [ "$rx" -gt 0 ] || fail "rx $rx tx $tx"
+e2e_stop_xlbd
+pass "clean exit"
