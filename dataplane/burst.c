@@ -39,6 +39,23 @@ static xlb_verdict classify(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     }
 }
 
+/* Every packet ends transmitted, handed on, consumed, or dropped under a reason. */
+static void dispose(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m,
+                    xlb_verdict verdict)
+{
+    if (verdict == XLB_VERDICT_TX) {
+        xlb_tx_enqueue(ctx, port_index, m);
+        return;
+    }
+    if (verdict == XLB_VERDICT_SENT)
+        return;
+    if (verdict >= 0)
+        ctx->stats->drops[verdict]++;
+    else
+        ctx->stats->events[XLB_EVENT_CONSUMED]++;
+    rte_pktmbuf_free(m);
+}
+
 void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                        uint16_t port_index, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -46,19 +63,32 @@ void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sna
     for (uint16_t i = 0; i < n; i++) {
         if (i + 1 < n)
             rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-        xlb_verdict verdict = classify(ctx, snap, port_index, pkts[i]);
-        if (verdict == XLB_VERDICT_TX) {
-            xlb_tx_enqueue(ctx, port_index, pkts[i]);
+        dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
+    }
+}
+
+static uint16_t port_index_of(const struct xlb_snapshot *snap, uint16_t port_id)
+{
+    for (uint16_t p = 0; p < snap->n_ports; p++)
+        if (snap->ports[p].port_id == port_id)
+            return p;
+    return UINT16_MAX;
+}
+
+void xlb_burst_process_redirected(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                  struct rte_mbuf **pkts, uint16_t n)
+{
+    ctx->stats->events[XLB_EVENT_REDIRECTED_IN] += n;
+    ctx->redirected_pass = true;
+    for (uint16_t i = 0; i < n; i++) {
+        uint16_t port_index = port_index_of(snap, pkts[i]->port);
+        if (port_index == UINT16_MAX) {
+            dispose(ctx, 0, pkts[i], XLB_DROP_NOT_OUR_MAC);
             continue;
         }
-        if (verdict == XLB_VERDICT_SENT)
-            continue;
-        if (verdict >= 0)
-            ctx->stats->drops[verdict]++;
-        else
-            ctx->stats->events[XLB_EVENT_CONSUMED]++;
-        rte_pktmbuf_free(pkts[i]);
+        dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
     }
+    ctx->redirected_pass = false;
 }
 
 static void send_solicitation(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

@@ -36,6 +36,9 @@ struct xlb_burst_ctx {
     /* Forwarding (NULL in tests that do not forward): this worker's flows and LB state. */
     struct xlb_flow_table *flows;
     struct xlb_lb_worker *lb;
+    struct rte_ring *const *redirect; /* every worker's redirect ring, or NULL */
+    unsigned n_workers;
+    bool redirected_pass; /* processing packets another worker redirected here */
     unsigned worker_id;
     uint16_t snat_port_base;  /* first SNAT port of worker 0's slice */
     uint64_t now_tsc, tsc_hz; /* now_tsc: read once per poll loop */
@@ -50,6 +53,13 @@ typedef int xlb_verdict;
 
 void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                        uint16_t port_index, struct rte_mbuf **pkts, uint16_t n);
+
+/*
+ * Packets another worker redirected to this one (their rx was counted there; their outcome is
+ * counted here). Their port is found from m->port.
+ */
+void xlb_burst_process_redirected(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                  struct rte_mbuf **pkts, uint16_t n);
 
 /* Act on one message from the control plane (e.g. send a solicitation). */
 void xlb_burst_handle_message(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

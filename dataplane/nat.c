@@ -281,6 +281,26 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
 
 /* ---- backend side ---- */
 
+/*
+ * A reply for a SNAT port of another worker's slice reached this worker's queue (RSS hashes
+ * the two directions of a NATed flow differently): hand it to the owner over its redirect
+ * ring. A packet already redirected is never passed on again.
+ */
+static xlb_verdict steer_to_owner(struct xlb_burst_ctx *ctx, struct xlb_frame *frame, uint16_t port)
+{
+    if (port < ctx->snat_port_base)
+        return XLB_DROP_TCP_NO_FLOW;
+    unsigned owner = xlb_flow_port_owner(port, ctx->snat_port_base, ctx->flows->port_count);
+    if (owner == ctx->worker_id || ctx->redirected_pass)
+        return XLB_DROP_TCP_NO_FLOW;
+    if (ctx->redirect == NULL || owner >= ctx->n_workers)
+        return XLB_DROP_FLOW_OTHER_WORKER;
+    if (rte_ring_mp_enqueue(ctx->redirect[owner], frame->m) != 0)
+        return XLB_DROP_REDIRECT_FULL;
+    ctx->stats->events[XLB_EVENT_REDIRECTED_OUT]++;
+    return XLB_VERDICT_SENT;
+}
+
 xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                  struct xlb_frame *frame, struct xlb_tcp_packet *p)
 {
@@ -289,15 +309,8 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
     struct xlb_flow_key key;
     key_of(p, &key);
     struct xlb_flow *f = xlb_flow_lookup(ctx->flows, &key);
-    if (f == NULL) {
-        /* Another worker's port: the return path needs steering (rte_flow or a ring). */
-        uint16_t port = rte_be_to_cpu_16(key.dst_port);
-        if (port >= ctx->snat_port_base &&
-            xlb_flow_port_owner(port, ctx->snat_port_base, ctx->flows->port_count) !=
-                ctx->worker_id)
-            return XLB_DROP_FLOW_OTHER_WORKER;
-        return XLB_DROP_TCP_NO_FLOW;
-    }
+    if (f == NULL)
+        return steer_to_owner(ctx, frame, rte_be_to_cpu_16(key.dst_port));
     track(ctx, f, p->tcp, true);
     rewrite(p, f->client_key.dst, f->client_key.dst_port, f->client_key.src,
             f->client_key.src_port);

@@ -86,6 +86,8 @@ int xlb_worker_main(void *arg)
         .lb = cfg->lb,
         .worker_id = cfg->id,
         .snat_port_base = cfg->snat_port_base,
+        .redirect = cfg->flows != NULL ? shared->redirect : NULL,
+        .n_workers = shared->n_workers,
         .tsc_hz = rte_get_tsc_hz(),
     };
     struct rte_mbuf *pkts[XLB_RX_BURST];
@@ -110,6 +112,12 @@ int xlb_worker_main(void *arg)
             received += n;
             xlb_burst_process(&ctx, snap, rxq->port_index, pkts, n);
             flush_tx(&ctx, cfg);
+        }
+        uint16_t n = (uint16_t)rte_ring_sc_dequeue_burst(shared->redirect[cfg->id], (void **)pkts,
+                                                         XLB_RX_BURST, NULL);
+        if (n > 0) {
+            received += n;
+            xlb_burst_process_redirected(&ctx, snap, pkts, n);
         }
         flush_tx(&ctx, cfg);
 

@@ -42,6 +42,7 @@
     X(SNAT_PORTS_EXHAUSTED, "snat_ports_exhausted")                                                \
     X(NO_SNAT_ADDRESS, "no_snat_address")                                                          \
     X(FLOW_OTHER_WORKER, "flow_other_worker")                                                      \
+    X(REDIRECT_FULL, "redirect_ring_full")                                                         \
     X(PROTOCOL_UNSUPPORTED, "l4_protocol_unsupported")                                             \
     X(MULTI_SEGMENT, "multi_segment")                                                              \
     X(NO_MBUF, "no_mbuf")                                                                          \
@@ -65,7 +66,9 @@ enum xlb_drop_reason {
     X(NEIGHBOUR_REPORTS_LOST, "neighbour_reports_lost")                                            \
     X(CONTROL_MESSAGES, "control_messages")                                                        \
     X(FLOWS_CREATED, "flows_created")                                                              \
-    X(FLOWS_CLOSED, "flows_closed")
+    X(FLOWS_CLOSED, "flows_closed")                                                                \
+    X(REDIRECTED_OUT, "redirected_to_owner")                                                       \
+    X(REDIRECTED_IN, "redirected_from_others")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

@@ -26,7 +26,11 @@ static int create_rings(struct xlb_shared *shared)
         shared->to_control[w] = xlb_msg_ring_create(name, SOCKET_ID_ANY);
         snprintf(name, sizeof(name), "xlb_to_wrk_%u", w);
         shared->to_worker[w] = xlb_msg_ring_create(name, SOCKET_ID_ANY);
-        if (shared->to_control[w] == NULL || shared->to_worker[w] == NULL)
+        snprintf(name, sizeof(name), "xlb_redirect_%u", w);
+        shared->redirect[w] =
+            rte_ring_create(name, XLB_REDIRECT_RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
+        if (shared->to_control[w] == NULL || shared->to_worker[w] == NULL ||
+            shared->redirect[w] == NULL)
             return -1;
     }
     return 0;
@@ -78,6 +82,11 @@ void xlb_shared_destroy(struct xlb_shared *shared)
     for (unsigned w = 0; w < shared->n_workers; w++) {
         rte_ring_free(shared->to_control[w]);
         rte_ring_free(shared->to_worker[w]);
+        struct rte_mbuf *m;
+        while (shared->redirect[w] != NULL &&
+               rte_ring_dequeue(shared->redirect[w], (void **)&m) == 0)
+            rte_pktmbuf_free(m);
+        rte_ring_free(shared->redirect[w]);
     }
     rte_free(shared->qsbr);
     rte_free(shared->load);

@@ -28,6 +28,9 @@ struct xlb_shared {
     struct xlb_worker_load *load;
     struct rte_ring *to_control[XLB_MAX_WORKERS];
     struct rte_ring *to_worker[XLB_MAX_WORKERS];
+    /* Packets for worker w from the others (multi-producer, worker w consumes): a backend's
+     * reply that arrived on another worker's queue goes to the worker owning its SNAT port. */
+    struct rte_ring *redirect[XLB_MAX_WORKERS];
     /* Set by the control plane to stop the workers. */
     volatile bool stop;
 };
