@@ -209,6 +209,19 @@ static xlb_verdict flow_create_drop(int why)
                       : XLB_DROP_NO_SNAT_ADDRESS;
 }
 
+/*
+ * The connection's request hash for ring hash (A42 points are 64-bit): the table's 32-bit CRC
+ * of the 5-tuple spread over 64 bits by splitmix64's finalizer, so connections land all over
+ * the ring and not only below 2^32.
+ */
+static uint64_t connection_hash(const struct xlb_burst_ctx *ctx, const struct xlb_flow_key *key)
+{
+    uint64_t z = rte_hash_hash(ctx->flows->hash, key) + UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
 /* A SYN with no flow: the LB core picks the backend, and the flow is created. */
 static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                             struct xlb_frame *frame, const struct xlb_tcp_packet *p,
@@ -219,7 +232,7 @@ static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     const struct xlb_vip_view *vip = find_vip(snap, &vip_addr, rte_be_to_cpu_16(key->dst_port));
     if (vip == NULL || vip->l7)
         return XLB_DROP_TCP_NO_SERVICE; /* HTTP/2 VIPs are steered per request, not per flow */
-    struct xlb_lb_request request = {.connection_id = rte_hash_hash(ctx->flows->hash, key)};
+    struct xlb_lb_request request = {.connection_id = connection_hash(ctx, key)};
     struct xlb_lb_trace trace;
     enum xlb_lb_outcome outcome = xlb_lb_pick(vip->lb, &request, ctx->lb, &trace);
     if (outcome != XLB_LB_PICKED)
@@ -264,9 +277,15 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
     struct xlb_flow_key key;
     key_of(p, &key);
     struct xlb_flow *f = xlb_flow_lookup(ctx->flows, &key);
+    bool syn = (p->tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
+               RTE_TCP_SYN_FLAG;
+    /* The client reuses its port after a FIN or RST: a new connection, picked afresh. */
+    if (f != NULL && syn && f->state >= XLB_FLOW_CLOSING) {
+        release(ctx, f);
+        f = NULL;
+    }
     if (f == NULL) {
-        uint8_t flags = p->tcp->tcp_flags;
-        if ((flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) != RTE_TCP_SYN_FLAG)
+        if (!syn)
             return XLB_DROP_TCP_NO_FLOW;
         xlb_verdict verdict = new_flow(ctx, snap, frame, p, &key, &f);
         if (verdict != XLB_VERDICT_TX)

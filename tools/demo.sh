@@ -39,8 +39,41 @@ client ping -c 5 -i 0.2 -W 2 198.18.0.100
 say "client -> VIP 2001:2::100: neighbour discovery and ICMPv6 echo"
 client ping -6 -c 5 -i 0.2 -W 2 2001:2::100
 
-say "client -> TCP 198.18.0.100:8080 (no forwarding service yet: refused by silence, counted)"
-client timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.0.100/8080' 2>/dev/null || echo "no connection, as expected"
+say "backends: a TCP server on port 9000 of each, answering with its name"
+for b in 1 2 3; do
+    ip netns exec "$RUN_PREFIX-be$b" timeout 120 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+s.bind(("::", 9000)); s.listen(64)
+while True:
+    c, _ = s.accept(); c.sendall(sys.argv[1].encode()); c.close()' "backend-$b" >/dev/null 2>&1 &
+    RUN_PIDS+=($!)
+done
+listening() { ip netns exec "$RUN_PREFIX-be$1" ss -Hltn 'sport = :9000' | grep -q .; }
+for b in 1 2 3; do xlb_wait_until 50 0.1 listening "$b" || echo "backend-$b is not listening"; done
+
+say "client -> L4 VIP 198.18.0.100:9000 (cluster demo-tcp, ring hash): 60 TCP connections through xlb's full NAT"
+client timeout 60 python3 -c '
+import collections, socket
+seen = collections.Counter()
+for _ in range(60):
+    for attempt in range(3):
+        try:
+            with socket.create_connection(("198.18.0.100", 9000), timeout=3) as s:
+                seen[s.recv(32).decode()] += 1
+            break
+        except OSError:
+            pass
+for name, n in sorted(seen.items()):
+    print(f"  {name}: {n} connections")
+print(f"  total: {sum(seen.values())} of 60")'
+say "xlbctl endpoints demo-tcp (connect outcomes counted per endpoint)"
+xlb_ctl endpoints demo-tcp
+
+say "xlbctl simulate on the gRPC VIP 198.18.0.100:8080 (HTTP/2 is not forwarded yet: the pick a request would get)"
+xlb_ctl simulate --vip 198.18.0.100:8080 --path /demo.Greeter/SayHello --n 10000
 
 say "xlbctl status"
 xlb_ctl status

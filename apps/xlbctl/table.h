@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#define XLBCTL_TABLE_COLUMNS 12
+#define XLBCTL_TABLE_COLUMNS 16
 
 struct xlbctl_table;
 
