@@ -593,6 +593,37 @@ static void backend_rst_to_syn_is_a_failure(void **state)
     assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CLOSED], 1);
 }
 
+static void syn_on_a_closed_flow_starts_a_new_connection(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    struct seg out = to_backend(syn, PORT_BASE);
+    forward(n, &syn, &out);
+    struct seg rst = from_backend4(PORT_BASE, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, NULL);
+    rst.seq = 0;
+    out = to_client(rst, CLIENT_PORT);
+    forward(n, &rst, &out);
+
+    /* The client tries again from the same port a second later: a fresh connection, not a
+     * segment of the closed one (which would expire under it after 2 s). */
+    n->f->ctx.now_tsc = START_TSC + TSC_HZ;
+    out = to_backend(syn, PORT_BASE); /* the freed port is handed out again */
+    forward(n, &syn, &out);
+    struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
+    assert_non_null(f);
+    assert_int_equal(f->state, XLB_FLOW_SYN_SENT);
+    assert_int_equal(n->load->clusters[CLUSTER4].started, 2);
+    assert_int_equal(n->load->clusters[CLUSTER4].finished, 1);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CLOSED], 1);
+
+    struct seg syn_ack = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
+    out = to_client(syn_ack, CLIENT_PORT);
+    forward(n, &syn_ack, &out);
+    assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
+    assert_int_equal(n->load->endpoints[SLOT4].succeeded, 1);
+    assert_int_equal(n->load->endpoints[SLOT4].failed, 1);
+}
+
 static void syn_timeout_expires_flow_and_frees_port(void **state)
 {
     struct nat_fixture *n = *state;
@@ -770,6 +801,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(syn4_goes_to_backend_from_snat, setup, teardown),
+        cmocka_unit_test_setup_teardown(syn_on_a_closed_flow_starts_a_new_connection, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(syn_ack4_returns_to_client_from_vip, setup, teardown),
         cmocka_unit_test_setup_teardown(ipv6_flow_both_ways, setup, teardown),
         cmocka_unit_test_setup_teardown(packets_without_flow_are_dropped, setup, teardown),
