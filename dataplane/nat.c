@@ -269,8 +269,72 @@ static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     return XLB_VERDICT_TX;
 }
 
+/*
+ * A segment of no known connection gets a RST (RFC 9293 3.10.7.1), so the client gives up at
+ * once instead of retransmitting into silence: the flow expired, or it was made on another xlb
+ * host (a full NAT cannot carry a connection across hosts: the backend knows its peer as that
+ * host's SNAT address and port). Rewritten in place: addresses and ports swapped, payload and
+ * options dropped, checksums computed afresh.
+ */
+static xlb_verdict reset_reply(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                               struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len)
+{
+    struct rte_tcp_hdr *tcp = p->tcp;
+    uint8_t flags = tcp->tcp_flags;
+    if (flags & RTE_TCP_RST_FLAG)
+        return XLB_DROP_TCP_NO_FLOW; /* never answer a reset */
+    uint32_t payload = tcp_len - (uint32_t)(tcp->data_off >> 4) * 4;
+    uint32_t seq_len = payload + !!(flags & RTE_TCP_SYN_FLAG) + !!(flags & RTE_TCP_FIN_FLAG);
+    uint32_t seq = 0, ack = 0;
+    uint8_t out_flags = RTE_TCP_RST_FLAG;
+    if (flags & RTE_TCP_ACK_FLAG) {
+        seq = tcp->recv_ack;
+    } else {
+        ack = rte_cpu_to_be_32(rte_be_to_cpu_32(tcp->sent_seq) + seq_len);
+        out_flags |= RTE_TCP_ACK_FLAG;
+    }
+    uint16_t sport = tcp->src_port;
+    tcp->src_port = tcp->dst_port;
+    tcp->dst_port = sport;
+    tcp->sent_seq = seq;
+    tcp->recv_ack = ack;
+    tcp->data_off = 5 << 4;
+    tcp->tcp_flags = out_flags;
+    tcp->rx_win = 0;
+    tcp->tcp_urp = 0;
+    tcp->cksum = 0;
+    uint32_t l3_len;
+    if (p->family == AF_INET) {
+        struct rte_ipv4_hdr *ip = p->ip;
+        uint32_t hlen = rte_ipv4_hdr_len(ip);
+        rte_be32_t a = ip->src_addr;
+        ip->src_addr = ip->dst_addr;
+        ip->dst_addr = a;
+        ip->total_length = rte_cpu_to_be_16((uint16_t)(hlen + sizeof(*tcp)));
+        ip->time_to_live = 64;
+        ip->hdr_checksum = 0;
+        ip->hdr_checksum = rte_ipv4_cksum(ip);
+        tcp->cksum = rte_ipv4_udptcp_cksum(ip, tcp);
+        l3_len = hlen + (uint32_t)sizeof(*tcp);
+    } else {
+        struct rte_ipv6_hdr *ip = p->ip;
+        uint8_t a[16];
+        memcpy(a, ip->src_addr, 16);
+        memcpy(ip->src_addr, ip->dst_addr, 16);
+        memcpy(ip->dst_addr, a, 16);
+        ip->payload_len = rte_cpu_to_be_16(sizeof(*tcp));
+        ip->hop_limits = 64;
+        tcp->cksum = rte_ipv6_udptcp_cksum(ip, tcp);
+        l3_len = (uint32_t)(sizeof(*ip) + sizeof(*tcp));
+    }
+    xlb_frame_set_l3_len(frame, l3_len);
+    xlb_frame_reply_ethernet(frame, &snap->ports[p->port_index].mac);
+    ctx->stats->events[XLB_EVENT_TCP_RESETS_SENT]++;
+    return XLB_VERDICT_TX;
+}
+
 xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                                struct xlb_frame *frame, struct xlb_tcp_packet *p)
+                                struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len)
 {
     if (ctx->flows == NULL || ctx->lb == NULL)
         return XLB_DROP_TCP_NO_SERVICE;
@@ -286,7 +350,7 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
     }
     if (f == NULL) {
         if (!syn)
-            return XLB_DROP_TCP_NO_FLOW;
+            return reset_reply(ctx, snap, frame, p, tcp_len);
         xlb_verdict verdict = new_flow(ctx, snap, frame, p, &key, &f);
         if (verdict != XLB_VERDICT_TX)
             return verdict;

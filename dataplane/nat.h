@@ -29,9 +29,11 @@ struct xlb_tcp_packet {
     const struct xlb_addr_entry *owned; /* the destination address's entry */
 };
 
-/* client -> VIP: forward on an existing flow, or pick a backend for a SYN. */
+/* client -> VIP: forward on an existing flow, pick a backend for a SYN, or answer a segment of
+ * no known connection with a RST. tcp_len: the segment's length (header and payload). */
 xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                                struct xlb_frame *frame, struct xlb_tcp_packet *p);
+                                struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                                uint32_t tcp_len);
 
 /* backend -> SNAT address: rewrite back to the client on the flow's entry. */
 xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

@@ -534,17 +534,67 @@ static void ipv6_flow_both_ways(void **state)
     assert_int_equal(n->flows->n_used, 1);
 }
 
-static void packets_without_flow_are_dropped(void **state)
+/*
+ * Send a client segment of no known connection and check the RST that comes back: to the
+ * client's MAC, VIP -> client, no payload, checksums valid, RFC 9293's sequence numbers.
+ */
+static void answered_with_reset(struct nat_fixture *n, const struct seg *in)
+{
+    uint8_t frame[256];
+    size_t len = tcp_frame(frame, in);
+    unsigned before = n->f->ctx.tx[0].n;
+    assert_int_equal(fixture_send(n->f, frame, len), 1);
+    size_t out_len;
+    const uint8_t *out = fixture_tx(n->f, before, &out_len);
+    const struct rte_ether_hdr *eth = (const void *)out;
+    assert_memory_equal(&eth->dst_addr, in->eth_src, 6);
+    assert_memory_equal(&eth->src_addr, &port_mac, 6);
+    const struct rte_tcp_hdr *tcp;
+    if (is_v6(in)) {
+        const struct rte_ipv6_hdr *ip = (const void *)(eth + 1);
+        assert_int_equal(ntohs(ip->payload_len), sizeof(*tcp));
+        assert_int_equal(rte_ipv6_udptcp_cksum_verify(ip, ip + 1), 0);
+        tcp = (const void *)(ip + 1);
+    } else {
+        const struct rte_ipv4_hdr *ip = (const void *)(eth + 1);
+        uint32_t dst;
+        assert_int_equal(inet_pton(AF_INET, in->src, &dst), 1);
+        assert_int_equal(ip->dst_addr, dst);
+        assert_int_equal(ntohs(ip->total_length), sizeof(*ip) + sizeof(*tcp));
+        assert_int_equal(rte_raw_cksum(ip, sizeof(*ip)), 0xffff);
+        assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+        tcp = (const void *)(ip + 1);
+    }
+    assert_int_equal(ntohs(tcp->src_port), in->dport);
+    assert_int_equal(ntohs(tcp->dst_port), in->sport);
+    if (in->flags & RTE_TCP_ACK_FLAG) {
+        assert_int_equal(tcp->tcp_flags, RTE_TCP_RST_FLAG);
+        assert_int_equal(ntohl(tcp->sent_seq), in->ack);
+    } else {
+        size_t plen = in->payload ? strlen(in->payload) : 0;
+        assert_int_equal(tcp->tcp_flags, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG);
+        assert_int_equal(ntohl(tcp->recv_ack), in->seq + plen + !!(in->flags & RTE_TCP_FIN_FLAG));
+    }
+}
+
+static void packets_without_flow_are_reset_or_dropped(void **state)
 {
     struct nat_fixture *n = *state;
-    /* Client segments other than a bare SYN never open a flow. */
+    /* Client segments other than a bare SYN never open a flow: they are answered with RST. */
     struct seg ack = from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG, PAYLOAD_TEXT);
-    dropped(n, &ack, XLB_DROP_TCP_NO_FLOW);
+    ack.ack = 0x55667788;
+    answered_with_reset(n, &ack);
     struct seg syn_ack = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
-    dropped(n, &syn_ack, XLB_DROP_TCP_NO_FLOW);
-    struct seg ack6 = from_client6(CLIENT_PORT, RTE_TCP_ACK_FLAG, NULL);
-    dropped(n, &ack6, XLB_DROP_TCP_NO_FLOW);
-    assert_int_equal(fixture_drops(n->f, XLB_DROP_TCP_NO_FLOW), 3);
+    answered_with_reset(n, &syn_ack);
+    struct seg fin6 = from_client6(CLIENT_PORT, RTE_TCP_FIN_FLAG, NULL);
+    answered_with_reset(n, &fin6);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_TCP_RESETS_SENT], 3);
+    /* ... but a RST is never answered. */
+    struct seg rst = from_client4(CLIENT_PORT, RTE_TCP_RST_FLAG, NULL);
+    dropped(n, &rst, XLB_DROP_TCP_NO_FLOW);
+    /* The resets above were checked; the rest must send nothing. */
+    rte_pktmbuf_free_bulk(n->f->ctx.tx[0].pkts, n->f->ctx.tx[0].n);
+    n->f->ctx.tx[0].n = 0;
 
     /* The backend to a port of this worker's slice that has no flow. */
     struct seg stray = from_backend4(PORT_BASE + 50, RTE_TCP_ACK_FLAG, NULL);
@@ -558,7 +608,7 @@ static void packets_without_flow_are_dropped(void **state)
     struct seg low = from_backend4(PORT_BASE - 1, RTE_TCP_ACK_FLAG, NULL);
     dropped(n, &low, XLB_DROP_TCP_NO_FLOW);
 
-    assert_int_equal(fixture_drops(n->f, XLB_DROP_TCP_NO_FLOW), 5);
+    assert_int_equal(fixture_drops(n->f, XLB_DROP_TCP_NO_FLOW), 3);
     assert_int_equal(fixture_drops(n->f, XLB_DROP_FLOW_OTHER_WORKER), 2);
     assert_int_equal(n->f->ctx.tx[0].n, 0);
     assert_int_equal(n->flows->n_used, 0);
@@ -805,7 +855,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(syn_ack4_returns_to_client_from_vip, setup, teardown),
         cmocka_unit_test_setup_teardown(ipv6_flow_both_ways, setup, teardown),
-        cmocka_unit_test_setup_teardown(packets_without_flow_are_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(packets_without_flow_are_reset_or_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(backend_rst_to_syn_is_a_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(syn_timeout_expires_flow_and_frees_port, setup, teardown),
         cmocka_unit_test_setup_teardown(unresolved_backend_leaves_no_flow, setup, teardown),
