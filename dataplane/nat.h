@@ -9,7 +9,7 @@
 
 #include <rte_tcp.h>
 
-#include "flow_table.h"
+#include "xlb_flow_table.h"
 #include "packet_parse.h"
 
 /* Idle timeouts per TCP state, in seconds. */

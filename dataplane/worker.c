@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "burst.h"
-#include "flow_table.h"
+#include "xlb_flow_table.h"
 #include "nat.h"
 #include "xlb_lb.h"
 #include "xlb_log.h"

@@ -17,7 +17,7 @@
 #include <rte_tcp.h>
 
 #include "cluster_compile.h"
-#include "flow_table.h"
+#include "xlb_flow_table.h"
 #include "nat.h"
 #include "packet_fixture.h"
 #include "xlb_lb.h"

@@ -1,5 +1,6 @@
 /*
- * One worker's NAT flow table: no sharing, no locks, nothing allocated after creation.
+ * One worker's NAT flow table: no sharing, no locks, nothing allocated after creation. It
+ * lives in lib/ because the control plane reads it (xlbctl flows) and asks workers to flush it.
  *
  * A flow is found from either side: the client's packets by (client, VIP) and the backend's
  * replies by (backend, SNAT address, SNAT port). Both keys live in one rte_hash (created

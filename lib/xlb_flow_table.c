@@ -1,4 +1,4 @@
-#include "flow_table.h"
+#include "xlb_flow_table.h"
 
 #include <stdio.h>
 #include <string.h>
