@@ -7,6 +7,7 @@
 #include <rte_ethdev.h>
 
 #include "control_plane.h"
+#include "flows.h"
 #include "metrics.h"
 #include "simulate.h"
 #include "xlb_log.h"
@@ -323,6 +324,17 @@ static cJSON *cmd_simulate(struct xlb_control_plane *cp, const cJSON *args, char
                         args, error, len);
 }
 
+static cJSON *cmd_flows(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
+{
+    return xlb_flows_list(cp->shared, args, error, len);
+}
+
+static cJSON *cmd_flows_flush(struct xlb_control_plane *cp, const cJSON *args, char *error,
+                              size_t len)
+{
+    return xlb_flows_flush(cp->shared, args, error, len);
+}
+
 static cJSON *command_help(const struct command *c)
 {
     cJSON *obj = cJSON_CreateObject();
@@ -374,6 +386,11 @@ static const struct command commands[] = {
      "run route matching and N picks on the live snapshot: endpoint histogram and the trace "
      "of one pick",
      cmd_simulate},
+    {"flows", "flows [--vip ADDR[:PORT]] [--endpoint ADDR[:PORT]] [--limit N]",
+     "the workers' NAT flows: client, VIP, SNAT, backend, state, time left", cmd_flows},
+    {"flows_flush", "flows flush --endpoint ADDR[:PORT]",
+     "end every flow to a backend (its clients see their connections reset by the backend)",
+     cmd_flows_flush},
     {"config_dump", "config dump",
      "every xDS resource: type, name, state, version, error, and the resource as proto3 JSON",
      cmd_config_dump},

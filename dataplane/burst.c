@@ -117,4 +117,7 @@ void xlb_burst_handle_message(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
     ctx->stats->events[XLB_EVENT_CONTROL_MESSAGES]++;
     if (msg->type == XLB_MSG_SOLICIT)
         send_solicitation(ctx, snap, msg);
+    else if (msg->type == XLB_MSG_FLUSH_ENDPOINT && ctx->flows != NULL)
+        ctx->flush = (struct xlb_flush){
+            .active = true, .port = msg->l4_port, .cursor = 0, .addr = msg->addr};
 }

@@ -39,6 +39,13 @@ struct xlb_burst_ctx {
     struct rte_ring *const *redirect; /* every worker's redirect ring, or NULL */
     unsigned n_workers;
     bool redirected_pass; /* processing packets another worker redirected here */
+    /* A flush the control plane asked for, worked through a bounded slice per loop. */
+    struct xlb_flush {
+        bool active;
+        uint16_t port; /* host order, 0: any */
+        uint32_t cursor;
+        struct xlb_addr addr;
+    } flush;
     unsigned worker_id;
     uint16_t snat_port_base;  /* first SNAT port of worker 0's slice */
     uint64_t now_tsc, tsc_hz; /* now_tsc: read once per poll loop */

@@ -179,6 +179,34 @@ void xlb_nat_expire(struct xlb_burst_ctx *ctx)
     }
 }
 
+static bool flow_to(const struct xlb_flow *f, const struct xlb_flush *flush)
+{
+    size_t len = flush->addr.family == AF_INET ? 4 : 16;
+    return f->backend_key.family == flush->addr.family &&
+           memcmp(f->backend_key.src, flush->addr.bytes, len) == 0 &&
+           (flush->port == 0 || rte_be_to_cpu_16(f->backend_key.src_port) == flush->port);
+}
+
+void xlb_nat_flush_step(struct xlb_burst_ctx *ctx)
+{
+    struct xlb_flush *flush = &ctx->flush;
+    struct xlb_flow_table *t = ctx->flows;
+    if (!flush->active || t == NULL)
+        return;
+    uint32_t end = flush->cursor + XLB_NAT_FLUSH_BUDGET;
+    if (end > t->capacity)
+        end = t->capacity;
+    for (uint32_t i = flush->cursor; i < end; i++) {
+        struct xlb_flow *f = &t->flows[i];
+        if (f->used && flow_to(f, flush)) {
+            release(ctx, f);
+            ctx->stats->events[XLB_EVENT_FLOWS_FLUSHED]++;
+        }
+    }
+    flush->cursor = end;
+    flush->active = end < t->capacity;
+}
+
 /* ---- client side ---- */
 
 static const struct xlb_vip_view *find_vip(const struct xlb_snapshot *snap,

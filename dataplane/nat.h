@@ -42,4 +42,11 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
 /* Free up to XLB_NAT_EXPIRE_BUDGET idle flows; called once per poll loop. */
 void xlb_nat_expire(struct xlb_burst_ctx *ctx);
 
+/* Entries a pending flush examines per poll loop. */
+#define XLB_NAT_FLUSH_BUDGET 1024
+
+/* Work on a pending flush (xlbctl flows flush): end the flows to its backend, a slice per
+ * loop, until the whole table has been seen. */
+void xlb_nat_flush_step(struct xlb_burst_ctx *ctx);
+
 #endif

@@ -103,6 +103,7 @@ int xlb_worker_main(void *arg)
         uint32_t received = 0;
         ctx.now_tsc = rte_rdtsc();
         xlb_nat_expire(&ctx);
+        xlb_nat_flush_step(&ctx);
         drain_messages(&ctx, snap, shared->to_worker[cfg->id]);
         for (unsigned q = 0; q < cfg->n_rxq; q++) {
             const struct xlb_worker_rxq *rxq = &cfg->rxq[q];

@@ -69,7 +69,8 @@ enum xlb_drop_reason {
     X(FLOWS_CLOSED, "flows_closed")                                                                \
     X(REDIRECTED_OUT, "redirected_to_owner")                                                       \
     X(REDIRECTED_IN, "redirected_from_others")                                                     \
-    X(TCP_RESETS_SENT, "tcp_resets_sent")
+    X(TCP_RESETS_SENT, "tcp_resets_sent")                                                          \
+    X(FLOWS_FLUSHED, "flows_flushed")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

@@ -17,13 +17,15 @@ enum xlb_msg_type {
     XLB_MSG_NEIGHBOUR_SEEN = 1,
     /* control -> worker: send an ARP request or neighbour solicitation for addr */
     XLB_MSG_SOLICIT = 2,
+    /* control -> worker: end every flow to backend addr (and l4_port, unless 0) */
+    XLB_MSG_FLUSH_ENDPOINT = 3,
 };
 
 struct xlb_msg {
     uint16_t type;
     uint16_t port_index;
     struct rte_ether_addr mac;
-    uint16_t pad;
+    uint16_t l4_port; /* FLUSH_ENDPOINT: host order, 0 for any */
     struct xlb_addr addr;
 };
 

@@ -12,26 +12,29 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: xlbctl [--socket PATH] [--json] COMMAND [ARGS...]\n"
-            "  --socket PATH  xlbd's control socket (default $XLB_SOCKET or %s)\n"
-            "  --json         print the daemon's JSON result instead of tables\n"
-            "commands (\"xlbctl help\" asks the daemon for its full list):\n"
-            "  status         version, uptime, snapshot generation, workers, ports, VIPs\n"
-            "  counters       packet counters per worker and in total, drops by reason\n"
-            "  neighbours     gateways and neighbours: resolution state and MAC\n"
-            "  xds            xDS server, stream state, ACK/NACK per type, NACK history\n"
-            "  clusters       clusters the VIPs reach: type, policy, state, endpoint counts\n"
-            "  endpoints CLUSTER  a cluster's endpoints by priority and locality\n"
-            "  simulate --vip ADDR:PORT [--path P] [--authority A] [--header K=V]...\n"
-            "           [--cookie NAME=VALUE] [--n N] [--seed S] [--connection-id C] [--json]\n"
-            "                 N picks on the live snapshot: endpoint histogram, one pick's trace\n"
-            "  config dump    every xDS resource with its state, as proto3 JSON with --json\n"
-            "  metrics        all counters and state in Prometheus text format\n"
-            "  log [level COMPONENT LEVEL]\n"
-            "                 log levels per component, or set one (\"all\": every component)\n"
-            "  help [COMMAND] the daemon's commands, or one command's usage\n",
-            XLBCTL_DEFAULT_SOCKET);
+    fprintf(
+        out,
+        "usage: xlbctl [--socket PATH] [--json] COMMAND [ARGS...]\n"
+        "  --socket PATH  xlbd's control socket (default $XLB_SOCKET or %s)\n"
+        "  --json         print the daemon's JSON result instead of tables\n"
+        "commands (\"xlbctl help\" asks the daemon for its full list):\n"
+        "  status         version, uptime, snapshot generation, workers, ports, VIPs\n"
+        "  counters       packet counters per worker and in total, drops by reason\n"
+        "  neighbours     gateways and neighbours: resolution state and MAC\n"
+        "  xds            xDS server, stream state, ACK/NACK per type, NACK history\n"
+        "  clusters       clusters the VIPs reach: type, policy, state, endpoint counts\n"
+        "  endpoints CLUSTER  a cluster's endpoints by priority and locality\n"
+        "  flows [--vip ADDR[:PORT]] [--endpoint ADDR[:PORT]] [--limit N]\n"
+        "                 the workers' NAT flows; \"flows flush --endpoint E\" ends a backend's\n"
+        "  simulate --vip ADDR:PORT [--path P] [--authority A] [--header K=V]...\n"
+        "           [--cookie NAME=VALUE] [--n N] [--seed S] [--connection-id C] [--json]\n"
+        "                 N picks on the live snapshot: endpoint histogram, one pick's trace\n"
+        "  config dump    every xDS resource with its state, as proto3 JSON with --json\n"
+        "  metrics        all counters and state in Prometheus text format\n"
+        "  log [level COMPONENT LEVEL]\n"
+        "                 log levels per component, or set one (\"all\": every component)\n"
+        "  help [COMMAND] the daemon's commands, or one command's usage\n",
+        XLBCTL_DEFAULT_SOCKET);
 }
 
 /* "simulate --vip A:P [--path P] ... [--json]" -> args; false on a bad argument. */
@@ -82,13 +85,42 @@ static bool simulate_args(cJSON *args, int argc, char **argv, bool *json)
     return true;
 }
 
+/* "flows [flush] [--vip A] [--endpoint E] [--limit N]" -> command name and args. */
+static bool flows_args(cJSON *request, cJSON *args, int argc, char **argv)
+{
+    int i = 0;
+    if (argc > 0 && strcmp(argv[0], "flush") == 0) {
+        cJSON_ReplaceItemInObject(request, "command", cJSON_CreateString("flows_flush"));
+        i = 1;
+    }
+    for (; i < argc; i += 2) {
+        const char *flag = argv[i];
+        if (i + 1 >= argc || (strcmp(flag, "--vip") != 0 && strcmp(flag, "--endpoint") != 0 &&
+                              strcmp(flag, "--limit") != 0)) {
+            fprintf(stderr, "xlbctl: flows: unexpected \"%s\" (see xlbctl help flows)\n", flag);
+            return false;
+        }
+        if (strcmp(flag, "--limit") == 0)
+            cJSON_AddNumberToObject(args, "limit", strtod(argv[i + 1], NULL));
+        else
+            cJSON_AddStringToObject(args, flag + 2, argv[i + 1]);
+    }
+    return true;
+}
+
 /* The request for COMMAND ARGS: "help [X]", "log [level COMPONENT LEVEL]", "simulate ...",
- * the rest bare. */
+ * "flows ...", the rest bare. */
 static cJSON *build_request(const char *command, int argc, char **argv, bool *json)
 {
     cJSON *request = cJSON_CreateObject();
     cJSON_AddStringToObject(request, "command", command);
-    if (strcmp(command, "simulate") == 0) {
+    if (strcmp(command, "flows") == 0) {
+        cJSON *args = cJSON_AddObjectToObject(request, "args");
+        if (!flows_args(request, args, argc, argv)) {
+            cJSON_Delete(request);
+            return NULL;
+        }
+    } else if (strcmp(command, "simulate") == 0) {
         cJSON *args = cJSON_AddObjectToObject(request, "args");
         if (!simulate_args(args, argc, argv, json)) {
             cJSON_Delete(request);
@@ -148,8 +180,12 @@ int main(int argc, char **argv)
     }
     if (socket_path == NULL || socket_path[0] == '\0')
         socket_path = XLBCTL_DEFAULT_SOCKET;
-    const char *command =
-        strcmp(argv[optind], "config") == 0 ? "config_dump" : argv[optind]; /* for rendering */
+    const char *command = /* for rendering */
+        strcmp(argv[optind], "config") == 0 ? "config_dump"
+        : strcmp(argv[optind], "flows") == 0 && optind + 1 < argc &&
+                strcmp(argv[optind + 1], "flush") == 0
+            ? "flows_flush"
+            : argv[optind];
     cJSON *request = build_request(argv[optind], argc - optind - 1, argv + optind + 1, &json);
     if (request == NULL)
         return 2;

@@ -269,6 +269,16 @@ static void render_simulate(const cJSON *r, FILE *out)
     }
 }
 
+static void render_flows(const cJSON *r, FILE *out)
+{
+    char b[2][64];
+    RENDER_ROWS(cJSON_GetObjectItemCaseSensitive(r, "flows"), out, {"WORKER", "worker"},
+                {"CLIENT", "client"}, {"VIP", "vip"}, {"SNAT", "snat"}, {"BACKEND", "backend"},
+                {"STATE", "state"}, {"EXPIRES IN MS", "expires_in_ms"});
+    fprintf(out, "%s flows match, %s shown\n", cell(r, "matching", b[0], 64),
+            cell(r, "shown", b[1], 64));
+}
+
 static void render_xds(const cJSON *r, FILE *out)
 {
     char b[4][32];
@@ -325,7 +335,7 @@ void xlbctl_render(const char *command, const cJSON *result, FILE *out)
         {"metrics", render_metrics},         {"log", render_log},
         {"config_dump", render_config_dump}, {"xds", render_xds},
         {"clusters", render_clusters},       {"endpoints", render_endpoints},
-        {"simulate", render_simulate},
+        {"simulate", render_simulate},       {"flows", render_flows},
     };
     for (size_t i = 0; i < sizeof(renderers) / sizeof(renderers[0]); i++)
         if (strcmp(renderers[i].name, command) == 0) {

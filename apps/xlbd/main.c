@@ -204,10 +204,12 @@ static int run(struct xlbd *d, const char *config_path)
     if (d->pool == NULL || open_ports(d) != 0)
         return -1;
     plan_workers(d);
-    for (unsigned w = 0; w < d->shared->n_workers; w++)
+    for (unsigned w = 0; w < d->shared->n_workers; w++) {
         if (xlb_worker_forwarding_create(&d->workers[w], d->bootstrap.snat, d->bootstrap.n_snat,
                                          d->bootstrap.flows_per_worker) != 0)
             return -1;
+        d->shared->flows[w] = d->workers[w].flows;
+    }
     /* The control plane takes the bootstrap over: SIGHUP replaces parts of it. */
     struct xlb_control_plane *cp = xlb_control_plane_create(&d->bootstrap, config_path, d->shared,
                                                             d->views, d->n_ports, d->worker_lcores);

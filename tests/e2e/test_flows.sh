@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Established flows through an L4 VIP survive a configuration change that removes their
+# backend (draining: new connections avoid it, open ones go on until they close); `xlbctl flows`
+# lists them; `xlbctl flows flush --endpoint` ends them.
+. "$(dirname "$0")/lib.sh"
+
+write_cluster() { # ENDPOINTS... (last octets)
+    e2e_edit_config "
+x = c['xlb']
+x['vips'] = [v for v in x['vips'] if v.get('cluster') != 'hold'] + \
+    [{'address': '198.18.0.100', 'port': 9002, 'cluster': 'hold'}]
+sr = x['static_resources']
+sr['clusters'] = [k for k in sr['clusters'] if k['name'] != 'hold'] + [
+    {'name': 'hold', 'type': 'EDS', 'eds_cluster_config': {'eds_config': {'ads': {}}}}]
+sr['endpoints'] = [k for k in sr['endpoints'] if k['cluster_name'] != 'hold'] + [
+    {'cluster_name': 'hold', 'endpoints': [{'locality': {'zone': 'a'}, 'load_balancing_weight': 1,
+     'lb_endpoints': [{'endpoint': {'address': {'socket_address': {
+         'address': '198.18.0.2' + o, 'port_value': 9002}}}} for o in '$*'.split()]}]}]"
+}
+
+e2e_setup
+write_cluster 1 2 3
+# Backends: threaded servers that send their name, then echo until the client closes.
+for b in be1 be2 be3; do
+    ip netns exec "$E2E_PREFIX-$b" timeout 300 python3 -c '
+import socket, socketserver, sys
+class Echo(socketserver.BaseRequestHandler):
+    def handle(self):
+        self.request.sendall(sys.argv[1].encode())
+        while True:
+            data = self.request.recv(64)
+            if not data:
+                return
+            self.request.sendall(data)
+class Server(socketserver.ThreadingTCPServer):
+    address_family = socket.AF_INET6
+    allow_reuse_address = True
+    daemon_threads = True
+Server(("::", 9002), Echo).serve_forever()' "$b" >/dev/null 2>&1 &
+    RUN_PIDS+=($!)
+done
+e2e_start_xlbd
+
+# A client holding 12 connections open: it reports their backends, waits for "go", then checks
+# every one still echoes.
+in_client timeout 120 python3 - "$E2E_DIR" <<'PY' >"$E2E_DIR/held.json" 2>&1 &
+import json, os, socket, sys, time
+d = sys.argv[1]
+conns = []
+deadline = time.time() + 30
+while len(conns) < 12 and time.time() < deadline:
+    try:
+        s = socket.create_connection(("198.18.0.100", 9002), timeout=3)
+        conns.append((s, s.recv(16).decode()))
+    except OSError:
+        time.sleep(0.2)
+open(d + "/ready", "w").write(json.dumps([name for _, name in conns]))
+deadline = time.time() + 60
+while not os.path.exists(d + "/go") and time.time() < deadline:
+    time.sleep(0.1)
+result = {}
+for s, name in conns:
+    try:
+        s.sendall(b"ping"); s.settimeout(3)
+        ok = s.recv(16) == b"ping"
+    except OSError:
+        ok = False
+    result.setdefault(name, []).append(ok)
+print(json.dumps(result))
+PY
+HOLDER=$!
+RUN_PIDS+=("$HOLDER")
+wait_until 150 0.2 test -f "$E2E_DIR/ready" || fail "the client did not connect"
+held=$(cat "$E2E_DIR/ready")
+python3 -c 'import json,sys; n=json.loads(sys.argv[1]); assert len(n) == 12 and "be1" in n, n' "$held" ||
+    fail "held connections: $held"
+listed=$(xlbctl --json flows --vip 198.18.0.100:9002 | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(sum(1 for f in r["flows"] if f["state"] == "established" and f["backend"].endswith(":9002")))')
+[ "$listed" -eq 12 ] || fail "xlbctl flows lists $listed established flows: $(xlbctl flows)"
+pass "12 connections held open through the VIP; xlbctl flows lists them established"
+
+# The configuration drops be1: new connections avoid it, the open ones keep working.
+write_cluster 2 3
+kill -HUP "$XLBD_PID"
+gone() { ! xlbctl --json endpoints hold | grep -q '198.18.0.21'; }
+wait_until 50 0.1 gone || fail "be1 still in the cluster"
+new=$(in_client timeout 60 python3 -c '
+import socket
+names = set()
+for _ in range(20):
+    with socket.create_connection(("198.18.0.100", 9002), timeout=3) as s:
+        names.add(s.recv(16).decode())
+print(" ".join(sorted(names)))')
+[ "$new" = "be2 be3" ] || fail "new connections after removing be1 went to: $new"
+touch "$E2E_DIR/go"
+wait "$HOLDER" || true
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert all(all(v) for v in r.values()) and "be1" in r, r' "$E2E_DIR/held.json" ||
+    fail "held connections after the change: $(cat "$E2E_DIR/held.json")"
+pass "after a reload that removes be1, new connections avoid it and every open connection still echoes"
+
+# Flush: end every flow to be2.
+before=$(xlbctl --json flows --endpoint 198.18.0.22:9002 | python3 -c 'import json,sys; print(json.load(sys.stdin)["matching"])')
+[ "$before" -gt 0 ] || fail "no flow to be2 to flush"
+xlbctl flows flush --endpoint 198.18.0.22:9002 >/dev/null || fail "flows flush"
+flushed() { [ "$(xlbctl --json flows --endpoint 198.18.0.22 | python3 -c 'import json,sys; print(json.load(sys.stdin)["matching"])')" -eq 0 ]; }
+wait_until 50 0.1 flushed || fail "flows to be2 remain"
+[ "$(counter events.flows_flushed)" -eq "$before" ] || fail "flows_flushed $(counter events.flows_flushed), expected $before"
+out=$(xlbctl flows flush 2>&1) && fail "flush without --endpoint succeeded"
+grep -q "flows flush takes --endpoint" <<<"$out" || fail "flush error: $out"
+pass "xlbctl flows flush --endpoint ended the $before flows to be2"
+
+e2e_stop_xlbd
+pass "clean exit"
