@@ -139,7 +139,7 @@ static void count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok)
 static void track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rte_tcp_hdr *tcp,
                   bool from_backend)
 {
-    uint8_t flags = tcp->tcp_flags;
+    uint8_t flags = tcp->tcp_flags, before = f->state;
     if (flags & RTE_TCP_RST_FLAG) {
         if (f->state == XLB_FLOW_SYN_SENT && from_backend)
             count_endpoint(ctx, f->endpoint_slot, false); /* connection refused */
@@ -153,6 +153,10 @@ static void track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rt
         f->state = XLB_FLOW_CLOSING;
     }
     f->expires_tsc = timeout_tsc(ctx, f->state);
+    /* The wheel follows a later deadline lazily, but a state with a shorter timeout must move
+     * the flow to an earlier slot now. Rare: a few state changes per connection. */
+    if (f->state != before && f->scheduled)
+        xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
 }
 
 static void release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
@@ -168,14 +172,13 @@ void xlb_nat_expire(struct xlb_burst_ctx *ctx)
     struct xlb_flow_table *t = ctx->flows;
     if (t == NULL || t->n_used == 0)
         return;
-    for (uint32_t i = 0; i < XLB_NAT_EXPIRE_BUDGET; i++) {
-        struct xlb_flow *f = &t->flows[t->cursor];
-        t->cursor = t->cursor + 1 == t->capacity ? 0 : t->cursor + 1;
-        if (!f->used || f->expires_tsc > ctx->now_tsc)
-            continue;
-        if (f->state == XLB_FLOW_SYN_SENT)
-            count_endpoint(ctx, f->endpoint_slot, false); /* the SYN timed out */
-        release(ctx, f);
+    struct xlb_flow *due[XLB_NAT_EXPIRE_BUDGET];
+    uint32_t n =
+        xlb_flow_due(t, ctx->now_tsc, XLB_NAT_EXPIRE_BUDGET * 2, due, XLB_NAT_EXPIRE_BUDGET);
+    for (uint32_t i = 0; i < n; i++) {
+        if (due[i]->state == XLB_FLOW_SYN_SENT)
+            count_endpoint(ctx, due[i]->endpoint_slot, false); /* the SYN timed out */
+        release(ctx, due[i]);
     }
 }
 
@@ -384,6 +387,8 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
             return verdict;
     }
     track(ctx, f, p->tcp, false);
+    if (!f->scheduled)
+        xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
     rewrite(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port),
             f->backend_key.src, f->backend_key.src_port);
     send_frame(ctx, snap, frame, f->backend_port_index, &f->backend_mac);

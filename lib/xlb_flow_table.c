@@ -32,6 +32,8 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
     for (uint32_t i = 0; i < capacity; i++)
         t->flows[i].next_free = i + 1 < capacity ? i + 1 : XLB_FLOW_NONE;
     t->free_head = capacity > 0 ? 0 : XLB_FLOW_NONE;
+    for (unsigned s = 0; s < XLB_FLOW_WHEEL_SLOTS; s++)
+        t->wheel[s] = XLB_FLOW_NONE;
     t->port_base = port_base;
     t->port_count = port_count;
     t->n_snat = (uint8_t)(n_snat < XLB_FLOW_MAX_SNAT ? n_snat : XLB_FLOW_MAX_SNAT);
@@ -126,10 +128,85 @@ struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow
     return f;
 }
 
+static uint32_t index_of(const struct xlb_flow_table *t, const struct xlb_flow *f)
+{
+    return (uint32_t)(f - t->flows);
+}
+
+static void wheel_unlink(struct xlb_flow_table *t, struct xlb_flow *f)
+{
+    if (!f->scheduled)
+        return;
+    if (f->wheel_prev != XLB_FLOW_NONE)
+        t->flows[f->wheel_prev].wheel_next = f->wheel_next;
+    else
+        t->wheel[f->wheel_slot] = f->wheel_next;
+    if (f->wheel_next != XLB_FLOW_NONE)
+        t->flows[f->wheel_next].wheel_prev = f->wheel_prev;
+    f->scheduled = false;
+}
+
+/* Link f into the slot of the second its deadline falls in, never one already passed. */
+static void wheel_link(struct xlb_flow_table *t, struct xlb_flow *f)
+{
+    uint64_t second = f->expires_tsc / t->wheel_hz;
+    if (second < t->wheel_second)
+        second = t->wheel_second;
+    uint16_t slot = (uint16_t)(second % XLB_FLOW_WHEEL_SLOTS);
+    uint32_t i = index_of(t, f);
+    f->wheel_slot = slot;
+    f->wheel_prev = XLB_FLOW_NONE;
+    f->wheel_next = t->wheel[slot];
+    if (f->wheel_next != XLB_FLOW_NONE)
+        t->flows[f->wheel_next].wheel_prev = i;
+    t->wheel[slot] = i;
+    f->scheduled = true;
+}
+
+void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t now_tsc, uint64_t hz)
+{
+    if (t->wheel_hz == 0) {
+        t->wheel_hz = hz > 0 ? hz : 1;
+        t->wheel_second = now_tsc / t->wheel_hz;
+    }
+    wheel_unlink(t, f);
+    wheel_link(t, f);
+}
+
+uint32_t xlb_flow_due(struct xlb_flow_table *t, uint64_t now_tsc, uint32_t budget,
+                      struct xlb_flow **due, uint32_t max)
+{
+    uint32_t n = 0;
+    if (t->wheel_hz == 0)
+        return 0;
+    uint64_t now_second = now_tsc / t->wheel_hz;
+    /* A slot is processed once its whole second has passed. After a long pause, one lap of
+     * the wheel covers every slot. */
+    if (now_second > t->wheel_second + XLB_FLOW_WHEEL_SLOTS)
+        t->wheel_second = now_second - XLB_FLOW_WHEEL_SLOTS;
+    while (t->wheel_second < now_second && budget > 0 && n < max) {
+        uint16_t slot = (uint16_t)(t->wheel_second % XLB_FLOW_WHEEL_SLOTS);
+        uint32_t i = t->wheel[slot];
+        if (i == XLB_FLOW_NONE) {
+            t->wheel_second++;
+            continue;
+        }
+        struct xlb_flow *f = &t->flows[i];
+        budget--;
+        wheel_unlink(t, f);
+        if (f->expires_tsc <= now_tsc)
+            due[n++] = f;
+        else
+            wheel_link(t, f); /* refreshed since: on to a later slot */
+    }
+    return n;
+}
+
 void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f)
 {
     if (!f->used)
         return;
+    wheel_unlink(t, f);
     rte_hash_del_key(t->hash, &f->client_key);
     rte_hash_del_key(t->hash, &f->backend_key);
     t->free_ports[f->snat_index][t->n_free_ports[f->snat_index]++] = f->snat_port;

@@ -8,9 +8,11 @@
  * the same entry in a preallocated array. SNAT source ports come from this worker's own slice
  * of each SNAT address's port range, so two workers never hand out the same port.
  *
- * Expiry: each entry carries the TSC at which its state's idle timeout ends; the worker calls
- * xlb_flow_expire once per poll loop, which examines a bounded number of entries from a
- * rotating cursor and frees the expired ones.
+ * Expiry: a timer wheel of one-second slots. Each entry carries the TSC at which its state's
+ * idle timeout ends and sits in the slot of that second. A packet only moves the deadline
+ * (no list work on the fast path); when a slot's second has passed, its entries are either
+ * due (handed to the caller) or, refreshed since, moved on to their current slot. Work per
+ * call is bounded; a slot not finished in one call is continued in the next.
  */
 #ifndef XLB_FLOW_TABLE_H
 #define XLB_FLOW_TABLE_H
@@ -23,8 +25,9 @@
 
 #include "xlb_addr.h"
 
-#define XLB_FLOW_MAX_SNAT 16 /* SNAT addresses a worker hands ports from */
-#define XLB_FLOW_NONE     UINT32_MAX
+#define XLB_FLOW_MAX_SNAT    16 /* SNAT addresses a worker hands ports from */
+#define XLB_FLOW_NONE        UINT32_MAX
+#define XLB_FLOW_WHEEL_SLOTS 512 /* seconds: longer than the longest idle timeout */
 
 /* A direction of a flow as it arrives: bytewise compared, so every byte is set. */
 struct xlb_flow_key {
@@ -53,14 +56,20 @@ struct xlb_flow {
     uint16_t snat_port; /* host order */
     uint32_t endpoint_slot, cluster_slot;
     uint64_t expires_tsc;
-    uint32_t next_free; /* free list link; XLB_FLOW_NONE at the end */
+    uint32_t next_free;              /* free list link; XLB_FLOW_NONE at the end */
+    uint32_t wheel_next, wheel_prev; /* links in its wheel slot */
+    uint16_t wheel_slot;
     bool used;
+    bool scheduled; /* in a wheel slot */
 };
 
 struct xlb_flow_table {
     struct rte_hash *hash;
     struct xlb_flow *flows;
-    uint32_t capacity, n_used, free_head, cursor;
+    uint32_t capacity, n_used, free_head;
+    /* The timer wheel: slot heads, the next second to process, TSC ticks per second. */
+    uint32_t wheel[XLB_FLOW_WHEEL_SLOTS];
+    uint64_t wheel_second, wheel_hz;
     /* This worker's SNAT ports: [port_base, port_base + port_count) on every SNAT address. */
     uint16_t port_base, port_count;
     uint8_t n_snat;
@@ -90,8 +99,18 @@ struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow
                                  const struct xlb_addr *backend, uint16_t backend_port_be,
                                  int *why);
 
-/* Remove a flow: both keys, its port back to the slice. */
+/* Remove a flow: both keys, its wheel slot, its port back to the slice. */
 void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f);
+
+/* Put a new flow on the wheel at its expires_tsc (the first call starts the wheel's clock). */
+void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t now_tsc, uint64_t hz);
+
+/*
+ * Up to max flows whose deadline has passed, taken off the wheel (the caller removes them);
+ * at most `budget` entries are examined. Returns how many were stored in due.
+ */
+uint32_t xlb_flow_due(struct xlb_flow_table *t, uint64_t now_tsc, uint32_t budget,
+                      struct xlb_flow **due, uint32_t max);
 
 /* The worker that owns a SNAT port, given every worker's slice size (for steering checks). */
 static inline unsigned xlb_flow_port_owner(uint16_t port, uint16_t base, uint16_t per_worker)
