@@ -153,6 +153,8 @@ static void track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rt
         f->state = XLB_FLOW_CLOSING;
     }
     f->expires_tsc = timeout_tsc(ctx, f->state);
+    if (before == XLB_FLOW_SYN_SENT && f->state != XLB_FLOW_SYN_SENT && ctx->flows->n_syn > 0)
+        ctx->flows->n_syn--;
     /* The wheel follows a later deadline lazily, but a state with a shorter timeout must move
      * the flow to an earlier slot now. Rare: a few state changes per connection. */
     if (f->state != before && f->scheduled)
@@ -253,11 +255,30 @@ static uint64_t connection_hash(const struct xlb_burst_ctx *ctx, const struct xl
     return z ^ (z >> 31);
 }
 
+/* A full table makes room by evicting the flow nearest its idle timeout. */
+static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct xlb_flow_key *key,
+                                        const struct xlb_lb_endpoint *e, int *why)
+{
+    struct xlb_flow_table *t = ctx->flows;
+    uint16_t port = rte_cpu_to_be_16(e->where.port);
+    struct xlb_flow *f = xlb_flow_create(t, key, &e->where.addr, port, why);
+    struct xlb_flow evicted;
+    if (f != NULL || *why != 0 || !xlb_flow_evict_oldest(t, XLB_FLOW_WHEEL_SLOTS, &evicted))
+        return f;
+    if (ctx->lb->load != NULL && evicted.cluster_slot < XLB_CLUSTER_SLOTS)
+        ctx->lb->load->clusters[evicted.cluster_slot].finished++;
+    ctx->stats->events[XLB_EVENT_FLOWS_EVICTED]++;
+    return xlb_flow_create(t, key, &e->where.addr, port, why);
+}
+
 /* A SYN with no flow: the LB core picks the backend, and the flow is created. */
 static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                             struct xlb_frame *frame, const struct xlb_tcp_packet *p,
                             const struct xlb_flow_key *key, struct xlb_flow **out)
 {
+    /* SYN flood policy: half-open flows take at most a quarter of the table. */
+    if (ctx->flows->n_syn >= ctx->flows->syn_cap)
+        return XLB_DROP_SYN_POOL_FULL;
     struct xlb_addr vip_addr;
     addr_of(p->family, key->dst, &vip_addr);
     const struct xlb_vip_view *vip = find_vip(snap, &vip_addr, rte_be_to_cpu_16(key->dst_port));
@@ -278,9 +299,7 @@ static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     else if (!next_hop(snap, &e->where.addr, &mac, &out_port))
         verdict = XLB_DROP_NEXT_HOP_UNRESOLVED;
     int why = 0;
-    if (verdict == XLB_VERDICT_TX &&
-        (f = xlb_flow_create(ctx->flows, key, &e->where.addr, rte_cpu_to_be_16(e->where.port),
-                             &why)) == NULL)
+    if (verdict == XLB_VERDICT_TX && (f = create_evicting(ctx, key, e, &why)) == NULL)
         verdict = flow_create_drop(why);
     if (verdict != XLB_VERDICT_TX) {
         /* The pick counted a request start: end it, so circuit breaking sees it gone. */
@@ -295,6 +314,7 @@ static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     f->endpoint_slot = e->slot;
     f->cluster_slot = trace.cluster->cluster_slot;
     f->state = XLB_FLOW_SYN_SENT;
+    ctx->flows->n_syn++;
     ctx->stats->events[XLB_EVENT_FLOWS_CREATED]++;
     *out = f;
     return XLB_VERDICT_TX;

@@ -43,6 +43,7 @@
     X(NO_SNAT_ADDRESS, "no_snat_address")                                                          \
     X(FLOW_OTHER_WORKER, "flow_other_worker")                                                      \
     X(REDIRECT_FULL, "redirect_ring_full")                                                         \
+    X(SYN_POOL_FULL, "syn_pool_full")                                                              \
     X(PROTOCOL_UNSUPPORTED, "l4_protocol_unsupported")                                             \
     X(MULTI_SEGMENT, "multi_segment")                                                              \
     X(NO_MBUF, "no_mbuf")                                                                          \
@@ -70,7 +71,8 @@ enum xlb_drop_reason {
     X(REDIRECTED_OUT, "redirected_to_owner")                                                       \
     X(REDIRECTED_IN, "redirected_from_others")                                                     \
     X(TCP_RESETS_SENT, "tcp_resets_sent")                                                          \
-    X(FLOWS_FLUSHED, "flows_flushed")
+    X(FLOWS_FLUSHED, "flows_flushed")                                                              \
+    X(FLOWS_EVICTED, "flows_evicted")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

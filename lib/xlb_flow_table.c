@@ -29,6 +29,7 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
         return NULL;
     }
     t->capacity = capacity;
+    t->syn_cap = capacity / 4 > 0 ? capacity / 4 : 1;
     for (uint32_t i = 0; i < capacity; i++)
         t->flows[i].next_free = i + 1 < capacity ? i + 1 : XLB_FLOW_NONE;
     t->free_head = capacity > 0 ? 0 : XLB_FLOW_NONE;
@@ -173,6 +174,19 @@ void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t no
     wheel_link(t, f);
 }
 
+bool xlb_flow_evict_oldest(struct xlb_flow_table *t, uint32_t slots, struct xlb_flow *evicted)
+{
+    for (uint32_t k = 0; k < slots && k < XLB_FLOW_WHEEL_SLOTS && t->wheel_hz != 0; k++) {
+        uint32_t i = t->wheel[(t->wheel_second + k) % XLB_FLOW_WHEEL_SLOTS];
+        if (i == XLB_FLOW_NONE)
+            continue;
+        *evicted = t->flows[i];
+        xlb_flow_remove(t, &t->flows[i]);
+        return true;
+    }
+    return false;
+}
+
 uint32_t xlb_flow_due(struct xlb_flow_table *t, uint64_t now_tsc, uint32_t budget,
                       struct xlb_flow **due, uint32_t max)
 {
@@ -214,4 +228,6 @@ void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f)
     f->next_free = t->free_head;
     t->free_head = (uint32_t)(f - t->flows);
     t->n_used--;
+    if (f->state == XLB_FLOW_SYN_SENT && t->n_syn > 0)
+        t->n_syn--;
 }

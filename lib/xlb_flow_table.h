@@ -67,6 +67,9 @@ struct xlb_flow_table {
     struct rte_hash *hash;
     struct xlb_flow *flows;
     uint32_t capacity, n_used, free_head;
+    /* Flows still in SYN_SENT, and the most there may be: a SYN flood fills at most this
+     * share of the table, so established flows always find room. */
+    uint32_t n_syn, syn_cap;
     /* The timer wheel: slot heads, the next second to process, TSC ticks per second. */
     uint32_t wheel[XLB_FLOW_WHEEL_SLOTS];
     uint64_t wheel_second, wheel_hz;
@@ -101,6 +104,13 @@ struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow
 
 /* Remove a flow: both keys, its wheel slot, its port back to the slice. */
 void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f);
+
+/*
+ * Make room when the table is full: remove the flow whose deadline is nearest (the first entry
+ * of the earliest non-empty wheel slot), looking at most `slots` slots ahead. Returns the
+ * removed flow's copy in *evicted (for the caller's accounting), or false when none was found.
+ */
+bool xlb_flow_evict_oldest(struct xlb_flow_table *t, uint32_t slots, struct xlb_flow *evicted);
 
 /* Put a new flow on the wheel at its expires_tsc (the first call starts the wheel's clock). */
 void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t now_tsc, uint64_t hz);

@@ -814,20 +814,55 @@ static void fin_moves_flow_to_closing(void **state)
     assert_int_equal(n->load->clusters[CLUSTER4].finished, 1);
 }
 
-static void full_table_drops_and_ends_the_request(void **state)
+/* SYN flood policy: half-open flows take at most a quarter of the table. */
+static void syn_flood_is_held_to_its_pool(void **state)
 {
     struct nat_fixture *n = *state;
-    for (uint16_t i = 0; i < FLOWS; i++) {
+    uint32_t cap = n->flows->syn_cap;
+    assert_int_equal(cap, FLOWS / 4);
+    for (uint16_t i = 0; i < cap; i++) {
         struct seg syn = from_client4((uint16_t)(CLIENT_PORT + i), RTE_TCP_SYN_FLAG, NULL);
         struct seg out = to_backend(syn, (uint16_t)(PORT_BASE + i));
         forward(n, &syn, &out);
     }
-    struct seg syn = from_client4(CLIENT_PORT + FLOWS, RTE_TCP_SYN_FLAG, NULL);
-    dropped(n, &syn, XLB_DROP_FLOW_TABLE_FULL);
+    struct seg flood = from_client4(CLIENT_PORT + 100, RTE_TCP_SYN_FLAG, NULL);
+    dropped(n, &flood, XLB_DROP_SYN_POOL_FULL);
+    assert_int_equal(n->flows->n_used, cap);
+    assert_int_equal(n->load->clusters[CLUSTER4].started, cap); /* refused before the pick */
+
+    /* Answered SYNs leave the pool: room for new ones again. */
+    struct seg syn_ack = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
+    struct seg back = to_client(syn_ack, CLIENT_PORT);
+    forward(n, &syn_ack, &back);
+    assert_int_equal(n->flows->n_syn, cap - 1);
+    struct seg out = to_backend(flood, (uint16_t)(PORT_BASE + cap));
+    forward(n, &flood, &out);
+}
+
+/* A full table makes room for a new connection by evicting the flow nearest its timeout. */
+static void full_table_evicts_the_oldest_idle_flow(void **state)
+{
+    struct nat_fixture *n = *state;
+    n->flows->syn_cap = FLOWS; /* this test is about the table, not the SYN pool */
+    for (uint16_t i = 0; i < FLOWS; i++) {
+        n->f->ctx.now_tsc = START_TSC + i * TSC_HZ; /* flow i idles out one second after i-1 */
+        struct seg syn = from_client4((uint16_t)(CLIENT_PORT + i), RTE_TCP_SYN_FLAG, NULL);
+        struct seg out = to_backend(syn, (uint16_t)(PORT_BASE + i));
+        forward(n, &syn, &out);
+        struct seg syn_ack =
+            from_backend4((uint16_t)(PORT_BASE + i), RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
+        struct seg back = to_client(syn_ack, (uint16_t)(CLIENT_PORT + i));
+        forward(n, &syn_ack, &back);
+    }
     assert_int_equal(n->flows->n_used, FLOWS);
-    assert_int_equal(n->load->clusters[CLUSTER4].started, FLOWS + 1);
+    struct seg syn = from_client4(CLIENT_PORT + FLOWS, RTE_TCP_SYN_FLAG, NULL);
+    struct seg out = to_backend(syn, PORT_BASE); /* the evicted flow's port */
+    forward(n, &syn, &out);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_EVICTED], 1);
+    assert_int_equal(n->flows->n_used, FLOWS);
+    assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT)); /* the first, oldest, went */
+    assert_non_null(client_flow(n, FIX_PEER4, CLIENT_PORT + 1));
     assert_int_equal(n->load->clusters[CLUSTER4].finished, 1);
-    assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CREATED], FLOWS);
 }
 
 static void vip_without_lb_tree_has_no_backend(void **state)
@@ -862,7 +897,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(vip_without_lb_tree_has_no_backend, setup, teardown),
         cmocka_unit_test_setup_teardown(padding_and_ip_options_are_handled, setup, teardown),
         cmocka_unit_test_setup_teardown(fin_moves_flow_to_closing, setup, teardown),
-        cmocka_unit_test_setup_teardown(full_table_drops_and_ends_the_request, setup, teardown),
+        cmocka_unit_test_setup_teardown(syn_flood_is_held_to_its_pool, setup, teardown),
+        cmocka_unit_test_setup_teardown(full_table_evicts_the_oldest_idle_flow, setup, teardown),
     };
     return cmocka_run_group_tests_name("nat", tests, NULL, NULL);
 }
