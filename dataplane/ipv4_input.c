@@ -1,6 +1,7 @@
 #include <rte_ip.h>
 
 #include "icmp_echo.h"
+#include "icmp_error.h"
 #include "ip_input.h"
 #include "tcp_input.h"
 
@@ -41,6 +42,11 @@ xlb_verdict xlb_ipv4_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
     uint8_t *l4 = (uint8_t *)ip + hlen;
     switch (ip->next_proto_id) {
     case IPPROTO_ICMP:
+        if (total - hlen >= 8 && xlb_icmp4_is_error(l4[0])) {
+            if (rte_raw_cksum(l4, total - hlen) != 0xffff)
+                return XLB_DROP_ICMP_BAD_CHECKSUM;
+            return xlb_icmp_error_input(ctx, snap, frame, AF_INET, ip, total - hlen, owned->role);
+        }
         return xlb_icmp4_input(ctx, &snap->ports[port_index], frame, ip, total - hlen);
     case IPPROTO_TCP: {
         struct xlb_tcp_packet p = {AF_INET, port_index, ip, (struct rte_tcp_hdr *)l4, owned};

@@ -2,6 +2,7 @@
 #include <rte_ip.h>
 
 #include "icmp_echo.h"
+#include "icmp_error.h"
 #include "ip_input.h"
 #include "neighbour_discovery.h"
 #include "tcp_input.h"
@@ -39,8 +40,11 @@ static xlb_verdict icmp6_input(struct xlb_burst_ctx *ctx, const struct xlb_snaps
 
     struct xlb_addr dst;
     xlb_addr_from_ipv6(ip->dst_addr, &dst);
-    if (xlb_snapshot_owned_on_port(snap, &dst, port_index) == NULL)
+    const struct xlb_addr_entry *owned = xlb_snapshot_owned_on_port(snap, &dst, port_index);
+    if (owned == NULL)
         return XLB_DROP_NOT_OUR_ADDRESS;
+    if (xlb_icmp6_is_error(type))
+        return xlb_icmp_error_input(ctx, snap, frame, AF_INET6, ip, icmp_len, owned->role);
     if (type != XLB_ICMP6_ECHO_REQUEST)
         return XLB_DROP_ICMP_UNHANDLED;
     if (icmp_len < sizeof(struct rte_icmp_hdr) || ((const uint8_t *)(ip + 1))[1] != 0)

@@ -72,7 +72,8 @@ enum xlb_drop_reason {
     X(REDIRECTED_IN, "redirected_from_others")                                                     \
     X(TCP_RESETS_SENT, "tcp_resets_sent")                                                          \
     X(FLOWS_FLUSHED, "flows_flushed")                                                              \
-    X(FLOWS_EVICTED, "flows_evicted")
+    X(FLOWS_EVICTED, "flows_evicted")                                                              \
+    X(ICMP_ERRORS_TRANSLATED, "icmp_errors_translated")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

@@ -865,6 +865,119 @@ static void full_table_evicts_the_oldest_idle_flow(void **state)
     assert_int_equal(n->load->clusters[CLUSTER4].finished, 1);
 }
 
+/*
+ * An ICMP error whose quote is `quoted` (an IP packet xlb sent), from `from` to `to`, with the
+ * outer header of `family`; returns the frame length.
+ */
+static size_t icmp_error_frame(uint8_t *buf, int family, const struct rte_ether_addr *src_mac,
+                               const char *from, const char *to, const uint8_t *quoted,
+                               size_t quoted_len)
+{
+    struct rte_ether_hdr *eth = (struct rte_ether_hdr *)buf;
+    eth->dst_addr = port_mac;
+    eth->src_addr = *src_mac;
+    uint8_t *icmp;
+    size_t icmp_len = 8 + quoted_len;
+    if (family == AF_INET) {
+        eth->ether_type = htons(RTE_ETHER_TYPE_IPV4);
+        struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+        memset(ip, 0, sizeof(*ip));
+        ip->version_ihl = 0x45;
+        ip->total_length = htons((uint16_t)(sizeof(*ip) + icmp_len));
+        ip->time_to_live = 64;
+        ip->next_proto_id = IPPROTO_ICMP;
+        assert_int_equal(inet_pton(AF_INET, from, &ip->src_addr), 1);
+        assert_int_equal(inet_pton(AF_INET, to, &ip->dst_addr), 1);
+        ip->hdr_checksum = rte_ipv4_cksum(ip);
+        icmp = (uint8_t *)(ip + 1);
+        const uint8_t head[8] = {3, 4, 0, 0, 0, 0, 0x05, 0x78}; /* frag needed, MTU 1400 */
+        memcpy(icmp, head, 8);
+        memcpy(icmp + 8, quoted, quoted_len);
+        uint16_t csum = (uint16_t)~rte_raw_cksum(icmp, icmp_len);
+        memcpy(icmp + 2, &csum, 2);
+        return sizeof(*eth) + sizeof(*ip) + icmp_len;
+    }
+    eth->ether_type = htons(RTE_ETHER_TYPE_IPV6);
+    struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(eth + 1);
+    memset(ip, 0, sizeof(*ip));
+    ip->vtc_flow = htonl(6u << 28);
+    ip->payload_len = htons((uint16_t)icmp_len);
+    ip->proto = IPPROTO_ICMPV6;
+    ip->hop_limits = 64;
+    assert_int_equal(inet_pton(AF_INET6, from, ip->src_addr), 1);
+    assert_int_equal(inet_pton(AF_INET6, to, ip->dst_addr), 1);
+    icmp = (uint8_t *)(ip + 1);
+    const uint8_t head[8] = {2, 0, 0, 0, 0, 0, 0x05, 0x00}; /* packet too big, MTU 1280 */
+    memcpy(icmp, head, 8);
+    memcpy(icmp + 8, quoted, quoted_len);
+    uint16_t csum = rte_ipv6_udptcp_cksum(ip, icmp);
+    memcpy(icmp + 2, &csum, 2);
+    return sizeof(*eth) + sizeof(*ip) + icmp_len;
+}
+
+/* Send an ICMP error quoting `sent` (what xlb forwarded) and check it reaches the client as an
+ * error about the client's own segment `original`, all checksums valid. */
+static void icmp_error_reaches_client(struct nat_fixture *n, const struct seg *original,
+                                      const struct seg *sent, bool v6)
+{
+    uint8_t sent_frame[256], orig_frame[256], frame[512];
+    size_t sent_len = tcp_frame(sent_frame, sent), orig_len = tcp_frame(orig_frame, original);
+    size_t eth = sizeof(struct rte_ether_hdr);
+    size_t len =
+        icmp_error_frame(frame, v6 ? AF_INET6 : AF_INET, sent->eth_dst, v6 ? BACKEND6 : BACKEND4,
+                         v6 ? SNAT6 : SNAT4, sent_frame + eth, sent_len - eth);
+    unsigned before = n->f->ctx.tx[0].n;
+    assert_int_equal(fixture_send(n->f, frame, len), 1);
+    size_t out_len;
+    const uint8_t *out = fixture_tx(n->f, before, &out_len);
+    assert_int_equal(out_len, len);
+    const struct rte_ether_hdr *e = (const void *)out;
+    assert_memory_equal(&e->dst_addr, &client_mac, 6);
+    assert_memory_equal(&e->src_addr, &port_mac, 6);
+    size_t outer = v6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr);
+    const uint8_t *icmp = out + eth + outer;
+    /* The quote is now exactly the client's own segment (with the TTL/hop limit it had). */
+    const uint8_t *quote = icmp + 8;
+    if (v6) {
+        const struct rte_ipv6_hdr *ip = (const void *)(e + 1);
+        assert_int_equal(rte_ipv6_udptcp_cksum_verify(ip, ip + 1), 0);
+        assert_memory_equal(quote + 8, orig_frame + eth + 8, 32); /* addresses */
+    } else {
+        const struct rte_ipv4_hdr *ip = (const void *)(e + 1);
+        assert_int_equal(rte_raw_cksum(ip, sizeof(*ip)), 0xffff);
+        assert_int_equal(rte_raw_cksum(icmp, out_len - eth - outer), 0xffff);
+        const struct rte_ipv4_hdr *q = (const void *)quote;
+        assert_int_equal(rte_raw_cksum(q, sizeof(*q)), 0xffff);
+        assert_int_equal(rte_ipv4_udptcp_cksum_verify(q, q + 1), 0);
+        assert_memory_equal(quote + 12, orig_frame + eth + 12, 8); /* addresses */
+    }
+    size_t q_ip = v6 ? 40 : 20;
+    assert_memory_equal(quote + q_ip, orig_frame + eth + q_ip, 4); /* ports */
+    (void)orig_len;
+}
+
+static void icmp_errors_are_translated_for_the_client(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    struct seg sent = to_backend(syn, PORT_BASE);
+    forward(n, &syn, &sent);
+    icmp_error_reaches_client(n, &syn, &sent, false);
+
+    struct seg syn6 = from_client6(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    struct seg sent6 = to_backend(syn6, PORT_BASE);
+    forward(n, &syn6, &sent6);
+    icmp_error_reaches_client(n, &syn6, &sent6, true);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_ICMP_ERRORS_TRANSLATED], 2);
+
+    /* An error about a segment of no flow goes nowhere. */
+    uint8_t frame[512], quoted[64] = {0x45, 0, 0, 40, 0, 0, 0, 0, 64, IPPROTO_TCP};
+    size_t len = icmp_error_frame(frame, AF_INET, &backend_mac, BACKEND4, SNAT4, quoted, 28);
+    uint64_t drops = fixture_drops(n->f, XLB_DROP_TCP_NO_FLOW);
+    fixture_send(n->f, frame, len);
+    assert_int_equal(fixture_drops(n->f, XLB_DROP_TCP_NO_FLOW), drops + 1);
+}
+
 static void vip_without_lb_tree_has_no_backend(void **state)
 {
     struct nat_fixture *n = *state;
@@ -898,6 +1011,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(padding_and_ip_options_are_handled, setup, teardown),
         cmocka_unit_test_setup_teardown(fin_moves_flow_to_closing, setup, teardown),
         cmocka_unit_test_setup_teardown(syn_flood_is_held_to_its_pool, setup, teardown),
+        cmocka_unit_test_setup_teardown(icmp_errors_are_translated_for_the_client, setup, teardown),
         cmocka_unit_test_setup_teardown(full_table_evicts_the_oldest_idle_flow, setup, teardown),
     };
     return cmocka_run_group_tests_name("nat", tests, NULL, NULL);
