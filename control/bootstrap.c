@@ -451,6 +451,10 @@ static void read_xlb_section(const cJSON *xlb, struct xlb_bootstrap *out, struct
         out->mbuf_pool_size = (unsigned)value;
     if (xlb_json_integer(xlb, "flows_per_worker", "xlb", 1024, 1 << 24, &value, errs))
         out->flows_per_worker = (uint32_t)value;
+    const cJSON *compat = cJSON_GetObjectItemCaseSensitive(xlb, "aggregate_cluster_backward_compat");
+    if (compat != NULL && !cJSON_IsBool(compat))
+        xlb_errors_add(errs, "xlb.aggregate_cluster_backward_compat", "must be true or false");
+    out->aggregate_cluster_backward_compat = cJSON_IsTrue(compat);
     read_ports(xlb, out, errs);
     read_snat(xlb, out, errs);
     read_vips(xlb, out, errs);

@@ -70,6 +70,7 @@ struct xlb_bootstrap {
     unsigned n_snat;
     struct xlb_addr *snat;
     uint32_t flows_per_worker; /* NAT flow table entries per worker */
+    bool aggregate_cluster_backward_compat; /* pre-A75 aggregate clusters */
     unsigned n_vips;
     struct xlb_vip_config *vips;
     cJSON *static_resources;             /* owned copy, or NULL; parsed by the xDS layer */

@@ -103,6 +103,8 @@ static void list_restart_only(const struct xlb_bootstrap *running,
         {"xlb.worker_idle_sleep_us", running->worker_idle_sleep_us == fresh->worker_idle_sleep_us},
         {"xlb.mbuf_pool_size", running->mbuf_pool_size == fresh->mbuf_pool_size},
         {"xlb.flows_per_worker", running->flows_per_worker == fresh->flows_per_worker},
+        {"xlb.aggregate_cluster_backward_compat",
+         running->aggregate_cluster_backward_compat == fresh->aggregate_cluster_backward_compat},
         /* Answered at once, but the workers' flow tables hand out ports of the set they
          * started with. */
         {"xlb.snat (for new flows' source addresses)", same_snat(running, fresh)},

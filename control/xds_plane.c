@@ -183,6 +183,7 @@ int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
         return -1;
     }
     x->lrs_source.lb = x->lb;
+    xlb_lb_state_set_aggregate_compat(x->lb, b->aggregate_cluster_backward_compat);
     if (b->n_xds_servers > 0 && start_lrs(x, load, n_workers) != 0) {
         xlb_errors_add(errs, "xds_servers", "cannot start the LRS client");
         return -1;

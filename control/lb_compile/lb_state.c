@@ -14,7 +14,10 @@
 /* Everything xlb keeps about one leaf cluster between compiles. */
 struct cluster_entry {
     char *name;
-    uint64_t fingerprint;            /* of the dependency-manager inputs last compiled */
+    char *policy_from;    /* aggregate backward compatibility: the aggregate whose lb_policy the
+                           * leaf uses (a variant of the leaf of its own), else NULL */
+    uint64_t fingerprint; /* of the inputs last compiled (leaf, and policy when a variant) */
+    uint64_t leaf_fingerprint;       /* the leaf's dependency-manager fingerprint then */
     struct xlb_lb_cluster *compiled; /* our reference; NULL before the first compile */
     uint32_t cluster_slot;
     uint32_t n;    /* endpoints of the last compile */
@@ -45,6 +48,7 @@ struct xlb_lb_state {
     unsigned n_workers;
     uint64_t seed;
     uint64_t now_ms;
+    bool aggregate_compat;
     char *cluster_slot_names[XLB_CLUSTER_SLOTS];
 };
 
@@ -78,6 +82,7 @@ static void entry_free(struct xlb_lb_state *st, struct cluster_entry *e)
     free(e->last_session);
     free(e->last_use_ms);
     free(e->name);
+    free(e->policy_from);
     free(e);
 }
 
@@ -100,12 +105,28 @@ void xlb_lb_state_free(struct xlb_lb_state *st)
     free(st);
 }
 
-static struct cluster_entry *find_entry(const struct xlb_lb_state *st, const char *name)
+static bool same_policy_from(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static struct cluster_entry *find_variant(const struct xlb_lb_state *st, const char *name,
+                                          const char *policy_from)
 {
     for (struct cluster_entry *e = st->clusters; e != NULL; e = e->next)
-        if (strcmp(e->name, name) == 0)
+        if (strcmp(e->name, name) == 0 && same_policy_from(e->policy_from, policy_from))
             return e;
     return NULL;
+}
+
+static struct cluster_entry *find_entry(const struct xlb_lb_state *st, const char *name)
+{
+    return find_variant(st, name, NULL);
+}
+
+static struct cluster_entry *entry_of(const struct xlb_lb_state *st, const struct xlb_lb_cluster *c)
+{
+    return find_variant(st, c->name, c->policy_from);
 }
 
 /* A cluster keeps its circuit-breaker slot for the life of the process (by name). */
@@ -122,16 +143,19 @@ static uint32_t cluster_slot_for(struct xlb_lb_state *st, const char *name)
     return XLB_LB_NO_SLOT;
 }
 
-static struct cluster_entry *entry_for(struct xlb_lb_state *st, const char *name)
+static struct cluster_entry *entry_for(struct xlb_lb_state *st, const char *name,
+                                       const char *policy_from)
 {
-    struct cluster_entry *e = find_entry(st, name);
+    struct cluster_entry *e = find_variant(st, name, policy_from);
     if (e != NULL)
         return e;
     e = calloc(1, sizeof(*e));
     if (e == NULL || (e->name = strdup(name)) == NULL ||
+        (policy_from != NULL && (e->policy_from = strdup(policy_from)) == NULL) ||
         (e->priority = xlb_priority_policy_create()) == NULL) {
         if (e != NULL) {
             free(e->name);
+            free(e->policy_from);
             free(e);
         }
         return NULL;
@@ -290,9 +314,34 @@ static void outlier_reset(struct cluster_entry *e, const struct xlb_cluster_conf
 }
 
 /* (Re)compile a leaf from its dependency-manager entry; false when it failed (logged). */
-static bool compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
-                         const struct xlb_dm_cluster *leaf, bool inputs_changed)
+/* The leaf's config, or for a compatibility variant a copy with the aggregate's policy. */
+static struct xlb_cluster_config leaf_config(const struct xlb_dm_cluster *leaf,
+                                             const struct xlb_cluster_config *policy)
 {
+    struct xlb_cluster_config c = *leaf->value;
+    if (policy != NULL) {
+        c.lb_policy = policy->lb_policy;
+        c.ring_hash = policy->ring_hash;
+    }
+    return c;
+}
+
+static uint64_t variant_fingerprint(const struct xlb_dm_cluster *leaf,
+                                    const struct xlb_cluster_config *policy)
+{
+    if (policy == NULL)
+        return leaf->fingerprint;
+    uint64_t h = leaf->fingerprint ^ UINT64_C(0x9e3779b97f4a7c15);
+    h = h * 31 + policy->lb_policy;
+    h = h * 31 + policy->ring_hash.min_ring_size;
+    return h * 31 + policy->ring_hash.max_ring_size;
+}
+
+static bool compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
+                         const struct xlb_dm_cluster *leaf, const struct xlb_cluster_config *policy,
+                         bool inputs_changed)
+{
+    struct xlb_cluster_config config = leaf_config(leaf, policy);
     uint32_t n = xlb_cluster_compile_count(leaf->endpoints);
     struct xlb_host_port *where = calloc(n + 1, sizeof(*where));
     struct carried kept = {0};
@@ -318,7 +367,7 @@ static bool compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
     struct slot_args args = {st, e->name};
     struct xlb_cluster_compile_input in = {
         .name = e->name,
-        .config = leaf->value,
+        .config = &config,
         .endpoints = leaf->endpoints,
         .endpoint_slots = kept.slots,
         .ejected = e->ejected,
@@ -332,14 +381,16 @@ static bool compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
     bool ok = xlb_cluster_compile(&in, &c, err, sizeof(err)) == 0;
     if (ok) {
         choose_priority(e, c, st->now_ms);
-        c->fingerprint = leaf->fingerprint;
+        c->fingerprint = variant_fingerprint(leaf, policy);
+        c->policy_from = e->policy_from != NULL ? strdup(e->policy_from) : NULL;
         if (e->compiled != NULL)
             for (uint32_t i = 0; i < e->compiled->n_endpoints; i++)
                 xlb_endpoint_slots_release(&st->slots, e->compiled->endpoints[i].slot);
         xlb_lb_cluster_release(e->compiled);
         e->compiled = c;
         e->n = n;
-        e->fingerprint = leaf->fingerprint;
+        e->fingerprint = c->fingerprint;
+        e->leaf_fingerprint = leaf->fingerprint;
     } else {
         XLB_LOG(ERR, CONTROL, "cluster %s: cannot compile: %s", e->name, err);
         for (uint32_t i = 0; i < n; i++)
@@ -360,18 +411,19 @@ static bool compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
     return ok;
 }
 
-static struct xlb_lb_cluster *resolve_leaf(void *arg, const struct xlb_dm_cluster *leaf)
+static struct xlb_lb_cluster *resolve_leaf(void *arg, const struct xlb_dm_cluster *leaf,
+                                           const struct xlb_cluster_config *policy)
 {
     struct xlb_lb_state *st = arg;
     if (leaf->state != XLB_DM_READY || leaf->value == NULL ||
         leaf->value->type == XLB_CLUSTER_AGGREGATE)
         return NULL;
-    struct cluster_entry *e = entry_for(st, leaf->name);
+    struct cluster_entry *e = entry_for(st, leaf->name, policy ? policy->name : NULL);
     if (e == NULL)
         return NULL;
     e->referenced = true;
-    if (e->compiled == NULL || e->fingerprint != leaf->fingerprint)
-        compile_leaf(st, e, leaf, true);
+    if (e->compiled == NULL || e->fingerprint != variant_fingerprint(leaf, policy))
+        compile_leaf(st, e, leaf, policy, true);
     xlb_lb_cluster_hold(e->compiled);
     return e->compiled;
 }
@@ -381,7 +433,7 @@ static bool vip_current(const struct xlb_lb_state *st, const struct xlb_lb_vip *
 {
     for (uint32_t t = 0; t < v->n_targets; t++)
         for (uint32_t l = 0; l < v->targets[t].n_leaves; l++) {
-            const struct cluster_entry *e = find_entry(st, v->targets[t].leaves[l]->name);
+            const struct cluster_entry *e = entry_of(st, v->targets[t].leaves[l]);
             if (e == NULL || e->compiled != v->targets[t].leaves[l])
                 return false;
         }
@@ -392,7 +444,7 @@ static void mark_referenced(struct xlb_lb_state *st, const struct xlb_lb_vip *v)
 {
     for (uint32_t t = 0; v != NULL && t < v->n_targets; t++)
         for (uint32_t l = 0; l < v->targets[t].n_leaves; l++) {
-            struct cluster_entry *e = find_entry(st, v->targets[t].leaves[l]->name);
+            struct cluster_entry *e = entry_of(st, v->targets[t].leaves[l]);
             if (e != NULL)
                 e->referenced = true;
         }
@@ -421,7 +473,8 @@ static bool rebuild_vip(struct xlb_lb_state *st, size_t v, const struct xlb_dm_v
 {
     struct xlb_lb_vip *compiled;
     char err[256];
-    if (xlb_vip_compile(vip, resolve_leaf, st, &compiled, err, sizeof(err)) != 0) {
+    if (xlb_vip_compile(vip, st->aggregate_compat, resolve_leaf, st, &compiled, err, sizeof(err)) !=
+        0) {
         XLB_LOG(ERR, CONTROL, "VIP %s: cannot compile: %s", vip->target, err);
         return false;
     }
@@ -522,16 +575,26 @@ static void feed_counters(struct cluster_entry *e, const struct xlb_worker_load 
     }
 }
 
-/* The current dependency-manager entry of a leaf, when it is still what was compiled. */
+/* The current dependency-manager entry of a leaf (and, for a compatibility variant, the
+ * aggregate's config in *policy), when it is still what was compiled. */
 static const struct xlb_dm_cluster *current_leaf(const struct xlb_lb_state *st,
-                                                 const struct cluster_entry *e)
+                                                 const struct cluster_entry *e,
+                                                 const struct xlb_cluster_config **policy)
 {
     for (size_t v = 0; st->dm != NULL && v < st->n_vips; v++) {
-        const struct xlb_dm_cluster *c =
-            xlb_dm_vip_cluster(&st->dm->vips[st->dm_index[v]], e->name);
-        if (c != NULL && c->state == XLB_DM_READY && c->value != NULL &&
-            c->fingerprint == e->fingerprint)
-            return c;
+        const struct xlb_dm_vip *vip = &st->dm->vips[st->dm_index[v]];
+        const struct xlb_dm_cluster *c = xlb_dm_vip_cluster(vip, e->name);
+        if (c == NULL || c->state != XLB_DM_READY || c->value == NULL ||
+            c->fingerprint != e->leaf_fingerprint)
+            continue;
+        *policy = NULL;
+        if (e->policy_from != NULL) {
+            const struct xlb_dm_cluster *agg = xlb_dm_vip_cluster(vip, e->policy_from);
+            if (agg == NULL || agg->value == NULL)
+                continue;
+            *policy = agg->value;
+        }
+        return c;
     }
     return NULL;
 }
@@ -560,8 +623,9 @@ static bool tick_cluster(struct xlb_lb_state *st, struct cluster_entry *e,
         recompile = true;
     if (!recompile)
         return false;
-    const struct xlb_dm_cluster *leaf = current_leaf(st, e);
-    return leaf != NULL && compile_leaf(st, e, leaf, false);
+    const struct xlb_cluster_config *policy = NULL;
+    const struct xlb_dm_cluster *leaf = current_leaf(st, e, &policy);
+    return leaf != NULL && compile_leaf(st, e, leaf, policy, false);
 }
 
 bool xlb_lb_state_tick(struct xlb_lb_state *st, uint64_t now_ms)
@@ -670,4 +734,9 @@ uint32_t xlb_lb_state_cluster_slot(const struct xlb_lb_state *st, const char *na
         if (strcmp(st->cluster_slot_names[i], name) == 0)
             return i;
     return XLB_LB_NO_SLOT;
+}
+
+void xlb_lb_state_set_aggregate_compat(struct xlb_lb_state *st, bool on)
+{
+    st->aggregate_compat = on;
 }

@@ -54,6 +54,13 @@ bool xlb_lb_state_update(struct xlb_lb_state *st, const struct xlb_dm *dm, const
  */
 bool xlb_lb_state_tick(struct xlb_lb_state *st, uint64_t now_ms);
 
+/*
+ * Restore the aggregate-cluster behaviour before gRPC A75 (what gRPC's
+ * GRPC_XDS_AGGREGATE_CLUSTER_BACKWARD_COMPAT does): the aggregate's lb_policy applies to its
+ * leaves and a session may pin any leaf's endpoint. Set before the first update.
+ */
+void xlb_lb_state_set_aggregate_compat(struct xlb_lb_state *st, bool on);
+
 /* VIP v's compiled tree, or NULL. The snapshot builder takes its own reference. */
 struct xlb_lb_vip *xlb_lb_state_vip(const struct xlb_lb_state *st, size_t v);
 

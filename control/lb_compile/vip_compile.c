@@ -10,8 +10,8 @@
 #include "xds_regex.h"
 
 /* A route's cluster name -> its leaves: the cluster itself, or an aggregate's leaf list. */
-static int resolve_target(const struct xlb_dm_vip *vip, const char *name, xlb_leaf_resolver resolve,
-                          void *arg, struct xlb_lb_target *t)
+static int resolve_target(const struct xlb_dm_vip *vip, const char *name, bool compat,
+                          xlb_leaf_resolver resolve, void *arg, struct xlb_lb_target *t)
 {
     t->name = strdup(name);
     if (t->name == NULL)
@@ -26,11 +26,12 @@ static int resolve_target(const struct xlb_dm_vip *vip, const char *name, xlb_le
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         const struct xlb_dm_cluster *leaf = aggregate ? &vip->clusters[c->leaves[i]] : c;
-        struct xlb_lb_cluster *compiled = resolve(arg, leaf);
+        struct xlb_lb_cluster *compiled = resolve(arg, leaf, aggregate && compat ? c->value : NULL);
         if (compiled != NULL)
             t->leaves[t->n_leaves++] = compiled;
     }
     t->ready = t->n_leaves > 0;
+    t->session_any_leaf = aggregate && compat;
     return 0;
 }
 
@@ -141,7 +142,7 @@ static int compile_session_cookies(const struct xlb_dm_vip *vip, struct xlb_lb_v
     return 0;
 }
 
-static int compile_targets(const struct xlb_dm_vip *vip, struct xlb_lb_vip *v,
+static int compile_targets(const struct xlb_dm_vip *vip, struct xlb_lb_vip *v, bool compat,
                            xlb_leaf_resolver resolve, void *arg)
 {
     v->n_targets = v->routes ? v->routes->n_clusters : 1;
@@ -150,15 +151,15 @@ static int compile_targets(const struct xlb_dm_vip *vip, struct xlb_lb_vip *v,
         return -ENOMEM;
     for (uint32_t t = 0; t < v->n_targets; t++) {
         const char *name = v->routes ? v->routes->cluster_names[t] : vip->target;
-        int rc = resolve_target(vip, name, resolve, arg, &v->targets[t]);
+        int rc = resolve_target(vip, name, compat, resolve, arg, &v->targets[t]);
         if (rc != 0)
             return rc;
     }
     return 0;
 }
 
-int xlb_vip_compile(const struct xlb_dm_vip *vip, xlb_leaf_resolver resolve, void *arg,
-                    struct xlb_lb_vip **out, char *err, size_t err_len)
+int xlb_vip_compile(const struct xlb_dm_vip *vip, bool aggregate_compat, xlb_leaf_resolver resolve,
+                    void *arg, struct xlb_lb_vip **out, char *err, size_t err_len)
 {
     *out = NULL;
     struct xlb_lb_vip *v = calloc(1, sizeof(*v));
@@ -177,7 +178,7 @@ int xlb_vip_compile(const struct xlb_dm_vip *vip, xlb_leaf_resolver resolve, voi
             rc = compile_session_cookies(vip, v);
     }
     if (rc == 0)
-        rc = compile_targets(vip, v, resolve, arg);
+        rc = compile_targets(vip, v, aggregate_compat, resolve, arg);
     if (rc != 0) {
         xlb_lb_vip_release(v);
         return -1;

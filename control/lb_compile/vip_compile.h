@@ -6,16 +6,26 @@
 #ifndef XLB_VIP_COMPILE_H
 #define XLB_VIP_COMPILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "dependency_manager.h"
 #include "xlb_lb.h"
 
-/* The compiled leaf cluster of a name, with a reference for the caller; NULL when none. */
-typedef struct xlb_lb_cluster *(*xlb_leaf_resolver)(void *arg, const struct xlb_dm_cluster *leaf);
+/*
+ * The compiled leaf cluster, with a reference for the caller; NULL when none. policy is NULL,
+ * or (aggregate backward compatibility) the aggregate cluster whose lb_policy the leaf must use
+ * in place of its own.
+ */
+typedef struct xlb_lb_cluster *(*xlb_leaf_resolver)(void *arg, const struct xlb_dm_cluster *leaf,
+                                                    const struct xlb_cluster_config *policy);
 
-/* Returns 0 with *out (refs = 1), or -1 with a reason in err. */
-int xlb_vip_compile(const struct xlb_dm_vip *vip, xlb_leaf_resolver resolve, void *arg,
-                    struct xlb_lb_vip **out, char *err, size_t err_len);
+/*
+ * Returns 0 with *out (refs = 1), or -1 with a reason in err. aggregate_compat restores the
+ * aggregate-cluster behaviour before gRPC A75 (gRPC's GRPC_XDS_AGGREGATE_CLUSTER_BACKWARD_COMPAT):
+ * the aggregate's lb_policy applies to every leaf, and a session may pin any leaf's endpoint.
+ */
+int xlb_vip_compile(const struct xlb_dm_vip *vip, bool aggregate_compat, xlb_leaf_resolver resolve,
+                    void *arg, struct xlb_lb_vip **out, char *err, size_t err_len);
 
 #endif

@@ -96,6 +96,7 @@ struct xlb_lb_cluster {
     /* Bit i: endpoint i may take a request now (not ejected, not failing); ring hash walks
      * past the others (A42) and a session to one falls back to the normal pick (A55). */
     uint64_t *usable;
+    char *policy_from;    /* aggregate backward compatibility: lb_policy of this aggregate */
     uint64_t fingerprint; /* of the inputs it was compiled from (control plane) */
     uint32_t refs;        /* control plane only */
 };
@@ -120,6 +121,8 @@ struct xlb_lb_hash_policy {
 struct xlb_lb_target {
     char *name;
     bool ready; /* false: the cluster is missing or in error; picks fail */
+    /* Aggregate backward compatibility (pre-A75): a session pins an endpoint of any leaf. */
+    bool session_any_leaf;
     uint32_t n_leaves;
     struct xlb_lb_cluster **leaves; /* references held */
 };

@@ -60,6 +60,7 @@ static void cluster_free(struct xlb_lb_cluster *c)
     free(c->endpoints);
     free(c->usable);
     free(c->name);
+    free(c->policy_from);
     free(c);
 }
 

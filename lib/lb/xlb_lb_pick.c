@@ -226,6 +226,19 @@ static const struct xlb_lb_session *session_for(const struct xlb_lb_target *targ
     return s;
 }
 
+/* Pre-A75 aggregates: one override host above every leaf, so the leaf that knows the session's
+ * address takes the pick; `fallback` when none does. */
+static uint32_t leaf_with_session(const struct xlb_lb_target *target,
+                                  const struct xlb_lb_session *s, uint32_t fallback)
+{
+    for (uint32_t l = 0; l < target->n_leaves; l++)
+        for (uint32_t i = 0; i < s->n_addresses; i++)
+            if (target->leaves[l]->override != NULL &&
+                xlb_override_map_find(target->leaves[l]->override, &s->addresses[i]) != NULL)
+                return l;
+    return fallback;
+}
+
 enum xlb_lb_outcome xlb_lb_pick(const struct xlb_lb_vip *vip, const struct xlb_lb_request *request,
                                 struct xlb_lb_worker *w, struct xlb_lb_trace *trace)
 {
@@ -258,5 +271,7 @@ enum xlb_lb_outcome xlb_lb_pick(const struct xlb_lb_vip *vip, const struct xlb_l
     uint32_t leaf = 0;
     while (leaf + 1 < target->n_leaves && target->leaves[leaf]->chosen_priority == XLB_PICK_NONE)
         leaf++;
+    if (target->session_any_leaf && session != NULL)
+        leaf = leaf_with_session(target, session, leaf);
     return xlb_lb_pick_cluster(target->leaves[leaf], session, hash, hashed, w, trace);
 }

@@ -280,6 +280,69 @@ static void test_removed_cluster_fails_its_picks(void **state)
     assert_null(xlb_lb_state_cluster(f->lb, "c1")); /* its state is gone with it */
 }
 
+#define AGG_RING_HASH                                                                              \
+    "{\"name\":\"agg\",\"lb_policy\":\"RING_HASH\",\"cluster_type\":{\"name\":"                    \
+    "\"envoy.clusters.aggregate\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy."        \
+    "extensions.clusters.aggregate.v3.ClusterConfig\",\"clusters\":[\"c1\",\"c2\"]}}}"
+
+/* An L4 VIP on an aggregate whose own lb_policy is RING_HASH over two round-robin leaves. */
+static void aggregate_vip(struct fixture *f, bool compat)
+{
+    xlb_lb_state_set_aggregate_compat(f->lb, compat);
+    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "agg") == 0);
+    dm_put(f->dm, XLB_XDS_CDS, "agg", AGG_RING_HASH);
+    dm_put_eds_cluster(f->dm, "c1", NULL);
+    dm_put_eds_cluster(f->dm, "c2", NULL);
+    dm_put(f->dm, XLB_XDS_EDS, "c1", EDS("c1", LOC("a", 0, EP("198.18.0.21", ""))));
+    dm_put(f->dm, XLB_XDS_EDS, "c2", EDS("c2", LOC("b", 0, EP("198.18.0.31", ""))));
+    assert_true(update(f));
+}
+
+static enum xlb_lb_override_outcome session_to_second_leaf(struct fixture *f, uint32_t *leaf_ep)
+{
+    struct xlb_lb_session session = {.n_addresses = 1};
+    assert_int_equal(xlb_host_port_parse("198.18.0.31:8080", 16, &session.addresses[0]), 0);
+    struct xlb_lb_request req = {.session = &session};
+    struct xlb_lb_trace t;
+    assert_int_equal(xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &t), XLB_LB_PICKED);
+    *leaf_ep = t.cluster == xlb_lb_state_vip(f->lb, 0)->targets[0].leaves[1] ? 1 : 0;
+    return (enum xlb_lb_override_outcome)t.override;
+}
+
+static void test_aggregate_follows_a75_by_default(void **state)
+{
+    struct fixture *f = *state;
+    aggregate_vip(f, false);
+    const struct xlb_lb_target *t = &xlb_lb_state_vip(f->lb, 0)->targets[0];
+    /* A75: each leaf keeps its own policy; the aggregate's RING_HASH is ignored. */
+    assert_int_equal(t->leaves[0]->policy, XLB_LB_POLICY_ROUND_ROBIN);
+    assert_null(t->leaves[0]->policy_from);
+    uint32_t leaf;
+    /* The first leaf is chosen, and its override host does not know c2's endpoint. */
+    assert_int_equal(session_to_second_leaf(f, &leaf), XLB_LB_OVERRIDE_UNKNOWN);
+    assert_int_equal(leaf, 0);
+}
+
+static void test_aggregate_backward_compat(void **state)
+{
+    struct fixture *f = *state;
+    aggregate_vip(f, true);
+    const struct xlb_lb_target *t = &xlb_lb_state_vip(f->lb, 0)->targets[0];
+    /* Before A75: the aggregate's lb_policy applies to its leaves... */
+    assert_int_equal(t->leaves[0]->policy, XLB_LB_POLICY_RING_HASH);
+    assert_int_equal(t->leaves[1]->policy, XLB_LB_POLICY_RING_HASH);
+    assert_string_equal(t->leaves[0]->policy_from, "agg");
+    /* ... and one override host spans them: a session to c2's endpoint is honoured. */
+    uint32_t leaf;
+    assert_int_equal(session_to_second_leaf(f, &leaf), XLB_LB_OVERRIDE_USED);
+    assert_int_equal(leaf, 1);
+    /* A plain pick still goes to the first leaf with a usable priority. */
+    struct xlb_lb_request req = {.connection_id = 7};
+    struct xlb_lb_trace tr;
+    assert_int_equal(xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &tr), XLB_LB_PICKED);
+    assert_ptr_equal(tr.cluster, t->leaves[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +354,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_draining_endpoint_is_reported_drained_after_idle_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_warming_vip_keeps_its_tree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_aggregate_follows_a75_by_default, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_aggregate_backward_compat, setup, teardown),
         cmocka_unit_test_setup_teardown(test_removed_cluster_fails_its_picks, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
