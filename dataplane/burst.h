@@ -48,6 +48,7 @@ struct xlb_burst_ctx {
     } flush;
     unsigned worker_id;
     uint16_t snat_port_base;  /* first SNAT port of worker 0's slice */
+    uint32_t snat_slice;      /* ports per worker's slice; 0: the flow table's port count */
     uint64_t now_tsc, tsc_hz; /* now_tsc: read once per poll loop */
     struct xlb_tx_batch tx[XLB_MAX_PORTS];
 };

@@ -172,8 +172,14 @@ static void release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
 void xlb_nat_expire(struct xlb_burst_ctx *ctx)
 {
     struct xlb_flow_table *t = ctx->flows;
-    if (t == NULL || t->n_used == 0)
+    if (t == NULL)
         return;
+    if (t->n_used == 0) {
+        /* Nothing on the wheel: keep its clock current rather than catching up later. */
+        if (t->wheel_hz != 0)
+            t->wheel_second = ctx->now_tsc / t->wheel_hz;
+        return;
+    }
     struct xlb_flow *due[XLB_NAT_EXPIRE_BUDGET];
     uint32_t n =
         xlb_flow_due(t, ctx->now_tsc, XLB_NAT_EXPIRE_BUDGET * 2, due, XLB_NAT_EXPIRE_BUDGET);
@@ -263,7 +269,7 @@ static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct 
     uint16_t port = rte_cpu_to_be_16(e->where.port);
     struct xlb_flow *f = xlb_flow_create(t, key, &e->where.addr, port, why);
     struct xlb_flow evicted;
-    if (f != NULL || *why != 0 || !xlb_flow_evict_oldest(t, XLB_FLOW_WHEEL_SLOTS, &evicted))
+    if (f != NULL || *why != 0 || !xlb_flow_evict_oldest(t, XLB_NAT_EVICT_BUDGET, &evicted))
         return f;
     if (ctx->lb->load != NULL && evicted.cluster_slot < XLB_CLUSTER_SLOTS)
         ctx->lb->load->clusters[evicted.cluster_slot].finished++;
@@ -426,7 +432,8 @@ static xlb_verdict steer_to_owner(struct xlb_burst_ctx *ctx, struct xlb_frame *f
 {
     if (port < ctx->snat_port_base)
         return XLB_DROP_TCP_NO_FLOW;
-    unsigned owner = xlb_flow_port_owner(port, ctx->snat_port_base, ctx->flows->port_count);
+    uint32_t slice = ctx->snat_slice != 0 ? ctx->snat_slice : ctx->flows->port_count;
+    unsigned owner = slice == 0 ? 0 : (unsigned)((port - ctx->snat_port_base) / slice);
     if (owner == ctx->worker_id || ctx->redirected_pass)
         return XLB_DROP_TCP_NO_FLOW;
     if (ctx->redirect == NULL || owner >= ctx->n_workers)

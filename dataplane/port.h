@@ -10,6 +10,7 @@
 struct xlb_port_info {
     uint16_t port_id;
     uint16_t n_rxq; /* workers 0..n_rxq-1 poll one each */
+    unsigned flow_rules; /* rte_flow rules steering replies to their worker (0: rings) */
     struct rte_ether_addr mac;
 };
 

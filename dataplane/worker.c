@@ -18,13 +18,16 @@ int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb
     struct xlb_shared *shared = cfg->shared;
     if (n_snat == 0)
         return 0;
-    uint16_t per_worker = (uint16_t)((65536u - XLB_SNAT_PORT_BASE) / shared->n_workers);
+    /* Aligned power-of-two slices, so that a NIC can steer a slice with one masked rule. */
+    uint32_t slice = xlb_snat_slice(shared->n_workers);
+    uint32_t first = cfg->id * slice < XLB_SNAT_PORT_BASE ? XLB_SNAT_PORT_BASE : cfg->id * slice;
+    uint16_t count = (uint16_t)((cfg->id + 1) * slice - first);
     char name[32];
     snprintf(name, sizeof(name), "xlb_flows_%u", cfg->id);
-    cfg->snat_port_base = XLB_SNAT_PORT_BASE;
-    cfg->flows =
-        xlb_flow_table_create(name, flows_per_worker, (int)rte_socket_id(), snat, n_snat,
-                              (uint16_t)(XLB_SNAT_PORT_BASE + cfg->id * per_worker), per_worker);
+    cfg->snat_port_base = 0;
+    cfg->snat_slice = slice;
+    cfg->flows = xlb_flow_table_create(name, flows_per_worker, (int)rte_socket_id(), snat, n_snat,
+                                       (uint16_t)first, count);
     cfg->lb = calloc(1, sizeof(*cfg->lb));
     if (cfg->flows == NULL || cfg->lb == NULL ||
         xlb_lb_worker_init(cfg->lb, rte_rdtsc() ^ ((uint64_t)cfg->id << 32), &shared->load[cfg->id],
@@ -86,6 +89,7 @@ int xlb_worker_main(void *arg)
         .lb = cfg->lb,
         .worker_id = cfg->id,
         .snat_port_base = cfg->snat_port_base,
+        .snat_slice = cfg->snat_slice,
         .redirect = cfg->flows != NULL ? shared->redirect : NULL,
         .n_workers = shared->n_workers,
         .tsc_hz = rte_get_tsc_hz(),

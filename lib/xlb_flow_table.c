@@ -153,6 +153,10 @@ static void wheel_link(struct xlb_flow_table *t, struct xlb_flow *f)
     uint64_t second = f->expires_tsc / t->wheel_hz;
     if (second < t->wheel_second)
         second = t->wheel_second;
+    /* Never a lap ahead: that slot is the one being processed, and the flow would come back
+     * to it at once; from the last slot of the lap it is looked at again in time. */
+    if (second >= t->wheel_second + XLB_FLOW_WHEEL_SLOTS)
+        second = t->wheel_second + XLB_FLOW_WHEEL_SLOTS - 1;
     uint16_t slot = (uint16_t)(second % XLB_FLOW_WHEEL_SLOTS);
     uint32_t i = index_of(t, f);
     f->wheel_slot = slot;
@@ -174,17 +178,37 @@ void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t no
     wheel_link(t, f);
 }
 
-bool xlb_flow_evict_oldest(struct xlb_flow_table *t, uint32_t slots, struct xlb_flow *evicted)
+bool xlb_flow_evict_oldest(struct xlb_flow_table *t, uint32_t budget, struct xlb_flow *evicted)
 {
-    for (uint32_t k = 0; k < slots && k < XLB_FLOW_WHEEL_SLOTS && t->wheel_hz != 0; k++) {
-        uint32_t i = t->wheel[(t->wheel_second + k) % XLB_FLOW_WHEEL_SLOTS];
-        if (i == XLB_FLOW_NONE)
-            continue;
-        *evicted = t->flows[i];
-        xlb_flow_remove(t, &t->flows[i]);
-        return true;
+    /* Slots hold flows by the deadline they had when linked; traffic has since moved some of
+     * them on. Walk the earliest slots, relinking those that moved, until a flow whose
+     * deadline really is in its slot's second turns up; with the budget spent, the nearest
+     * deadline seen goes. */
+    struct xlb_flow *nearest = NULL;
+    for (uint32_t k = 0; k < XLB_FLOW_WHEEL_SLOTS && budget > 0 && t->wheel_hz != 0; k++) {
+        uint64_t second = t->wheel_second + k;
+        uint32_t i = t->wheel[second % XLB_FLOW_WHEEL_SLOTS];
+        while (i != XLB_FLOW_NONE && budget > 0) {
+            struct xlb_flow *f = &t->flows[i];
+            uint32_t next = f->wheel_next;
+            budget--;
+            if (nearest == NULL || f->expires_tsc < nearest->expires_tsc)
+                nearest = f;
+            if (f->expires_tsc / t->wheel_hz <= second) {
+                nearest = f;
+                budget = 0;
+                break;
+            }
+            wheel_unlink(t, f);
+            wheel_link(t, f);
+            i = next;
+        }
     }
-    return false;
+    if (nearest == NULL)
+        return false;
+    *evicted = *nearest;
+    xlb_flow_remove(t, nearest);
+    return true;
 }
 
 uint32_t xlb_flow_due(struct xlb_flow_table *t, uint64_t now_tsc, uint32_t budget,

@@ -106,11 +106,12 @@ struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow
 void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f);
 
 /*
- * Make room when the table is full: remove the flow whose deadline is nearest (the first entry
- * of the earliest non-empty wheel slot), looking at most `slots` slots ahead. Returns the
- * removed flow's copy in *evicted (for the caller's accounting), or false when none was found.
+ * Make room when the table is full: remove the flow whose idle deadline is nearest, from the
+ * earliest wheel slots, examining at most `budget` entries (the nearest seen goes when the
+ * budget runs out). Returns the removed flow's copy in *evicted (for the caller's accounting),
+ * or false when the table holds no flow on the wheel.
  */
-bool xlb_flow_evict_oldest(struct xlb_flow_table *t, uint32_t slots, struct xlb_flow *evicted);
+bool xlb_flow_evict_oldest(struct xlb_flow_table *t, uint32_t budget, struct xlb_flow *evicted);
 
 /* Put a new flow on the wheel at its expires_tsc (the first call starts the wheel's clock). */
 void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t now_tsc, uint64_t hz);
@@ -121,11 +122,5 @@ void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t no
  */
 uint32_t xlb_flow_due(struct xlb_flow_table *t, uint64_t now_tsc, uint32_t budget,
                       struct xlb_flow **due, uint32_t max);
-
-/* The worker that owns a SNAT port, given every worker's slice size (for steering checks). */
-static inline unsigned xlb_flow_port_owner(uint16_t port, uint16_t base, uint16_t per_worker)
-{
-    return port < base || per_worker == 0 ? 0 : (unsigned)((port - base) / per_worker);
-}
 
 #endif

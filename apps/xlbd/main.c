@@ -19,6 +19,7 @@
 #include "control_plane.h"
 #include "eal_args.h"
 #include "port.h"
+#include "port_steering.h"
 #include "worker.h"
 #include "xds_plane.h"
 #include "xlb_log.h"
@@ -187,12 +188,26 @@ static void plan_workers(struct xlbd *d)
     }
 }
 
+/* Backends' replies to the worker owning their SNAT port: in the NIC where it can. */
+static void steer_replies(struct xlbd *d)
+{
+    if (d->bootstrap.n_snat == 0)
+        return;
+    for (unsigned p = 0; p < d->n_ports; p++)
+        d->port_info[p].flow_rules = xlb_port_steer_snat(
+            d->port_info[p].port_id, d->port_info[p].n_rxq, d->bootstrap.snat,
+            d->bootstrap.n_snat, xlb_snat_slice(d->shared->n_workers));
+}
+
 static void release(struct xlbd *d)
 {
     for (unsigned w = 0; w < XLB_MAX_WORKERS; w++)
         xlb_worker_forwarding_free(&d->workers[w]);
-    for (unsigned p = 0; p < d->n_ports; p++)
+    for (unsigned p = 0; p < d->n_ports; p++) {
+        if (d->port_info[p].flow_rules > 0)
+            xlb_port_steer_flush(d->port_info[p].port_id);
         xlb_port_close(d->port_info[p].port_id);
+    }
     xlb_shared_destroy(d->shared);
     rte_mempool_free(d->pool);
 }
@@ -210,6 +225,7 @@ static int run(struct xlbd *d, const char *config_path)
             return -1;
         d->shared->flows[w] = d->workers[w].flows;
     }
+    steer_replies(d);
     /* The control plane takes the bootstrap over: SIGHUP replaces parts of it. */
     struct xlb_control_plane *cp = xlb_control_plane_create(&d->bootstrap, config_path, d->shared,
                                                             d->views, d->n_ports, d->worker_lcores);
