@@ -1,0 +1,884 @@
+/*
+ * bench_fwd: what the full-NAT data path (dataplane/nat.c) costs a worker, measured in-process
+ * without a NIC.
+ *
+ * Crafted frames go through the worker's real burst function, xlb_burst_process. It runs with
+ * a real snapshot: one port, an L4 VIP whose LB tree is a compiled round-robin cluster of 16
+ * on-link backends (resolved neighbours), and four SNAT addresses. It uses a real flow table
+ * and a real LB worker state with its load counters. The cluster's circuit breaker allows
+ * 2^30 requests: every open connection counts as one, and the xDS default of 1,024 would
+ * refuse the 1,025th connection. Per burst the loop does what xlb_worker_main does around rx
+ * and tx: read the TSC into now_tsc, run xlb_nat_expire, process the burst, and hand the tx
+ * batch on (here: free it).
+ *
+ * rx is simulated by taking 32 mbufs from a mempool (through the lcore's cache) and copying a
+ * frame template into each. The copy gets the flow's addresses and ports and a valid IPv4
+ * header checksum, and RTE_MBUF_F_RX_IP_CKSUM_GOOD is set, as a NIC with the offload xlb
+ * enables would set it. tx frees the mbufs. The baseline ("bare loop") is exactly that, with
+ * the packets put on the tx batch unparsed: what a bare receive-and-transmit costs per packet
+ * in this harness. It is measured in the same process, interleaved with the forwarding runs.
+ * Flows are drawn at random for every packet, in both loops alike.
+ *
+ * Figures, each the median of RUNS runs:
+ *  1. the bare loop, in cycles per packet;
+ *  2. established flows (SYN + backend SYN-ACK first): data segments client -> backend and
+ *     backend -> client, in cycles per packet for the whole loop. Also as the packet rate
+ *     relative to the bare loop, and split into the burst function and the expiry scan;
+ *  3. new connections: SYN, SYN-ACK and ACK per connection, counted as the cycles spent in
+ *     xlb_burst_process. The table is filled to capacity, then every flow expires
+ *     (xlb_nat_expire with now_tsc moved past the idle timeout), and the removal is counted too.
+ *     "hot": 32 connections at a time, so each SYN-ACK finds what its SYN touched in cache;
+ *     "spread": a quarter of the table at a time (the SYN cap), the SYN-ACKs and ACKs in a
+ *     random order, so at 100,000 flows they mostly do not;
+ *  4. memory per flow entry: rte_malloc heap bytes held by a flow table of known capacity,
+ *     and by its rte_hash alone, per entry.
+ * Targets are printed for comparison only: a benchmark never passes or fails. It stops if a
+ * packet is dropped, because the figures would then not measure forwarding.
+ */
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_hash.h>
+#include <rte_hash_crc.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+
+#include "burst.h"
+#include "cluster_compile.h"
+#include "nat.h"
+#include "worker.h"
+#include "xlb_flow_table.h"
+#include "xlb_lb.h"
+#include "xlb_msg.h"
+#include "xlb_snapshot.h"
+
+#define RUNS            5
+#define BURST           XLB_RX_BURST
+#define PACKETS         (1u << 20) /* per forwarding run */
+#define MIN_CONNECTIONS 65536u     /* per new-connection run: rounds over the table until then */
+#define PAYLOAD         64         /* TCP payload of a data segment, bytes */
+#define FRAME_COPY      128        /* bytes copied into each mbuf: every template fits */
+#define MIN_FRAME       60         /* Ethernet minimum without FCS: short frames arrive padded */
+#define N_BACKENDS      16
+#define N_SNAT          4
+#define VIP_PORT        443
+#define BACKEND_PORT    8443
+#define CLUSTER_SLOT    1
+#define CLIENT_ADDRS    4096 /* flow i comes from 100.64.0.0 + 1 + i % 4096 */
+#define POOL_SIZE       8191
+#define POOL_CACHE      256
+#define SNAT_PORTS      (65536u - XLB_SNAT_PORT_BASE) /* one worker: the whole range */
+#define MAX_FLOWS       (N_SNAT * SNAT_PORTS)
+
+#define TARGET_RATE_RATIO     0.5
+#define TARGET_CONN_CYCLES    2000
+#define TARGET_BYTES_PER_FLOW 128
+
+#define IPV4(a, b_, c, d)                                                                          \
+    htonl((uint32_t)(a) << 24 | (uint32_t)(b_) << 16 | (uint32_t)(c) << 8 | (d))
+
+static const struct rte_ether_addr port_mac = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x10}};
+static const struct rte_ether_addr router_mac = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
+
+/* A frame with zero addresses and ports; sum: its IPv4 header's ones' complement sum. */
+struct tmpl {
+    uint8_t bytes[FRAME_COPY];
+    uint16_t len;
+    uint32_t sum;
+};
+
+/* One direction of a flow as its packets arrive; sum: the two addresses' 16-bit words. */
+struct tuple {
+    rte_be32_t src, dst;
+    rte_be16_t sport, dport;
+    uint32_t sum;
+};
+
+static struct {
+    struct rte_mempool *pool;
+    struct rte_ring *to_control;
+    struct xlb_snapshot *snap;
+    struct xlb_lb_cluster *cluster;
+    struct xlb_lb_target target;
+    struct xlb_lb_vip vip;
+    struct xlb_worker_load *load;
+    struct xlb_lb_worker lb;
+    struct xlb_worker_stats stats;
+    struct xlb_burst_ctx ctx;
+    struct xlb_addr snat[N_SNAT];
+    struct tmpl data, back_data, syn, syn_ack, ack;
+    uint64_t tsc_hz;
+} b;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_fwd: %s\n", what);
+    exit(1);
+}
+
+/* A packet that should have been forwarded was not: say why, and stop. */
+static void die_dropped(const char *when)
+{
+    fprintf(stderr, "bench_fwd: %s: a packet was not forwarded; drops:", when);
+    for (int d = 0; d < XLB_DROP_MAX; d++)
+        if (b.stats.drops[d] != 0)
+            fprintf(stderr, " %s=%llu", xlb_drop_reason_name((enum xlb_drop_reason)d),
+                    (unsigned long long)b.stats.drops[d]);
+    fprintf(stderr, "\n");
+    exit(1);
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (p == NULL)
+        die("out of memory");
+    return p;
+}
+
+static int compare_u64(const void *a, const void *b_)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b_;
+    return (x > y) - (x < y);
+}
+
+/* The median of RUNS values (sorted in place). */
+static uint64_t median(uint64_t *runs)
+{
+    qsort(runs, RUNS, sizeof(runs[0]), compare_u64);
+    return runs[RUNS / 2];
+}
+
+/* ---- addresses ---- */
+
+static rte_be32_t snat_addr(unsigned s)
+{
+    return IPV4(198, 18, 0, 11 + s);
+}
+
+static rte_be32_t backend_addr(unsigned k)
+{
+    return IPV4(198, 18, 0, 21 + k);
+}
+
+static struct rte_ether_addr backend_mac(unsigned k)
+{
+    return (struct rte_ether_addr){{0x02, 0x00, 0x00, 0x00, 0x01, (uint8_t)k}};
+}
+
+static void tuple_set(struct tuple *u, rte_be32_t src, rte_be16_t sport, rte_be32_t dst,
+                      rte_be16_t dport)
+{
+    u->src = src;
+    u->dst = dst;
+    u->sport = sport;
+    u->dport = dport;
+    u->sum = (src & 0xffff) + (src >> 16) + (dst & 0xffff) + (dst >> 16);
+}
+
+/* Flow i's client side: 4,096 client addresses, each with as many source ports as needed. */
+static void client_tuple(uint32_t i, struct tuple *u)
+{
+    rte_be32_t src = htonl(0x64400000u + 1 + i % CLIENT_ADDRS); /* 100.64.0.0/10 */
+    tuple_set(u, src, htons((uint16_t)(1024 + i / CLIENT_ADDRS)), IPV4(198, 18, 0, 100),
+              htons(VIP_PORT));
+}
+
+/* ---- frames ---- */
+
+static void tmpl_make(struct tmpl *t, const struct rte_ether_addr *src_mac, uint8_t flags,
+                      uint16_t payload)
+{
+    memset(t, 0, sizeof(*t));
+    struct rte_ether_hdr *eth = (struct rte_ether_hdr *)t->bytes;
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
+    size_t len = sizeof(*eth) + sizeof(*ip) + sizeof(*tcp) + payload;
+    if (len > FRAME_COPY)
+        die("frame template too long");
+    eth->dst_addr = port_mac;
+    eth->src_addr = *src_mac;
+    eth->ether_type = htons(RTE_ETHER_TYPE_IPV4);
+    ip->version_ihl = 0x45;
+    ip->total_length = htons((uint16_t)(sizeof(*ip) + sizeof(*tcp) + payload));
+    ip->fragment_offset = htons(RTE_IPV4_HDR_DF_FLAG);
+    ip->time_to_live = 64;
+    ip->next_proto_id = IPPROTO_TCP;
+    t->sum = rte_raw_cksum(ip, sizeof(*ip)); /* addresses and checksum still zero */
+    tcp->sent_seq = htonl(1000);
+    tcp->recv_ack = (flags & RTE_TCP_ACK_FLAG) ? htonl(2000) : 0;
+    tcp->data_off = 5 << 4;
+    tcp->tcp_flags = flags;
+    tcp->rx_win = htons(65535);
+    memset(tcp + 1, 'x', payload);
+    t->len = (uint16_t)(len < MIN_FRAME ? MIN_FRAME : len);
+}
+
+/*
+ * What the NIC would have delivered: the template with the flow's addresses, ports and IPv4
+ * header checksum. The TCP checksum is left as it is: xlb never verifies it, it only patches it.
+ */
+static inline void fill(struct rte_mbuf *m, const struct tmpl *t, const struct tuple *u)
+{
+    uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+    memcpy(d, t->bytes, FRAME_COPY);
+    m->data_len = t->len;
+    m->pkt_len = t->len;
+    m->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(d + sizeof(struct rte_ether_hdr));
+    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
+    ip->src_addr = u->src;
+    ip->dst_addr = u->dst;
+    uint32_t s = t->sum + u->sum;
+    s = (s & 0xffff) + (s >> 16);
+    s = (s & 0xffff) + (s >> 16);
+    ip->hdr_checksum = (uint16_t)~s;
+    tcp->src_port = u->sport;
+    tcp->dst_port = u->dport;
+}
+
+/* The backend's answer to a frame xlb sent it: the same addresses and ports, swapped. */
+static void answer_tuple(const struct rte_mbuf *m, struct tuple *u)
+{
+    const struct rte_ipv4_hdr *ip =
+        rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
+    const struct rte_tcp_hdr *tcp = (const struct rte_tcp_hdr *)(ip + 1);
+    tuple_set(u, ip->dst_addr, tcp->dst_port, ip->src_addr, tcp->src_port);
+}
+
+/* Random flow indexes below n, the same sequence for the same seed (an LCG, multiply-shift). */
+static inline uint32_t next_index(uint64_t *x, uint32_t n)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(((*x >> 32) * n) >> 32);
+}
+
+static inline void fill_burst(struct rte_mbuf **pkts, const struct tmpl *t,
+                              const struct tuple *tuples, uint32_t n, uint64_t *rng)
+{
+    if (rte_pktmbuf_alloc_bulk(b.pool, pkts, BURST) != 0)
+        die("mbuf pool empty");
+    for (unsigned i = 0; i < BURST; i++)
+        fill(pkts[i], t, &tuples[next_index(rng, n)]);
+}
+
+/* Hand the tx batch on: everything xlb forwards leaves on the one port. */
+static inline unsigned free_tx(void)
+{
+    struct xlb_tx_batch *tx = &b.ctx.tx[0];
+    unsigned n = tx->n;
+    rte_pktmbuf_free_bulk(tx->pkts, n);
+    tx->n = 0;
+    return n;
+}
+
+/* ---- set-up ---- */
+
+static void add_entry(rte_be32_t addr, uint8_t role, const struct rte_ether_addr *mac)
+{
+    struct xlb_addr_entry e = {.role = role, .port_mask = role == XLB_ROLE_NEIGHBOUR ? 0 : 1};
+    xlb_addr_from_ipv4(addr, &e.addr);
+    if (mac != NULL) {
+        e.resolved = true;
+        e.mac = *mac;
+    }
+    if (xlb_snapshot_add_address(b.snap, &e) != 0)
+        die("snapshot address table full");
+}
+
+static uint32_t locality_slot(void *arg, uint32_t priority, const struct xlb_eds_locality *l)
+{
+    (void)arg;
+    (void)priority;
+    (void)l;
+    return 0;
+}
+
+/* One priority, one locality, N_BACKENDS healthy endpoints, round robin. */
+static struct xlb_lb_cluster *compile_cluster(void)
+{
+    struct xlb_host_port where[N_BACKENDS];
+    struct xlb_eds_endpoint eps[N_BACKENDS];
+    uint32_t slots[N_BACKENDS];
+    for (unsigned k = 0; k < N_BACKENDS; k++) {
+        memset(&where[k], 0, sizeof(where[k]));
+        xlb_addr_from_ipv4(backend_addr(k), &where[k].addr);
+        where[k].port = BACKEND_PORT;
+        eps[k] = (struct xlb_eds_endpoint){
+            .addresses = &where[k], .n_addresses = 1, .health = XLB_HEALTH_HEALTHY, .weight = 1};
+        slots[k] = k;
+    }
+    struct xlb_eds_locality loc = {.region = (char *)"r",
+                                   .zone = (char *)"z",
+                                   .sub_zone = (char *)"",
+                                   .weight = 1,
+                                   .endpoints = eps,
+                                   .n_endpoints = N_BACKENDS};
+    struct xlb_eds_priority prio = {.localities = &loc, .n_localities = 1};
+    struct xlb_endpoint_config eds = {
+        .cluster_name = (char *)"backends", .priorities = &prio, .n_priorities = 1};
+    struct xlb_cluster_config cfg = {
+        .name = (char *)"backends",
+        .type = XLB_CLUSTER_EDS,
+        .eds_service_name = (char *)"",
+        .lb_policy = XLB_LB_ROUND_ROBIN,
+        .max_requests = 1u << 30,
+        .override_host_status = XLB_OVERRIDE_STATUS_DEFAULT,
+    };
+    xlb_ring_hash_config_default(&cfg.ring_hash);
+    struct xlb_cluster_compile_input in = {
+        .name = "backends",
+        .config = &cfg,
+        .endpoints = &eds,
+        .endpoint_slots = slots,
+        .cluster_slot = CLUSTER_SLOT,
+        .locality_slot = locality_slot,
+    };
+    struct xlb_lb_cluster *c = NULL;
+    char err[256] = "";
+    if (xlb_cluster_compile(&in, &c, err, sizeof(err)) != 0 || c == NULL) {
+        fprintf(stderr, "bench_fwd: cluster compile: %s\n", err);
+        exit(1);
+    }
+    return c;
+}
+
+/* One lcore, no PCI devices, no shared config: a stand-alone process. */
+static void eal_init(bool hugepages)
+{
+    char *no_huge[] = {"bench_fwd", "--no-shconf",    "--no-huge", "-m", "1024",
+                       "--no-pci",  "--no-telemetry", "-l",        "0",  "--log-level=warning",
+                       NULL};
+    char *huge[] = {"bench_fwd", "--no-shconf",         "--no-pci", "--no-telemetry", "-l",
+                    "0",         "--log-level=warning", NULL};
+    char **argv = hugepages ? huge : no_huge;
+    int argc = 0;
+    while (argv[argc] != NULL)
+        argc++;
+    if (rte_eal_init(argc, argv) < 0)
+        die("rte_eal_init failed");
+}
+
+static void setup(void)
+{
+    int socket = (int)rte_socket_id();
+    b.tsc_hz = rte_get_tsc_hz();
+    b.pool = rte_pktmbuf_pool_create("bench_fwd_pool", POOL_SIZE, POOL_CACHE, 0,
+                                     RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+    b.to_control = xlb_msg_ring_create("bench_fwd_control", socket);
+    b.snap = xlb_snapshot_alloc(1, 64, 1);
+    if (b.pool == NULL || b.to_control == NULL || b.snap == NULL)
+        die("cannot allocate the pool, ring or snapshot");
+
+    struct xlb_snapshot *snap = b.snap;
+    snap->n_ports = 1;
+    snap->ports[0].port_id = 0;
+    snap->ports[0].mac = port_mac;
+    snap->ports[0].n_prefixes = 1;
+    if (xlb_prefix_parse("198.18.0.10/24", &snap->ports[0].prefixes[0]) != 0)
+        die("prefix");
+    add_entry(IPV4(198, 18, 0, 10), XLB_ROLE_PORT_ADDRESS, NULL);
+    add_entry(IPV4(198, 18, 0, 100), XLB_ROLE_VIP, NULL);
+    for (unsigned s = 0; s < N_SNAT; s++) {
+        add_entry(snat_addr(s), XLB_ROLE_SNAT, NULL);
+        xlb_addr_from_ipv4(snat_addr(s), &b.snat[s]);
+    }
+    for (unsigned k = 0; k < N_BACKENDS; k++) {
+        struct rte_ether_addr mac = backend_mac(k);
+        add_entry(backend_addr(k), XLB_ROLE_NEIGHBOUR, &mac);
+    }
+
+    b.cluster = compile_cluster();
+    b.target = (struct xlb_lb_target){
+        .name = b.cluster->name, .ready = true, .n_leaves = 1, .leaves = &b.cluster};
+    b.vip = (struct xlb_lb_vip){.routes = NULL, .n_targets = 1, .targets = &b.target};
+    snap->n_vips = 1;
+    xlb_addr_from_ipv4(IPV4(198, 18, 0, 100), &snap->vips[0].addr);
+    snap->vips[0].l4_port = VIP_PORT;
+    snap->vips[0].l7 = false;
+    snap->vips[0].lb = &b.vip;
+
+    /* The worker's counters live in their own cache-aligned memory, as in xlb_shared. */
+    size_t load_size = (sizeof(*b.load) + 63) / 64 * 64;
+    b.load = aligned_alloc(64, load_size);
+    if (b.load == NULL)
+        die("out of memory");
+    memset(b.load, 0, load_size);
+    if (xlb_lb_worker_init(&b.lb, 42, b.load, b.load, 1) != 0)
+        die("xlb_lb_worker_init failed");
+
+    b.ctx.stats = &b.stats;
+    b.ctx.to_control = b.to_control;
+    b.ctx.pool = b.pool;
+    b.ctx.lb = &b.lb;
+    b.ctx.worker_id = 0;
+    b.ctx.n_workers = 1;
+    b.ctx.snat_port_base = XLB_SNAT_PORT_BASE;
+    b.ctx.tsc_hz = b.tsc_hz;
+
+    struct rte_ether_addr backend0 = backend_mac(0);
+    tmpl_make(&b.data, &router_mac, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD);
+    tmpl_make(&b.back_data, &backend0, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD);
+    tmpl_make(&b.syn, &router_mac, RTE_TCP_SYN_FLAG, 0);
+    tmpl_make(&b.syn_ack, &backend0, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, 0);
+    tmpl_make(&b.ack, &router_mac, RTE_TCP_ACK_FLAG, 0);
+}
+
+static void teardown(void)
+{
+    b.snap->n_vips = 0; /* the VIP's LB tree is ours, not reference counted */
+    xlb_snapshot_free(b.snap);
+    xlb_lb_cluster_release(b.cluster);
+    xlb_lb_worker_fini(&b.lb);
+    free(b.load);
+    rte_ring_free(b.to_control);
+    rte_mempool_free(b.pool);
+}
+
+/* ---- flows ---- */
+
+static uint64_t heap_bytes(void)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < rte_socket_count(); i++) {
+        struct rte_malloc_socket_stats st;
+        if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i), &st) == 0)
+            total += st.heap_allocsz_bytes;
+    }
+    return total;
+}
+
+struct flows {
+    uint32_t n; /* flows, = the table's capacity */
+    struct xlb_flow_table *table;
+    uint64_t bytes;        /* rte_malloc heap the table holds */
+    struct tuple *client;  /* per flow: client -> VIP */
+    struct tuple *backend; /* per flow: backend -> SNAT address:port, once created */
+};
+
+static void flows_create(struct flows *f, uint32_t n)
+{
+    static unsigned serial;
+    char name[32];
+    snprintf(name, sizeof(name), "bench_flows_%u", serial++);
+    f->n = n;
+    uint64_t before = heap_bytes();
+    f->table = xlb_flow_table_create(name, n, (int)rte_socket_id(), b.snat, N_SNAT,
+                                     XLB_SNAT_PORT_BASE, SNAT_PORTS);
+    if (f->table == NULL)
+        die("cannot create the flow table (raise -m?)");
+    f->bytes = heap_bytes() - before;
+    f->client = xcalloc(n, sizeof(*f->client));
+    f->backend = xcalloc(n, sizeof(*f->backend));
+    for (uint32_t i = 0; i < n; i++)
+        client_tuple(i, &f->client[i]);
+    b.ctx.flows = f->table;
+}
+
+static void flows_free(struct flows *f)
+{
+    b.ctx.flows = NULL;
+    xlb_flow_table_free(f->table);
+    free(f->client);
+    free(f->backend);
+}
+
+/*
+ * n (<= BURST) frames of template t with tuples[0..n) through the burst function. Returns the
+ * TSC cycles the call took; every frame must be on the tx batch, which is left to the caller.
+ */
+static uint64_t send_burst(const struct tmpl *t, const struct tuple *tuples, uint16_t n)
+{
+    struct rte_mbuf *pkts[BURST];
+    if (rte_pktmbuf_alloc_bulk(b.pool, pkts, n) != 0)
+        die("mbuf pool empty");
+    for (uint16_t i = 0; i < n; i++)
+        fill(pkts[i], t, &tuples[i]);
+    uint64_t t0 = rte_rdtsc();
+    xlb_burst_process(&b.ctx, b.snap, 0, pkts, n);
+    uint64_t cycles = rte_rdtsc() - t0;
+    if (b.ctx.tx[0].n != n)
+        die_dropped("handshake");
+    return cycles;
+}
+
+struct handshake_cycles {
+    uint64_t syn, syn_ack, ack;
+};
+
+/*
+ * Open a connection on every flow of the table (it ends full), `window` connections at a
+ * time: the clients' SYNs, then the backends' SYN-ACKs to the SNAT address and port xlb chose,
+ * then (with ack set) the clients' ACKs, each in bursts of 32. With shuffle, the SYN-ACKs and
+ * the ACKs of a window come in a random order. Adds the cycles spent in the burst function to
+ * *c when c is not NULL.
+ */
+static void connect_all(struct flows *f, uint32_t window, bool ack, bool shuffle,
+                        struct handshake_cycles *c)
+{
+    struct handshake_cycles sum = {0, 0, 0};
+    struct tuple gather[BURST];
+    uint32_t *order = xcalloc(window, sizeof(*order));
+    uint64_t rng = f->n;
+    for (uint32_t w = 0; w < f->n; w += window) {
+        uint32_t end = f->n - w < window ? f->n : w + window, len = end - w;
+        for (uint32_t i = w; i < end; i += BURST) {
+            uint16_t k = (uint16_t)(end - i < BURST ? end - i : BURST);
+            sum.syn += send_burst(&b.syn, &f->client[i], k);
+            for (uint16_t j = 0; j < k; j++)
+                answer_tuple(b.ctx.tx[0].pkts[j], &f->backend[i + j]);
+            free_tx();
+        }
+        for (int phase = 0; phase < (ack ? 2 : 1); phase++) {
+            for (uint32_t i = 0; i < len; i++)
+                order[i] = w + i;
+            for (uint32_t i = len - 1; shuffle && i > 0; i--) {
+                uint32_t j = next_index(&rng, i + 1), t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+            const struct tuple *tuples = phase == 0 ? f->backend : f->client;
+            for (uint32_t i = 0; i < len; i += BURST) {
+                uint16_t k = (uint16_t)(len - i < BURST ? len - i : BURST);
+                for (uint16_t j = 0; j < k; j++)
+                    gather[j] = tuples[order[i + j]];
+                uint64_t cycles = send_burst(phase == 0 ? &b.syn_ack : &b.ack, gather, k);
+                *(phase == 0 ? &sum.syn_ack : &sum.ack) += cycles;
+                free_tx();
+            }
+        }
+    }
+    free(order);
+    if (f->table->n_used != f->n)
+        die("the flow table did not fill");
+    if (c != NULL) {
+        c->syn += sum.syn;
+        c->syn_ack += sum.syn_ack;
+        c->ack += sum.ack;
+    }
+}
+
+/*
+ * Let every flow expire: now_tsc past the established timeout, then xlb_nat_expire as the
+ * worker calls it once per poll loop, until the table is empty.
+ */
+static uint64_t expire_all(struct flows *f)
+{
+    b.ctx.now_tsc += (uint64_t)(XLB_NAT_ESTABLISHED_TIMEOUT_S + 1) * b.tsc_hz;
+    uint64_t limit = (uint64_t)f->table->capacity * 4 + 65536, calls = 0;
+    uint64_t t0 = rte_rdtsc();
+    while (f->table->n_used != 0 && calls++ < limit)
+        xlb_nat_expire(&b.ctx);
+    uint64_t cycles = rte_rdtsc() - t0;
+    if (f->table->n_used != 0)
+        die("flows left after the expiry sweep");
+    b.ctx.now_tsc += b.tsc_hz;
+    return cycles;
+}
+
+/* ---- the loops ---- */
+
+/* The baseline: rx (alloc + fill) and tx (batch + free), nothing parsed. */
+static uint64_t loop_bare(const struct tmpl *t, const struct tuple *tuples, uint32_t n,
+                          uint64_t seed)
+{
+    struct rte_mbuf *pkts[BURST];
+    uint64_t rng = seed, sent = 0;
+    uint64_t start = rte_rdtsc();
+    for (uint32_t k = 0; k < PACKETS / BURST; k++) {
+        fill_burst(pkts, t, tuples, n, &rng);
+        for (unsigned i = 0; i < BURST; i++)
+            xlb_tx_enqueue(&b.ctx, 0, pkts[i]);
+        sent += free_tx();
+    }
+    uint64_t cycles = rte_rdtsc() - start;
+    if (sent != PACKETS)
+        die("bare loop lost packets");
+    return cycles;
+}
+
+struct fwd_cycles {
+    uint64_t total, process, expire;
+};
+
+/* As the worker's poll loop: rx, now_tsc, expiry scan, burst function, tx. */
+static void loop_forward(const struct tmpl *t, const struct tuple *tuples, uint32_t n,
+                         uint64_t seed, struct fwd_cycles *out)
+{
+    struct rte_mbuf *pkts[BURST];
+    uint64_t rng = seed, sent = 0, process = 0, expire = 0;
+    uint64_t start = rte_rdtsc();
+    for (uint32_t k = 0; k < PACKETS / BURST; k++) {
+        fill_burst(pkts, t, tuples, n, &rng);
+        uint64_t t0 = rte_rdtsc();
+        b.ctx.now_tsc = t0;
+        xlb_nat_expire(&b.ctx);
+        uint64_t t1 = rte_rdtsc();
+        xlb_burst_process(&b.ctx, b.snap, 0, pkts, BURST);
+        uint64_t t2 = rte_rdtsc();
+        sent += free_tx();
+        expire += t1 - t0;
+        process += t2 - t1;
+    }
+    out->total = rte_rdtsc() - start;
+    out->process = process;
+    out->expire = expire;
+    if (sent != PACKETS)
+        die_dropped("forwarding");
+}
+
+/*
+ * Reference for the large tables: TSC cycles of one dependent random read in a buffer of
+ * `bytes` (a pointer chase over a random cycle of its cache lines), i.e. what a cache and TLB
+ * miss costs here. malloc'd memory, 4 KiB pages like the --no-huge heap.
+ */
+static double chase_cycles(uint64_t bytes)
+{
+    size_t lines = bytes / 64, steps = 200000;
+    uint64_t *buf = xcalloc(lines, 64);
+    uint32_t *order = xcalloc(lines, sizeof(*order));
+    uint64_t x = bytes;
+    for (size_t i = 0; i < lines; i++)
+        order[i] = (uint32_t)i;
+    for (size_t i = lines - 1; i > 0; i--) {
+        uint32_t j = next_index(&x, (uint32_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < lines; i++)
+        buf[order[i] * 8] = (uint64_t)(uintptr_t)&buf[order[(i + 1) % lines] * 8];
+    const volatile uint64_t *p = &buf[order[0] * 8];
+    for (size_t i = 0; i < lines; i++) /* every line and page once */
+        p = (const volatile uint64_t *)(uintptr_t)*p;
+    uint64_t start = rte_rdtsc();
+    for (size_t i = 0; i < steps; i++)
+        p = (const volatile uint64_t *)(uintptr_t)*p;
+    double cycles = (double)(rte_rdtsc() - start) / (double)steps;
+    if (p == NULL)
+        die("chase");
+    free(buf);
+    free(order);
+    return cycles;
+}
+
+/* ---- reports ---- */
+
+static double per(uint64_t cycles, uint64_t count)
+{
+    return (double)cycles / (double)count;
+}
+
+static double mpps(double cycles_per_packet)
+{
+    return (double)b.tsc_hz / cycles_per_packet / 1e6;
+}
+
+static void print_fwd(uint32_t n, const char *name, uint64_t *total, uint64_t *process,
+                      uint64_t *expire, double bare)
+{
+    uint64_t lo, hi;
+    uint64_t t = median(total); /* sorts: min and max are the ends */
+    lo = total[0];
+    hi = total[RUNS - 1];
+    double cycles = per(t, PACKETS);
+    printf("%-8u %-20s %8.1f %6.1f-%-6.1f %6.2f %8.1f %7.2f %7.1f %5.2f x %6.2f  >= %.1f\n", n,
+           name, cycles, per(lo, PACKETS), per(hi, PACKETS), mpps(cycles),
+           per(median(process), PACKETS), per(median(expire), PACKETS), cycles - bare,
+           cycles / bare, bare / cycles, TARGET_RATE_RATIO);
+}
+
+/*
+ * Cycles per new connection: the table filled with handshakes `window` connections at a time,
+ * then emptied by expiry, in rounds until at least MIN_CONNECTIONS per run.
+ */
+static void new_connections(struct flows *f, uint32_t window, bool shuffle, const char *name)
+{
+    uint32_t n = f->n, rounds = (MIN_CONNECTIONS + n - 1) / n;
+    uint64_t syn[RUNS], syn_ack[RUNS], ack[RUNS], removal[RUNS], total[RUNS];
+    connect_all(f, window, true, shuffle, NULL); /* warm-up */
+    expire_all(f);
+    for (int r = 0; r < RUNS; r++) {
+        struct handshake_cycles c = {0, 0, 0};
+        uint64_t expired = 0;
+        for (uint32_t k = 0; k < rounds; k++) {
+            connect_all(f, window, true, shuffle, &c);
+            expired += expire_all(f);
+        }
+        syn[r] = c.syn;
+        syn_ack[r] = c.syn_ack;
+        ack[r] = c.ack;
+        removal[r] = expired;
+        total[r] = c.syn + c.syn_ack + c.ack + expired;
+    }
+    uint64_t conns = (uint64_t)rounds * n;
+    uint64_t total_median = median(total);
+    printf("%-8u %-20s %8.0f %6.0f-%-6.0f   SYN %4.0f  SYN-ACK %4.0f  ACK %4.0f  removal %4.0f"
+           "  (window %u, %llu/run)  <= %d\n",
+           n, name, per(total_median, conns), per(total[0], conns), per(total[RUNS - 1], conns),
+           per(median(syn), conns), per(median(syn_ack), conns), per(median(ack), conns),
+           per(median(removal), conns), window, (unsigned long long)conns, TARGET_CONN_CYCLES);
+}
+
+static void run_size(uint32_t n)
+{
+    struct flows f;
+    flows_create(&f, n);
+    /* At most syn_cap flows may be half-open at once (a quarter of the table). */
+    uint32_t syn_cap = f.table->syn_cap, hot = syn_cap < BURST ? syn_cap : BURST;
+    b.ctx.now_tsc = rte_rdtsc();
+    connect_all(&f, hot, false, false, NULL); /* SYN + SYN-ACK: every flow established */
+
+    uint64_t bare[RUNS], c2b[RUNS], c2b_process[RUNS], c2b_expire[RUNS], b2c[RUNS],
+        b2c_process[RUNS], b2c_expire[RUNS];
+    struct fwd_cycles fc;
+    /* Warm-up: one run of each, not counted. */
+    loop_bare(&b.data, f.client, n, 1);
+    loop_forward(&b.data, f.client, n, 1, &fc);
+    loop_forward(&b.back_data, f.backend, n, 1, &fc);
+    for (int r = 0; r < RUNS; r++) {
+        uint64_t seed = 1000 + (uint64_t)r;
+        bare[r] = loop_bare(&b.data, f.client, n, seed);
+        loop_forward(&b.data, f.client, n, seed, &fc);
+        c2b[r] = fc.total;
+        c2b_process[r] = fc.process;
+        c2b_expire[r] = fc.expire;
+        loop_forward(&b.back_data, f.backend, n, seed, &fc);
+        b2c[r] = fc.total;
+        b2c_process[r] = fc.process;
+        b2c_expire[r] = fc.expire;
+    }
+    uint64_t bare_median = median(bare);
+    double bare_cycles = per(bare_median, PACKETS);
+    printf("%-8u %-20s %8.1f %6.1f-%-6.1f %6.2f\n", n, "bare rx/tx loop", bare_cycles,
+           per(bare[0], PACKETS), per(bare[RUNS - 1], PACKETS), mpps(bare_cycles));
+    print_fwd(n, "client -> backend", c2b, c2b_process, c2b_expire, bare_cycles);
+    print_fwd(n, "backend -> client", b2c, b2c_process, b2c_expire, bare_cycles);
+    if (f.table->n_used != n)
+        die("flows were lost while forwarding");
+    printf("%-8s (flow table %.1f MiB; reference: one dependent random read over as many bytes "
+           "costs %.0f cycles)\n",
+           "", (double)f.bytes / (1 << 20), chase_cycles(f.bytes));
+
+    /* New connections: fill the table with handshakes, let it all expire, again. */
+    expire_all(&f);
+    /* Back to back (each SYN-ACK finds what its SYN touched in cache), and spread: as many
+     * handshakes at once as the SYN cap lets be half-open (a quarter of the table), their
+     * SYN-ACKs and ACKs in a random order, so that at 100,000 flows they mostly do not. */
+    new_connections(&f, hot, false, "new conn, hot");
+    new_connections(&f, syn_cap, true, "new conn, spread");
+    flows_free(&f);
+}
+
+/* ---- memory ---- */
+
+static void memory(void)
+{
+    const uint32_t capacities[] = {1000, 65536, 100000, 1000000};
+    size_t ports = (size_t)N_SNAT * (SNAT_PORTS * 2 + 2);
+    printf("\nbytes per flow entry, rte_malloc heap held by xlb_flow_table_create(capacity) "
+           "(target <= %d):\n",
+           TARGET_BYTES_PER_FLOW);
+    printf("  %-10s %10s %10s %10s %10s %12s\n", "capacity", "flow", "rte_hash", "ports", "total",
+           "total MiB");
+    for (size_t i = 0; i < sizeof(capacities) / sizeof(capacities[0]); i++) {
+        uint32_t cap = capacities[i];
+        char name[32];
+        snprintf(name, sizeof(name), "bench_mem_%u", cap);
+        uint64_t h0 = heap_bytes();
+        struct xlb_flow_table *t = xlb_flow_table_create(name, cap, (int)rte_socket_id(), b.snat,
+                                                         N_SNAT, XLB_SNAT_PORT_BASE, SNAT_PORTS);
+        uint64_t h1 = heap_bytes();
+        if (t == NULL)
+            die("cannot create the flow table (raise -m?)");
+        xlb_flow_table_free(t);
+        /* The same rte_hash as xlb_flow_table.c creates, alone. */
+        struct rte_hash_parameters params = {
+            .name = name,
+            .entries = cap * 2 + 64,
+            .key_len = sizeof(struct xlb_flow_key),
+            .hash_func = rte_hash_crc,
+            .socket_id = (int)rte_socket_id(),
+        };
+        uint64_t h2 = heap_bytes();
+        struct rte_hash *h = rte_hash_create(&params);
+        uint64_t h3 = heap_bytes();
+        if (h == NULL)
+            die("cannot create the hash");
+        rte_hash_free(h);
+        double c = cap;
+        printf("  %-10u %10.1f %10.1f %10.1f %10.1f %12.1f\n", cap, (double)sizeof(struct xlb_flow),
+               (double)(h3 - h2) / c, (double)ports / c, (double)(h1 - h0) / c,
+               (double)(h1 - h0) / (1 << 20));
+    }
+    printf("  (flow: sizeof(struct xlb_flow); rte_hash: %zu-byte keys, two per flow, "
+           "entries = 2 x capacity + 64; ports: the SNAT port stacks, %u addresses x %u ports, "
+           "a fixed %zu KiB)\n",
+           sizeof(struct xlb_flow_key), N_SNAT, SNAT_PORTS, ports >> 10);
+}
+
+/* Overhead of one pair of TSC reads, as the loops take them (median of 1,001). */
+static double rdtsc_pair(void)
+{
+    uint64_t d[1001];
+    for (int i = 0; i < 1001; i++) {
+        uint64_t t0 = rte_rdtsc();
+        uint64_t t1 = rte_rdtsc();
+        d[i] = t1 - t0;
+    }
+    qsort(d, 1001, sizeof(d[0]), compare_u64);
+    return (double)d[500];
+}
+
+/*
+ * Arguments: flow counts (default 1000 and 100000); "--hugepages" runs EAL on hugepages
+ * instead of --no-huge (4 KiB pages), where the machine has them.
+ */
+int main(int argc, char **argv)
+{
+    uint32_t sizes[16];
+    unsigned n_sizes = 0;
+    bool hugepages = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--hugepages") == 0) {
+            hugepages = true;
+            continue;
+        }
+        long n = strtol(argv[i], NULL, 10);
+        if (n < 1 || n > (long)MAX_FLOWS || n_sizes == 16) {
+            fprintf(stderr, "usage: bench_fwd [--hugepages] [flows 1..%u]...\n", MAX_FLOWS);
+            return 2;
+        }
+        sizes[n_sizes++] = (uint32_t)n;
+    }
+    if (n_sizes == 0) {
+        sizes[n_sizes++] = 1000;
+        sizes[n_sizes++] = 100000;
+    }
+    eal_init(hugepages);
+    setup();
+
+    printf("bench_fwd: full NAT through xlb_burst_process, TSC %.2f GHz, %s pages, %d-byte data "
+           "segments (%u-byte frames), bursts of %u, median of %d runs of %u packets\n",
+           (double)b.tsc_hz / 1e9, hugepages ? "huge" : "4 KiB", PAYLOAD, b.data.len, BURST, RUNS,
+           PACKETS);
+    printf("(a pair of TSC reads costs %.0f cycles; the forwarding loop reads it 3 times per "
+           "burst)\n\n",
+           rdtsc_pair());
+    printf("%-8s %-20s %8s %-13s %6s %8s %7s %7s %7s %7s  %s\n", "flows", "cycles per packet",
+           "median", " (min-max)", "Mpps", "burst fn", "expiry", "- bare", "x bare", "rate",
+           "target");
+    for (unsigned i = 0; i < n_sizes; i++)
+        run_size(sizes[i]);
+    memory();
+    teardown();
+    rte_eal_cleanup();
+    return 0;
+}
