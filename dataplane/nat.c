@@ -66,15 +66,18 @@ static void rewrite(struct xlb_tcp_packet *p, const uint8_t *src, uint16_t sport
     xlb_csum_replace(&csum, &old_sport, &sport, 2);
     xlb_csum_replace(&csum, &old_dport, &dport, 2);
     tcp->cksum = csum;
+    if (p->family == AF_INET) {
+        /* Of the changed fields, the header checksum covers the addresses: patch it too. */
+        struct rte_ipv4_hdr *ip = p->ip;
+        uint16_t ip_csum = ip->hdr_checksum;
+        xlb_csum_replace(&ip_csum, old_src, src, 4);
+        xlb_csum_replace(&ip_csum, old_dst, dst, 4);
+        ip->hdr_checksum = ip_csum;
+    }
     memmove((uint8_t *)old_src, src, len);
     memmove((uint8_t *)old_dst, dst, len);
     tcp->src_port = sport;
     tcp->dst_port = dport;
-    if (p->family == AF_INET) {
-        struct rte_ipv4_hdr *ip = p->ip;
-        ip->hdr_checksum = 0;
-        ip->hdr_checksum = rte_ipv4_cksum(ip);
-    }
 }
 
 static void send_frame(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

@@ -21,6 +21,9 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
         .key_len = sizeof(struct xlb_flow_key),
         .hash_func = rte_hash_crc,
         .socket_id = socket,
+        /* Extendable buckets: an insert never fails while entries remain, whatever the
+         * keys' spread (cuckoo alone can, well below the table's size). */
+        .extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
     };
     t->hash = rte_hash_create(&params);
     t->flows = rte_zmalloc_socket(name, (size_t)capacity * sizeof(*t->flows), 0, socket);
