@@ -1,0 +1,261 @@
+#include "nat_segments.h"
+
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+static const struct rte_ether_addr port_mac = FIX_PORT_MAC;
+static const struct rte_ether_addr client_mac = FIX_PEER_MAC;
+static const struct rte_ether_addr backend_mac = NAT_BACKEND_MAC;
+static const struct rte_ether_addr backend6_mac = NAT_BACKEND6_MAC;
+
+/* ---- set-up ---- */
+
+int nat_setup(void **state)
+{
+    static const char *const ep4[] = {BACKEND4 ":9001"};
+    static const char *const ep6[] = {"[" BACKEND6 "]:9001"};
+    static const uint32_t slot4[] = {SLOT4}, slot6[] = {SLOT6};
+    static const struct nat_cluster clusters[] = {
+        {"backends4", XLB_LB_ROUND_ROBIN, ep4, 1, slot4, CLUSTER4, 1, 0},
+        {"backends6", XLB_LB_ROUND_ROBIN, ep6, 1, slot6, CLUSTER6, 2, 0},
+    };
+    static const struct nat_backend backends[] = {
+        {BACKEND4, NAT_BACKEND_MAC},
+        {BACKEND6, NAT_BACKEND6_MAC},
+    };
+    const struct nat_config cfg = {
+        .name = "nat",
+        .flows = FLOWS,
+        .port_count = PORT_COUNT,
+        .start_tsc = START_TSC,
+        .lb_seed = 42,
+        .n_workers = 0,
+        .backends = backends,
+        .n_backends = 2,
+        .clusters = clusters,
+        .n_clusters = 2,
+    };
+    struct nat_fixture *n = nat_fixture_create(&cfg);
+    assert_int_equal(n->leaf[0]->endpoints[0].slot, SLOT4);
+    assert_int_equal(n->leaf[1]->endpoints[0].slot, SLOT6);
+    *state = n;
+    return 0;
+}
+
+int nat_teardown(void **state)
+{
+    nat_fixture_destroy(*state);
+    return 0;
+}
+
+/* ---- frames ---- */
+
+static size_t put_eth(uint8_t *buf, const struct seg *s, uint16_t type)
+{
+    struct rte_ether_hdr *eth = (struct rte_ether_hdr *)buf;
+    eth->dst_addr = *s->eth_dst;
+    eth->src_addr = *s->eth_src;
+    eth->ether_type = htons(type);
+    return sizeof(*eth);
+}
+
+/* TCP header with a 4-byte option (MSS) on SYNs, then the payload; returns its length. */
+static size_t put_tcp(uint8_t *l4, const struct seg *s)
+{
+    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)l4;
+    bool syn = s->flags & RTE_TCP_SYN_FLAG;
+    size_t hlen = sizeof(*tcp) + (syn ? 4 : 0);
+    memset(tcp, 0, sizeof(*tcp));
+    tcp->src_port = htons(s->sport);
+    tcp->dst_port = htons(s->dport);
+    tcp->sent_seq = htonl(s->seq);
+    tcp->recv_ack = htonl(s->ack);
+    tcp->data_off = (uint8_t)((hlen / 4) << 4);
+    tcp->tcp_flags = s->flags;
+    tcp->rx_win = htons(29200);
+    tcp->tcp_urp = 0;
+    if (syn) {
+        const uint8_t mss[4] = {2, 4, 0x05, 0xb4};
+        memcpy(l4 + sizeof(*tcp), mss, 4);
+    }
+    size_t plen = s->payload != NULL ? strlen(s->payload) : 0;
+    if (plen > 0)
+        memcpy(l4 + hlen, s->payload, plen);
+    return hlen + plen;
+}
+
+static size_t tcp4_frame(uint8_t *buf, const struct seg *s)
+{
+    size_t off = put_eth(buf, s, RTE_ETHER_TYPE_IPV4);
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(buf + off);
+    uint8_t *l4 = (uint8_t *)(ip + 1);
+    size_t l4_len = put_tcp(l4, s);
+    memset(ip, 0, sizeof(*ip));
+    ip->version_ihl = 0x45;
+    ip->type_of_service = 0x28;
+    ip->total_length = htons((uint16_t)(sizeof(*ip) + l4_len));
+    ip->packet_id = htons(0x4d2e);
+    ip->fragment_offset = htons(RTE_IPV4_HDR_DF_FLAG);
+    ip->time_to_live = 61;
+    ip->next_proto_id = IPPROTO_TCP;
+    assert_int_equal(inet_pton(AF_INET, s->src, &ip->src_addr), 1);
+    assert_int_equal(inet_pton(AF_INET, s->dst, &ip->dst_addr), 1);
+    ip->hdr_checksum = rte_ipv4_cksum(ip);
+    ((struct rte_tcp_hdr *)l4)->cksum = rte_ipv4_udptcp_cksum(ip, l4);
+    return off + sizeof(*ip) + l4_len;
+}
+
+static size_t tcp6_frame(uint8_t *buf, const struct seg *s)
+{
+    size_t off = put_eth(buf, s, RTE_ETHER_TYPE_IPV6);
+    struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(buf + off);
+    uint8_t *l4 = (uint8_t *)(ip + 1);
+    size_t l4_len = put_tcp(l4, s);
+    memset(ip, 0, sizeof(*ip));
+    ip->vtc_flow = htonl(6u << 28 | 0x28u << 20 | 0xbeefu); /* traffic class and flow label */
+    ip->payload_len = htons((uint16_t)l4_len);
+    ip->proto = IPPROTO_TCP;
+    ip->hop_limits = 63;
+    assert_int_equal(inet_pton(AF_INET6, s->src, &ip->src_addr), 1);
+    assert_int_equal(inet_pton(AF_INET6, s->dst, &ip->dst_addr), 1);
+    ((struct rte_tcp_hdr *)l4)->cksum = rte_ipv6_udptcp_cksum(ip, l4);
+    return off + sizeof(*ip) + l4_len;
+}
+
+bool is_v6(const struct seg *s)
+{
+    return strchr(s->src, ':') != NULL;
+}
+
+size_t tcp_frame(uint8_t *buf, const struct seg *s)
+{
+    return is_v6(s) ? tcp6_frame(buf, s) : tcp4_frame(buf, s);
+}
+
+/* The segment as the client sends it to the VIP, and as the backend sends it to the SNAT. */
+struct seg from_client4(uint16_t sport, uint8_t flags, const char *payload)
+{
+    return (struct seg){&client_mac, &port_mac, FIX_PEER4,  FIX_VIP4, sport,
+                        VIP_PORT,    flags,     SEQ_CLIENT, 0,        payload};
+}
+
+struct seg from_client6(uint16_t sport, uint8_t flags, const char *payload)
+{
+    return (struct seg){&client_mac, &port_mac, FIX_PEER6,  FIX_VIP6, sport,
+                        VIP_PORT,    flags,     SEQ_CLIENT, 0,        payload};
+}
+
+struct seg from_backend4(uint16_t snat_port, uint8_t flags, const char *payload)
+{
+    return (struct seg){&backend_mac, &port_mac, BACKEND4,    SNAT4,          VIP_PORT,
+                        snat_port,    flags,     SEQ_BACKEND, SEQ_CLIENT + 1, payload};
+}
+
+struct seg from_backend6(uint16_t snat_port, uint8_t flags, const char *payload)
+{
+    return (struct seg){&backend6_mac, &port_mac, BACKEND6,    SNAT6,          VIP_PORT,
+                        snat_port,     flags,     SEQ_BACKEND, SEQ_CLIENT + 1, payload};
+}
+
+/* What xlb must emit for a client segment: SNAT:port -> backend, from the port's MAC. */
+struct seg to_backend(struct seg s, uint16_t snat_port)
+{
+    bool v6 = is_v6(&s);
+    s.eth_src = &port_mac;
+    s.eth_dst = v6 ? &backend6_mac : &backend_mac;
+    s.src = v6 ? SNAT6 : SNAT4;
+    s.dst = v6 ? BACKEND6 : BACKEND4;
+    s.sport = snat_port;
+    s.dport = VIP_PORT;
+    return s;
+}
+
+/* What xlb must emit for a backend segment: VIP -> client, to the client's MAC. */
+struct seg to_client(struct seg s, uint16_t client_port)
+{
+    bool v6 = is_v6(&s);
+    s.eth_src = &port_mac;
+    s.eth_dst = &client_mac;
+    s.src = v6 ? FIX_VIP6 : FIX_VIP4;
+    s.dst = v6 ? FIX_PEER6 : FIX_PEER4;
+    s.sport = VIP_PORT;
+    s.dport = client_port;
+    return s;
+}
+
+/*
+ * Send `in`; exactly one frame must come out, byte for byte `expected` (so TTL, TOS, ID, DF,
+ * flow label, sequence numbers, options and payload are all unchanged), with valid checksums.
+ */
+void forward(struct nat_fixture *n, const struct seg *in, const struct seg *expected)
+{
+    uint8_t frame[256], want[256];
+    size_t len = tcp_frame(frame, in);
+    size_t want_len = tcp_frame(want, expected);
+    unsigned before = n->f->ctx.tx[0].n;
+    uint64_t drops_before = fixture_total_drops(n->f);
+    assert_int_equal(fixture_send(n->f, frame, len), 1);
+    assert_int_equal(fixture_total_drops(n->f), drops_before);
+
+    size_t out_len;
+    const uint8_t *out = fixture_tx(n->f, before, &out_len);
+    assert_int_equal(out_len, want_len);
+    const struct rte_ether_hdr *eth = (const void *)out;
+    assert_memory_equal(&eth->src_addr, &port_mac, 6);
+    assert_memory_equal(&eth->dst_addr, expected->eth_dst, 6);
+    if (is_v6(in)) {
+        const struct rte_ipv6_hdr *ip = (const void *)(eth + 1);
+        assert_int_equal(rte_ipv6_udptcp_cksum_verify(ip, ip + 1), 0);
+    } else {
+        const struct rte_ipv4_hdr *ip = (const void *)(eth + 1);
+        assert_int_equal(rte_raw_cksum(ip, sizeof(*ip)), 0xffff);
+        assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+    }
+    if (memcmp(out, want, want_len) != 0) {
+        for (size_t i = 0; i < want_len; i++)
+            if (out[i] != want[i])
+                print_message("byte %zu: got %02x want %02x\n", i, out[i], want[i]);
+        fail_msg("forwarded frame differs from the expected one");
+    }
+}
+
+/* Send `in` and expect it dropped, with this reason counted once more. */
+void dropped(struct nat_fixture *n, const struct seg *in, enum xlb_drop_reason reason)
+{
+    uint8_t frame[256];
+    size_t len = tcp_frame(frame, in);
+    uint64_t before = fixture_drops(n->f, reason), total = fixture_total_drops(n->f);
+    assert_int_equal(fixture_send(n->f, frame, len), 0);
+    assert_int_equal(fixture_drops(n->f, reason), before + 1);
+    assert_int_equal(fixture_total_drops(n->f), total + 1);
+}
+
+struct xlb_flow *client_flow(struct nat_fixture *n, const char *client, uint16_t sport)
+{
+    struct xlb_flow_key key = {
+        .proto = IPPROTO_TCP, .src_port = htons(sport), .dst_port = htons(VIP_PORT)};
+    bool v6 = strchr(client, ':') != NULL;
+    key.family = v6 ? AF_INET6 : AF_INET;
+    assert_int_equal(inet_pton(key.family, client, key.src), 1);
+    assert_int_equal(inet_pton(key.family, v6 ? FIX_VIP6 : FIX_VIP4, key.dst), 1);
+    return xlb_flow_lookup(n->flows, &key);
+}
+
+struct xlb_flow *backend_flow(struct nat_fixture *n, bool v6, uint16_t snat_port)
+{
+    struct xlb_flow_key key = {.family = v6 ? AF_INET6 : AF_INET,
+                               .proto = IPPROTO_TCP,
+                               .src_port = htons(VIP_PORT),
+                               .dst_port = htons(snat_port)};
+    assert_int_equal(inet_pton(key.family, v6 ? BACKEND6 : BACKEND4, key.src), 1);
+    assert_int_equal(inet_pton(key.family, v6 ? SNAT6 : SNAT4, key.dst), 1);
+    return xlb_flow_lookup(n->flows, &key);
+}

@@ -1,0 +1,71 @@
+/*
+ * The NAT case tests' small fixture and exact segments: a flow table of FLOWS entries, one
+ * round-robin cluster of one backend per VIP (so every pick is deterministic), TCP segments as
+ * the client and the backends send them and as xlb must forward them, and the checks that a
+ * segment is forwarded byte for byte or dropped for a reason.
+ */
+#ifndef XLB_NAT_SEGMENTS_H
+#define XLB_NAT_SEGMENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nat_fixture.h"
+
+#define CLIENT_PORT  40000
+#define BACKEND4     "198.18.0.21"
+#define BACKEND6     "2001:2::21"
+#define PORT_COUNT   100
+#define FLOWS        8
+#define SLOT4        7 /* endpoint slot of the IPv4 backend */
+#define SLOT6        8
+#define START_TSC    5000ull
+#define SEQ_CLIENT   0x01020304u
+#define SEQ_BACKEND  0x0a0b0c0du
+#define PAYLOAD_TEXT "GET / HTTP/1.1\r\nHost: nat.test\r\n\r\n"
+
+#define NAT_BACKEND6_MAC                                                                           \
+    {                                                                                              \
+        {                                                                                          \
+            0x02, 0x00, 0x00, 0x00, 0x00, 0x62                                                     \
+        }                                                                                          \
+    }
+
+/* cmocka set-up and tear-down: *state is a struct nat_fixture. */
+int nat_setup(void **state);
+int nat_teardown(void **state);
+
+struct seg {
+    const struct rte_ether_addr *eth_src, *eth_dst;
+    const char *src, *dst;
+    uint16_t sport, dport;
+    uint8_t flags;
+    uint32_t seq, ack;
+    const char *payload; /* NULL: none */
+};
+
+bool is_v6(const struct seg *s);
+/* The segment's frame into buf (an MSS option on SYNs); returns its length. */
+size_t tcp_frame(uint8_t *buf, const struct seg *s);
+
+/* The segment as the client sends it to the VIP, and as the backend sends it to the SNAT. */
+struct seg from_client4(uint16_t sport, uint8_t flags, const char *payload);
+struct seg from_client6(uint16_t sport, uint8_t flags, const char *payload);
+struct seg from_backend4(uint16_t snat_port, uint8_t flags, const char *payload);
+struct seg from_backend6(uint16_t snat_port, uint8_t flags, const char *payload);
+/* What xlb must emit for a client segment: SNAT:port -> backend, from the port's MAC. */
+struct seg to_backend(struct seg s, uint16_t snat_port);
+/* What xlb must emit for a backend segment: VIP -> client, to the client's MAC. */
+struct seg to_client(struct seg s, uint16_t client_port);
+
+/* Send `in`; exactly one frame must come out, byte for byte `expected`. */
+void forward(struct nat_fixture *n, const struct seg *in, const struct seg *expected);
+/* Send `in` and expect it dropped, with this reason counted once more. */
+void dropped(struct nat_fixture *n, const struct seg *in, enum xlb_drop_reason reason);
+
+/* The flow by its client key, or by its backend key; NULL if there is none. */
+struct xlb_flow *client_flow(struct nat_fixture *n, const char *client, uint16_t sport);
+struct xlb_flow *backend_flow(struct nat_fixture *n, bool v6, uint16_t snat_port);
+
+#endif
