@@ -1,6 +1,7 @@
 /*
- * Helpers shared by the lib/lb tests: hand-built EDS assignments and cluster configs, the
- * compile step, a one-target L4 VIP around compiled clusters, and distribution bounds.
+ * Helpers shared by the lib/lb tests (lb_test.c): hand-built EDS assignments and cluster
+ * configs, the compile step, a one-target L4 VIP around compiled clusters, a pick fixture
+ * (one cluster, its VIP and a worker), and distribution bounds.
  */
 #ifndef LB_TEST_H
 #define LB_TEST_H
@@ -27,22 +28,12 @@
  * with probability below one in a million; with fixed seeds the tests never flake. One extra
  * count absorbs discreteness.
  */
-static inline void assert_binomial(uint64_t count, uint64_t draws, double p)
-{
-    double mean = (double)draws * p;
-    double bound = 5.0 * sqrt((double)draws * p * (1.0 - p)) + 1.0;
-    if (fabs((double)count - mean) > bound)
-        fail_msg("count %llu outside %.1f +- %.1f (draws %llu, p %.6g)", (unsigned long long)count,
-                 mean, bound, (unsigned long long)draws, p);
-}
+void assert_binomial(uint64_t count, uint64_t draws, double p);
 
-static inline struct xlb_host_port hp(const char *text)
-{
-    struct xlb_host_port out;
-    if (xlb_host_port_parse(text, strlen(text), &out) != 0)
-        fail_msg("bad address in test: %s", text);
-    return out;
-}
+struct xlb_host_port hp(const char *text);
+
+/* got, formatted, is want. */
+void assert_hp(const struct xlb_host_port *got, const char *want);
 
 /* ---- a ClusterLoadAssignment built by hand; always appended to its last part ---- */
 
@@ -63,167 +54,39 @@ struct eds {
     uint32_t n_endpoints; /* flattened count so far */
 };
 
-static inline struct eds *eds_new(void)
-{
-    struct eds *e = calloc(1, sizeof(*e));
-    assert_non_null(e);
-    e->cfg.cluster_name = (char *)"web";
-    e->cfg.priorities = e->prios;
-    e->cfg.drops = e->drops;
-    return e;
-}
+struct eds *eds_new(void);
+void eds_priority(struct eds *e);
+void eds_locality(struct eds *e, uint32_t weight);
 
-static inline void eds_priority(struct eds *e)
-{
-    assert_true(e->cfg.n_priorities < EDS_PRIOS);
-    size_t p = e->cfg.n_priorities++;
-    e->prios[p].localities = e->locs[p];
-}
-
-static inline void eds_locality(struct eds *e, uint32_t weight)
-{
-    assert_true(e->cfg.n_priorities > 0);
-    size_t p = e->cfg.n_priorities - 1;
-    struct xlb_eds_priority *prio = &e->prios[p];
-    assert_true(prio->n_localities < EDS_LOCS);
-    size_t l = prio->n_localities++;
-    struct xlb_eds_locality *loc = &e->locs[p][l];
-    snprintf(e->zones[p][l], sizeof(e->zones[p][l]), "z%zu%zu", p, l);
-    loc->region = (char *)"r";
-    loc->zone = e->zones[p][l];
-    loc->sub_zone = (char *)"";
-    loc->weight = weight;
-    loc->endpoints = e->eps[p][l];
-}
+/* eds_new with one priority holding one locality of the given weight. */
+struct eds *eds_one_locality(uint32_t weight);
 
 /* Returns the endpoint's index in flattened EDS order (= its index in the compiled cluster). */
-static inline uint32_t eds_endpoint(struct eds *e, const char *addr, uint32_t weight,
-                                    enum xlb_health_status health)
-{
-    assert_true(e->cfg.n_priorities > 0);
-    size_t p = e->cfg.n_priorities - 1;
-    assert_true(e->prios[p].n_localities > 0);
-    size_t l = e->prios[p].n_localities - 1;
-    struct xlb_eds_locality *loc = &e->locs[p][l];
-    assert_true(loc->n_endpoints < EDS_EPS);
-    size_t i = loc->n_endpoints++;
-    struct xlb_eds_endpoint *ep = &loc->endpoints[i];
-    ep->addresses = e->addrs[p][l][i];
-    ep->addresses[0] = hp(addr);
-    ep->n_addresses = 1;
-    ep->health = health;
-    ep->weight = weight;
-    return e->n_endpoints++;
-}
+uint32_t eds_endpoint(struct eds *e, const char *addr, uint32_t weight,
+                      enum xlb_health_status health);
 
 /* A61: one more address for the last endpoint added. */
-static inline void eds_address(struct eds *e, const char *addr)
-{
-    size_t p = e->cfg.n_priorities - 1;
-    size_t l = e->prios[p].n_localities - 1;
-    struct xlb_eds_endpoint *ep = &e->locs[p][l].endpoints[e->locs[p][l].n_endpoints - 1];
-    assert_true(ep->n_addresses < EDS_ADDRS);
-    ep->addresses[ep->n_addresses++] = hp(addr);
-}
+void eds_address(struct eds *e, const char *addr);
 
-static inline void eds_drop(struct eds *e, const char *category, uint32_t ppm)
-{
-    assert_true(e->cfg.n_drops < EDS_DROPS);
-    e->drops[e->cfg.n_drops++] =
-        (struct xlb_drop_overload){.category = (char *)category, .parts_per_million = ppm};
-}
+void eds_drop(struct eds *e, const char *category, uint32_t ppm);
 
 /* ---- cluster config and compile ---- */
 
-static inline struct xlb_cluster_config cluster_config(enum xlb_lb_policy policy)
-{
-    struct xlb_cluster_config c = {
-        .name = (char *)"web",
-        .type = XLB_CLUSTER_EDS,
-        .eds_service_name = (char *)"",
-        .lb_policy = policy,
-        .max_requests = 0,
-        .override_host_status = XLB_OVERRIDE_STATUS_DEFAULT,
-    };
-    xlb_ring_hash_config_default(&c.ring_hash);
-    return c;
-}
+struct xlb_cluster_config cluster_config(enum xlb_lb_policy policy);
 
 /* Stable slots handed out by the compile callbacks: never reused within one test program. */
 #define ENDPOINT_SLOT_BASE 1000u
-static uint32_t next_locality_slot = 1;
-static uint32_t next_drop_slot = 1;
-static struct {
-    const char *category;
-    uint32_t slot;
-} drop_slots[64];
-static uint32_t n_drop_slots;
-
-static inline uint32_t test_locality_slot(void *arg, uint32_t priority,
-                                          const struct xlb_eds_locality *l)
-{
-    (void)arg;
-    (void)priority;
-    (void)l;
-    return next_locality_slot++;
-}
-
-static inline uint32_t test_drop_slot(void *arg, const char *category)
-{
-    (void)arg;
-    assert_true(n_drop_slots < 64);
-    drop_slots[n_drop_slots].category = category;
-    drop_slots[n_drop_slots].slot = next_drop_slot++;
-    return drop_slots[n_drop_slots++].slot;
-}
 
 /* The slot the last compile gave a drop category. */
-static inline uint32_t drop_slot_of(const char *category)
-{
-    for (uint32_t i = n_drop_slots; i > 0; i--)
-        if (strcmp(drop_slots[i - 1].category, category) == 0)
-            return drop_slots[i - 1].slot;
-    fail_msg("no drop slot for %s", category);
-    return XLB_LB_NO_SLOT;
-}
+uint32_t drop_slot_of(const char *category);
 
 /* Compile with endpoint slots ENDPOINT_SLOT_BASE + index; -1 and the reason on failure. */
-static inline int try_compile(const char *name, const struct xlb_cluster_config *config,
-                              const struct eds *e, const bool *ejected, uint32_t cluster_slot,
-                              struct xlb_lb_cluster **out, char *err, size_t err_len)
-{
-    uint32_t n = e != NULL ? xlb_cluster_compile_count(&e->cfg) : 0;
-    uint32_t *slots = calloc(n + 1, sizeof(*slots));
-    assert_non_null(slots);
-    for (uint32_t i = 0; i < n; i++)
-        slots[i] = ENDPOINT_SLOT_BASE + i;
-    struct xlb_cluster_compile_input in = {
-        .name = name,
-        .config = config,
-        .endpoints = e != NULL ? &e->cfg : NULL,
-        .endpoint_slots = slots,
-        .ejected = ejected,
-        .cluster_slot = cluster_slot,
-        .locality_slot = test_locality_slot,
-        .drop_slot = test_drop_slot,
-    };
-    int rc = xlb_cluster_compile(&in, out, err, err_len);
-    free(slots);
-    return rc;
-}
+int try_compile(const char *name, const struct xlb_cluster_config *config, const struct eds *e,
+                const bool *ejected, uint32_t cluster_slot, struct xlb_lb_cluster **out, char *err,
+                size_t err_len);
 
-static inline struct xlb_lb_cluster *compile(const char *name,
-                                             const struct xlb_cluster_config *config,
-                                             const struct eds *e, const bool *ejected,
-                                             uint32_t cluster_slot)
-{
-    struct xlb_lb_cluster *c;
-    char err[256] = "";
-    if (try_compile(name, config, e, ejected, cluster_slot, &c, err, sizeof(err)) != 0)
-        fail_msg("compile %s: %s", name, err);
-    assert_non_null(c);
-    return c;
-}
+struct xlb_lb_cluster *compile(const char *name, const struct xlb_cluster_config *config,
+                               const struct eds *e, const bool *ejected, uint32_t cluster_slot);
 
 /* ---- an L4 VIP with one target ---- */
 
@@ -236,60 +99,47 @@ struct vip1 {
 };
 
 /* Takes over the callers' references; vip_done releases them. */
-static inline void vip_init(struct vip1 *v, const char *target_name,
-                            struct xlb_lb_cluster *const *leaves, uint32_t n)
-{
-    assert_true(n <= VIP_LEAVES);
-    memset(v, 0, sizeof(*v));
-    for (uint32_t i = 0; i < n; i++)
-        v->leaves[i] = leaves[i];
-    v->target = (struct xlb_lb_target){
-        .name = (char *)target_name, .ready = true, .n_leaves = n, .leaves = v->leaves};
-    v->vip = (struct xlb_lb_vip){.routes = NULL, .n_targets = 1, .targets = &v->target};
-}
+void vip_init(struct vip1 *v, const char *target_name, struct xlb_lb_cluster *const *leaves,
+              uint32_t n);
+void vip_one(struct vip1 *v, struct xlb_lb_cluster *c);
+void vip_done(struct vip1 *v);
 
-static inline void vip_one(struct vip1 *v, struct xlb_lb_cluster *c)
-{
-    vip_init(v, c->name, &c, 1);
-}
+enum xlb_lb_outcome pick(const struct vip1 *v, struct xlb_lb_worker *w, uint64_t connection_id,
+                         const struct xlb_lb_session *session, struct xlb_lb_trace *trace);
 
-static inline void vip_done(struct vip1 *v)
-{
-    for (uint32_t i = 0; i < v->target.n_leaves; i++)
-        xlb_lb_cluster_release(v->leaves[i]);
-    memset(v, 0, sizeof(*v));
-}
+void worker(struct xlb_lb_worker *w, struct xlb_worker_load *load,
+            const struct xlb_worker_load *loads, unsigned n_workers);
 
-static inline enum xlb_lb_outcome pick(const struct vip1 *v, struct xlb_lb_worker *w,
-                                       uint64_t connection_id, const struct xlb_lb_session *session,
-                                       struct xlb_lb_trace *trace)
-{
-    struct xlb_lb_request req = {.connection_id = connection_id, .session = session};
-    return xlb_lb_pick(&v->vip, &req, w, trace);
-}
-
-static inline void worker(struct xlb_lb_worker *w, struct xlb_worker_load *load,
-                          const struct xlb_worker_load *loads, unsigned n_workers)
-{
-    assert_int_equal(xlb_lb_worker_init(w, SEED, load, loads, n_workers), 0);
-}
+/* n zeroed workers' load counters; free() them. */
+struct xlb_worker_load *loads_new(unsigned n);
 
 /* A session to the given addresses (NULL-terminated), optionally pinned to a cluster. */
-static inline struct xlb_lb_session session_of(const char *cluster, const char *addr, ...)
-{
-    struct xlb_lb_session s = {0};
-    va_list ap;
-    va_start(ap, addr);
-    for (const char *a = addr; a != NULL; a = va_arg(ap, const char *)) {
-        assert_true(s.n_addresses < XLB_HOST_PORT_LIST_MAX);
-        s.addresses[s.n_addresses++] = hp(a);
-    }
-    va_end(ap);
-    if (cluster != NULL) {
-        s.cluster = cluster;
-        s.cluster_len = (uint32_t)strlen(cluster);
-    }
-    return s;
-}
+struct xlb_lb_session session_of(const char *cluster, const char *addr, ...);
+
+/* ---- a pick fixture: cluster "web" behind a one-target VIP, and a worker seeded SEED ---- */
+
+struct fixture {
+    struct eds *e; /* owned */
+    struct vip1 v;
+    struct xlb_lb_worker w;
+    struct xlb_worker_load *load; /* the worker's counters when counted, else NULL */
+};
+
+/*
+ * Compile e (owned from here on; NULL: no assignment) under cfg in cluster_slot with the given
+ * endpoints ejected (NULL: none), put it behind f->v, then start f->w, with its own zeroed load
+ * counters when counted.
+ */
+void fixture_start(struct fixture *f, struct eds *e, const struct xlb_cluster_config *cfg,
+                   const bool *ejected, uint32_t cluster_slot, bool counted);
+
+/* fixture_start with round robin, cluster slot 1 and no load counters. */
+void fixture_rr(struct fixture *f, struct eds *e, const bool *ejected);
+
+void fixture_done(struct fixture *f);
+
+/* A pick through the fixture that must be XLB_LB_PICKED; its trace. */
+struct xlb_lb_trace pick_ok(struct fixture *f, uint64_t connection_id,
+                            const struct xlb_lb_session *session);
 
 #endif

@@ -19,9 +19,7 @@ static void assert_rejected(const struct eds *e, const char *what)
 static void test_duplicate_address_across_priorities(void **state)
 {
     (void)state;
-    struct eds *e = eds_new();
-    eds_priority(e);
-    eds_locality(e, 1);
+    struct eds *e = eds_one_locality(1);
     eds_endpoint(e, "198.18.0.1:80", 1, XLB_HEALTH_HEALTHY);
     eds_endpoint(e, "198.18.0.2:80", 1, XLB_HEALTH_HEALTHY);
     eds_priority(e);
@@ -36,18 +34,14 @@ static void test_duplicate_address_other_forms(void **state)
 {
     (void)state;
     /* Twice in one locality. */
-    struct eds *e = eds_new();
-    eds_priority(e);
-    eds_locality(e, 1);
+    struct eds *e = eds_one_locality(1);
     eds_endpoint(e, "[2001:2::1]:443", 1, XLB_HEALTH_HEALTHY);
     eds_endpoint(e, "[2001:2:0::1]:443", 1, XLB_HEALTH_HEALTHY);
     assert_rejected(e, "the same IPv6 address twice");
     free(e);
 
     /* One endpoint's additional address (A61) is another endpoint's address. */
-    e = eds_new();
-    eds_priority(e);
-    eds_locality(e, 1);
+    e = eds_one_locality(1);
     eds_endpoint(e, "198.18.0.1:80", 1, XLB_HEALTH_HEALTHY);
     eds_locality(e, 1);
     eds_endpoint(e, "198.18.0.2:80", 1, XLB_HEALTH_HEALTHY);
@@ -56,9 +50,7 @@ static void test_duplicate_address_other_forms(void **state)
     free(e);
 
     /* The same IP on another port is another endpoint: accepted. */
-    e = eds_new();
-    eds_priority(e);
-    eds_locality(e, 1);
+    e = eds_one_locality(1);
     eds_endpoint(e, "198.18.0.1:80", 1, XLB_HEALTH_HEALTHY);
     eds_endpoint(e, "198.18.0.1:81", 1, XLB_HEALTH_HEALTHY);
     struct xlb_cluster_config cfg = cluster_config(XLB_LB_ROUND_ROBIN);
@@ -72,9 +64,7 @@ static void test_duplicate_address_other_forms(void **state)
 static void test_compiled_shape(void **state)
 {
     (void)state;
-    struct eds *e = eds_new();
-    eds_priority(e);
-    eds_locality(e, 3);
+    struct eds *e = eds_one_locality(3);
     eds_endpoint(e, "198.18.0.1:80", 7, XLB_HEALTH_HEALTHY);
     eds_endpoint(e, "198.18.0.2:80", 1, XLB_HEALTH_DRAINING);
     eds_locality(e, 5);
@@ -110,9 +100,7 @@ static void test_compiled_shape(void **state)
     };
     for (uint32_t i = 0; i < 4; i++) {
         const struct xlb_lb_endpoint *ep = &c->endpoints[i];
-        char text[XLB_HOST_PORT_STRLEN];
-        assert_true(xlb_host_port_format(&ep->where, text, sizeof(text)) > 0);
-        assert_string_equal(text, want[i].where);
+        assert_hp(&ep->where, want[i].where);
         assert_int_equal(ep->slot, ENDPOINT_SLOT_BASE + i);
         assert_int_equal(ep->weight, want[i].weight);
         assert_int_equal(ep->priority, want[i].priority);
@@ -180,9 +168,7 @@ static void test_compiled_shape(void **state)
 static void test_no_slots(void **state)
 {
     (void)state;
-    struct eds *e = eds_new();
-    eds_priority(e);
-    eds_locality(e, 1);
+    struct eds *e = eds_one_locality(1);
     eds_endpoint(e, "198.18.0.1:80", 1, XLB_HEALTH_HEALTHY);
     eds_drop(e, "x", 1);
     struct xlb_cluster_config cfg = cluster_config(XLB_LB_ROUND_ROBIN);
@@ -194,8 +180,7 @@ static void test_no_slots(void **state)
     assert_int_equal(c->priorities[0].localities[0].load_slot, XLB_LB_NO_SLOT);
     assert_int_equal(c->drops[0].load_slot, XLB_LB_NO_SLOT);
     /* A counted pick with such a cluster writes nothing out of range. */
-    struct xlb_worker_load *load = calloc(1, sizeof(*load));
-    assert_non_null(load);
+    struct xlb_worker_load *load = loads_new(1);
     struct xlb_lb_worker w;
     worker(&w, load, NULL, 0);
     struct vip1 v;
@@ -257,28 +242,20 @@ static void test_chosen_priority(void **state)
 static void test_locality_without_usable_endpoint(void **state)
 {
     (void)state;
-    struct eds *e = eds_new();
-    eds_priority(e);
-    eds_locality(e, 1000);
+    struct eds *e = eds_one_locality(1000);
     eds_endpoint(e, "198.18.0.1:80", 1, XLB_HEALTH_HEALTHY);
     eds_endpoint(e, "198.18.0.2:80", 1, XLB_HEALTH_DRAINING);
     eds_locality(e, 1);
     eds_endpoint(e, "198.18.0.3:80", 1, XLB_HEALTH_HEALTHY);
     const bool ejected[3] = {true, false, false};
-    struct xlb_cluster_config cfg = cluster_config(XLB_LB_ROUND_ROBIN);
-    struct vip1 v;
-    vip_one(&v, compile("web", &cfg, e, ejected, 1));
-    struct xlb_lb_worker w;
-    worker(&w, NULL, NULL, 0);
+    struct fixture f;
+    fixture_rr(&f, e, ejected);
     for (uint32_t i = 0; i < 1000; i++) {
-        struct xlb_lb_trace t;
-        assert_int_equal(pick(&v, &w, i, NULL, &t), XLB_LB_PICKED);
+        struct xlb_lb_trace t = pick_ok(&f, i, NULL);
         assert_int_equal(t.endpoint, 2);
         assert_int_equal(t.locality, 1);
     }
-    xlb_lb_worker_fini(&w);
-    vip_done(&v);
-    free(e);
+    fixture_done(&f);
 }
 
 static uint32_t points_of(const struct xlb_ring_hash *ring, uint32_t index)
@@ -293,9 +270,7 @@ static uint32_t points_of(const struct xlb_ring_hash *ring, uint32_t index)
 static void test_ring_contents(void **state)
 {
     (void)state;
-    struct eds *e = eds_new();
-    eds_priority(e);
-    eds_locality(e, 1);
+    struct eds *e = eds_one_locality(1);
     eds_endpoint(e, "198.18.4.1:80", 1, XLB_HEALTH_HEALTHY);
     eds_endpoint(e, "198.18.4.2:80", 3, XLB_HEALTH_HEALTHY);
     eds_locality(e, 2);

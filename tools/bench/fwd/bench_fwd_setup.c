@@ -1,0 +1,322 @@
+/* bench_fwd's fixture; see bench_fwd_setup.h. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_malloc.h>
+
+#include "bench_fwd_setup.h"
+#include "cluster_compile.h"
+#include "xlb_msg.h"
+
+#define IPV4(a, b_, c, d)                                                                          \
+    htonl((uint32_t)(a) << 24 | (uint32_t)(b_) << 16 | (uint32_t)(c) << 8 | (d))
+
+static const struct rte_ether_addr port_mac = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x10}};
+static const struct rte_ether_addr router_mac = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
+
+struct bench_fwd b;
+
+_Noreturn void die(const char *what)
+{
+    fprintf(stderr, "bench_fwd: %s\n", what);
+    exit(1);
+}
+
+_Noreturn void die_dropped(const char *when)
+{
+    fprintf(stderr, "bench_fwd: %s: a packet was not forwarded; drops:", when);
+    for (int d = 0; d < XLB_DROP_MAX; d++)
+        if (b.stats.drops[d] != 0)
+            fprintf(stderr, " %s=%llu", xlb_drop_reason_name((enum xlb_drop_reason)d),
+                    (unsigned long long)b.stats.drops[d]);
+    fprintf(stderr, "\n");
+    exit(1);
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (p == NULL)
+        die("out of memory");
+    return p;
+}
+
+/* ---- addresses ---- */
+
+static rte_be32_t snat_addr(unsigned s)
+{
+    return IPV4(198, 18, 0, 11 + s);
+}
+
+static rte_be32_t backend_addr(unsigned k)
+{
+    return IPV4(198, 18, 0, 21 + k);
+}
+
+static struct rte_ether_addr backend_mac(unsigned k)
+{
+    return (struct rte_ether_addr){{0x02, 0x00, 0x00, 0x00, 0x01, (uint8_t)k}};
+}
+
+static void tuple_set(struct tuple *u, rte_be32_t src, rte_be16_t sport, rte_be32_t dst,
+                      rte_be16_t dport)
+{
+    u->src = src;
+    u->dst = dst;
+    u->sport = sport;
+    u->dport = dport;
+    u->sum = (src & 0xffff) + (src >> 16) + (dst & 0xffff) + (dst >> 16);
+}
+
+/* Flow i's client side: 4,096 client addresses, each with as many source ports as needed. */
+static void client_tuple(uint32_t i, struct tuple *u)
+{
+    rte_be32_t src = htonl(0x64400000u + 1 + i % CLIENT_ADDRS); /* 100.64.0.0/10 */
+    tuple_set(u, src, htons((uint16_t)(1024 + i / CLIENT_ADDRS)), IPV4(198, 18, 0, 100),
+              htons(VIP_PORT));
+}
+
+/* ---- frames ---- */
+
+static void tmpl_make(struct tmpl *t, const struct rte_ether_addr *src_mac, uint8_t flags,
+                      uint16_t payload)
+{
+    memset(t, 0, sizeof(*t));
+    struct rte_ether_hdr *eth = (struct rte_ether_hdr *)t->bytes;
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
+    size_t len = sizeof(*eth) + sizeof(*ip) + sizeof(*tcp) + payload;
+    if (len > FRAME_COPY)
+        die("frame template too long");
+    eth->dst_addr = port_mac;
+    eth->src_addr = *src_mac;
+    eth->ether_type = htons(RTE_ETHER_TYPE_IPV4);
+    ip->version_ihl = 0x45;
+    ip->total_length = htons((uint16_t)(sizeof(*ip) + sizeof(*tcp) + payload));
+    ip->fragment_offset = htons(RTE_IPV4_HDR_DF_FLAG);
+    ip->time_to_live = 64;
+    ip->next_proto_id = IPPROTO_TCP;
+    t->sum = rte_raw_cksum(ip, sizeof(*ip)); /* addresses and checksum still zero */
+    tcp->sent_seq = htonl(1000);
+    tcp->recv_ack = (flags & RTE_TCP_ACK_FLAG) ? htonl(2000) : 0;
+    tcp->data_off = 5 << 4;
+    tcp->tcp_flags = flags;
+    tcp->rx_win = htons(65535);
+    memset(tcp + 1, 'x', payload);
+    t->len = (uint16_t)(len < MIN_FRAME ? MIN_FRAME : len);
+}
+
+/* The backend's answer to a frame xlb sent it: the same addresses and ports, swapped. */
+void answer_tuple(const struct rte_mbuf *m, struct tuple *u)
+{
+    const struct rte_ipv4_hdr *ip =
+        rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
+    const struct rte_tcp_hdr *tcp = (const struct rte_tcp_hdr *)(ip + 1);
+    tuple_set(u, ip->dst_addr, tcp->dst_port, ip->src_addr, tcp->src_port);
+}
+
+/* ---- set-up ---- */
+
+static void add_entry(rte_be32_t addr, uint8_t role, const struct rte_ether_addr *mac)
+{
+    struct xlb_addr_entry e = {.role = role, .port_mask = role == XLB_ROLE_NEIGHBOUR ? 0 : 1};
+    xlb_addr_from_ipv4(addr, &e.addr);
+    if (mac != NULL) {
+        e.resolved = true;
+        e.mac = *mac;
+    }
+    if (xlb_snapshot_add_address(b.snap, &e) != 0)
+        die("snapshot address table full");
+}
+
+static uint32_t locality_slot(void *arg, uint32_t priority, const struct xlb_eds_locality *l)
+{
+    (void)arg;
+    (void)priority;
+    (void)l;
+    return 0;
+}
+
+/* One priority, one locality, N_BACKENDS healthy endpoints, round robin. */
+static struct xlb_lb_cluster *compile_cluster(void)
+{
+    struct xlb_host_port where[N_BACKENDS];
+    struct xlb_eds_endpoint eps[N_BACKENDS];
+    uint32_t slots[N_BACKENDS];
+    for (unsigned k = 0; k < N_BACKENDS; k++) {
+        memset(&where[k], 0, sizeof(where[k]));
+        xlb_addr_from_ipv4(backend_addr(k), &where[k].addr);
+        where[k].port = BACKEND_PORT;
+        eps[k] = (struct xlb_eds_endpoint){
+            .addresses = &where[k], .n_addresses = 1, .health = XLB_HEALTH_HEALTHY, .weight = 1};
+        slots[k] = k;
+    }
+    struct xlb_eds_locality loc = {.region = (char *)"r",
+                                   .zone = (char *)"z",
+                                   .sub_zone = (char *)"",
+                                   .weight = 1,
+                                   .endpoints = eps,
+                                   .n_endpoints = N_BACKENDS};
+    struct xlb_eds_priority prio = {.localities = &loc, .n_localities = 1};
+    struct xlb_endpoint_config eds = {
+        .cluster_name = (char *)"backends", .priorities = &prio, .n_priorities = 1};
+    struct xlb_cluster_config cfg = {
+        .name = (char *)"backends",
+        .type = XLB_CLUSTER_EDS,
+        .eds_service_name = (char *)"",
+        .lb_policy = XLB_LB_ROUND_ROBIN,
+        .max_requests = 1u << 30,
+        .override_host_status = XLB_OVERRIDE_STATUS_DEFAULT,
+    };
+    xlb_ring_hash_config_default(&cfg.ring_hash);
+    struct xlb_cluster_compile_input in = {
+        .name = "backends",
+        .config = &cfg,
+        .endpoints = &eds,
+        .endpoint_slots = slots,
+        .cluster_slot = CLUSTER_SLOT,
+        .locality_slot = locality_slot,
+    };
+    struct xlb_lb_cluster *c = NULL;
+    char err[256] = "";
+    if (xlb_cluster_compile(&in, &c, err, sizeof(err)) != 0 || c == NULL) {
+        fprintf(stderr, "bench_fwd: cluster compile: %s\n", err);
+        exit(1);
+    }
+    return c;
+}
+
+void eal_init(bool hugepages)
+{
+    char *no_huge[] = {"bench_fwd", "--no-shconf",    "--no-huge", "-m", "1024",
+                       "--no-pci",  "--no-telemetry", "-l",        "0",  "--log-level=warning",
+                       NULL};
+    char *huge[] = {"bench_fwd", "--no-shconf",         "--no-pci", "--no-telemetry", "-l",
+                    "0",         "--log-level=warning", NULL};
+    char **argv = hugepages ? huge : no_huge;
+    int argc = 0;
+    while (argv[argc] != NULL)
+        argc++;
+    if (rte_eal_init(argc, argv) < 0)
+        die("rte_eal_init failed");
+}
+
+void setup(void)
+{
+    int socket = (int)rte_socket_id();
+    b.tsc_hz = rte_get_tsc_hz();
+    b.pool = rte_pktmbuf_pool_create("bench_fwd_pool", POOL_SIZE, POOL_CACHE, 0,
+                                     RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+    b.to_control = xlb_msg_ring_create("bench_fwd_control", socket);
+    b.snap = xlb_snapshot_alloc(1, 64, 1);
+    if (b.pool == NULL || b.to_control == NULL || b.snap == NULL)
+        die("cannot allocate the pool, ring or snapshot");
+
+    struct xlb_snapshot *snap = b.snap;
+    snap->n_ports = 1;
+    snap->ports[0].port_id = 0;
+    snap->ports[0].mac = port_mac;
+    snap->ports[0].n_prefixes = 1;
+    if (xlb_prefix_parse("198.18.0.10/24", &snap->ports[0].prefixes[0]) != 0)
+        die("prefix");
+    add_entry(IPV4(198, 18, 0, 10), XLB_ROLE_PORT_ADDRESS, NULL);
+    add_entry(IPV4(198, 18, 0, 100), XLB_ROLE_VIP, NULL);
+    for (unsigned s = 0; s < N_SNAT; s++) {
+        add_entry(snat_addr(s), XLB_ROLE_SNAT, NULL);
+        xlb_addr_from_ipv4(snat_addr(s), &b.snat[s]);
+    }
+    for (unsigned k = 0; k < N_BACKENDS; k++) {
+        struct rte_ether_addr mac = backend_mac(k);
+        add_entry(backend_addr(k), XLB_ROLE_NEIGHBOUR, &mac);
+    }
+
+    b.cluster = compile_cluster();
+    b.target = (struct xlb_lb_target){
+        .name = b.cluster->name, .ready = true, .n_leaves = 1, .leaves = &b.cluster};
+    b.vip = (struct xlb_lb_vip){.routes = NULL, .n_targets = 1, .targets = &b.target};
+    snap->n_vips = 1;
+    xlb_addr_from_ipv4(IPV4(198, 18, 0, 100), &snap->vips[0].addr);
+    snap->vips[0].l4_port = VIP_PORT;
+    snap->vips[0].l7 = false;
+    snap->vips[0].lb = &b.vip;
+
+    /* The worker's counters live in their own cache-aligned memory, as in xlb_shared. */
+    size_t load_size = (sizeof(*b.load) + 63) / 64 * 64;
+    b.load = aligned_alloc(64, load_size);
+    if (b.load == NULL)
+        die("out of memory");
+    memset(b.load, 0, load_size);
+    if (xlb_lb_worker_init(&b.lb, 42, b.load, b.load, 1) != 0)
+        die("xlb_lb_worker_init failed");
+
+    b.ctx.stats = &b.stats;
+    b.ctx.to_control = b.to_control;
+    b.ctx.pool = b.pool;
+    b.ctx.lb = &b.lb;
+    b.ctx.worker_id = 0;
+    b.ctx.n_workers = 1;
+    b.ctx.snat_port_base = XLB_SNAT_PORT_BASE;
+    b.ctx.tsc_hz = b.tsc_hz;
+
+    struct rte_ether_addr backend0 = backend_mac(0);
+    tmpl_make(&b.data, &router_mac, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD);
+    tmpl_make(&b.back_data, &backend0, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD);
+    tmpl_make(&b.syn, &router_mac, RTE_TCP_SYN_FLAG, 0);
+    tmpl_make(&b.syn_ack, &backend0, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, 0);
+    tmpl_make(&b.ack, &router_mac, RTE_TCP_ACK_FLAG, 0);
+}
+
+void teardown(void)
+{
+    b.snap->n_vips = 0; /* the VIP's LB tree is ours, not reference counted */
+    xlb_snapshot_free(b.snap);
+    xlb_lb_cluster_release(b.cluster);
+    xlb_lb_worker_fini(&b.lb);
+    free(b.load);
+    rte_ring_free(b.to_control);
+    rte_mempool_free(b.pool);
+}
+
+/* ---- flows ---- */
+
+uint64_t heap_bytes(void)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < rte_socket_count(); i++) {
+        struct rte_malloc_socket_stats st;
+        if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i), &st) == 0)
+            total += st.heap_allocsz_bytes;
+    }
+    return total;
+}
+
+void flows_create(struct flows *f, uint32_t n)
+{
+    static unsigned serial;
+    char name[32];
+    snprintf(name, sizeof(name), "bench_flows_%u", serial++);
+    f->n = n;
+    uint64_t before = heap_bytes();
+    f->table = xlb_flow_table_create(name, n, (int)rte_socket_id(), b.snat, N_SNAT,
+                                     XLB_SNAT_PORT_BASE, SNAT_PORTS);
+    if (f->table == NULL)
+        die("cannot create the flow table (raise -m?)");
+    f->bytes = heap_bytes() - before;
+    f->client = xcalloc(n, sizeof(*f->client));
+    f->backend = xcalloc(n, sizeof(*f->backend));
+    for (uint32_t i = 0; i < n; i++)
+        client_tuple(i, &f->client[i]);
+    b.ctx.flows = f->table;
+}
+
+void flows_free(struct flows *f)
+{
+    b.ctx.flows = NULL;
+    xlb_flow_table_free(f->table);
+    free(f->client);
+    free(f->backend);
+}
