@@ -37,18 +37,6 @@ e2e_cleanup() {
 }
 trap e2e_cleanup EXIT
 
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-
-pass() {
-    echo "ok - $*"
-}
-
-wait_until() {
-    xlb_wait_until "$@"
-}
 
 e2e_start_xlbd() {
     xlb_start || fail "xlbd did not start"

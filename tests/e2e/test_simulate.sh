@@ -24,14 +24,7 @@ cleanup() {
     exit $rc
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-pass() { echo "ok - $*"; }
-xlbctl() { "$XLBCTL" --socket "$DIR/xlbd.sock" "$@"; }
-wait_until() {
-    local tries=$1 delay=$2; shift 2
-    for _ in $(seq 1 "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep "$delay"; done
-    return 1
-}
+. "$SRC/tools/lib/harness.sh"
 ip netns add "$NS"
 
 write_config() { # DOWN_HAS_ENDPOINT (0/1)

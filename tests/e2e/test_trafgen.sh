@@ -36,14 +36,7 @@ cleanup() {
     exit $rc
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-pass() { echo "ok - $*"; }
-xlbctl() { "$XLBCTL" --socket "$DIR/xlbd.sock" "$@"; }
-wait_until() {
-    local tries=$1 delay=$2; shift 2
-    for _ in $(seq 1 "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep "$delay"; done
-    return 1
-}
+. "$SRC/tools/lib/harness.sh"
 [ -x "$TRAFGEN" ] || fail "$TRAFGEN is not built"
 
 # xlbd: one memif server port, an L4 VIP whose static cluster has three on-link backends.

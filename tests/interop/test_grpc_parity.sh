@@ -39,15 +39,8 @@ cleanup() {
     exit $rc
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-pass() { echo "ok - $*"; }
+. "$HERE/../../tools/lib/harness.sh"
 in_ns() { ip netns exec "$NS" "$@"; }
-xlbctl() { "$XLBCTL" --socket "$DIR/xlbd.sock" "$@"; }
-wait_until() { # TRIES DELAY COMMAND...
-    local tries=$1 delay=$2; shift 2
-    for _ in $(seq 1 "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep "$delay"; done
-    return 1
-}
 
 "$HERE/install.sh" >/dev/null
 ip netns add "$NS"

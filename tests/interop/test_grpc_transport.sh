@@ -14,8 +14,7 @@ cleanup() {
     rm -rf "$DIR"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-pass() { echo "ok - $*"; }
+. "$HERE/../../tools/lib/harness.sh"
 
 "$HERE/install.sh" >/dev/null
 "$HERE/make-test-ca.sh" "$DIR/ca" >/dev/null 2>&1

@@ -8,16 +8,7 @@
 RUN_PIDS=()
 XLBD_PID=""
 
-# xlb_wait_until TRIES DELAY COMMAND...: poll a condition, bounded in count and time.
-xlb_wait_until() {
-    local tries=$1 delay=$2
-    shift 2
-    for _ in $(seq 1 "$tries"); do
-        if "$@" >/dev/null 2>&1; then return 0; fi
-        sleep "$delay"
-    done
-    return 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 xlb_ctl() {
     "$XLB_BUILD/apps/xlbctl" --socket "$RUN_DIR/xlbd.sock" "$@"
