@@ -22,8 +22,10 @@ e2e_setup
 write_cluster 1 2 3
 # Backends: threaded servers that send their name, then echo until the client closes.
 for b in be1 be2 be3; do
-    ip netns exec "$E2E_PREFIX-$b" timeout 300 python3 -c '
-import socket, socketserver, sys
+    # Not through timeout(1): $! must be the server itself, so cleanup's kill reaches it; the
+    # server bounds its own life instead.
+    ip netns exec "$E2E_PREFIX-$b" python3 -c '
+import socket, socketserver, sys, time
 class Echo(socketserver.BaseRequestHandler):
     def handle(self):
         self.request.sendall(sys.argv[1].encode())
@@ -36,14 +38,18 @@ class Server(socketserver.ThreadingTCPServer):
     address_family = socket.AF_INET6
     allow_reuse_address = True
     daemon_threads = True
-Server(("::", 9002), Echo).serve_forever()' "$b" >/dev/null 2>&1 &
+server = Server(("::", 9002), Echo)
+server.timeout = 0.5
+deadline = time.time() + 300
+while time.time() < deadline:
+    server.handle_request()' "$b" >/dev/null 2>&1 &
     RUN_PIDS+=($!)
 done
 e2e_start_xlbd
 
 # A client holding 12 connections open: it reports their backends, waits for "go", then checks
 # every one still echoes.
-in_client timeout 120 python3 - "$E2E_DIR" <<'PY' >"$E2E_DIR/held.json" 2>&1 &
+ip netns exec "$E2E_PREFIX-client" python3 - "$E2E_DIR" <<'PY' >"$E2E_DIR/held.json" 2>&1 &
 import json, os, socket, sys, time
 d = sys.argv[1]
 conns = []
