@@ -41,7 +41,27 @@ static const char *string_arg(const cJSON *args, const char *name, const char *f
     return cJSON_IsString(v) ? v->valuestring : fallback;
 }
 
-/* "name=value" -> a request field with a lower-case name (HPACK delivers names lower-case). */
+/* A request field: the name is lower-cased (HPACK delivers names lower-case) and owned; the
+ * value points into the request's arguments, which outlive the run. */
+static int push_field(struct sim_request *r, const char *name, size_t name_len, const char *value)
+{
+    char *owned = strndup(name, name_len);
+    if (owned == NULL)
+        return -1;
+    for (char *p = owned; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
+    r->owned[r->n_fields] = owned;
+    r->fields[r->n_fields++] = (struct xlb_route_field){
+        .name = owned,
+        .name_len = (uint32_t)name_len,
+        .value = value,
+        .value_len = (uint32_t)strlen(value),
+    };
+    return 0;
+}
+
+/* "name=value" -> a request field. */
 static int add_field(struct sim_request *r, const char *text, char *error, size_t len)
 {
     const char *eq = strchr(text, '=');
@@ -50,20 +70,7 @@ static int add_field(struct sim_request *r, const char *text, char *error, size_
                  MAX_FIELDS);
         return -1;
     }
-    char *name = strndup(text, (size_t)(eq - text));
-    if (name == NULL)
-        return -1;
-    for (char *p = name; *p; p++)
-        if (*p >= 'A' && *p <= 'Z')
-            *p = (char)(*p - 'A' + 'a');
-    r->owned[r->n_fields] = name;
-    r->fields[r->n_fields++] = (struct xlb_route_field){
-        .name = name,
-        .name_len = (uint32_t)strlen(name),
-        .value = eq + 1,
-        .value_len = (uint32_t)strlen(eq + 1),
-    };
-    return 0;
+    return push_field(r, text, (size_t)(eq - text), eq + 1);
 }
 
 static int read_request(const cJSON *args, struct sim_request *r, char *error, size_t len)
@@ -81,25 +88,13 @@ static int read_request(const cJSON *args, struct sim_request *r, char *error, s
             return -1;
     }
     const char *cookie = string_arg(args, "cookie", NULL);
-    if (cookie != NULL) {
-        char buf[1024];
-        snprintf(buf, sizeof(buf), "cookie=%s", cookie);
-        if (strchr(cookie, '=') == NULL || add_field(r, buf, error, len) != 0) {
-            snprintf(error, len, "cookie: expected NAME=VALUE");
-            return -1;
-        }
-        /* The field's value pointed into buf: keep it in the owned name's allocation. */
-        char *value = strdup(cookie);
-        free(r->owned[r->n_fields - 1]);
-        r->owned[r->n_fields - 1] = value;
-        r->fields[r->n_fields - 1] =
-            (struct xlb_route_field){.name = "cookie",
-                                     .name_len = 6,
-                                     .value = value,
-                                     .value_len = value ? (uint32_t)strlen(value) : 0};
-        if (value == NULL)
-            return -1;
+    /* The cookie goes in as the request's "cookie" header, where the pick looks for it. */
+    if (cookie != NULL && (strchr(cookie, '=') == NULL || r->n_fields == MAX_FIELDS)) {
+        snprintf(error, len, "cookie: expected NAME=VALUE");
+        return -1;
     }
+    if (cookie != NULL && push_field(r, "cookie", 6, cookie) != 0)
+        return -1;
     r->http.fields = r->fields;
     r->http.n_fields = r->n_fields;
     const cJSON *conn = cJSON_GetObjectItemCaseSensitive(args, "connection_id");

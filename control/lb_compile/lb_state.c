@@ -219,7 +219,8 @@ static void carried_free(struct carried *c)
     free(c->use_ms);
 }
 
-static uint64_t baseline(const struct xlb_lb_state *st, uint32_t slot, size_t field)
+/* One counter of an endpoint slot, summed over the workers (0 without counters or slot). */
+static uint64_t endpoint_counter(const struct xlb_lb_state *st, uint32_t slot, size_t field)
 {
     if (st->loads == NULL || slot == XLB_LB_NO_SLOT)
         return 0;
@@ -256,11 +257,12 @@ static int carry_over(struct xlb_lb_state *st, struct cluster_entry *e,
             out->use_ms[i] = st->now_ms;
             /* A reused slot's counters go on from where its last endpoint left them: that
              * is this endpoint's baseline. */
-            out->ok[i] = baseline(st, out->slots[i], offsetof(struct xlb_endpoint_load, succeeded));
+            out->ok[i] =
+                endpoint_counter(st, out->slots[i], offsetof(struct xlb_endpoint_load, succeeded));
             out->failed[i] =
-                baseline(st, out->slots[i], offsetof(struct xlb_endpoint_load, failed));
-            out->session[i] =
-                baseline(st, out->slots[i], offsetof(struct xlb_endpoint_load, session_picks));
+                endpoint_counter(st, out->slots[i], offsetof(struct xlb_endpoint_load, failed));
+            out->session[i] = endpoint_counter(st, out->slots[i],
+                                               offsetof(struct xlb_endpoint_load, session_picks));
         }
     }
     return 0;
@@ -681,17 +683,9 @@ void xlb_lb_state_describe_cluster(const struct xlb_lb_state *st, const char *na
     cJSON_AddNumberToObject(o, "drop_categories", c->n_drops);
 }
 
-static uint64_t sum_field(const struct xlb_worker_load *loads, unsigned n, uint32_t slot,
-                          size_t field)
-{
-    return loads == NULL || slot == XLB_LB_NO_SLOT ? 0 : sum_endpoint(loads, n, slot, field);
-}
-
 void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *name,
                                      uint64_t now_ms, cJSON *list)
 {
-    const struct xlb_worker_load *loads = st->loads;
-    unsigned n_workers = st->n_workers;
     const struct cluster_entry *e = find_entry(st, name);
     if (e == NULL || e->compiled == NULL)
         return;
@@ -718,12 +712,12 @@ void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *
         if (draining)
             cJSON_AddBoolToObject(item, "drained",
                                   now_ms - e->last_use_ms[i] >= e->idle_timeout_ms);
-        cJSON_AddNumberToObject(item, "succeeded",
-                                (double)sum_field(loads, n_workers, ep->slot,
-                                                  offsetof(struct xlb_endpoint_load, succeeded)));
-        cJSON_AddNumberToObject(item, "failed",
-                                (double)sum_field(loads, n_workers, ep->slot,
-                                                  offsetof(struct xlb_endpoint_load, failed)));
+        cJSON_AddNumberToObject(
+            item, "succeeded",
+            (double)endpoint_counter(st, ep->slot, offsetof(struct xlb_endpoint_load, succeeded)));
+        cJSON_AddNumberToObject(
+            item, "failed",
+            (double)endpoint_counter(st, ep->slot, offsetof(struct xlb_endpoint_load, failed)));
         i++;
     }
 }
