@@ -41,20 +41,9 @@ client ping -6 -c 5 -i 0.2 -W 2 2001:2::100
 
 say "backends: a TCP server on port 9000 of each, answering with its name"
 for b in 1 2 3; do
-    # $! is the server itself (cleanup kills it by PID); it bounds its own life to 120 s.
-    ip netns exec "$RUN_PREFIX-be$b" python3 -c '
-import socket, sys, time
-s = socket.socket(socket.AF_INET6)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-s.bind(("::", 9000)); s.listen(64); s.settimeout(0.5)
-deadline = time.time() + 120
-while time.time() < deadline:
-    try:
-        c, _ = s.accept()
-    except socket.timeout:
-        continue
-    c.sendall(sys.argv[1].encode()); c.close()' "backend-$b" >/dev/null 2>&1 &
+    # $! is the server itself (cleanup kills it by PID); it ends by itself after 120 s.
+    ip netns exec "$RUN_PREFIX-be$b" python3 "$XLB_SOURCE/tools/lib/name_server.py" 9000 \
+        "backend-$b" --lifetime 120 >/dev/null 2>&1 &
     RUN_PIDS+=($!)
 done
 listening() { ip netns exec "$RUN_PREFIX-be$1" ss -Hltn 'sport = :9000' | grep -q .; }

@@ -22,27 +22,9 @@ e2e_setup
 write_cluster 1 2 3
 # Backends: threaded servers that send their name, then echo until the client closes.
 for b in be1 be2 be3; do
-    # Not through timeout(1): $! must be the server itself, so cleanup's kill reaches it; the
-    # server bounds its own life instead.
-    ip netns exec "$E2E_PREFIX-$b" python3 -c '
-import socket, socketserver, sys, time
-class Echo(socketserver.BaseRequestHandler):
-    def handle(self):
-        self.request.sendall(sys.argv[1].encode())
-        while True:
-            data = self.request.recv(64)
-            if not data:
-                return
-            self.request.sendall(data)
-class Server(socketserver.ThreadingTCPServer):
-    address_family = socket.AF_INET6
-    allow_reuse_address = True
-    daemon_threads = True
-server = Server(("::", 9002), Echo)
-server.timeout = 0.5
-deadline = time.time() + 300
-while time.time() < deadline:
-    server.handle_request()' "$b" >/dev/null 2>&1 &
+    # $! is the server itself, so cleanup's kill by PID reaches it.
+    ip netns exec "$E2E_PREFIX-$b" python3 "$E2E_SOURCE/tools/lib/name_server.py" 9002 "$b" \
+        --echo >/dev/null 2>&1 &
     RUN_PIDS+=($!)
 done
 e2e_start_xlbd

@@ -33,21 +33,9 @@ sr["endpoints"] += [eds("fwd", "198.18.0.21", "198.18.0.22", "198.18.0.23"),
 
 # One TCP server per backend, answering each connection with its name (bounded lifetime).
 server() { # BACKEND
-    # Not through timeout(1): $! must be the server itself, so cleanup's kill reaches it; the
-    # server bounds its own life instead.
-    ip netns exec "$E2E_PREFIX-$1" python3 -c '
-import socket, sys, time
-s = socket.socket(socket.AF_INET6)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-s.bind(("::", 9001)); s.listen(128); s.settimeout(0.5)
-deadline = time.time() + 300
-while time.time() < deadline:
-    try:
-        conn, _ = s.accept()
-    except socket.timeout:
-        continue
-    conn.sendall(sys.argv[1].encode()); conn.close()' "$1" >/dev/null 2>&1 &
+    # $! is the server itself, so cleanup's kill by PID reaches it.
+    ip netns exec "$E2E_PREFIX-$1" python3 "$E2E_SOURCE/tools/lib/name_server.py" 9001 "$1" \
+        >/dev/null 2>&1 &
     RUN_PIDS+=($!)
     eval "SERVER_$1=$!"
 }
