@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
 #include "xlb_host_port.h"
 #include "xlb_maglev.h"
 #include "xlb_override_map.h"
@@ -28,30 +29,6 @@
 #define LOCALITIES 3
 
 static volatile uint64_t sink; /* keeps picks from being optimised away */
-
-static uint64_t ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-#endif
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Everything the picks of one endpoint count need, built once. */
 struct fixture {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
 #include "dependency_manager.h"
 #include "proto_json.h"
 #include "xds_cache.h"
@@ -24,13 +25,6 @@ struct packed {
     uint8_t *data;
     size_t len;
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static long rss_kib(void)
 {
@@ -144,11 +138,11 @@ static void apply(struct xlb_xds_cache *cache, const struct packed *p, size_t n)
 {
     struct xlb_errors errs = {0};
     for (size_t i = 0; i < n; i++) {
-        ProtobufCMessage *m = protobuf_c_message_unpack(descriptor(p[i].type), NULL, p[i].len,
-                                                        p[i].data);
+        ProtobufCMessage *m =
+            protobuf_c_message_unpack(descriptor(p[i].type), NULL, p[i].len, p[i].data);
         unsigned index = i < 2 ? 0 : (unsigned)(i - 2) / 2;
-        struct xlb_xds_resource *res = xlb_xds_cache_get(cache, p[i].type,
-                                                         name_of(p[i].type, index));
+        struct xlb_xds_resource *res =
+            xlb_xds_cache_get(cache, p[i].type, name_of(p[i].type, index));
         xlb_xds_cache_update(cache, res, m, "1", false, &errs);
     }
     if (errs.n)
@@ -179,10 +173,9 @@ int main(void)
     /* Baseline: protobuf-c decoding the same bytes, nothing more. */
     double t0 = now_ms();
     for (size_t i = 0; i < n; i++)
-        protobuf_c_message_free_unpacked(
-            protobuf_c_message_unpack(descriptor(config[i].type), NULL, config[i].len,
-                                      config[i].data),
-            NULL);
+        protobuf_c_message_free_unpacked(protobuf_c_message_unpack(descriptor(config[i].type), NULL,
+                                                                   config[i].len, config[i].data),
+                                         NULL);
     double decode_ms = now_ms() - t0;
 
     long rss_before = rss_kib();
@@ -212,16 +205,16 @@ int main(void)
         t0 = now_ms();
         ProtobufCMessage *m = protobuf_c_message_unpack(descriptor(p.type), NULL, p.len, p.data);
         struct xlb_errors errs = {0};
-        xlb_xds_cache_update(&cache, xlb_xds_cache_find(&cache, XLB_XDS_EDS, "c500"), m, "2",
-                             false, &errs);
+        xlb_xds_cache_update(&cache, xlb_xds_cache_find(&cache, XLB_XDS_EDS, "c500"), m, "2", false,
+                             &errs);
         xlb_dm_update(&dm);
         update[r] = now_ms() - t0;
         xlb_errors_free(&errs);
         free(p.data);
     }
 
-    printf("xds_bench: %u clusters x %u endpoints, %zu resources, %.1f MiB of protobuf\n",
-           CLUSTERS, ENDPOINTS, n, (double)bytes / (1 << 20));
+    printf("xds_bench: %u clusters x %u endpoints, %zu resources, %.1f MiB of protobuf\n", CLUSTERS,
+           ENDPOINTS, n, (double)bytes / (1 << 20));
     printf("  VIP state after warming: %s\n", xlb_dm_state_name(dm.vips[0].state));
     printf("  %-44s %10.1f ms\n", "baseline: protobuf-c decode only", decode_ms);
     printf("  %-44s %10.1f ms  (%.1f x baseline)\n", "decode + validate + cache", validate_ms,

@@ -26,10 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
+#include "bench_clock.h"
 #include "cluster_compile.h"
 #include "xlb_lb.h"
 #include "xlb_maglev.h"
@@ -51,31 +49,6 @@ static volatile uint64_t sink; /* keeps picks from being optimised away */
 
 /* Forces the baselines to do their loads and stores as the pick loops must. */
 #define BARRIER() __asm__ volatile("" ::: "memory")
-
-/* TSC cycles; elsewhere nanoseconds, and the figures read as such. */
-static uint64_t ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __rdtsc();
-#else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-#endif
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void die(const char *what)
 {
