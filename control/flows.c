@@ -48,14 +48,21 @@ static void format_side(const struct xlb_flow_key *k, bool src, char *buf, size_
 
 static const char *const state_names[] = {"syn_sent", "established", "closing", "closed"};
 
-static cJSON *flow_json(unsigned worker, const struct xlb_flow *f, uint64_t now, uint64_t hz)
+/* A copy of one flow and its two keys: the worker may be changing them as they are read. */
+struct flow_copy {
+    struct xlb_flow flow;
+    struct xlb_flow_key client, reply;
+};
+
+static cJSON *flow_json(unsigned worker, const struct flow_copy *c, uint64_t now, uint64_t hz)
 {
+    const struct xlb_flow *f = &c->flow;
     char client[XLB_HOST_PORT_STRLEN], vip[XLB_HOST_PORT_STRLEN], snat[XLB_HOST_PORT_STRLEN],
         backend[XLB_HOST_PORT_STRLEN];
-    format_side(&f->client_key, true, client, sizeof(client));
-    format_side(&f->client_key, false, vip, sizeof(vip));
-    format_side(&f->backend_key, false, snat, sizeof(snat));
-    format_side(&f->backend_key, true, backend, sizeof(backend));
+    format_side(&c->client, true, client, sizeof(client));
+    format_side(&c->client, false, vip, sizeof(vip));
+    format_side(&c->reply, false, snat, sizeof(snat));
+    format_side(&c->reply, true, backend, sizeof(backend));
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "worker", worker);
     cJSON_AddStringToObject(o, "client", client);
@@ -111,14 +118,17 @@ cJSON *xlb_flows_list(const struct xlb_shared *shared, const cJSON *args, char *
     for (unsigned w = 0; w < shared->n_workers; w++) {
         const struct xlb_flow_table *t = shared->flows[w];
         for (uint32_t i = 0; t != NULL && i < t->capacity; i++) {
-            struct xlb_flow f = t->flows[i]; /* a copy: the worker may be changing it */
-            if (!f.used || (flt.by_vip && !matches(&f.client_key, false, &flt.vip, flt.vip_port)) ||
-                (flt.by_endpoint &&
-                 !matches(&f.backend_key, true, &flt.endpoint, flt.endpoint_port)))
+            struct flow_copy c = {.flow = t->flows[i]};
+            if (!c.flow.used || c.flow.snat_index >= t->n_snat)
+                continue;
+            c.client = *xlb_flow_client_key(t, &t->flows[i]);
+            xlb_flow_reply_key(t, &c.flow, &c.reply);
+            if ((flt.by_vip && !matches(&c.client, false, &flt.vip, flt.vip_port)) ||
+                (flt.by_endpoint && !matches(&c.reply, true, &flt.endpoint, flt.endpoint_port)))
                 continue;
             total++;
             if (shown < (uint64_t)limit) {
-                cJSON_AddItemToArray(list, flow_json(w, &f, now, hz));
+                cJSON_AddItemToArray(list, flow_json(w, &c, now, hz));
                 shown++;
             }
         }

@@ -16,9 +16,10 @@ static uint32_t answering_ports(const struct xlb_port_view *ports, unsigned n_po
 }
 
 static void add_owned(struct xlb_snapshot *snap, const struct xlb_addr *addr, uint8_t role,
-                      uint32_t port_mask)
+                      uint32_t port_mask, uint16_t snat_index)
 {
-    struct xlb_addr_entry entry = {.addr = *addr, .role = role, .port_mask = port_mask};
+    struct xlb_addr_entry entry = {
+        .addr = *addr, .role = role, .port_mask = port_mask, .snat_index = snat_index};
     /* A VIP address serving several ports is one entry; the reader rejected other clashes. */
     xlb_snapshot_add_address(snap, &entry);
 }
@@ -58,14 +59,17 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
         for (unsigned g = 0; g < b->ports[p].n_gateways; g++)
             snap->ports[p].gateways[g] = b->ports[p].gateways[g];
         for (unsigned a = 0; a < ports[p].n_prefixes; a++)
-            add_owned(snap, &ports[p].prefixes[a].addr, XLB_ROLE_PORT_ADDRESS, 1u << p);
+            add_owned(snap, &ports[p].prefixes[a].addr, XLB_ROLE_PORT_ADDRESS, 1u << p, 0);
     }
+    /* The SNAT set xlbd started with (a reload never changes it, reload.c): the flow tables
+     * hand out its ports, so replies to each of its addresses must stay ours. */
     for (unsigned s = 0; s < b->n_snat; s++)
-        add_owned(snap, &b->snat[s], XLB_ROLE_SNAT, answering_ports(ports, n_ports, &b->snat[s]));
+        add_owned(snap, &b->snat[s], XLB_ROLE_SNAT, answering_ports(ports, n_ports, &b->snat[s]),
+                  (uint16_t)s);
     for (unsigned v = 0; v < b->n_vips; v++) {
         const struct xlb_vip_config *vip = &b->vips[v];
         add_owned(snap, &vip->address, XLB_ROLE_VIP,
-                  answering_ports(ports, n_ports, &vip->address));
+                  answering_ports(ports, n_ports, &vip->address), 0);
         snap->vips[snap->n_vips++] = (struct xlb_vip_view){
             .addr = vip->address,
             .l4_port = vip->port,

@@ -6,6 +6,7 @@
 
 #include "arp.h"
 #include "ip_input.h"
+#include "nat.h"
 #include "neighbour_discovery.h"
 #include "packet_parse.h"
 
@@ -47,13 +48,25 @@ static void dispose(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_m
         xlb_tx_enqueue(ctx, port_index, m);
         return;
     }
-    if (verdict == XLB_VERDICT_SENT)
+    if (verdict == XLB_VERDICT_SENT || verdict == XLB_VERDICT_PENDING)
         return;
     if (verdict >= 0)
         ctx->stats->drops[verdict]++;
     else
         ctx->stats->events[XLB_EVENT_CONSUMED]++;
     rte_pktmbuf_free(m);
+}
+
+/* The NAT's segments held back during the burst, handled together (dataplane/nat_batch.c). */
+static void finish_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
+{
+    xlb_verdict verdicts[XLB_RX_BURST];
+    uint16_t n = ctx->n_pending;
+    if (n == 0)
+        return;
+    xlb_nat_run_pending(ctx, snap, verdicts);
+    for (uint16_t i = 0; i < n; i++)
+        dispose(ctx, ctx->pending[i].port_index, ctx->pending[i].m, verdicts[i]);
 }
 
 void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -64,7 +77,10 @@ void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sna
         if (i + 1 < n)
             rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
         dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
+        if (ctx->n_pending == XLB_RX_BURST)
+            finish_pending(ctx, snap); /* a burst longer than the batch */
     }
+    finish_pending(ctx, snap);
 }
 
 static uint16_t port_index_of(const struct xlb_snapshot *snap, uint16_t port_id)
@@ -87,7 +103,10 @@ void xlb_burst_process_redirected(struct xlb_burst_ctx *ctx, const struct xlb_sn
             continue;
         }
         dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
+        if (ctx->n_pending == XLB_RX_BURST)
+            finish_pending(ctx, snap);
     }
+    finish_pending(ctx, snap);
     ctx->redirected_pass = false;
 }
 

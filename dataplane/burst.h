@@ -11,6 +11,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
+#include <rte_tcp.h>
 
 #include "xlb_counters.h"
 #include "xlb_limits.h"
@@ -28,6 +29,24 @@ struct xlb_tx_batch {
 
 struct xlb_flow_table;
 struct xlb_lb_worker;
+struct xlb_addr_entry;
+
+/*
+ * A TCP segment for the NAT, parsed and checked, held until the end of its burst so that the
+ * flows of all the burst's segments are looked up together (dataplane/nat_batch.c): their
+ * cache misses then overlap instead of following one another.
+ */
+struct xlb_nat_pending {
+    struct rte_mbuf *m;
+    void *ip; /* struct rte_ipv4_hdr or rte_ipv6_hdr */
+    struct rte_tcp_hdr *tcp;
+    const struct xlb_addr_entry *owned;
+    uint32_t tcp_len;  /* header and payload */
+    uint32_t l3_len;   /* the datagram's length */
+    uint16_t l2_len;   /* Ethernet header and VLAN tags */
+    uint16_t port_index;
+    uint8_t family;
+};
 
 struct xlb_burst_ctx {
     struct xlb_worker_stats *stats;
@@ -51,6 +70,8 @@ struct xlb_burst_ctx {
     uint32_t snat_slice;      /* ports per worker's slice; 0: the flow table's port count */
     uint64_t now_tsc, tsc_hz; /* now_tsc: read once per poll loop */
     struct xlb_tx_batch tx[XLB_MAX_PORTS];
+    uint16_t n_pending;
+    struct xlb_nat_pending pending[XLB_RX_BURST];
 };
 
 /* What a handler did with a packet; values >= 0 are an enum xlb_drop_reason. */
@@ -58,6 +79,7 @@ typedef int xlb_verdict;
 #define XLB_VERDICT_TX       (-1) /* rewritten in place, to go out of the port it came in on */
 #define XLB_VERDICT_CONSUMED (-2) /* handled, nothing to send: freed without a drop count */
 #define XLB_VERDICT_SENT     (-3) /* the handler queued it itself (forwarded on some port) */
+#define XLB_VERDICT_PENDING  (-4) /* held for the end of the burst (struct xlb_nat_pending) */
 
 void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                        uint16_t port_index, struct rte_mbuf **pkts, uint16_t n);

@@ -18,12 +18,13 @@ static inline uint16_t xlb_csum_fold(uint32_t sum)
 }
 
 /*
- * Patch *csum (network order, as stored) for `len` bytes (even) at a field that changes from
- * `from` to `to`. Works on the bytes as they sit in the packet, so byte order never matters.
+ * What a field changing from `from` to `to` (`len` bytes, even) adds to a checksum's sum:
+ * the complement of each old 16-bit word plus each new one. Works on the bytes as they sit in
+ * the packet, so byte order never matters. With a constant len the loop unrolls.
  */
-static inline void xlb_csum_replace(uint16_t *csum, const void *from, const void *to, size_t len)
+static inline uint32_t xlb_csum_diff(const void *from, const void *to, size_t len)
 {
-    uint32_t sum = (uint16_t) ~*csum;
+    uint32_t sum = 0;
     const uint8_t *a = from, *b = to;
     for (size_t i = 0; i + 1 < len; i += 2) {
         uint16_t old_word, new_word;
@@ -32,7 +33,20 @@ static inline void xlb_csum_replace(uint16_t *csum, const void *from, const void
         sum += (uint16_t)~old_word;
         sum += new_word;
     }
+    return sum;
+}
+
+/* Patch *csum (network order, as stored) by a sum of differences from xlb_csum_diff. */
+static inline void xlb_csum_apply(uint16_t *csum, uint32_t diff)
+{
+    uint32_t sum = (uint32_t)(uint16_t)~*csum + diff;
     *csum = (uint16_t)~xlb_csum_fold(sum);
+}
+
+/* Patch *csum for one field changing from `from` to `to`. */
+static inline void xlb_csum_replace(uint16_t *csum, const void *from, const void *to, size_t len)
+{
+    xlb_csum_apply(csum, xlb_csum_diff(from, to, len));
 }
 
 #endif

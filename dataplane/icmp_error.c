@@ -136,15 +136,15 @@ xlb_verdict xlb_icmp_error_input(struct xlb_burst_ctx *ctx, const struct xlb_sna
     const struct rte_ether_addr *next_hop;
     if (role == XLB_ROLE_SNAT) {
         /* About SNAT -> backend: the client sent that segment to the VIP. */
-        rewrite_quote(&q, f->client_key.src, f->client_key.src_port, f->client_key.dst,
-                      f->client_key.dst_port);
-        rewrite_outer(family, ip, icmp, icmp_len, f->client_key.dst, f->client_key.src);
+        const struct xlb_flow_key *client = xlb_flow_client_key(ctx->flows, f);
+        rewrite_quote(&q, client->src, client->src_port, client->dst, client->dst_port);
+        rewrite_outer(family, ip, icmp, icmp_len, client->dst, client->src);
         out_port = f->client_port_index;
         next_hop = &f->client_mac;
     } else {
         /* About VIP -> client: the backend sent that segment to the SNAT address. */
-        rewrite_quote(&q, f->backend_key.src, f->backend_key.src_port, snat, snat_port);
-        rewrite_outer(family, ip, icmp, icmp_len, snat, f->backend_key.src);
+        rewrite_quote(&q, f->backend, f->backend_port, snat, snat_port);
+        rewrite_outer(family, ip, icmp, icmp_len, snat, f->backend);
         out_port = f->backend_port_index;
         next_hop = &f->backend_mac;
     }

@@ -27,7 +27,7 @@ static void packet_addresses(const struct xlb_tcp_packet *p, const uint8_t **src
     }
 }
 
-static void key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key)
+void xlb_nat_key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key)
 {
     const uint8_t *src, *dst;
     size_t len;
@@ -49,35 +49,42 @@ static void addr_of(uint8_t family, const uint8_t bytes[16], struct xlb_addr *ou
 }
 
 /*
- * Rewrite the segment's addresses and ports, patching the TCP checksum for each changed field
- * and recomputing the 20-byte IPv4 header checksum.
+ * Rewrite the segment's addresses and ports. The checksums are patched by the sum of the
+ * changes, folded once: the TCP checksum for all four fields (its pseudo-header holds the
+ * addresses), the IPv4 header checksum for the addresses. len is a constant at each call, so
+ * the copies and checksum loops unroll.
  */
+static inline __attribute__((always_inline)) void
+rewrite_fields(struct rte_tcp_hdr *tcp, uint8_t *src_field, uint8_t *dst_field, uint16_t *ip_csum,
+               const uint8_t *src, uint16_t sport, const uint8_t *dst, uint16_t dport, size_t len)
+{
+    /* rte_tcp_hdr is packed: work on aligned copies. */
+    uint16_t csum = tcp->cksum, old_sport = tcp->src_port, old_dport = tcp->dst_port;
+    uint32_t addresses = xlb_csum_diff(src_field, src, len) + xlb_csum_diff(dst_field, dst, len);
+    uint32_t ports = xlb_csum_diff(&old_sport, &sport, 2) + xlb_csum_diff(&old_dport, &dport, 2);
+    xlb_csum_apply(&csum, addresses + ports);
+    tcp->cksum = csum;
+    if (ip_csum != NULL)
+        xlb_csum_apply(ip_csum, addresses);
+    memcpy(src_field, src, len);
+    memcpy(dst_field, dst, len);
+    tcp->src_port = sport;
+    tcp->dst_port = dport;
+}
+
 static void rewrite(struct xlb_tcp_packet *p, const uint8_t *src, uint16_t sport,
                     const uint8_t *dst, uint16_t dport)
 {
-    const uint8_t *old_src, *old_dst;
-    size_t len;
-    packet_addresses(p, &old_src, &old_dst, &len);
-    struct rte_tcp_hdr *tcp = p->tcp;
-    /* rte_tcp_hdr is packed: work on aligned copies. */
-    uint16_t csum = tcp->cksum, old_sport = tcp->src_port, old_dport = tcp->dst_port;
-    xlb_csum_replace(&csum, old_src, src, len);
-    xlb_csum_replace(&csum, old_dst, dst, len);
-    xlb_csum_replace(&csum, &old_sport, &sport, 2);
-    xlb_csum_replace(&csum, &old_dport, &dport, 2);
-    tcp->cksum = csum;
     if (p->family == AF_INET) {
-        /* Of the changed fields, the header checksum covers the addresses: patch it too. */
         struct rte_ipv4_hdr *ip = p->ip;
         uint16_t ip_csum = ip->hdr_checksum;
-        xlb_csum_replace(&ip_csum, old_src, src, 4);
-        xlb_csum_replace(&ip_csum, old_dst, dst, 4);
+        rewrite_fields(p->tcp, (uint8_t *)&ip->src_addr, (uint8_t *)&ip->dst_addr, &ip_csum, src,
+                       sport, dst, dport, 4);
         ip->hdr_checksum = ip_csum;
+    } else {
+        struct rte_ipv6_hdr *ip = p->ip;
+        rewrite_fields(p->tcp, ip->src_addr, ip->dst_addr, NULL, src, sport, dst, dport, 16);
     }
-    memmove((uint8_t *)old_src, src, len);
-    memmove((uint8_t *)old_dst, dst, len);
-    tcp->src_port = sport;
-    tcp->dst_port = dport;
 }
 
 static void send_frame(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -193,12 +200,13 @@ void xlb_nat_expire(struct xlb_burst_ctx *ctx)
     }
 }
 
-static bool flow_to(const struct xlb_flow *f, const struct xlb_flush *flush)
+static bool flow_to(const struct xlb_flow_table *t, const struct xlb_flow *f,
+                    const struct xlb_flush *flush)
 {
     size_t len = flush->addr.family == AF_INET ? 4 : 16;
-    return f->backend_key.family == flush->addr.family &&
-           memcmp(f->backend_key.src, flush->addr.bytes, len) == 0 &&
-           (flush->port == 0 || rte_be_to_cpu_16(f->backend_key.src_port) == flush->port);
+    return t->snat[f->snat_index].family == flush->addr.family &&
+           memcmp(f->backend, flush->addr.bytes, len) == 0 &&
+           (flush->port == 0 || rte_be_to_cpu_16(f->backend_port) == flush->port);
 }
 
 void xlb_nat_flush_step(struct xlb_burst_ctx *ctx)
@@ -212,7 +220,7 @@ void xlb_nat_flush_step(struct xlb_burst_ctx *ctx)
         end = t->capacity;
     for (uint32_t i = flush->cursor; i < end; i++) {
         struct xlb_flow *f = &t->flows[i];
-        if (f->used && flow_to(f, flush)) {
+        if (f->used && flow_to(t, f, flush)) {
             release(ctx, f);
             ctx->stats->events[XLB_EVENT_FLOWS_FLUSHED]++;
         }
@@ -394,13 +402,9 @@ static xlb_verdict reset_reply(struct xlb_burst_ctx *ctx, const struct xlb_snaps
 }
 
 xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                                struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len)
+                                struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
+                                const struct xlb_flow_key *key, struct xlb_flow *f)
 {
-    if (ctx->flows == NULL || ctx->lb == NULL)
-        return XLB_DROP_TCP_NO_SERVICE;
-    struct xlb_flow_key key;
-    key_of(p, &key);
-    struct xlb_flow *f = xlb_flow_lookup(ctx->flows, &key);
     bool syn = (p->tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
                RTE_TCP_SYN_FLAG;
     /* The client reuses its port after a FIN or RST: a new connection, picked afresh. */
@@ -411,15 +415,15 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
     if (f == NULL) {
         if (!syn)
             return reset_reply(ctx, snap, frame, p, tcp_len);
-        xlb_verdict verdict = new_flow(ctx, snap, frame, p, &key, &f);
+        xlb_verdict verdict = new_flow(ctx, snap, frame, p, key, &f);
         if (verdict != XLB_VERDICT_TX)
             return verdict;
     }
     track(ctx, f, p->tcp, false);
     if (!f->scheduled)
         xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
-    rewrite(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port),
-            f->backend_key.src, f->backend_key.src_port);
+    rewrite(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port), f->backend,
+            f->backend_port);
     send_frame(ctx, snap, frame, f->backend_port_index, &f->backend_mac);
     return XLB_VERDICT_SENT;
 }
@@ -448,18 +452,14 @@ static xlb_verdict steer_to_owner(struct xlb_burst_ctx *ctx, struct xlb_frame *f
 }
 
 xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                                 struct xlb_frame *frame, struct xlb_tcp_packet *p)
+                                 struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                                 const struct xlb_flow_key *key, struct xlb_flow *f)
 {
-    if (ctx->flows == NULL)
-        return XLB_DROP_TCP_NO_SERVICE;
-    struct xlb_flow_key key;
-    key_of(p, &key);
-    struct xlb_flow *f = xlb_flow_lookup(ctx->flows, &key);
     if (f == NULL)
-        return steer_to_owner(ctx, frame, rte_be_to_cpu_16(key.dst_port));
+        return steer_to_owner(ctx, frame, rte_be_to_cpu_16(key->dst_port));
     track(ctx, f, p->tcp, true);
-    rewrite(p, f->client_key.dst, f->client_key.dst_port, f->client_key.src,
-            f->client_key.src_port);
+    const struct xlb_flow_key *client = xlb_flow_client_key(ctx->flows, f);
+    rewrite(p, client->dst, client->dst_port, client->src, client->src_port);
     send_frame(ctx, snap, frame, f->client_port_index, &f->client_mac);
     return XLB_VERDICT_SENT;
 }

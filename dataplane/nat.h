@@ -31,15 +31,34 @@ struct xlb_tcp_packet {
     const struct xlb_addr_entry *owned; /* the destination address's entry */
 };
 
-/* client -> VIP: forward on an existing flow, pick a backend for a SYN, or answer a segment of
- * no known connection with a RST. tcp_len: the segment's length (header and payload). */
-xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                                struct xlb_frame *frame, struct xlb_tcp_packet *p,
-                                uint32_t tcp_len);
+/* The flow key a segment arrives with: (source, destination) as on the wire. */
+void xlb_nat_key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key);
 
-/* backend -> SNAT address: rewrite back to the client on the flow's entry. */
+/*
+ * Hold a segment to a VIP or back to a SNAT address until the end of its burst
+ * (XLB_VERDICT_PENDING), or handle it at once when the burst's batch is full.
+ */
+xlb_verdict xlb_nat_defer(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                          struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len);
+
+/*
+ * Handle the held segments in arrival order, their flows looked up together first;
+ * verdicts[i] is what became of ctx->pending[i]. Empties the batch.
+ */
+void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                         xlb_verdict *verdicts);
+
+/* client -> VIP on flow f (the key's flow, or NULL): forward on it, pick a backend for a SYN,
+ * or answer a segment of no known connection with a RST. tcp_len: the segment's length. */
+xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
+                                const struct xlb_flow_key *key, struct xlb_flow *f);
+
+/* backend -> SNAT address on flow f (or NULL: perhaps another worker's): rewrite back to the
+ * client. */
 xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                                 struct xlb_frame *frame, struct xlb_tcp_packet *p);
+                                 struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                                 const struct xlb_flow_key *key, struct xlb_flow *f);
 
 /* Free up to XLB_NAT_EXPIRE_BUDGET idle flows; called once per poll loop. */
 void xlb_nat_expire(struct xlb_burst_ctx *ctx);

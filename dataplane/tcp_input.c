@@ -13,9 +13,13 @@ xlb_verdict xlb_tcp_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *
         return XLB_DROP_TCP_MALFORMED;
     switch (p->owned->role) {
     case XLB_ROLE_VIP:
-        return xlb_nat_from_client(ctx, snap, frame, p, tcp_len);
+        if (ctx->flows == NULL || ctx->lb == NULL)
+            return XLB_DROP_TCP_NO_SERVICE;
+        return xlb_nat_defer(ctx, snap, frame, p, tcp_len);
     case XLB_ROLE_SNAT:
-        return xlb_nat_from_backend(ctx, snap, frame, p);
+        if (ctx->flows == NULL)
+            return XLB_DROP_TCP_NO_SERVICE;
+        return xlb_nat_defer(ctx, snap, frame, p, tcp_len);
     default:
         return XLB_DROP_TCP_NO_SERVICE; /* xlb's own port addresses serve nothing over TCP */
     }

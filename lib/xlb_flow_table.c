@@ -1,11 +1,92 @@
 #include "xlb_flow_table.h"
 
+#include "xlb_log.h"
+
 #include <stdio.h>
 #include <string.h>
+#include <limits.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <rte_common.h>
 #include <rte_hash_crc.h>
+#include <rte_prefetch.h>
 #include <rte_malloc.h>
+
+/*
+ * The flow's client key is read straight from the hash's key store on every reply, so the
+ * store's layout is learned once here: rte_hash keeps the key of position p at a fixed stride
+ * from the first (what rte_hash_get_key_with_position computes). Three probe keys, which no
+ * packet can produce (family 0), check that; a hash laid out otherwise is refused.
+ */
+static bool learn_key_store(struct xlb_flow_table *t)
+{
+    struct xlb_flow_key probe[3];
+    int32_t pos[3];
+    uint8_t *where[3];
+    memset(probe, 0, sizeof(probe));
+    bool ok = true;
+    for (int i = 0; i < 3; i++) {
+        probe[i].src_port = (uint16_t)(i + 1);
+        void *key;
+        pos[i] = rte_hash_add_key(t->hash, &probe[i]);
+        if (pos[i] < 0 || rte_hash_get_key_with_position(t->hash, pos[i], &key) != 0)
+            ok = false;
+        else
+            where[i] = key;
+    }
+    int lo = ok && pos[0] < pos[1] ? 0 : 1, hi = 1 - lo;
+    if (ok && pos[hi] > pos[lo] && where[hi] > where[lo]) {
+        t->key_stride = (size_t)(where[hi] - where[lo]) / (size_t)(pos[hi] - pos[lo]);
+        t->key_base = where[lo] - (size_t)pos[lo] * t->key_stride;
+        ok = t->key_stride >= sizeof(struct xlb_flow_key) &&
+             t->key_base + (size_t)pos[2] * t->key_stride == where[2];
+    } else {
+        ok = false;
+    }
+    for (int i = 0; i < 3; i++)
+        rte_hash_del_key(t->hash, &probe[i]);
+    if (!ok)
+        XLB_LOG(ERR, WORKER, "flow table: this rte_hash does not keep its keys in one array");
+    return ok;
+}
+
+static bool create_ports(struct xlb_flow_table *t, const char *name, int socket,
+                         const struct xlb_addr *snat, unsigned n_snat, uint16_t port_base,
+                         uint16_t port_count)
+{
+    t->port_base = port_base;
+    t->port_count = port_count;
+    t->n_snat = (uint8_t)(n_snat < XLB_FLOW_MAX_SNAT ? n_snat : XLB_FLOW_MAX_SNAT);
+    for (unsigned s = 0; s < t->n_snat; s++) {
+        t->snat[s] = snat[s];
+        t->free_ports[s] = rte_malloc_socket(name, (size_t)port_count * 2 + 2, 0, socket);
+        t->port_flow[s] = rte_malloc_socket(name, (size_t)port_count * 4 + 4, 0, socket);
+        if (t->free_ports[s] == NULL || t->port_flow[s] == NULL)
+            return false;
+        /* Handed out from the low end first (popped from the top of the stack). */
+        for (uint32_t p = 0; p < port_count; p++) {
+            t->free_ports[s][p] = (uint16_t)(port_base + port_count - 1 - p);
+            t->port_flow[s][p] = XLB_FLOW_NONE;
+        }
+        t->n_free_ports[s] = port_count;
+    }
+    return true;
+}
+
+/*
+ * Key equality for the hash: rte_hash compares inline only keys of 16, 32, 48... bytes and
+ * calls memcmp for the 40 of a flow key; five 64-bit words do it without the call. (A compare
+ * function is a pointer, which DPDK secondary processes cannot share; none uses this table.)
+ */
+static int flow_key_differs(const void *a, const void *b, size_t len)
+{
+    (void)len;
+    uint64_t x[5], y[5];
+    memcpy(x, a, sizeof(x));
+    memcpy(y, b, sizeof(y));
+    return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4])) != 0;
+}
 
 struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity, int socket,
                                              const struct xlb_addr *snat, unsigned n_snat,
@@ -14,45 +95,30 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
     struct xlb_flow_table *t = rte_zmalloc_socket(name, sizeof(*t), 0, socket);
     if (t == NULL)
         return NULL;
-    /* Two keys per flow; rte_hash wants a little headroom over its entries. */
+    /* rte_hash wants at least one bucket of 8; its positions run over [0, entries). Cuckoo
+     * displacement without extendable buckets fills buckets of 8 to well over 90 %; an insert
+     * that still finds both buckets full is handled like a full table (eviction). */
     struct rte_hash_parameters params = {
         .name = name,
-        .entries = capacity * 2 + 64,
+        .entries = capacity < 8 ? 8 : capacity,
         .key_len = sizeof(struct xlb_flow_key),
         .hash_func = rte_hash_crc,
         .socket_id = socket,
-        /* Extendable buckets: an insert never fails while entries remain, whatever the
-         * keys' spread (cuckoo alone can, well below the table's size). */
-        .extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
     };
     t->hash = rte_hash_create(&params);
-    t->flows = rte_zmalloc_socket(name, (size_t)capacity * sizeof(*t->flows), 0, socket);
-    if (t->hash == NULL || t->flows == NULL) {
+    if (t->hash != NULL)
+        rte_hash_set_cmp_func(t->hash, flow_key_differs);
+    t->capacity = params.entries;
+    t->flows = rte_zmalloc_socket(name, (size_t)t->capacity * sizeof(*t->flows),
+                                  RTE_CACHE_LINE_SIZE, socket);
+    if (t->hash == NULL || t->flows == NULL || !learn_key_store(t) ||
+        !create_ports(t, name, socket, snat, n_snat, port_base, port_count)) {
         xlb_flow_table_free(t);
         return NULL;
     }
-    t->capacity = capacity;
     t->syn_cap = capacity / 4 > 0 ? capacity / 4 : 1;
-    for (uint32_t i = 0; i < capacity; i++)
-        t->flows[i].next_free = i + 1 < capacity ? i + 1 : XLB_FLOW_NONE;
-    t->free_head = capacity > 0 ? 0 : XLB_FLOW_NONE;
     for (unsigned s = 0; s < XLB_FLOW_WHEEL_SLOTS; s++)
         t->wheel[s] = XLB_FLOW_NONE;
-    t->port_base = port_base;
-    t->port_count = port_count;
-    t->n_snat = (uint8_t)(n_snat < XLB_FLOW_MAX_SNAT ? n_snat : XLB_FLOW_MAX_SNAT);
-    for (unsigned s = 0; s < t->n_snat; s++) {
-        t->snat[s] = snat[s];
-        t->free_ports[s] = rte_malloc_socket(name, (size_t)port_count * 2 + 2, 0, socket);
-        if (t->free_ports[s] == NULL) {
-            xlb_flow_table_free(t);
-            return NULL;
-        }
-        /* Handed out from the low end first (popped from the top of the stack). */
-        for (uint32_t p = 0; p < port_count; p++)
-            t->free_ports[s][p] = (uint16_t)(port_base + port_count - 1 - p);
-        t->n_free_ports[s] = port_count;
-    }
     return t;
 }
 
@@ -62,17 +128,110 @@ void xlb_flow_table_free(struct xlb_flow_table *t)
         return;
     rte_hash_free(t->hash);
     rte_free(t->flows);
-    for (unsigned s = 0; s < XLB_FLOW_MAX_SNAT; s++)
+    for (unsigned s = 0; s < XLB_FLOW_MAX_SNAT; s++) {
         rte_free(t->free_ports[s]);
+        rte_free(t->port_flow[s]);
+    }
     rte_free(t);
+}
+
+struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
+                                        const struct xlb_flow_key *key)
+{
+    int32_t pos = rte_hash_lookup(t->hash, key);
+    return pos < 0 ? NULL : &t->flows[pos];
+}
+
+void xlb_flow_lookup_client_bulk(const struct xlb_flow_table *t, const struct xlb_flow_key **keys,
+                                 uint32_t n, struct xlb_flow **out)
+{
+    int32_t pos[RTE_HASH_LOOKUP_BULK_MAX];
+    if (n == 0)
+        return;
+    rte_hash_lookup_bulk(t->hash, (const void **)keys, n, pos);
+    for (uint32_t i = 0; i < n; i++) {
+        out[i] = pos[i] < 0 ? NULL : &t->flows[pos[i]];
+        if (out[i] != NULL)
+            rte_prefetch0(out[i]);
+    }
+}
+
+static size_t addr_len(uint8_t family)
+{
+    return family == AF_INET ? 4 : 16;
+}
+
+/* The index of the key's destination among the SNAT addresses: the hint if right, else found. */
+static int snat_of(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
+                   unsigned snat_hint)
+{
+    size_t len = addr_len(key->family);
+    if (snat_hint < t->n_snat && t->snat[snat_hint].family == key->family &&
+        memcmp(t->snat[snat_hint].bytes, key->dst, len) == 0)
+        return (int)snat_hint;
+    for (unsigned s = 0; s < t->n_snat; s++)
+        if (t->snat[s].family == key->family && memcmp(t->snat[s].bytes, key->dst, len) == 0)
+            return (int)s;
+    return -1;
+}
+
+/* The flow index a reply key's SNAT address and port map to, or XLB_FLOW_NONE. */
+static uint32_t reply_index(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
+                            unsigned snat_hint)
+{
+    uint16_t port = rte_be_to_cpu_16(key->dst_port);
+    if (port < t->port_base || port - t->port_base >= t->port_count)
+        return XLB_FLOW_NONE;
+    int s = snat_of(t, key, snat_hint);
+    return s < 0 ? XLB_FLOW_NONE : t->port_flow[s][port - t->port_base];
+}
+
+struct xlb_flow *xlb_flow_lookup_reply_at(const struct xlb_flow_table *t,
+                                          const struct xlb_flow_key *key, unsigned snat_hint)
+{
+    uint32_t i = reply_index(t, key, snat_hint);
+    if (i == XLB_FLOW_NONE)
+        return NULL;
+    struct xlb_flow *f = &t->flows[i];
+    /* The port may since serve a connection to another backend. */
+    if (f->backend_port != key->src_port || memcmp(f->backend, key->src, addr_len(key->family)))
+        return NULL;
+    return f;
+}
+
+struct xlb_flow *xlb_flow_lookup_reply(const struct xlb_flow_table *t,
+                                       const struct xlb_flow_key *key)
+{
+    return xlb_flow_lookup_reply_at(t, key, UINT_MAX);
+}
+
+void xlb_flow_prefetch_reply(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
+                             unsigned snat_hint)
+{
+    uint32_t i = reply_index(t, key, snat_hint);
+    if (i == XLB_FLOW_NONE)
+        return;
+    rte_prefetch0(&t->flows[i]);
+    rte_prefetch0(t->key_base + (size_t)i * t->key_stride);
 }
 
 struct xlb_flow *xlb_flow_lookup(const struct xlb_flow_table *t, const struct xlb_flow_key *key)
 {
-    void *data;
-    if (rte_hash_lookup_data(t->hash, key, &data) < 0)
-        return NULL;
-    return &t->flows[(uintptr_t)data];
+    struct xlb_flow *f = xlb_flow_lookup_reply(t, key);
+    return f != NULL ? f : xlb_flow_lookup_client(t, key);
+}
+
+void xlb_flow_reply_key(const struct xlb_flow_table *t, const struct xlb_flow *f,
+                        struct xlb_flow_key *out)
+{
+    const struct xlb_addr *snat = &t->snat[f->snat_index];
+    memset(out, 0, sizeof(*out));
+    out->family = snat->family;
+    out->proto = IPPROTO_TCP;
+    out->src_port = f->backend_port;
+    out->dst_port = rte_cpu_to_be_16(f->snat_port);
+    memcpy(out->src, f->backend, sizeof(out->src));
+    memcpy(out->dst, snat->bytes, addr_len(snat->family));
 }
 
 static int snat_for_family(const struct xlb_flow_table *t, uint8_t family)
@@ -86,16 +245,10 @@ static int snat_for_family(const struct xlb_flow_table *t, uint8_t family)
     return -1;
 }
 
-static void copy_address(uint8_t out[16], const struct xlb_addr *a)
-{
-    memset(out, 0, 16);
-    memcpy(out, a->bytes, a->family == AF_INET ? 4 : 16);
-}
-
 struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow_key *client,
                                  const struct xlb_addr *backend, uint16_t backend_port_be, int *why)
 {
-    if (t->free_head == XLB_FLOW_NONE) {
+    if (t->n_used >= t->capacity) {
         *why = 0;
         return NULL;
     }
@@ -104,31 +257,21 @@ struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow
         *why = s == -2 ? 1 : 2;
         return NULL;
     }
-    uint32_t index = t->free_head;
-    struct xlb_flow *f = &t->flows[index];
-    uint32_t next = f->next_free;
-    memset(f, 0, sizeof(*f));
-    f->client_key = *client;
-    f->snat_index = (uint8_t)s;
-    f->snat_port = t->free_ports[s][--t->n_free_ports[s]];
-    f->backend_key = (struct xlb_flow_key){
-        .family = client->family,
-        .proto = client->proto,
-        .src_port = backend_port_be,
-        .dst_port = rte_cpu_to_be_16(f->snat_port),
-    };
-    copy_address(f->backend_key.src, backend);
-    copy_address(f->backend_key.dst, &t->snat[s]);
-    if (rte_hash_add_key_data(t->hash, &f->client_key, (void *)(uintptr_t)index) < 0 ||
-        rte_hash_add_key_data(t->hash, &f->backend_key, (void *)(uintptr_t)index) < 0) {
-        rte_hash_del_key(t->hash, &f->client_key);
-        t->free_ports[s][t->n_free_ports[s]++] = f->snat_port;
-        *why = 0;
+    int32_t index = rte_hash_add_key(t->hash, client);
+    if (index < 0) {
+        *why = 0; /* both of the key's buckets are full: as good as a full table */
         return NULL;
     }
-    t->free_head = next;
+    struct xlb_flow *f = &t->flows[index];
+    memset(f, 0, sizeof(*f));
+    memcpy(f->backend, backend->bytes, addr_len(backend->family));
+    f->backend_port = backend_port_be;
+    f->snat_index = (uint8_t)s;
+    f->snat_port = t->free_ports[s][--t->n_free_ports[s]];
+    t->port_flow[s][f->snat_port - t->port_base] = (uint32_t)index;
     f->used = true;
     t->n_used++;
+    t->changes++;
     return f;
 }
 
@@ -248,13 +391,12 @@ void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f)
     if (!f->used)
         return;
     wheel_unlink(t, f);
-    rte_hash_del_key(t->hash, &f->client_key);
-    rte_hash_del_key(t->hash, &f->backend_key);
+    rte_hash_del_key(t->hash, xlb_flow_client_key(t, f));
+    t->port_flow[f->snat_index][f->snat_port - t->port_base] = XLB_FLOW_NONE;
     t->free_ports[f->snat_index][t->n_free_ports[f->snat_index]++] = f->snat_port;
     f->used = false;
-    f->next_free = t->free_head;
-    t->free_head = (uint32_t)(f - t->flows);
     t->n_used--;
+    t->changes++;
     if (f->state == XLB_FLOW_SYN_SENT && t->n_syn > 0)
         t->n_syn--;
 }

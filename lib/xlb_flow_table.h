@@ -2,11 +2,15 @@
  * One worker's NAT flow table: no sharing, no locks, nothing allocated after creation. It
  * lives in lib/ because the control plane reads it (xlbctl flows) and asks workers to flush it.
  *
- * A flow is found from either side: the client's packets by (client, VIP) and the backend's
- * replies by (backend, SNAT address, SNAT port). Both keys live in one rte_hash (created
- * without multi-writer or reader-writer concurrency: the worker is its only user) and point to
- * the same entry in a preallocated array. SNAT source ports come from this worker's own slice
- * of each SNAT address's port range, so two workers never hand out the same port.
+ * A flow is found from either side. The client's packets carry (client, VIP): that key lives
+ * in an rte_hash (created without multi-writer or reader-writer concurrency: the worker is its
+ * only user), and the key's position in the hash is the flow's index in a preallocated array
+ * of one-cache-line entries. The backend's replies carry (backend, SNAT address, SNAT port):
+ * a SNAT port belongs to one flow at a time, so a plain array indexed by SNAT address and port
+ * finds the flow, which is then checked against the reply's backend address and port. The
+ * client key is stored once, in the hash's key store, and read from there for the reply's
+ * rewrite. SNAT source ports come from this worker's own slice of each SNAT address's port
+ * range, so two workers never hand out the same port.
  *
  * Expiry: a timer wheel of one-second slots. Each entry carries the TSC at which its state's
  * idle timeout ends and sits in the slot of that second. A packet only moves the deadline
@@ -20,12 +24,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_common.h>
 #include <rte_ether.h>
 #include <rte_hash.h>
 
 #include "xlb_addr.h"
+#include "xlb_limits.h"
 
-#define XLB_FLOW_MAX_SNAT    16 /* SNAT addresses a worker hands ports from */
+#define XLB_FLOW_MAX_SNAT    XLB_MAX_SNAT /* SNAT addresses a worker hands ports from */
 #define XLB_FLOW_NONE        UINT32_MAX
 #define XLB_FLOW_WHEEL_SLOTS 512 /* seconds: longer than the longest idle timeout */
 
@@ -38,6 +44,8 @@ struct xlb_flow_key {
     uint8_t src[16], dst[16];
 };
 
+_Static_assert(sizeof(struct xlb_flow_key) == 40, "the hash compares flow keys as 5 words");
+
 enum xlb_flow_state {
     XLB_FLOW_SYN_SENT,    /* the client's SYN went to the backend */
     XLB_FLOW_ESTABLISHED, /* the backend answered SYN-ACK */
@@ -45,28 +53,33 @@ enum xlb_flow_state {
     XLB_FLOW_CLOSED,      /* a RST was seen */
 };
 
+/* One cache line. The client key is not here: it is the hash's key at the flow's index. */
 struct xlb_flow {
-    struct xlb_flow_key client_key;    /* client -> VIP */
-    struct xlb_flow_key backend_key;   /* backend -> SNAT */
+    uint8_t backend[16];               /* the backend's address (IPv4 in the first 4 bytes) */
     struct rte_ether_addr client_mac;  /* where the client's packets came from (return hop) */
     struct rte_ether_addr backend_mac; /* the backend's next hop */
-    uint16_t client_port_index, backend_port_index;
+    uint16_t backend_port;             /* network order */
+    uint16_t snat_port;                /* host order */
+    uint32_t endpoint_slot;
+    uint16_t cluster_slot;
+    uint8_t client_port_index, backend_port_index;
     uint8_t state;
     uint8_t snat_index;
-    uint16_t snat_port; /* host order */
-    uint32_t endpoint_slot, cluster_slot;
-    uint64_t expires_tsc;
-    uint32_t next_free;              /* free list link; XLB_FLOW_NONE at the end */
-    uint32_t wheel_next, wheel_prev; /* links in its wheel slot */
-    uint16_t wheel_slot;
     bool used;
     bool scheduled; /* in a wheel slot */
-};
+    uint16_t wheel_slot;
+    uint32_t wheel_next, wheel_prev; /* links in its wheel slot */
+    uint64_t expires_tsc;
+} __rte_cache_aligned;
 
 struct xlb_flow_table {
-    struct rte_hash *hash;
+    struct rte_hash *hash; /* client keys; a key's position is its flow's index */
     struct xlb_flow *flows;
-    uint32_t capacity, n_used, free_head;
+    uint32_t capacity, n_used;
+    uint32_t changes; /* flows created and removed: lookups made before a change are stale */
+    /* Where the hash keeps the key at position i: key_base + i * key_stride (see create). */
+    const uint8_t *key_base;
+    size_t key_stride;
     /* Flows still in SYN_SENT, and the most there may be: a SYN flood fills at most this
      * share of the table, so established flows always find room. */
     uint32_t n_syn, syn_cap;
@@ -79,6 +92,7 @@ struct xlb_flow_table {
     struct xlb_addr snat[XLB_FLOW_MAX_SNAT];
     uint16_t *free_ports[XLB_FLOW_MAX_SNAT]; /* stacks */
     uint32_t n_free_ports[XLB_FLOW_MAX_SNAT];
+    uint32_t *port_flow[XLB_FLOW_MAX_SNAT]; /* [port - port_base]: flow index or NONE */
 };
 
 /*
@@ -90,8 +104,43 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
                                              uint16_t port_base, uint16_t port_count);
 void xlb_flow_table_free(struct xlb_flow_table *t);
 
-/* The flow either key names, or NULL. */
+/* The flow of a client key (client -> VIP), or NULL. */
+struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
+                                        const struct xlb_flow_key *key);
+
+/*
+ * Client keys of a burst at once (n <= RTE_HASH_LOOKUP_BULK_MAX): rte_hash overlaps their
+ * bucket and key reads, and the flow entries found are prefetched. out[i] is NULL on a miss.
+ */
+void xlb_flow_lookup_client_bulk(const struct xlb_flow_table *t, const struct xlb_flow_key **keys,
+                                 uint32_t n, struct xlb_flow **out);
+
+/* The flow of a reply key (backend -> SNAT address and port), or NULL. */
+struct xlb_flow *xlb_flow_lookup_reply(const struct xlb_flow_table *t,
+                                       const struct xlb_flow_key *key);
+
+/* The same, told the SNAT address's index (struct xlb_addr_entry's snat_index); a wrong hint
+ * costs a search, never a wrong flow. */
+struct xlb_flow *xlb_flow_lookup_reply_at(const struct xlb_flow_table *t,
+                                          const struct xlb_flow_key *key, unsigned snat_hint);
+
+/* Start reading what xlb_flow_lookup_reply_at will read for this key. */
+void xlb_flow_prefetch_reply(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
+                             unsigned snat_hint);
+
+/* The flow either kind of key names, or NULL. */
 struct xlb_flow *xlb_flow_lookup(const struct xlb_flow_table *t, const struct xlb_flow_key *key);
+
+/* A flow's client key, as stored in the hash. */
+static inline const struct xlb_flow_key *xlb_flow_client_key(const struct xlb_flow_table *t,
+                                                             const struct xlb_flow *f)
+{
+    return (const struct xlb_flow_key *)(t->key_base + (size_t)(f - t->flows) * t->key_stride);
+}
+
+/* A flow's reply key: backend -> SNAT address and port. */
+void xlb_flow_reply_key(const struct xlb_flow_table *t, const struct xlb_flow *f,
+                        struct xlb_flow_key *out);
 
 /*
  * A new flow for a client key, with a SNAT address of the client's family and a port from this

@@ -9,5 +9,8 @@
 #define XLB_PORT_NAME_MAX      64
 #define XLB_RX_BURST           32
 #define XLB_REDIRECT_RING_SIZE 4096 /* packets in flight to one worker from the others */
+/* SNAT addresses: each gives every worker a slice of 64,512 source ports, one flow per port,
+ * so 10 million flows on a host take at least 155 of them. */
+#define XLB_MAX_SNAT 256
 
 #endif

@@ -9,6 +9,21 @@
 #include <rte_hash_crc.h>
 #include <rte_malloc.h>
 
+/* Key equality for the address table: three loads instead of a memcmp call for 20 bytes. */
+static int addr_differs(const void *a, const void *b, size_t len)
+{
+    (void)len;
+    uint64_t x[2], y[2];
+    uint32_t x_tail, y_tail;
+    memcpy(x, a, 16);
+    memcpy(y, b, 16);
+    memcpy(&x_tail, (const uint8_t *)a + 16, 4);
+    memcpy(&y_tail, (const uint8_t *)b + 16, 4);
+    return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x_tail ^ y_tail)) != 0;
+}
+
+_Static_assert(sizeof(struct xlb_addr) == 20, "addr_differs compares 20 bytes");
+
 struct xlb_snapshot *xlb_snapshot_alloc(uint64_t generation, uint32_t max_entries,
                                         uint32_t max_vips)
 {
@@ -29,6 +44,8 @@ struct xlb_snapshot *xlb_snapshot_alloc(uint64_t generation, uint32_t max_entrie
         .socket_id = SOCKET_ID_ANY,
     };
     snap->addresses = rte_hash_create(&params);
+    if (snap->addresses != NULL)
+        rte_hash_set_cmp_func(snap->addresses, addr_differs);
     snap->entries = rte_zmalloc("xlb_entries", sizeof(*snap->entries) * (max_entries + 1), 0);
     snap->vips = rte_zmalloc("xlb_vips", sizeof(*snap->vips) * (max_vips + 1), 0);
     if (snap->addresses == NULL || snap->entries == NULL || snap->vips == NULL) {

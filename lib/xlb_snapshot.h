@@ -30,6 +30,9 @@ struct xlb_addr_entry {
     uint8_t role;
     /* Owned roles: ports that answer ARP/ND for it (bit = port index). */
     uint32_t port_mask;
+    /* SNAT role: its place in the bootstrap's snat list, which numbers the flow tables' SNAT
+     * addresses the same way (replies find their port map without searching). */
+    uint16_t snat_index;
     /* Neighbour role: the port it sits behind, and its MAC once resolved. */
     uint16_t port_index;
     bool resolved;

@@ -195,23 +195,18 @@ struct seg to_client(struct seg s, uint16_t client_port)
  * Send `in`; exactly one frame must come out, byte for byte `expected` (so TTL, TOS, ID, DF,
  * flow label, sequence numbers, options and payload are all unchanged), with valid checksums.
  */
-void forward(struct nat_fixture *n, const struct seg *in, const struct seg *expected)
+/* tx frame `index` must be `expected`, byte for byte, with valid checksums. */
+static void check_tx(struct nat_fixture *n, unsigned index, const struct seg *expected)
 {
-    uint8_t frame[256], want[256];
-    size_t len = tcp_frame(frame, in);
+    uint8_t want[256];
     size_t want_len = tcp_frame(want, expected);
-    unsigned before = n->f->ctx.tx[0].n;
-    uint64_t drops_before = fixture_total_drops(n->f);
-    assert_int_equal(fixture_send(n->f, frame, len), 1);
-    assert_int_equal(fixture_total_drops(n->f), drops_before);
-
     size_t out_len;
-    const uint8_t *out = fixture_tx(n->f, before, &out_len);
+    const uint8_t *out = fixture_tx(n->f, index, &out_len);
     assert_int_equal(out_len, want_len);
     const struct rte_ether_hdr *eth = (const void *)out;
     assert_memory_equal(&eth->src_addr, &port_mac, 6);
     assert_memory_equal(&eth->dst_addr, expected->eth_dst, 6);
-    if (is_v6(in)) {
+    if (is_v6(expected)) {
         const struct rte_ipv6_hdr *ip = (const void *)(eth + 1);
         assert_int_equal(rte_ipv6_udptcp_cksum_verify(ip, ip + 1), 0);
     } else {
@@ -223,8 +218,34 @@ void forward(struct nat_fixture *n, const struct seg *in, const struct seg *expe
         for (size_t i = 0; i < want_len; i++)
             if (out[i] != want[i])
                 print_message("byte %zu: got %02x want %02x\n", i, out[i], want[i]);
-        fail_msg("forwarded frame differs from the expected one");
+        fail_msg("forwarded frame %u differs from the expected one", index);
     }
+}
+
+void forward(struct nat_fixture *n, const struct seg *in, const struct seg *expected)
+{
+    forward_burst(n, in, expected, 1);
+}
+
+void forward_burst(struct nat_fixture *n, const struct seg *in, const struct seg *expected,
+                   unsigned count)
+{
+    struct rte_mbuf *burst[XLB_RX_BURST];
+    assert_true(count <= XLB_RX_BURST);
+    for (unsigned i = 0; i < count; i++) {
+        uint8_t frame[256];
+        size_t len = tcp_frame(frame, &in[i]);
+        burst[i] = rte_pktmbuf_alloc(n->f->pool);
+        assert_non_null(burst[i]);
+        memcpy(rte_pktmbuf_append(burst[i], (uint16_t)len), frame, len);
+    }
+    unsigned before = n->f->ctx.tx[0].n;
+    uint64_t drops_before = fixture_total_drops(n->f);
+    xlb_burst_process(&n->f->ctx, n->f->snap, 0, burst, (uint16_t)count);
+    assert_int_equal(fixture_total_drops(n->f), drops_before);
+    assert_int_equal(n->f->ctx.tx[0].n - before, count);
+    for (unsigned i = 0; i < count; i++)
+        check_tx(n, before + i, &expected[i]);
 }
 
 /* Send `in` and expect it dropped, with this reason counted once more. */

@@ -61,6 +61,10 @@ struct seg to_client(struct seg s, uint16_t client_port);
 
 /* Send `in`; exactly one frame must come out, byte for byte `expected`. */
 void forward(struct nat_fixture *n, const struct seg *in, const struct seg *expected);
+
+/* One burst of `count` segments; each must come out as its expected segment, in order. */
+void forward_burst(struct nat_fixture *n, const struct seg *in, const struct seg *expected,
+                   unsigned count);
 /* Send `in` and expect it dropped, with this reason counted once more. */
 void dropped(struct nat_fixture *n, const struct seg *in, enum xlb_drop_reason reason);
 

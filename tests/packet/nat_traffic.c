@@ -238,7 +238,9 @@ static size_t icmp_error(struct robust *r, const struct xlb_flow *f, uint8_t *bu
     bool to_snat = chance(r, 50);
     struct spec in = {.proto = IPPROTO_TCP, .eth_src = port_mac, .eth_dst = backend_mac};
     if (f != NULL) {
-        const struct xlb_flow_key *k = to_snat ? &f->backend_key : &f->client_key;
+        struct xlb_flow_key reply;
+        xlb_flow_reply_key(r->flows, f, &reply);
+        const struct xlb_flow_key *k = to_snat ? &reply : xlb_flow_client_key(r->flows, f);
         in.family = k->family;
         memcpy(in.src, k->dst, 16);
         memcpy(in.dst, k->src, 16);
@@ -382,10 +384,13 @@ size_t traffic_generate(struct robust *r, uint8_t *buf, bool *clean, struct layo
         from_client(r, known, &s);
         s.flags = RTE_TCP_SYN_FLAG;
         break;
-    case K_BACKEND_FLOW:
-        from_backend_key(r, &f->backend_key, &s);
+    case K_BACKEND_FLOW: {
+        struct xlb_flow_key reply;
+        xlb_flow_reply_key(r->flows, f, &reply);
+        from_backend_key(r, &reply, &s);
         s.flags = backend_flags(r);
         break;
+    }
     case K_CLIENT_FLOW:
         from_client(r, known, &s);
         s.flags = client_flags(r);

@@ -117,6 +117,75 @@ static void ipv6_flow_both_ways(void **state)
     assert_int_equal(n->flows->n_used, 1);
 }
 
+/*
+ * A whole connection in one burst: the burst's segments are looked up together before any is
+ * handled, so the SYN-ACK, ACK and data must still find the flow the SYN created in front of
+ * them, and come out in order.
+ */
+static void one_burst_holds_a_whole_connection(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct seg in[5], out[5];
+    in[0] = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    in[1] = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
+    in[2] = from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG, NULL);
+    in[2].seq = SEQ_CLIENT + 1;
+    in[2].ack = SEQ_BACKEND + 1;
+    in[3] = from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD_TEXT);
+    in[3].seq = SEQ_CLIENT + 1;
+    in[3].ack = SEQ_BACKEND + 1;
+    in[4] = from_backend4(PORT_BASE, RTE_TCP_ACK_FLAG, "HTTP/1.1 204 No Content\r\n");
+    for (int i = 0; i < 5; i++)
+        out[i] = i == 1 || i == 4 ? to_client(in[i], CLIENT_PORT) : to_backend(in[i], PORT_BASE);
+    forward_burst(n, in, out, 5);
+
+    struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
+    assert_non_null(f);
+    assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
+    assert_int_equal(n->flows->n_used, 1);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CREATED], 1);
+    assert_int_equal(n->load->endpoints[SLOT4].succeeded, 1);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_TCP_RESETS_SENT], 0);
+}
+
+/*
+ * In one burst, a client resets its connection, then reuses the port for a new one and sends
+ * data. The SYN removes the old flow and creates another; the data looked up before that must
+ * not land on the removed entry, which stays free and off the timer wheel.
+ */
+static void one_burst_replaces_a_closed_connection(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    struct seg out = to_backend(syn, PORT_BASE);
+    forward(n, &syn, &out);
+    struct xlb_flow *old = client_flow(n, FIX_PEER4, CLIENT_PORT);
+    assert_non_null(old);
+
+    struct seg in[3], want[3];
+    in[0] = from_client4(CLIENT_PORT, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, NULL);
+    in[0].seq = SEQ_CLIENT + 1;
+    in[1] = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    in[1].seq = SEQ_CLIENT + 100000;
+    in[2] = from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD_TEXT);
+    in[2].seq = SEQ_CLIENT + 100001;
+    for (int i = 0; i < 3; i++)
+        want[i] = to_backend(in[i], PORT_BASE);
+    forward_burst(n, in, want, 3);
+
+    struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
+    assert_non_null(f);
+    assert_int_equal(f->state, XLB_FLOW_SYN_SENT);
+    assert_true(f->scheduled);
+    assert_int_equal(n->flows->n_used, 1);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CREATED], 2);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CLOSED], 1);
+    if (old != f) {
+        assert_false(old->used);
+        assert_false(old->scheduled);
+    }
+}
+
 static void backend_rst_to_syn_is_a_failure(void **state)
 {
     struct nat_fixture *n = *state;
@@ -304,6 +373,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(syn_ack4_returns_to_client_from_vip, nat_setup,
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(ipv6_flow_both_ways, nat_setup, nat_teardown),
+        cmocka_unit_test_setup_teardown(one_burst_holds_a_whole_connection, nat_setup,
+                                        nat_teardown),
+        cmocka_unit_test_setup_teardown(one_burst_replaces_a_closed_connection, nat_setup,
+                                        nat_teardown),
         cmocka_unit_test_setup_teardown(backend_rst_to_syn_is_a_failure, nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(syn_timeout_expires_flow_and_frees_port, nat_setup,
                                         nat_teardown),

@@ -364,12 +364,13 @@ static void run_size(uint32_t n)
 static void memory(void)
 {
     const uint32_t capacities[] = {1000, 65536, 100000, 1000000};
-    size_t ports = (size_t)N_SNAT * (SNAT_PORTS * 2 + 2);
+    /* Per SNAT address: the free-port stack (2 bytes a port) and the port -> flow map (4). */
+    size_t ports = (size_t)N_SNAT * (SNAT_PORTS * 2 + 2 + SNAT_PORTS * 4 + 4);
     printf("\nbytes per flow entry, rte_malloc heap held by xlb_flow_table_create(capacity) "
            "(target <= %d):\n",
            TARGET_BYTES_PER_FLOW);
-    printf("  %-10s %10s %10s %10s %10s %12s\n", "capacity", "flow", "rte_hash", "ports", "total",
-           "total MiB");
+    printf("  %-10s %10s %10s %12s %10s %12s %12s\n", "capacity", "flow", "rte_hash",
+           "per flow", "ports", "all / cap", "total MiB");
     for (size_t i = 0; i < sizeof(capacities) / sizeof(capacities[0]); i++) {
         uint32_t cap = capacities[i];
         char name[32];
@@ -384,7 +385,7 @@ static void memory(void)
         /* The same rte_hash as xlb_flow_table.c creates, alone. */
         struct rte_hash_parameters params = {
             .name = name,
-            .entries = cap * 2 + 64,
+            .entries = cap,
             .key_len = sizeof(struct xlb_flow_key),
             .hash_func = rte_hash_crc,
             .socket_id = (int)rte_socket_id(),
@@ -395,14 +396,14 @@ static void memory(void)
         if (h == NULL)
             die("cannot create the hash");
         rte_hash_free(h);
-        double c = cap;
-        printf("  %-10u %10.1f %10.1f %10.1f %10.1f %12.1f\n", cap, (double)sizeof(struct xlb_flow),
-               (double)(h3 - h2) / c, (double)ports / c, (double)(h1 - h0) / c,
-               (double)(h1 - h0) / (1 << 20));
+        double c = cap, all = (double)(h1 - h0);
+        printf("  %-10u %10.1f %10.1f %12.1f %10.1f %12.1f %12.1f\n", cap,
+               (double)sizeof(struct xlb_flow), (double)(h3 - h2) / c, (all - (double)ports) / c,
+               (double)ports / c, all / c, all / (1 << 20));
     }
-    printf("  (flow: sizeof(struct xlb_flow); rte_hash: %zu-byte keys, two per flow, "
-           "entries = 2 x capacity + 64; ports: the SNAT port stacks, %u addresses x %u ports, "
-           "a fixed %zu KiB)\n",
+    printf("  (flow: sizeof(struct xlb_flow); rte_hash: one %zu-byte key per flow, entries = "
+           "capacity; per flow: all but the ports; ports: SNAT port stacks and port -> flow maps, "
+           "%u addresses x %u ports, a fixed %zu KiB per worker whatever the capacity)\n",
            sizeof(struct xlb_flow_key), N_SNAT, SNAT_PORTS, ports >> 10);
 }
 
