@@ -68,8 +68,8 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
                   (uint16_t)s);
     for (unsigned v = 0; v < b->n_vips; v++) {
         const struct xlb_vip_config *vip = &b->vips[v];
-        add_owned(snap, &vip->address, XLB_ROLE_VIP,
-                  answering_ports(ports, n_ports, &vip->address), 0);
+        add_owned(snap, &vip->address, XLB_ROLE_VIP, answering_ports(ports, n_ports, &vip->address),
+                  0);
         snap->vips[snap->n_vips++] = (struct xlb_vip_view){
             .addr = vip->address,
             .l4_port = vip->port,

@@ -16,6 +16,7 @@
 #include "xlb_counters.h"
 #include "xlb_limits.h"
 #include "xlb_msg.h"
+#include "owned_cache.h"
 #include "xlb_snapshot.h"
 
 /* Room for one rx burst of replies plus what control messages generate in one loop. */
@@ -41,9 +42,9 @@ struct xlb_nat_pending {
     void *ip; /* struct rte_ipv4_hdr or rte_ipv6_hdr */
     struct rte_tcp_hdr *tcp;
     const struct xlb_addr_entry *owned;
-    uint32_t tcp_len;  /* header and payload */
-    uint32_t l3_len;   /* the datagram's length */
-    uint16_t l2_len;   /* Ethernet header and VLAN tags */
+    uint32_t tcp_len; /* header and payload */
+    uint32_t l3_len;  /* the datagram's length */
+    uint16_t l2_len;  /* Ethernet header and VLAN tags */
     uint16_t port_index;
     uint8_t family;
 };
@@ -70,6 +71,7 @@ struct xlb_burst_ctx {
     uint32_t snat_slice;      /* ports per worker's slice; 0: the flow table's port count */
     uint64_t now_tsc, tsc_hz; /* now_tsc: read once per poll loop */
     struct xlb_tx_batch tx[XLB_MAX_PORTS];
+    struct xlb_owned_cache owned; /* the snapshot's owned addresses last seen */
     uint16_t n_pending;
     struct xlb_nat_pending pending[XLB_RX_BURST];
 };

@@ -71,7 +71,8 @@ xlb_verdict xlb_ipv6_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
 
     struct xlb_addr dst;
     xlb_addr_from_ipv6(ip->dst_addr, &dst);
-    const struct xlb_addr_entry *owned = xlb_snapshot_owned_on_port(snap, &dst, port_index);
+    const struct xlb_addr_entry *owned =
+        xlb_owned_cache_on_port(&ctx->owned, snap, &dst, port_index);
     if (owned == NULL)
         return XLB_DROP_NOT_OUR_ADDRESS;
     if (ip->proto == IPPROTO_TCP) {

@@ -76,9 +76,13 @@ void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *s
         if (p.owned->role == XLB_ROLE_VIP)
             client_keys[n_client++] = &keys[i];
         else
-            xlb_flow_prefetch_reply(t, &keys[i], p.owned->snat_index);
+            xlb_flow_prefetch_reply_port(t, &keys[i], p.owned->snat_index);
     }
+    /* The client keys' bulk lookup gives the replies' port map reads time to arrive. */
     xlb_flow_lookup_client_bulk(t, client_keys, n_client, client_flows);
+    for (uint16_t i = 0; i < n; i++)
+        if (ctx->pending[i].owned->role != XLB_ROLE_VIP)
+            xlb_flow_prefetch_reply(t, &keys[i], ctx->pending[i].owned->snat_index);
     uint32_t changes = t->changes;
     uint16_t c = 0;
     for (uint16_t i = 0; i < n; i++) {

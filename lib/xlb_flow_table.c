@@ -161,16 +161,22 @@ static size_t addr_len(uint8_t family)
     return family == AF_INET ? 4 : 16;
 }
 
+/* Equal addresses of a family; constant lengths, so the compiler compares without a call. */
+static inline bool same_address(uint8_t family, const uint8_t *a, const uint8_t *b)
+{
+    return family == AF_INET ? memcmp(a, b, 4) == 0 : memcmp(a, b, 16) == 0;
+}
+
 /* The index of the key's destination among the SNAT addresses: the hint if right, else found. */
 static int snat_of(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
                    unsigned snat_hint)
 {
-    size_t len = addr_len(key->family);
     if (snat_hint < t->n_snat && t->snat[snat_hint].family == key->family &&
-        memcmp(t->snat[snat_hint].bytes, key->dst, len) == 0)
+        same_address(key->family, t->snat[snat_hint].bytes, key->dst))
         return (int)snat_hint;
     for (unsigned s = 0; s < t->n_snat; s++)
-        if (t->snat[s].family == key->family && memcmp(t->snat[s].bytes, key->dst, len) == 0)
+        if (t->snat[s].family == key->family &&
+            same_address(key->family, t->snat[s].bytes, key->dst))
             return (int)s;
     return -1;
 }
@@ -194,7 +200,7 @@ struct xlb_flow *xlb_flow_lookup_reply_at(const struct xlb_flow_table *t,
         return NULL;
     struct xlb_flow *f = &t->flows[i];
     /* The port may since serve a connection to another backend. */
-    if (f->backend_port != key->src_port || memcmp(f->backend, key->src, addr_len(key->family)))
+    if (f->backend_port != key->src_port || !same_address(key->family, f->backend, key->src))
         return NULL;
     return f;
 }
@@ -203,6 +209,15 @@ struct xlb_flow *xlb_flow_lookup_reply(const struct xlb_flow_table *t,
                                        const struct xlb_flow_key *key)
 {
     return xlb_flow_lookup_reply_at(t, key, UINT_MAX);
+}
+
+void xlb_flow_prefetch_reply_port(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
+                                  unsigned snat_hint)
+{
+    uint16_t port = rte_be_to_cpu_16(key->dst_port);
+    int s = snat_of(t, key, snat_hint);
+    if (s >= 0 && port >= t->port_base && port - t->port_base < t->port_count)
+        rte_prefetch0(&t->port_flow[s][port - t->port_base]);
 }
 
 void xlb_flow_prefetch_reply(const struct xlb_flow_table *t, const struct xlb_flow_key *key,

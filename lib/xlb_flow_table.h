@@ -124,6 +124,11 @@ struct xlb_flow *xlb_flow_lookup_reply(const struct xlb_flow_table *t,
 struct xlb_flow *xlb_flow_lookup_reply_at(const struct xlb_flow_table *t,
                                           const struct xlb_flow_key *key, unsigned snat_hint);
 
+/* Start reading the port map entry a reply key names: the first of the reply's two reads.
+ * Once it has arrived, xlb_flow_prefetch_reply starts the second. */
+void xlb_flow_prefetch_reply_port(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
+                                  unsigned snat_hint);
+
 /* Start reading what xlb_flow_lookup_reply_at will read for this key. */
 void xlb_flow_prefetch_reply(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
                              unsigned snat_hint);

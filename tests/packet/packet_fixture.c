@@ -42,7 +42,7 @@ static void add(struct xlb_snapshot *snap, const char *text, uint8_t role)
     assert_int_equal(xlb_snapshot_add_address(snap, &e), 0);
 }
 
-static struct xlb_snapshot *make_snapshot(void)
+struct xlb_snapshot *fixture_make_snapshot(bool with_vips)
 {
     static uint64_t generation;
     struct xlb_snapshot *snap = xlb_snapshot_alloc(++generation, 16, 2);
@@ -56,8 +56,10 @@ static struct xlb_snapshot *make_snapshot(void)
     xlb_prefix_parse(FIX_PORT6 "/64", &port->prefixes[1]);
     add(snap, FIX_PORT4, XLB_ROLE_PORT_ADDRESS);
     add(snap, FIX_PORT6, XLB_ROLE_PORT_ADDRESS);
-    add(snap, FIX_VIP4, XLB_ROLE_VIP);
-    add(snap, FIX_VIP6, XLB_ROLE_VIP);
+    if (with_vips) {
+        add(snap, FIX_VIP4, XLB_ROLE_VIP);
+        add(snap, FIX_VIP6, XLB_ROLE_VIP);
+    }
     add(snap, FIX_GW4, XLB_ROLE_NEIGHBOUR);
     add(snap, FIX_GW6, XLB_ROLE_NEIGHBOUR);
     return snap;
@@ -75,7 +77,7 @@ struct fixture *fixture_create(void)
     f->to_control = xlb_msg_ring_create(name, SOCKET_ID_ANY);
     assert_non_null(f->pool);
     assert_non_null(f->to_control);
-    f->snap = make_snapshot();
+    f->snap = fixture_make_snapshot(true);
     f->ctx.stats = &f->stats;
     f->ctx.to_control = f->to_control;
     f->ctx.pool = f->pool;

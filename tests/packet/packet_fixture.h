@@ -3,6 +3,7 @@
 #ifndef XLB_PACKET_FIXTURE_H
 #define XLB_PACKET_FIXTURE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_ether.h>
@@ -52,6 +53,9 @@ void fixture_eal_init(void);
  * context with zeroed counters. */
 struct fixture *fixture_create(void);
 void fixture_destroy(struct fixture *f);
+
+/* A snapshot like the fixture's (a new generation), with or without the VIPs. */
+struct xlb_snapshot *fixture_make_snapshot(bool with_vips);
 
 /* Run one frame through the burst function; returns the number of frames queued for tx. */
 unsigned fixture_send(struct fixture *f, const void *frame, size_t len);

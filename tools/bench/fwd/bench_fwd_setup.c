@@ -49,7 +49,7 @@ void *xcalloc(size_t n, size_t size)
 
 static rte_be32_t snat_addr(unsigned s)
 {
-    return IPV4(198, 18, 0, 11 + s);
+    return IPV4(198, 19, s >> 8, s & 0xff);
 }
 
 static rte_be32_t backend_addr(unsigned k)
@@ -121,9 +121,11 @@ void answer_tuple(const struct rte_mbuf *m, struct tuple *u)
 
 /* ---- set-up ---- */
 
-static void add_entry(rte_be32_t addr, uint8_t role, const struct rte_ether_addr *mac)
+static void add_entry(rte_be32_t addr, uint8_t role, const struct rte_ether_addr *mac,
+                      uint16_t snat_index)
 {
-    struct xlb_addr_entry e = {.role = role, .port_mask = role == XLB_ROLE_NEIGHBOUR ? 0 : 1};
+    struct xlb_addr_entry e = {
+        .role = role, .port_mask = role == XLB_ROLE_NEIGHBOUR ? 0 : 1, .snat_index = snat_index};
     xlb_addr_from_ipv4(addr, &e.addr);
     if (mac != NULL) {
         e.resolved = true;
@@ -190,9 +192,11 @@ static struct xlb_lb_cluster *compile_cluster(void)
     return c;
 }
 
-void eal_init(bool hugepages)
+void eal_init(bool hugepages, uint32_t memory_mib)
 {
-    char *no_huge[] = {"bench_fwd", "--no-shconf",    "--no-huge", "-m", "1024",
+    char mib[16];
+    snprintf(mib, sizeof(mib), "%u", memory_mib);
+    char *no_huge[] = {"bench_fwd", "--no-shconf",    "--no-huge", "-m", mib,
                        "--no-pci",  "--no-telemetry", "-l",        "0",  "--log-level=warning",
                        NULL};
     char *huge[] = {"bench_fwd", "--no-shconf",         "--no-pci", "--no-telemetry", "-l",
@@ -212,7 +216,7 @@ void setup(void)
     b.pool = rte_pktmbuf_pool_create("bench_fwd_pool", POOL_SIZE, POOL_CACHE, 0,
                                      RTE_MBUF_DEFAULT_BUF_SIZE, socket);
     b.to_control = xlb_msg_ring_create("bench_fwd_control", socket);
-    b.snap = xlb_snapshot_alloc(1, 64, 1);
+    b.snap = xlb_snapshot_alloc(1, 32 + MAX_SNAT, 1);
     if (b.pool == NULL || b.to_control == NULL || b.snap == NULL)
         die("cannot allocate the pool, ring or snapshot");
 
@@ -223,15 +227,15 @@ void setup(void)
     snap->ports[0].n_prefixes = 1;
     if (xlb_prefix_parse("198.18.0.10/24", &snap->ports[0].prefixes[0]) != 0)
         die("prefix");
-    add_entry(IPV4(198, 18, 0, 10), XLB_ROLE_PORT_ADDRESS, NULL);
-    add_entry(IPV4(198, 18, 0, 100), XLB_ROLE_VIP, NULL);
-    for (unsigned s = 0; s < N_SNAT; s++) {
-        add_entry(snat_addr(s), XLB_ROLE_SNAT, NULL);
+    add_entry(IPV4(198, 18, 0, 10), XLB_ROLE_PORT_ADDRESS, NULL, 0);
+    add_entry(IPV4(198, 18, 0, 100), XLB_ROLE_VIP, NULL, 0);
+    for (unsigned s = 0; s < MAX_SNAT; s++) {
+        add_entry(snat_addr(s), XLB_ROLE_SNAT, NULL, (uint16_t)s);
         xlb_addr_from_ipv4(snat_addr(s), &b.snat[s]);
     }
     for (unsigned k = 0; k < N_BACKENDS; k++) {
         struct rte_ether_addr mac = backend_mac(k);
-        add_entry(backend_addr(k), XLB_ROLE_NEIGHBOUR, &mac);
+        add_entry(backend_addr(k), XLB_ROLE_NEIGHBOUR, &mac, 0);
     }
 
     b.cluster = compile_cluster();
@@ -301,8 +305,11 @@ void flows_create(struct flows *f, uint32_t n)
     snprintf(name, sizeof(name), "bench_flows_%u", serial++);
     f->n = n;
     uint64_t before = heap_bytes();
-    f->table = xlb_flow_table_create(name, n, (int)rte_socket_id(), b.snat, N_SNAT,
-                                     XLB_SNAT_PORT_BASE, SNAT_PORTS);
+    /* Four SNAT addresses, or as many as the flows need ports. */
+    unsigned n_snat = (n + SNAT_PORTS - 1) / SNAT_PORTS;
+    f->table =
+        xlb_flow_table_create(name, n, (int)rte_socket_id(), b.snat,
+                              n_snat > N_SNAT ? n_snat : N_SNAT, XLB_SNAT_PORT_BASE, SNAT_PORTS);
     if (f->table == NULL)
         die("cannot create the flow table (raise -m?)");
     f->bytes = heap_bytes() - before;

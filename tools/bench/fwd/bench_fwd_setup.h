@@ -1,7 +1,7 @@
 /*
  * bench_fwd's fixture (bench_fwd_setup.c): EAL, a real snapshot with one port, an L4 VIP whose
  * LB tree is a compiled round-robin cluster of N_BACKENDS on-link backends (resolved
- * neighbours) and N_SNAT SNAT addresses; a real LB worker state with its load counters; flow
+ * neighbours) and MAX_SNAT SNAT addresses; a real LB worker state with its load counters; flow
  * tables with each flow's tuples; frame templates, and rx simulated by copying them into mbufs.
  * What is measured, and how, is described in bench_fwd.c.
  */
@@ -29,7 +29,8 @@
 #define FRAME_COPY   128 /* bytes copied into each mbuf: every template fits */
 #define MIN_FRAME    60  /* Ethernet minimum without FCS: short frames arrive padded */
 #define N_BACKENDS   16
-#define N_SNAT       4
+#define N_SNAT       4            /* SNAT addresses a table hands ports from, up to 258,048 flows */
+#define MAX_SNAT     XLB_MAX_SNAT /* larger tables use more, one per SNAT_PORTS flows */
 #define VIP_PORT     443
 #define BACKEND_PORT 8443
 #define CLUSTER_SLOT 1
@@ -37,7 +38,7 @@
 #define POOL_SIZE    8191
 #define POOL_CACHE   256
 #define SNAT_PORTS   (65536u - XLB_SNAT_PORT_BASE) /* one worker: the whole range */
-#define MAX_FLOWS    (N_SNAT * SNAT_PORTS)
+#define MAX_FLOWS    (MAX_SNAT * SNAT_PORTS)
 
 /* A frame with zero addresses and ports; sum: its IPv4 header's ones' complement sum. */
 struct tmpl {
@@ -65,7 +66,7 @@ struct bench_fwd {
     struct xlb_lb_worker lb;
     struct xlb_worker_stats stats;
     struct xlb_burst_ctx ctx;
-    struct xlb_addr snat[N_SNAT];
+    struct xlb_addr snat[MAX_SNAT];
     struct tmpl data, back_data, syn, syn_ack, ack;
     uint64_t tsc_hz;
 };
@@ -80,7 +81,7 @@ _Noreturn void die_dropped(const char *when);
 void *xcalloc(size_t n, size_t size);
 
 /* One lcore, no PCI devices, no shared config: a stand-alone process. */
-void eal_init(bool hugepages);
+void eal_init(bool hugepages, uint32_t memory_mib);
 
 /* The pool, snapshot, VIP and LB tree, LB worker, burst context and frame templates. */
 void setup(void);

@@ -1,0 +1,61 @@
+/*
+ * A worker's memory of the owned addresses its last packets were sent to. Nearly every packet
+ * a worker sees goes to one of a few VIPs and SNAT addresses, and each would otherwise cost a
+ * lookup in the snapshot's address table (a CRC hash and a bucket search). The cache holds
+ * entries of one snapshot; another snapshot (or generation) empties it, so an entry is never used
+ * after its snapshot is gone. Only hits are kept: a packet to an address xlb does not own
+ * always takes the table lookup.
+ */
+#ifndef XLB_OWNED_CACHE_H
+#define XLB_OWNED_CACHE_H
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "xlb_snapshot.h"
+
+#define XLB_OWNED_CACHE_SLOTS 8 /* a power of two */
+
+struct xlb_owned_cache {
+    const struct xlb_snapshot *snap; /* the snapshot the entries point into, */
+    uint64_t generation;             /* and its generation (a new one may reuse the memory) */
+    struct xlb_addr addr[XLB_OWNED_CACHE_SLOTS];
+    const struct xlb_addr_entry *entry[XLB_OWNED_CACHE_SLOTS];
+};
+
+/* The snapshot's entry for addr, through the cache; NULL when xlb does not own addr. */
+static inline const struct xlb_addr_entry *xlb_owned_cache_lookup(struct xlb_owned_cache *c,
+                                                                  const struct xlb_snapshot *snap,
+                                                                  const struct xlb_addr *addr)
+{
+    if (c->snap != snap || c->generation != snap->generation) {
+        memset(c->entry, 0, sizeof(c->entry));
+        c->snap = snap;
+        c->generation = snap->generation;
+    }
+    /* The address's last byte picks the slot: VIPs and SNAT addresses are usually neighbours. */
+    unsigned slot = addr->bytes[addr->family == AF_INET ? 3 : 15] & (XLB_OWNED_CACHE_SLOTS - 1);
+    if (c->entry[slot] != NULL && memcmp(&c->addr[slot], addr, sizeof(*addr)) == 0)
+        return c->entry[slot];
+    const struct xlb_addr_entry *e = xlb_snapshot_lookup(snap, addr);
+    if (e != NULL && e->role != XLB_ROLE_NEIGHBOUR) {
+        c->addr[slot] = *addr;
+        c->entry[slot] = e;
+    }
+    return e;
+}
+
+/* xlb_snapshot_owned_on_port, through the cache. */
+static inline const struct xlb_addr_entry *xlb_owned_cache_on_port(struct xlb_owned_cache *c,
+                                                                   const struct xlb_snapshot *snap,
+                                                                   const struct xlb_addr *addr,
+                                                                   uint16_t port_index)
+{
+    const struct xlb_addr_entry *e = xlb_owned_cache_lookup(c, snap, addr);
+    if (e == NULL || e->role == XLB_ROLE_NEIGHBOUR || !(e->port_mask & (1u << port_index)))
+        return NULL;
+    return e;
+}
+
+#endif
