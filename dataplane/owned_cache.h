@@ -36,7 +36,12 @@ static inline const struct xlb_addr_entry *xlb_owned_cache_lookup(struct xlb_own
     }
     /* The address's last byte picks the slot: VIPs and SNAT addresses are usually neighbours. */
     unsigned slot = addr->bytes[addr->family == AF_INET ? 3 : 15] & (XLB_OWNED_CACHE_SLOTS - 1);
-    if (c->entry[slot] != NULL && memcmp(&c->addr[slot], addr, sizeof(*addr)) == 0)
+    /* Compared field by field, as the caller just wrote them (a wider read of the fresh
+     * stores would stall on store forwarding). */
+    const struct xlb_addr *cached = &c->addr[slot];
+    if (c->entry[slot] != NULL && cached->family == addr->family &&
+        (addr->family == AF_INET ? memcmp(cached->bytes, addr->bytes, 4) == 0
+                                 : memcmp(cached->bytes, addr->bytes, 16) == 0))
         return c->entry[slot];
     const struct xlb_addr_entry *e = xlb_snapshot_lookup(snap, addr);
     if (e != NULL && e->role != XLB_ROLE_NEIGHBOUR) {
