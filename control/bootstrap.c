@@ -134,6 +134,17 @@ static void read_node(const cJSON *root, struct xlb_bootstrap *out, struct xlb_e
 
 /* ---- the xlb section ---- */
 
+/* Why an argument would break EAL's start in an obvious way, or NULL. xlbd appends its own
+ * --lcores after the configured list, so "--" would hide it. */
+static const char *eal_arg_problem(const char *arg)
+{
+    if (strcmp(arg, "--") == 0)
+        return "\"--\" would end EAL's options";
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)
+        return "makes EAL print its usage and exit";
+    return NULL;
+}
+
 static void read_eal(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_errors *errs)
 {
     const cJSON *eal = xlb_json_array(xlb, "eal", "xlb", XLB_OPTIONAL, errs);
@@ -147,6 +158,8 @@ static void read_eal(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_err
         xlb_path_index(path, "xlb.eal", i++);
         if (!cJSON_IsString(arg) || arg->valuestring[0] == '\0')
             xlb_errors_add(errs, path, "must be a non-empty string");
+        else if (eal_arg_problem(arg->valuestring) != NULL)
+            xlb_errors_add(errs, path, "%s", eal_arg_problem(arg->valuestring));
         else if (out->eal_args != NULL)
             out->eal_args[out->n_eal_args++] = strdup(arg->valuestring);
     }
@@ -195,8 +208,25 @@ static void read_gateways(const cJSON *port, const char *path, struct xlb_port_c
     }
 }
 
-static void read_port_addresses(const cJSON *port, const char *path, struct xlb_port_config *cfg,
-                                struct xlb_errors *errs)
+/* Where addr is already a port address ("xlb.ports[P].addresses[A]"); false if nowhere. An
+ * address owned twice would be answered twice and make replies leave by either port. */
+static bool port_address_path(const struct xlb_bootstrap *out, const struct xlb_addr *addr,
+                              char path[XLB_PATH_MAX])
+{
+    for (unsigned p = 0; p < out->n_ports; p++)
+        for (unsigned a = 0; a < out->ports[p].n_addresses; a++)
+            if (xlb_addr_equal(&out->ports[p].addresses[a].addr, addr)) {
+                char port_path[XLB_PATH_MAX], list_path[XLB_PATH_MAX];
+                xlb_path_index(port_path, "xlb.ports", p);
+                xlb_path_key(list_path, port_path, "addresses");
+                xlb_path_index(path, list_path, a);
+                return true;
+            }
+    return false;
+}
+
+static void read_port_addresses(const cJSON *port, const char *path, struct xlb_bootstrap *out,
+                                struct xlb_port_config *cfg, struct xlb_errors *errs)
 {
     const cJSON *addresses = xlb_json_array(port, "addresses", path, XLB_REQUIRED, errs);
     if (addresses == NULL)
@@ -214,10 +244,14 @@ static void read_port_addresses(const cJSON *port, const char *path, struct xlb_
         char item_path[XLB_PATH_MAX];
         xlb_path_index(item_path, list_path, i++);
         struct xlb_prefix prefix;
+        char first[XLB_PATH_MAX], text[XLB_ADDR_STRLEN];
         if (!cJSON_IsString(item))
             xlb_errors_add(errs, item_path, "must be a string");
         else if (xlb_prefix_parse(item->valuestring, &prefix) != 0)
             xlb_errors_add(errs, item_path, "\"%s\" is not ADDRESS/PREFIXLEN", item->valuestring);
+        else if (port_address_path(out, &prefix.addr, first))
+            xlb_errors_add(errs, item_path, "%s is already %s",
+                           xlb_addr_format(&prefix.addr, text, sizeof(text)), first);
         else
             cfg->addresses[cfg->n_addresses++] = prefix;
     }
@@ -249,7 +283,7 @@ static void read_ports(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_e
         for (unsigned other = 0; name != NULL && other + 1 < out->n_ports; other++)
             if (strcmp(out->ports[other].name, name) == 0)
                 xlb_errors_add(errs, path, "name \"%s\" is used by xlb.ports[%u] too", name, other);
-        read_port_addresses(port, path, cfg, errs);
+        read_port_addresses(port, path, out, cfg, errs);
         read_gateways(port, path, cfg, errs);
     }
 }
@@ -284,6 +318,8 @@ static void read_snat(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_er
         const char *clash = owned_as(out, &addr);
         if (clash != NULL)
             xlb_errors_add(errs, path, "%s is already %s", item->valuestring, clash);
+        else if (out->n_snat == XLB_MAX_SNAT)
+            xlb_errors_add(errs, path, "at most %d snat addresses", XLB_MAX_SNAT);
         else
             out->snat[out->n_snat++] = addr;
     }
@@ -451,7 +487,8 @@ static void read_xlb_section(const cJSON *xlb, struct xlb_bootstrap *out, struct
         out->mbuf_pool_size = (unsigned)value;
     if (xlb_json_integer(xlb, "flows_per_worker", "xlb", 1024, 1 << 24, &value, errs))
         out->flows_per_worker = (uint32_t)value;
-    const cJSON *compat = cJSON_GetObjectItemCaseSensitive(xlb, "aggregate_cluster_backward_compat");
+    const cJSON *compat =
+        cJSON_GetObjectItemCaseSensitive(xlb, "aggregate_cluster_backward_compat");
     if (compat != NULL && !cJSON_IsBool(compat))
         xlb_errors_add(errs, "xlb.aggregate_cluster_backward_compat", "must be true or false");
     out->aggregate_cluster_backward_compat = cJSON_IsTrue(compat);

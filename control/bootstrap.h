@@ -76,7 +76,7 @@ struct xlb_bootstrap {
     cJSON *static_resources;             /* owned copy, or NULL; parsed by the xDS layer */
     bool metrics_enabled;                /* serve /metrics over HTTP on metrics_listen */
     struct xlb_host_port metrics_listen; /* a loopback address */
-    unsigned metrics_max_series;         /* per-entity series (neighbours, later endpoints) */
+    unsigned metrics_max_series;         /* per-entity series cap (neighbours, endpoints) */
 };
 
 /* Parse a document; 0 when it is valid, -1 with errs filled otherwise. *out is always freeable. */

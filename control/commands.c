@@ -6,20 +6,18 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "command_help.h"
 #include "control_plane.h"
 #include "flows.h"
 #include "metrics.h"
 #include "simulate.h"
 #include "xlb_log.h"
 
+/* Usage and summary live in command_help.c, shared with xlbctl. */
 struct command {
     const char *name;
-    const char *usage;
-    const char *summary;
     cJSON *(*run)(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len);
 };
-
-static const struct command commands[];
 
 static void add_u64(cJSON *obj, const char *name, uint64_t value)
 {
@@ -335,14 +333,48 @@ static cJSON *cmd_flows_flush(struct xlb_control_plane *cp, const cJSON *args, c
     return xlb_flows_flush(cp->shared, args, error, len);
 }
 
-static cJSON *command_help(const struct command *c)
+static cJSON *command_help(const struct xlb_command_help *h)
 {
     cJSON *obj = cJSON_CreateObject();
-    cJSON_AddStringToObject(obj, "name", c->name);
-    cJSON_AddStringToObject(obj, "usage", c->usage);
-    cJSON_AddStringToObject(obj, "summary", c->summary);
+    cJSON_AddStringToObject(obj, "name", h->name);
+    cJSON_AddStringToObject(obj, "usage", h->usage);
+    cJSON_AddStringToObject(obj, "summary", h->summary);
     return obj;
 }
+
+static cJSON *cmd_help(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
+{
+    const cJSON *topic = cJSON_GetObjectItemCaseSensitive(args, "command");
+    if (cJSON_IsString(topic)) {
+        const struct xlb_command_help *h = xlb_command_help_find(topic->valuestring);
+        if (h == NULL) {
+            snprintf(error, len, "no command \"%.64s\"", topic->valuestring);
+            return NULL;
+        }
+        return command_help(h);
+    }
+    cJSON *list = cJSON_CreateArray();
+    for (const struct xlb_command_help *h = xlb_command_help; h->name != NULL; h++)
+        cJSON_AddItemToArray(list, command_help(h));
+    return list;
+}
+
+static const struct command commands[] = {
+    {"status", cmd_status},
+    {"counters", cmd_counters},
+    {"neighbours", cmd_neighbours},
+    {"xds", cmd_xds},
+    {"clusters", cmd_clusters},
+    {"endpoints", cmd_endpoints},
+    {"simulate", cmd_simulate},
+    {"flows", cmd_flows},
+    {"flows_flush", cmd_flows_flush},
+    {"config_dump", cmd_config_dump},
+    {"metrics", cmd_metrics},
+    {"log", cmd_log},
+    {"help", cmd_help},
+    {NULL, NULL},
+};
 
 static const struct command *find_command(const char *name)
 {
@@ -351,55 +383,6 @@ static const struct command *find_command(const char *name)
             return c;
     return NULL;
 }
-
-static cJSON *cmd_help(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
-{
-    const cJSON *topic = cJSON_GetObjectItemCaseSensitive(args, "command");
-    if (cJSON_IsString(topic)) {
-        const struct command *c = find_command(topic->valuestring);
-        if (c == NULL) {
-            snprintf(error, len, "no command \"%s\"", topic->valuestring);
-            return NULL;
-        }
-        return command_help(c);
-    }
-    cJSON *list = cJSON_CreateArray();
-    for (const struct command *c = commands; c->name != NULL; c++)
-        cJSON_AddItemToArray(list, command_help(c));
-    return list;
-}
-
-static const struct command commands[] = {
-    {"status", "status", "version, uptime, snapshot generation, workers, ports, VIPs", cmd_status},
-    {"counters", "counters", "packet counters per worker and in total, drops by reason",
-     cmd_counters},
-    {"neighbours", "neighbours", "gateways and neighbours: resolution state and MAC",
-     cmd_neighbours},
-    {"xds", "xds", "xDS server, stream state, backoff, ACK/NACK per type, NACK history", cmd_xds},
-    {"clusters", "clusters", "clusters the VIPs reach: type, policy, state, endpoint counts",
-     cmd_clusters},
-    {"endpoints", "endpoints CLUSTER",
-     "a cluster's endpoints: priority, locality, address, weight, health", cmd_endpoints},
-    {"simulate",
-     "simulate --vip ADDR:PORT [--path P] [--authority A] [--header K=V]... "
-     "[--cookie NAME=VALUE] [--n N] [--seed S] [--connection-id C]",
-     "run route matching and N picks on the live snapshot: endpoint histogram and the trace "
-     "of one pick",
-     cmd_simulate},
-    {"flows", "flows [--vip ADDR[:PORT]] [--endpoint ADDR[:PORT]] [--limit N]",
-     "the workers' NAT flows: client, VIP, SNAT, backend, state, time left", cmd_flows},
-    {"flows_flush", "flows flush --endpoint ADDR[:PORT]",
-     "end every flow to a backend (its clients see their connections reset by the backend)",
-     cmd_flows_flush},
-    {"config_dump", "config dump",
-     "every xDS resource: type, name, state, version, error, and the resource as proto3 JSON",
-     cmd_config_dump},
-    {"metrics", "metrics", "all counters and state in Prometheus text format", cmd_metrics},
-    {"log", "log [level COMPONENT LEVEL]",
-     "log levels per component, or set one (COMPONENT \"all\" sets every xlb component)", cmd_log},
-    {"help", "help [COMMAND]", "the commands, or one command's usage", cmd_help},
-    {NULL, NULL, NULL, NULL},
-};
 
 cJSON *xlb_commands_execute(const cJSON *request, void *arg)
 {

@@ -44,7 +44,10 @@ const cJSON *xlb_json_array(const cJSON *parent, const char *key, const char *pa
 const char *xlb_json_string(const cJSON *parent, const char *key, const char *path,
                             enum xlb_presence presence, size_t max_len, struct xlb_errors *errs);
 
-/* An integer in [min, max]; *out is left unchanged when absent or invalid. Returns true if set. */
+/* An integer in [min, max]; *out is left unchanged when absent or invalid. Returns true if set.
+ * JSON has no integer type and cJSON keeps only the double, so the value decides, not its
+ * spelling: 80, 80.0 and 8e1 are all 80; 80.5 (or a string, or a boolean) is "must be an
+ * integer". */
 bool xlb_json_integer(const cJSON *parent, const char *key, const char *path, int64_t min,
                       int64_t max, int64_t *out, struct xlb_errors *errs);
 

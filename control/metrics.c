@@ -6,27 +6,8 @@
 #include <rte_ethdev.h>
 
 #include "control_plane.h"
-
-/* Label values are escaped as the exposition format requires: backslash, quote, newline. */
-static const char *escape(const char *in, char *out, size_t len)
-{
-    size_t o = 0;
-    for (; *in && o + 3 < len; in++) {
-        if (*in == '\\' || *in == '"' || *in == '\n') {
-            out[o++] = '\\';
-            out[o++] = *in == '\n' ? 'n' : *in;
-        } else {
-            out[o++] = *in;
-        }
-    }
-    out[o] = '\0';
-    return out;
-}
-
-static void family(struct xlb_text *t, const char *name, const char *type, const char *help)
-{
-    xlb_text_printf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
+#include "lb_metrics.h"
+#include "metrics_text.h"
 
 static void worker_families(const struct xlb_control_plane *cp, struct xlb_text *t)
 {
@@ -49,18 +30,19 @@ static void worker_families(const struct xlb_control_plane *cp, struct xlb_text 
          "gauge", "Snapshot generation the worker last processed a burst with."},
     };
     for (size_t f = 0; f < RTE_DIM(per_worker); f++) {
-        family(t, per_worker[f].name, per_worker[f].type, per_worker[f].help);
+        xlb_metrics_family(t, per_worker[f].name, per_worker[f].type, per_worker[f].help);
         for (unsigned w = 0; w < n; w++) {
             uint64_t value = *(const uint64_t *)((const char *)&stats[w] + per_worker[f].offset);
             xlb_text_printf(t, "%s{worker=\"%u\"} %" PRIu64 "\n", per_worker[f].name, w, value);
         }
     }
-    family(t, "xlb_worker_events_total", "counter", "What workers did, by event.");
+    xlb_metrics_family(t, "xlb_worker_events_total", "counter", "What workers did, by event.");
     for (unsigned w = 0; w < n; w++)
         for (int e = 0; e < XLB_EVENT_MAX; e++)
             xlb_text_printf(t, "xlb_worker_events_total{worker=\"%u\",event=\"%s\"} %" PRIu64 "\n",
                             w, xlb_event_counter_name(e), stats[w].events[e]);
-    family(t, "xlb_worker_drops_total", "counter", "Packets workers dropped, by reason.");
+    xlb_metrics_family(t, "xlb_worker_drops_total", "counter",
+                       "Packets workers dropped, by reason.");
     for (unsigned w = 0; w < n; w++)
         for (int d = 0; d < XLB_DROP_MAX; d++)
             xlb_text_printf(t, "xlb_worker_drops_total{worker=\"%u\",reason=\"%s\"} %" PRIu64 "\n",
@@ -95,13 +77,13 @@ static void port_families(const struct xlb_control_plane *cp, struct xlb_text *t
         if (rte_eth_stats_get(cp->ports[p].port_id, &stats[p]) != 0)
             memset(&stats[p], 0, sizeof(stats[p]));
     for (size_t f = 0; f < RTE_DIM(per_port); f++) {
-        family(t, per_port[f].name, "counter", per_port[f].help);
+        xlb_metrics_family(t, per_port[f].name, "counter", per_port[f].help);
         for (unsigned p = 0; p < cp->n_ports; p++)
             xlb_text_printf(t, "%s{port=\"%s\"} %" PRIu64 "\n", per_port[f].name,
                             cp->bootstrap.ports[p].name,
                             *(const uint64_t *)((const char *)&stats[p] + per_port[f].offset));
     }
-    family(t, "xlb_port_link_up", "gauge", "1 when the port's link is up.");
+    xlb_metrics_family(t, "xlb_port_link_up", "gauge", "1 when the port's link is up.");
     for (unsigned p = 0; p < cp->n_ports; p++) {
         struct rte_eth_link link;
         int up = rte_eth_link_get_nowait(cp->ports[p].port_id, &link) == 0 && link.link_status;
@@ -111,11 +93,12 @@ static void port_families(const struct xlb_control_plane *cp, struct xlb_text *t
 
 static void vip_family(const struct xlb_control_plane *cp, struct xlb_text *t)
 {
-    family(t, "xlb_vip_info", "gauge", "1 per configured VIP, with its mode, target and state.");
+    xlb_metrics_family(t, "xlb_vip_info", "gauge",
+                       "1 per configured VIP, with its mode, target and state.");
     for (unsigned v = 0; v < cp->bootstrap.n_vips; v++) {
         const struct xlb_vip_config *vip = &cp->bootstrap.vips[v];
         char addr[XLB_ADDR_STRLEN], target[512];
-        escape(vip->target ? vip->target : vip->cluster, target, sizeof(target));
+        xlb_metrics_escape(vip->target ? vip->target : vip->cluster, target, sizeof(target));
         xlb_text_printf(t,
                         "xlb_vip_info{vip=\"%s\",port=\"%u\",mode=\"%s\",target=\"%s\","
                         "state=\"%s\"} 1\n",
@@ -128,8 +111,8 @@ static void vip_family(const struct xlb_control_plane *cp, struct xlb_text *t)
 static unsigned neighbour_family(const struct xlb_control_plane *cp, struct xlb_text *t,
                                  unsigned budget)
 {
-    family(t, "xlb_neighbour_resolved", "gauge",
-           "1 when a neighbour xlb must reach (a gateway) has a known MAC address.");
+    xlb_metrics_family(t, "xlb_neighbour_resolved", "gauge",
+                       "1 when a neighbour xlb must reach (a gateway) has a known MAC address.");
     unsigned shown = 0;
     for (unsigned i = 0; i < cp->neighbours.n; i++) {
         const struct xlb_neighbour_state *n = &cp->neighbours.entries[i];
@@ -145,16 +128,29 @@ static unsigned neighbour_family(const struct xlb_control_plane *cp, struct xlb_
     return 0;
 }
 
+/* Clusters, localities, drop categories and endpoints (capped by metrics_max_series). */
+static void lb_families(const struct xlb_control_plane *cp, struct xlb_text *t)
+{
+    struct xlb_lb_metrics lb;
+    if (xlb_lb_metrics_gather(cp->xds.lb, cp->shared->load, cp->shared->n_workers, &lb) != 0) {
+        t->failed = true; /* out of memory: no partial exposition */
+        return;
+    }
+    xlb_lb_metrics_render(&lb, cp->bootstrap.metrics_max_series, t);
+    xlb_lb_metrics_free(&lb);
+}
+
 void xlb_metrics_render(const struct xlb_control_plane *cp, struct xlb_text *t)
 {
-    family(t, "xlb_info", "gauge", "Constant 1, labelled with the version.");
+    xlb_metrics_family(t, "xlb_info", "gauge", "Constant 1, labelled with the version.");
     xlb_text_printf(t, "xlb_info{version=\"%s\"} 1\n", XLB_VERSION);
-    family(t, "xlb_uptime_seconds", "gauge", "Seconds since xlbd started.");
+    xlb_metrics_family(t, "xlb_uptime_seconds", "gauge", "Seconds since xlbd started.");
     xlb_text_printf(t, "xlb_uptime_seconds %.3f\n",
                     (double)(xlb_now_ms() - cp->started_ms) / 1000.0);
-    family(t, "xlb_snapshot_generation", "gauge", "Generation of the published snapshot.");
+    xlb_metrics_family(t, "xlb_snapshot_generation", "gauge",
+                       "Generation of the published snapshot.");
     xlb_text_printf(t, "xlb_snapshot_generation %" PRIu64 "\n", cp->generation);
-    family(t, "xlb_config_reloads_total", "counter", "SIGHUP reloads, by result.");
+    xlb_metrics_family(t, "xlb_config_reloads_total", "counter", "SIGHUP reloads, by result.");
     xlb_text_printf(t, "xlb_config_reloads_total{result=\"applied\"} %" PRIu64 "\n",
                     cp->reload.applied);
     xlb_text_printf(t, "xlb_config_reloads_total{result=\"rejected\"} %" PRIu64 "\n",
@@ -162,8 +158,12 @@ void xlb_metrics_render(const struct xlb_control_plane *cp, struct xlb_text *t)
     worker_families(cp, t);
     port_families(cp, t);
     vip_family(cp, t);
+    lb_families(cp, t);
+    struct xlb_xds_metrics xds;
+    xlb_xds_plane_metrics(&cp->xds, &xds);
+    xlb_xds_metrics_render(&xds, t);
     unsigned dropped = neighbour_family(cp, t, cp->bootstrap.metrics_max_series);
-    family(t, "xlb_metrics_series_dropped", "gauge",
-           "Per-entity series left out of this exposition by metrics_max_series.");
+    xlb_metrics_family(t, "xlb_metrics_series_dropped", "gauge",
+                       "Per-entity series left out of this exposition by metrics_max_series.");
     xlb_text_printf(t, "xlb_metrics_series_dropped %u\n", dropped);
 }

@@ -1,9 +1,11 @@
 /*
  * Prometheus text exposition (format 0.0.4) of xlb's counters and state, for `xlbctl metrics`
  * and the optional loopback HTTP listener. Names carry the xlb_ prefix, counters end in
- * _total, and labels name the worker, port, reason, VIP or neighbour. Families with one series
- * per entity (neighbours now, endpoints later) stop at metrics_max_series series; what they
- * leave out is counted in xlb_metrics_series_dropped.
+ * _total, and labels name the worker, port, reason, VIP, neighbour, cluster, locality,
+ * endpoint or xDS resource type. Families with one series per entity are capped by
+ * metrics_max_series: neighbours beyond it are left out (counted in
+ * xlb_metrics_series_dropped); endpoints beyond it are folded into endpoint="other" series
+ * (counted in xlb_metrics_endpoints_folded, see lb_metrics.h).
  */
 #ifndef XLB_METRICS_H
 #define XLB_METRICS_H

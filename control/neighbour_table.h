@@ -1,5 +1,6 @@
 /*
- * The neighbours xlb must reach by MAC (for now, each port's gateways), resolved by asking a
+ * The neighbours xlb must reach by MAC: each port's gateways, and the backends of L4 VIPs that
+ * are on-link for a port (forwarded flows go straight to them). They are resolved by asking a
  * worker to send ARP requests or neighbour solicitations and by the reports workers send back.
  * Resolved entries are re-solicited periodically so that a changed MAC is noticed.
  */

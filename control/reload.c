@@ -1,9 +1,15 @@
 /*
  * SIGHUP: re-read the bootstrap and apply, without a restart and without touching what the
- * workers are doing, every part that only feeds the snapshot: VIPs, SNAT addresses, static
- * resources, port addresses and gateways, metrics_max_series. Parts that shape the process
- * (EAL, workers, ports, sockets, xDS servers, node) are compared and reported as needing a
+ * workers are doing, every part that only feeds the snapshot: VIPs, static resources, port
+ * addresses and gateways, metrics_max_series. Parts that shape the process (EAL, workers,
+ * ports, sockets, xDS servers, node, SNAT addresses) are compared and reported as needing a
  * restart; they keep their running values. An invalid file changes nothing.
+ *
+ * SNAT addresses are restart-only because the workers' flow tables hand out ports of the set
+ * xlbd started with and the NIC's steering rules match it: an address dropped from the
+ * snapshot alone would still be given to new flows while the replies of every flow on it were
+ * dropped as not ours. So the running bootstrap keeps the started set, and the snapshot, which
+ * is built from it, keeps owning it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -105,9 +111,7 @@ static void list_restart_only(const struct xlb_bootstrap *running,
         {"xlb.flows_per_worker", running->flows_per_worker == fresh->flows_per_worker},
         {"xlb.aggregate_cluster_backward_compat",
          running->aggregate_cluster_backward_compat == fresh->aggregate_cluster_backward_compat},
-        /* Answered at once, but the workers' flow tables hand out ports of the set they
-         * started with. */
-        {"xlb.snat (for new flows' source addresses)", same_snat(running, fresh)},
+        {"xlb.snat", same_snat(running, fresh)},
         {"xlb.ports (names or count)", same_port_names(running, fresh)},
         {"xlb.metrics_listen", same_metrics_listener(running, fresh)},
         {"xds_servers and node", same_xds(running, fresh)},
@@ -155,16 +159,12 @@ static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap 
     struct xlb_bootstrap *running = &cp->bootstrap;
     if (!same_vips(running, fresh))
         note(applied, "xlb.vips");
-    if (!same_snat(running, fresh))
-        note(applied, "xlb.snat");
     if (!same_json(running->static_resources, fresh->static_resources))
         note(applied, "xlb.static_resources");
     if (running->metrics_max_series != fresh->metrics_max_series)
         note(applied, "xlb.metrics_max_series");
     SWAP(running->n_vips, fresh->n_vips);
     SWAP(running->vips, fresh->vips);
-    SWAP(running->n_snat, fresh->n_snat);
-    SWAP(running->snat, fresh->snat);
     SWAP(running->static_resources, fresh->static_resources);
     running->metrics_max_series = fresh->metrics_max_series;
     /* Addresses of ports that no longer match by name and count are not applied. */
@@ -177,6 +177,32 @@ static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap 
         cp->ports[p].n_prefixes = (uint8_t)port->n_addresses;
         memcpy(cp->ports[p].prefixes, port->addresses,
                port->n_addresses * sizeof(port->addresses[0]));
+    }
+}
+
+/* The running SNAT set stays owned, so the new file may not give one of its addresses to a
+ * VIP or a port (the file's own rules only see the file's own SNAT list). */
+static void check_running_snat(const struct xlb_bootstrap *running,
+                               const struct xlb_bootstrap *fresh, struct xlb_errors *errs)
+{
+    for (unsigned s = 0; s < running->n_snat; s++) {
+        const struct xlb_addr *snat = &running->snat[s];
+        char text[XLB_ADDR_STRLEN], path[64];
+        xlb_addr_format(snat, text, sizeof(text));
+        for (unsigned v = 0; v < fresh->n_vips; v++)
+            if (xlb_addr_equal(&fresh->vips[v].address, snat)) {
+                snprintf(path, sizeof(path), "xlb.vips[%u].address", v);
+                xlb_errors_add(errs, path,
+                               "%s is a running snat address (snat changes need a restart)", text);
+            }
+        for (unsigned p = 0; p < fresh->n_ports; p++)
+            for (unsigned a = 0; a < fresh->ports[p].n_addresses; a++)
+                if (xlb_addr_equal(&fresh->ports[p].addresses[a].addr, snat)) {
+                    snprintf(path, sizeof(path), "xlb.ports[%u].addresses[%u]", p, a);
+                    xlb_errors_add(errs, path,
+                                   "%s is a running snat address (snat changes need a restart)",
+                                   text);
+                }
     }
 }
 
@@ -201,6 +227,10 @@ void xlb_control_plane_reload(struct xlb_control_plane *cp)
 
     if (rc == 0)
         rc = xlb_xds_plane_check(&fresh, &errs); /* static resources, validated as xDS would */
+    if (rc == 0) {
+        check_running_snat(&cp->bootstrap, &fresh, &errs);
+        rc = errs.n > 0 ? -1 : 0;
+    }
     pthread_mutex_lock(&cp->lock);
     if (rc != 0) {
         cJSON *errors = cJSON_AddArrayToObject(report, "errors");

@@ -7,10 +7,19 @@
  *   /xlb/counters[,W]      packet and event counters, in total or of worker W
  *   /xlb/drops[,W]         drops by reason, in total or of worker W
  *   /xlb/ports, /xlb/vips, /xlb/neighbours
+ *   /xlb/clusters          per cluster: requests started, finished, in flight, circuit-breaker
+ *                          and overload drops, endpoint counts, chosen priority
+ *   /xlb/endpoints[,C]     per endpoint (of cluster C, or of all): cluster, locality, health,
+ *                          ejected, usable, successes and failures
+ *   /xlb/xds               the ADS stream, ACKs, NACKs and resources by state, per type
+ *
+ * Entries are keyed cluster_N / endpoint_N like the other lists here; a reply holds at most
+ * RTE_TEL_MAX_DICT_ENTRIES of them and what fits in DPDK's 16 KiB reply.
  *
  * Callbacks run on DPDK's telemetry thread: they read the control plane under its lock, and
  * the worker counters directly (single writer, aligned 64-bit values).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +30,8 @@
 #include <rte_telemetry.h>
 
 #include "control_plane.h"
+#include "lb_metrics.h"
+#include "xlb_override_map.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct xlb_control_plane *registered;
@@ -235,6 +246,150 @@ static int cmd_neighbours(const char *cmd, const char *params, struct rte_tel_da
     return 0;
 }
 
+static uint64_t overload_drops(const struct xlb_lbm_cluster *c)
+{
+    uint64_t n = 0;
+    for (uint32_t d = 0; d < c->n_drops; d++)
+        n += c->drops[d].dropped;
+    return n;
+}
+
+static struct rte_tel_data *cluster_dict(const struct xlb_lbm_cluster *c)
+{
+    struct rte_tel_data *d = rte_tel_data_alloc();
+    if (d == NULL)
+        return NULL;
+    uint64_t usable = 0, ejected = 0;
+    for (uint32_t e = 0; e < c->n_endpoints; e++) {
+        ejected += c->endpoints[e].ejected;
+        usable += !c->endpoints[e].ejected && c->endpoints[e].health != XLB_HEALTH_DRAINING;
+    }
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_string(d, "name", c->name);
+    rte_tel_data_add_dict_u64(d, "requests_started", c->started);
+    rte_tel_data_add_dict_u64(d, "requests_finished", c->finished);
+    rte_tel_data_add_dict_u64(d, "requests_in_flight",
+                              c->started > c->finished ? c->started - c->finished : 0);
+    rte_tel_data_add_dict_u64(d, "circuit_breaker_drops", c->circuit_dropped);
+    rte_tel_data_add_dict_u64(d, "overload_drops", overload_drops(c));
+    rte_tel_data_add_dict_u64(d, "endpoints", c->n_endpoints);
+    rte_tel_data_add_dict_u64(d, "endpoints_usable", usable);
+    rte_tel_data_add_dict_u64(d, "endpoints_ejected", ejected);
+    rte_tel_data_add_dict_int(d, "chosen_priority",
+                              c->chosen_priority == XLB_LBM_NO_PRIORITY ? -1
+                                                                        : (int)c->chosen_priority);
+    return d;
+}
+
+/* The LB values of the running trees, under cp's lock (strings point into them). */
+static struct xlb_control_plane *acquire_lb(struct xlb_lb_metrics *m)
+{
+    struct xlb_control_plane *cp = acquire_cp();
+    if (cp != NULL &&
+        xlb_lb_metrics_gather(cp->xds.lb, cp->shared->load, cp->shared->n_workers, m) != 0) {
+        release_cp(cp);
+        return NULL;
+    }
+    return cp;
+}
+
+static int cmd_clusters(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct xlb_lb_metrics m;
+    struct xlb_control_plane *cp = acquire_lb(&m);
+    if (cp == NULL)
+        return -1;
+    rte_tel_data_start_dict(d);
+    for (uint32_t i = 0; i < m.n_clusters && i < RTE_TEL_MAX_DICT_ENTRIES; i++) {
+        struct rte_tel_data *c = cluster_dict(&m.clusters[i]);
+        char name[32];
+        snprintf(name, sizeof(name), "cluster_%u", i);
+        if (c != NULL)
+            rte_tel_data_add_dict_container(d, name, c, 0);
+    }
+    xlb_lb_metrics_free(&m);
+    release_cp(cp);
+    return 0;
+}
+
+static struct rte_tel_data *endpoint_dict(const struct xlb_lbm_cluster *c,
+                                          const struct xlb_lbm_endpoint *e)
+{
+    struct rte_tel_data *d = rte_tel_data_alloc();
+    if (d == NULL)
+        return NULL;
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_string(d, "cluster", c->name);
+    rte_tel_data_add_dict_string(d, "address", e->address);
+    rte_tel_data_add_dict_string(d, "locality", c->localities[e->locality].name);
+    rte_tel_data_add_dict_u64(d, "priority", c->localities[e->locality].priority);
+    rte_tel_data_add_dict_string(d, "health", xlb_lbm_health_name(e->health));
+    rte_tel_data_add_dict_u64(d, "ejected", e->ejected);
+    rte_tel_data_add_dict_u64(d, "usable", !e->ejected && e->health != XLB_HEALTH_DRAINING);
+    rte_tel_data_add_dict_u64(d, "succeeded", e->succeeded);
+    rte_tel_data_add_dict_u64(d, "failed", e->failed);
+    return d;
+}
+
+static int cmd_endpoints(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct xlb_lb_metrics m;
+    struct xlb_control_plane *cp = acquire_lb(&m);
+    if (cp == NULL)
+        return -1;
+    bool any = params == NULL || params[0] == '\0', found = any;
+    unsigned n = 0;
+    rte_tel_data_start_dict(d);
+    for (uint32_t i = 0; i < m.n_clusters; i++) {
+        const struct xlb_lbm_cluster *c = &m.clusters[i];
+        if (!any && strcmp(c->name, params) != 0)
+            continue;
+        found = true;
+        for (uint32_t e = 0; e < c->n_endpoints && n < RTE_TEL_MAX_DICT_ENTRIES; e++) {
+            struct rte_tel_data *ep = endpoint_dict(c, &c->endpoints[e]);
+            char name[32];
+            snprintf(name, sizeof(name), "endpoint_%u", n++);
+            if (ep != NULL)
+                rte_tel_data_add_dict_container(d, name, ep, 0);
+        }
+    }
+    xlb_lb_metrics_free(&m);
+    release_cp(cp);
+    return found ? 0 : -EINVAL;
+}
+
+static struct rte_tel_data *xds_type_dict(const struct xlb_xds_metrics *m, int type)
+{
+    struct rte_tel_data *d = rte_tel_data_alloc();
+    if (d == NULL)
+        return NULL;
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "acks", m->ads.acks[type]);
+    rte_tel_data_add_dict_u64(d, "nacks", m->ads.nacks[type]);
+    for (int s = 0; s < XLB_XDSM_STATES; s++)
+        rte_tel_data_add_dict_u64(d, xlb_xdsm_state_name[s], m->resources[type][s]);
+    return d;
+}
+
+static int cmd_xds(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct xlb_control_plane *cp = acquire_cp();
+    if (cp == NULL)
+        return -1;
+    struct xlb_xds_metrics m;
+    xlb_xds_plane_metrics(&cp->xds, &m);
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_string(d, "server", m.has_ads ? m.ads.server : "");
+    rte_tel_data_add_dict_u64(d, "stream_connected", m.ads.connected);
+    for (int t = 0; t < XLB_XDS_TYPES; t++) {
+        struct rte_tel_data *c = xds_type_dict(&m, t);
+        if (c != NULL)
+            rte_tel_data_add_dict_container(d, xlb_xds_type_name[t], c, 0);
+    }
+    release_cp(cp);
+    return 0;
+}
+
 int xlb_telemetry_register(struct xlb_control_plane *cp)
 {
     static const struct {
@@ -249,6 +404,12 @@ int xlb_telemetry_register(struct xlb_control_plane *cp)
         {"/xlb/ports", cmd_ports, "xlb ports: link and packet counts"},
         {"/xlb/vips", cmd_vips, "xlb VIPs: mode, target, state"},
         {"/xlb/neighbours", cmd_neighbours, "xlb gateways and neighbours"},
+        {"/xlb/clusters", cmd_clusters,
+         "xlb clusters: requests, circuit-breaker and overload drops, endpoint counts"},
+        {"/xlb/endpoints", cmd_endpoints,
+         "xlb endpoints: health, ejection, successes and failures. Parameters: cluster "
+         "(optional)"},
+        {"/xlb/xds", cmd_xds, "xlb xDS: stream, ACKs, NACKs and resources by state per type"},
     };
     static bool done;
     pthread_mutex_lock(&registry_lock);

@@ -380,6 +380,33 @@ cJSON *xlb_xds_plane_status(const struct xlb_xds_plane *x)
     return o;
 }
 
+static enum xlb_xdsm_state metrics_state(const struct xlb_xds_resource *r)
+{
+    switch (r->state) {
+    case XLB_RES_ACKED:
+        return XLB_XDSM_ACKED;
+    case XLB_RES_NACKED:
+        return r->has_value ? XLB_XDSM_NACKED_BUT_CACHED : XLB_XDSM_NACKED;
+    case XLB_RES_DOES_NOT_EXIST:
+        return XLB_XDSM_DOES_NOT_EXIST;
+    case XLB_RES_STATIC:
+        return XLB_XDSM_STATIC;
+    default:
+        return XLB_XDSM_REQUESTED;
+    }
+}
+
+void xlb_xds_plane_metrics(const struct xlb_xds_plane *x, struct xlb_xds_metrics *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->has_ads = x->ads != NULL;
+    if (x->ads != NULL)
+        xlb_ads_client_counters(x->ads, &out->ads);
+    for (int t = 0; t < XLB_XDS_TYPES; t++)
+        for (const struct xlb_xds_resource *r = x->cache.list[t]; r != NULL; r = r->next)
+            out->resources[t][metrics_state(r)]++;
+}
+
 /* ---- clusters and endpoints ---- */
 
 static const struct xlb_dm_cluster *find_cluster(const struct xlb_xds_plane *x, const char *name,

@@ -15,6 +15,7 @@
 #include "lb_state.h"
 #include "lrs_source.h"
 #include "xds_cache.h"
+#include "xds_metrics.h"
 
 struct xlb_xds_plane {
     struct xlb_loop *loop;
@@ -82,6 +83,9 @@ cJSON *xlb_xds_plane_clusters(const struct xlb_xds_plane *x);
 /* One cluster's endpoints by priority and locality with their LB state (usable, ejected,
  * drained, counters), or NULL when no VIP reaches it. */
 cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *cluster);
+
+/* The values of the xDS metrics: stream, ACK/NACK counts, resources by type and state. */
+void xlb_xds_plane_metrics(const struct xlb_xds_plane *x, struct xlb_xds_metrics *out);
 
 /* The ADS client's state (with the LRS stream's), or {"server": null} without xds_servers. */
 cJSON *xlb_xds_plane_status(const struct xlb_xds_plane *x);

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Install the Debian 12 packages xlb builds, runs and tests with, when any is missing.
-# Nothing is downloaded outside apt. Safe to run again: it does nothing when all are present.
+# Install the Debian 12 packages xlb builds, runs and tests with, when any is missing, with apt.
+# This script installs Debian packages only. The interop tests' peers (@grpc/grpc-js and
+# @grpc/grpc-js-xds) come from npm: tests/interop/install.sh installs them with `npm ci` from
+# the pinned package-lock.json when the interop tests run (and Debian's nodejs and npm first,
+# when missing). Safe to run again: it does nothing when all are present.
 set -euo pipefail
 
 PACKAGES=(

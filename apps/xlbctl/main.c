@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "command_help.h"
 #include "render.h"
 
 #define XLBCTL_DEFAULT_SOCKET "/run/xlb/xlbd.sock"
@@ -17,7 +18,7 @@ static void usage(FILE *out)
         "usage: xlbctl [--socket PATH] [--json] COMMAND [ARGS...]\n"
         "  --socket PATH  xlbd's control socket (default $XLB_SOCKET or %s)\n"
         "  --json         print the daemon's JSON result instead of tables\n"
-        "commands (\"xlbctl help\" asks the daemon for its full list):\n"
+        "commands (\"xlbctl help [COMMAND]\" needs no daemon):\n"
         "  status         version, uptime, snapshot generation, workers, ports, VIPs\n"
         "  counters       packet counters per worker and in total, drops by reason\n"
         "  neighbours     gateways and neighbours: resolution state and MAC\n"
@@ -33,7 +34,7 @@ static void usage(FILE *out)
         "  metrics        all counters and state in Prometheus text format\n"
         "  log [level COMPONENT LEVEL]\n"
         "                 log levels per component, or set one (\"all\": every component)\n"
-        "  help [COMMAND] the daemon's commands, or one command's usage\n",
+        "  help [COMMAND] the commands, or one command's usage\n",
         XLBCTL_DEFAULT_SOCKET);
 }
 
@@ -108,7 +109,7 @@ static bool flows_args(cJSON *request, cJSON *args, int argc, char **argv)
     return true;
 }
 
-/* The request for COMMAND ARGS: "help [X]", "log [level COMPONENT LEVEL]", "simulate ...",
+/* The request for COMMAND ARGS: "log [level COMPONENT LEVEL]", "simulate ...",
  * "flows ...", the rest bare. */
 static cJSON *build_request(const char *command, int argc, char **argv, bool *json)
 {
@@ -126,9 +127,6 @@ static cJSON *build_request(const char *command, int argc, char **argv, bool *js
             cJSON_Delete(request);
             return NULL;
         }
-    } else if (strcmp(command, "help") == 0 && argc == 1) {
-        cJSON *args = cJSON_AddObjectToObject(request, "args");
-        cJSON_AddStringToObject(args, "command", argv[0]);
     } else if (strcmp(command, "endpoints") == 0 && argc == 1) {
         cJSON *args = cJSON_AddObjectToObject(request, "args");
         cJSON_AddStringToObject(args, "cluster", argv[0]);
@@ -145,6 +143,73 @@ static cJSON *build_request(const char *command, int argc, char **argv, bool *js
         return NULL;
     }
     return request;
+}
+
+/* The entry of "help WORDS": the words joined by "_" ("flows flush" -> flows_flush), or the
+ * one command that a single word starts ("config" -> config_dump). */
+static const struct xlb_command_help *help_topic(int argc, char **argv)
+{
+    char name[64] = "";
+    for (int i = 0; i < argc; i++) {
+        size_t used = strlen(name);
+        snprintf(name + used, sizeof(name) - used, "%s%s", i ? "_" : "", argv[i]);
+    }
+    const struct xlb_command_help *found = xlb_command_help_find(name);
+    size_t len = strlen(name);
+    for (const struct xlb_command_help *h = xlb_command_help; !found && argc == 1 && h->name; h++)
+        if (strncmp(h->name, name, len) == 0 && h->name[len] == '_')
+            found = h;
+    return found;
+}
+
+static cJSON *help_json(const struct xlb_command_help *h)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", h->name);
+    cJSON_AddStringToObject(o, "usage", h->usage);
+    cJSON_AddStringToObject(o, "summary", h->summary);
+    return o;
+}
+
+/* "help [COMMAND]" from the table the daemon uses too: no socket needed. */
+static int local_help(int argc, char **argv, bool json)
+{
+    cJSON *result;
+    if (argc == 0) {
+        result = cJSON_CreateArray();
+        for (const struct xlb_command_help *h = xlb_command_help; h->name != NULL; h++)
+            cJSON_AddItemToArray(result, help_json(h));
+    } else {
+        const struct xlb_command_help *h = help_topic(argc, argv);
+        if (h == NULL) {
+            fprintf(stderr, "xlbctl: no command \"%s\" (see xlbctl help)\n", argv[0]);
+            return 1;
+        }
+        result = help_json(h);
+    }
+    if (json) {
+        char *text = cJSON_Print(result);
+        printf("%s\n", text ? text : "null");
+        cJSON_free(text);
+    } else {
+        xlbctl_render("help", result, stdout);
+    }
+    cJSON_Delete(result);
+    return 0;
+}
+
+/* "--json" after the command (xlbctl config dump --json) means what it means before it: taken
+ * out of the command's arguments from index first on. Returns the new argc. */
+static int take_json_flags(int argc, char **argv, int first, bool *json)
+{
+    int kept = first;
+    for (int i = first; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            *json = true;
+        else
+            argv[kept++] = argv[i];
+    }
+    return kept;
 }
 
 int main(int argc, char **argv)
@@ -178,6 +243,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    argc = take_json_flags(argc, argv, optind + 1, &json);
+    if (strcmp(argv[optind], "help") == 0)
+        return local_help(argc - optind - 1, argv + optind + 1, json);
     if (socket_path == NULL || socket_path[0] == '\0')
         socket_path = XLBCTL_DEFAULT_SOCKET;
     const char *command = /* for rendering */

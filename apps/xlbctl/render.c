@@ -309,18 +309,23 @@ static void render_help(const cJSON *r, FILE *out)
                 cell(r, "summary", b[1], 32));
         return;
     }
+    /* Usages up to this wide share a column; a longer one puts its summary on a line below. */
+    const int column = 40;
     int width = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, r) {
         char b[64];
         int len = (int)strlen(cell(c, "usage", b, sizeof(b)));
-        width = len > width ? len : width;
+        width = len > width && len <= column ? len : width;
     }
     fprintf(out, "commands:\n");
     cJSON_ArrayForEach(c, r) {
         char b[2][64];
-        fprintf(out, "  %-*s  %s\n", width, cell(c, "usage", b[0], 64),
-                cell(c, "summary", b[1], 64));
+        const char *usage = cell(c, "usage", b[0], 64), *summary = cell(c, "summary", b[1], 64);
+        if ((int)strlen(usage) > column)
+            fprintf(out, "  %s\n  %-*s  %s\n", usage, width, "", summary);
+        else
+            fprintf(out, "  %-*s  %s\n", width, usage, summary);
     }
 }
 

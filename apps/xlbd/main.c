@@ -2,7 +2,6 @@
  * xlbd: read the bootstrap, start DPDK, open the ports, run the workers on their lcores and
  * the control plane on the main lcore until SIGTERM or SIGINT, then release everything.
  */
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,67 +17,13 @@
 #include "bootstrap.h"
 #include "control_plane.h"
 #include "eal_args.h"
+#include "options.h"
 #include "port.h"
 #include "port_steering.h"
 #include "worker.h"
 #include "xds_plane.h"
 #include "xlb_log.h"
 #include "xlb_shared.h"
-
-struct xlbd_options {
-    const char *config;
-    bool check;
-    char **extra_eal;
-    unsigned n_extra_eal;
-};
-
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: xlbd --config FILE [--check] [-- EAL-ARGS...]\n"
-            "  --config FILE  the bootstrap file (gRPC xDS bootstrap with an \"xlb\" section)\n"
-            "  --check        validate the file, print one line per problem, and exit\n"
-            "  --version      print the version\n"
-            "Arguments after -- are appended to the bootstrap's xlb.eal list.\n");
-}
-
-static int parse_options(int argc, char **argv, struct xlbd_options *opts)
-{
-    static const struct option long_options[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"check", no_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'v'},
-        {NULL, 0, NULL, 0},
-    };
-    int opt;
-    while ((opt = getopt_long(argc, argv, "c:h", long_options, NULL)) != -1) {
-        switch (opt) {
-        case 'c':
-            opts->config = optarg;
-            break;
-        case 'k':
-            opts->check = true;
-            break;
-        case 'h':
-            usage(stdout);
-            exit(0);
-        case 'v':
-            printf("xlbd %s\n", XLB_VERSION);
-            exit(0);
-        default:
-            usage(stderr);
-            return -1;
-        }
-    }
-    if (opts->config == NULL) {
-        usage(stderr);
-        return -1;
-    }
-    opts->extra_eal = argv + optind;
-    opts->n_extra_eal = (unsigned)(argc - optind);
-    return 0;
-}
 
 static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bootstrap)
 {
@@ -194,9 +139,9 @@ static void steer_replies(struct xlbd *d)
     if (d->bootstrap.n_snat == 0)
         return;
     for (unsigned p = 0; p < d->n_ports; p++)
-        d->port_info[p].flow_rules = xlb_port_steer_snat(
-            d->port_info[p].port_id, d->port_info[p].n_rxq, d->bootstrap.snat,
-            d->bootstrap.n_snat, xlb_snat_slice(d->shared->n_workers));
+        d->port_info[p].flow_rules =
+            xlb_port_steer_snat(d->port_info[p].port_id, d->port_info[p].n_rxq, d->bootstrap.snat,
+                                d->bootstrap.n_snat, xlb_snat_slice(d->shared->n_workers));
 }
 
 static void release(struct xlbd *d)
@@ -246,9 +191,15 @@ static int run(struct xlbd *d, const char *config_path)
 
 int main(int argc, char **argv)
 {
-    struct xlbd_options opts = {0};
-    if (parse_options(argc, argv, &opts) != 0)
+    struct xlbd_options opts;
+    switch (xlbd_options_parse(argc, argv, &opts)) {
+    case XLBD_OPTIONS_DONE:
+        return 0;
+    case XLBD_OPTIONS_USAGE:
         return 2;
+    case XLBD_OPTIONS_RUN:
+        break;
+    }
     static struct xlbd d;
     if (load_config(&opts, &d.bootstrap) != 0) {
         xlb_bootstrap_free(&d.bootstrap);

@@ -165,22 +165,30 @@ static void on_keepalive(void *arg)
 {
     struct xlb_grpc_channel *ch = arg;
     ch->timer = 0;
-    if (ch->ping_outstanding) {
+    uint64_t next_ms = 0;
+    switch (xlb_grpc_keepalive_fire(&ch->keepalive, &next_ms)) {
+    case XLB_KEEPALIVE_DEAD:
         xlb_grpc_channel_fail(ch, "keepalive: no PING acknowledgement within %d ms",
                               XLB_GRPC_KEEPALIVE_ACK_MS);
         return;
+    case XLB_KEEPALIVE_PING:
+        nghttp2_submit_ping(ch->session, NGHTTP2_FLAG_NONE, NULL);
+        xlb_grpc_channel_flush(ch);
+        if (ch->state != CH_HTTP2)
+            return; /* the write failed and closed the channel */
+        break;
+    case XLB_KEEPALIVE_WAIT:
+        break;
     }
-    ch->ping_outstanding = true;
-    nghttp2_submit_ping(ch->session, NGHTTP2_FLAG_NONE, NULL);
-    xlb_grpc_channel_flush(ch);
-    ch->timer = xlb_loop_add_timeout(ch->loop, XLB_GRPC_KEEPALIVE_ACK_MS, on_keepalive, ch);
+    ch->timer = xlb_loop_add_timeout(ch->loop, next_ms, on_keepalive, ch);
 }
 
 void xlb_grpc_channel_became_ready(struct xlb_grpc_channel *ch)
 {
     cancel_timer(ch); /* the connect timeout */
     ch->ready = true;
-    ch->timer = xlb_loop_add_timeout(ch->loop, XLB_GRPC_KEEPALIVE_MS, on_keepalive, ch);
+    ch->timer =
+        xlb_loop_add_timeout(ch->loop, xlb_grpc_keepalive_start(&ch->keepalive), on_keepalive, ch);
     ch->cb.on_ready(ch, ch->arg);
 }
 
@@ -214,8 +222,7 @@ static void tls_step(struct xlb_grpc_channel *ch)
     if (rc != 1) {
         int err = SSL_get_error(ch->ssl, rc);
         if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-            xlb_loop_modify_fd(ch->loop, ch->fd,
-                               err == SSL_ERROR_WANT_WRITE ? EPOLLOUT : EPOLLIN);
+            xlb_loop_modify_fd(ch->loop, ch->fd, err == SSL_ERROR_WANT_WRITE ? EPOLLOUT : EPOLLIN);
             return;
         }
         char reason[384];

@@ -1,7 +1,8 @@
 /*
  * A gRPC client channel on the control plane's event loop: one HTTP/2 connection (nghttp2)
  * over a kernel TCP socket, cleartext or TLS (OpenSSL, ALPN h2), opened without blocking the
- * loop (names resolved with getaddrinfo_a), kept alive with HTTP/2 PINGs. It carries
+ * loop (names resolved with getaddrinfo_a), kept alive with HTTP/2 PINGs (grpc_keepalive.h). It
+ * carries
  * bidirectional streaming calls such as ADS and LRS.
  *
  * Callbacks run from the event loop. A callback may open streams and send messages, but must
@@ -17,10 +18,8 @@
 
 #include "event_loop.h"
 
-#define XLB_GRPC_HOST_MAX         255
-#define XLB_GRPC_CONNECT_TIMEOUT  20000 /* ms: gRPC's minimum connect timeout */
-#define XLB_GRPC_KEEPALIVE_MS     30000 /* PING interval */
-#define XLB_GRPC_KEEPALIVE_ACK_MS 20000 /* ... and how long its ACK may take */
+#define XLB_GRPC_HOST_MAX        255
+#define XLB_GRPC_CONNECT_TIMEOUT 20000 /* ms: gRPC's minimum connect timeout */
 
 /* gRPC status codes xlb produces or looks at. */
 enum xlb_grpc_status {
@@ -72,8 +71,7 @@ bool xlb_grpc_channel_ready(const struct xlb_grpc_channel *ch);
 
 /* Start a call to path ("/package.Service/Method"); NULL when the channel is not ready. */
 struct xlb_grpc_stream *xlb_grpc_stream_open(struct xlb_grpc_channel *ch, const char *path,
-                                             const struct xlb_grpc_stream_callbacks *cb,
-                                             void *arg);
+                                             const struct xlb_grpc_stream_callbacks *cb, void *arg);
 /* Queue one message; 0, or -1 when the stream or channel is gone or memory ran out. */
 int xlb_grpc_stream_send(struct xlb_grpc_stream *s, const void *msg, size_t len);
 /* End the call from our side with RST_STREAM(CANCEL); no further callbacks for it. */

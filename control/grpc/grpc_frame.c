@@ -1,5 +1,6 @@
 #include "grpc_frame.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,18 @@ void xlb_grpc_reader_free(struct xlb_grpc_reader *r)
 int xlb_grpc_reader_idle(const struct xlb_grpc_reader *r)
 {
     return r->prefix_have == 0 && r->msg == NULL;
+}
+
+bool xlb_grpc_reader_truncation(const struct xlb_grpc_reader *r, char *why, size_t len)
+{
+    if (xlb_grpc_reader_idle(r))
+        return false;
+    if (r->msg == NULL)
+        snprintf(why, len, "truncated message: %zu of %d prefix bytes received", r->prefix_have,
+                 XLB_GRPC_PREFIX_LEN);
+    else
+        snprintf(why, len, "truncated message: %zu of %zu bytes received", r->msg_have, r->msg_len);
+    return true;
 }
 
 void xlb_grpc_frame_prefix(uint8_t out[XLB_GRPC_PREFIX_LEN], uint32_t len)

@@ -7,10 +7,17 @@
 #ifndef XLB_GRPC_FRAME_H
 #define XLB_GRPC_FRAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define XLB_GRPC_PREFIX_LEN      5
+#define XLB_GRPC_PREFIX_LEN 5
+/*
+ * The cap on a received message, whatever the bootstrap says: 16 MiB, four times gRPC's
+ * default receive limit, because one state-of-the-world CDS or EDS response carries every
+ * resource of its type (about 2.5 MiB for 1,000 clusters of 100 endpoints). A larger message
+ * ends the call with INTERNAL; the ADS client then reconnects.
+ */
 #define XLB_GRPC_DEFAULT_MAX_MSG (16u * 1024 * 1024)
 
 enum xlb_grpc_frame_error {
@@ -39,6 +46,10 @@ enum xlb_grpc_frame_error xlb_grpc_reader_feed(struct xlb_grpc_reader *r, const 
 
 /* True when no partial message is buffered (a stream may end only here). */
 int xlb_grpc_reader_idle(const struct xlb_grpc_reader *r);
+
+/* When the stream ends while a message is partly received: true, with what was cut off in
+ * why (e.g. "truncated message: 10 of 100 bytes received"); false when the reader is idle. */
+bool xlb_grpc_reader_truncation(const struct xlb_grpc_reader *r, char *why, size_t len);
 
 /* Write the prefix for a message of len bytes. */
 void xlb_grpc_frame_prefix(uint8_t out[XLB_GRPC_PREFIX_LEN], uint32_t len);

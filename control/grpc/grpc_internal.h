@@ -8,6 +8,7 @@
 
 #include "grpc_channel.h"
 #include "grpc_frame.h"
+#include "grpc_keepalive.h"
 
 enum channel_state {
     CH_RESOLVING,
@@ -27,6 +28,7 @@ struct xlb_grpc_stream {
     struct xlb_grpc_channel *ch;
     int32_t id;
     bool cancelled;
+    bool broken; /* the DATA could not be deframed: status and message say why */
     struct xlb_grpc_stream_callbacks cb;
     void *arg;
     struct xlb_grpc_reader reader;
@@ -60,7 +62,7 @@ struct xlb_grpc_channel {
     nghttp2_session *session;
     uint8_t *out;
     size_t out_len, out_sent;
-    bool ping_outstanding;
+    struct xlb_grpc_keepalive keepalive;
     struct xlb_grpc_stream *streams;
     char authority[XLB_GRPC_HOST_MAX + 16];
 };

@@ -66,12 +66,13 @@ int xlb_grpc_stream_send(struct xlb_grpc_stream *s, const void *msg, size_t len)
 /* ---- opening and cancelling ---- */
 
 #define HEADER(name, value)                                                                        \
-    {(uint8_t *)(name), (uint8_t *)(value), sizeof(name) - 1, strlen(value),                      \
-     NGHTTP2_NV_FLAG_NO_COPY_NAME}
+    {                                                                                              \
+        (uint8_t *)(name), (uint8_t *)(value), sizeof(name) - 1, strlen(value),                    \
+            NGHTTP2_NV_FLAG_NO_COPY_NAME                                                           \
+    }
 
 struct xlb_grpc_stream *xlb_grpc_stream_open(struct xlb_grpc_channel *ch, const char *path,
-                                             const struct xlb_grpc_stream_callbacks *cb,
-                                             void *arg)
+                                             const struct xlb_grpc_stream_callbacks *cb, void *arg)
 {
     if (!xlb_grpc_channel_ready(ch))
         return NULL;
@@ -135,6 +136,7 @@ static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id, co
     enum xlb_grpc_frame_error e = xlb_grpc_reader_feed(&s->reader, data, len, deliver, s);
     if (e != XLB_GRPC_FRAME_OK) {
         /* The call is broken: end it with a status that says why, then reset it. */
+        s->broken = true;
         s->status = XLB_GRPC_INTERNAL;
         free(s->message);
         s->message = strdup(xlb_grpc_frame_error_text(e));
@@ -171,7 +173,11 @@ static int on_stream_close(nghttp2_session *session, int32_t id, uint32_t error_
         int status = s->status;
         char reason[128];
         const char *message = s->message;
-        if (status < 0) {
+        if (!s->broken && xlb_grpc_reader_truncation(&s->reader, reason, sizeof(reason))) {
+            /* The last message was cut off: the call failed, whatever its trailers say. */
+            status = XLB_GRPC_INTERNAL;
+            message = reason;
+        } else if (status < 0) {
             /* No trailers: reset by the server, or an HTTP error before gRPC began. */
             status = XLB_GRPC_UNAVAILABLE;
             if (error_code != NGHTTP2_NO_ERROR)
@@ -201,7 +207,7 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
     if (frame->hd.type == NGHTTP2_SETTINGS && !(frame->hd.flags & NGHTTP2_FLAG_ACK) && !ch->ready)
         xlb_grpc_channel_became_ready(ch);
     else if (frame->hd.type == NGHTTP2_PING && (frame->hd.flags & NGHTTP2_FLAG_ACK))
-        ch->ping_outstanding = false;
+        xlb_grpc_keepalive_acked(&ch->keepalive);
     return 0;
 }
 
@@ -231,15 +237,28 @@ int xlb_grpc_session_start(struct xlb_grpc_channel *ch)
     return 0;
 }
 
+/* The reason, followed by what was cut off when a message was partly received. */
+static const char *with_truncation(const struct xlb_grpc_stream *s, const char *reason, char *text,
+                                   size_t len)
+{
+    char cut[96];
+    if (s->broken || !xlb_grpc_reader_truncation(&s->reader, cut, sizeof(cut)))
+        return reason;
+    snprintf(text, len, "%s; %s", reason, cut);
+    return text;
+}
+
 /* The connection is gone: every open call ends with UNAVAILABLE and the reason. */
 void xlb_grpc_streams_fail(struct xlb_grpc_channel *ch, const char *reason)
 {
+    char text[640];
     while (ch->streams != NULL) {
         struct xlb_grpc_stream *s = ch->streams;
         if (ch->session != NULL)
             nghttp2_session_set_stream_user_data(ch->session, s->id, NULL);
         if (!s->cancelled)
-            s->cb.on_close(s, XLB_GRPC_UNAVAILABLE, reason, s->arg);
+            s->cb.on_close(s, XLB_GRPC_UNAVAILABLE, with_truncation(s, reason, text, sizeof(text)),
+                           s->arg);
         stream_free(s);
     }
 }

@@ -12,7 +12,8 @@ int xlb_endpoint_slots_init(struct xlb_endpoint_slots *s, const struct xlb_lb_gr
     s->refs = calloc(XLB_ENDPOINT_SLOTS, sizeof(*s->refs));
     s->free_list = calloc(XLB_ENDPOINT_SLOTS, sizeof(*s->free_list));
     s->quarantine = calloc(XLB_ENDPOINT_SLOTS, sizeof(*s->quarantine));
-    if (s->refs == NULL || s->free_list == NULL || s->quarantine == NULL) {
+    s->base = calloc(XLB_ENDPOINT_SLOTS, sizeof(*s->base));
+    if (s->refs == NULL || s->free_list == NULL || s->quarantine == NULL || s->base == NULL) {
         xlb_endpoint_slots_free(s);
         return -ENOMEM;
     }
@@ -24,6 +25,7 @@ void xlb_endpoint_slots_free(struct xlb_endpoint_slots *s)
     free(s->refs);
     free(s->free_list);
     free(s->quarantine);
+    free(s->base);
     memset(s, 0, sizeof(*s));
 }
 
@@ -59,6 +61,20 @@ void xlb_endpoint_slots_release(struct xlb_endpoint_slots *s, uint32_t slot)
     }
     s->quarantine[s->n_quarantine++] =
         (struct xlb_quarantined_slot){slot, s->grace.start(s->grace.arg)};
+}
+
+void xlb_endpoint_slots_set_base(struct xlb_endpoint_slots *s, uint32_t slot, uint64_t succeeded,
+                                 uint64_t failed)
+{
+    if (slot < XLB_ENDPOINT_SLOTS && s->base != NULL)
+        s->base[slot] = (struct xlb_slot_base){succeeded, failed};
+}
+
+struct xlb_slot_base xlb_endpoint_slots_base(const struct xlb_endpoint_slots *s, uint32_t slot)
+{
+    if (slot >= XLB_ENDPOINT_SLOTS || s->base == NULL)
+        return (struct xlb_slot_base){0, 0};
+    return s->base[slot];
 }
 
 void xlb_endpoint_slots_recycle(struct xlb_endpoint_slots *s)

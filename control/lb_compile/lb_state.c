@@ -263,6 +263,7 @@ static int carry_over(struct xlb_lb_state *st, struct cluster_entry *e,
                 endpoint_counter(st, out->slots[i], offsetof(struct xlb_endpoint_load, failed));
             out->session[i] = endpoint_counter(st, out->slots[i],
                                                offsetof(struct xlb_endpoint_load, session_picks));
+            xlb_endpoint_slots_set_base(&st->slots, out->slots[i], out->ok[i], out->failed[i]);
         }
     }
     return 0;
@@ -712,14 +713,44 @@ void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *
         if (draining)
             cJSON_AddBoolToObject(item, "drained",
                                   now_ms - e->last_use_ms[i] >= e->idle_timeout_ms);
-        cJSON_AddNumberToObject(
-            item, "succeeded",
-            (double)endpoint_counter(st, ep->slot, offsetof(struct xlb_endpoint_load, succeeded)));
-        cJSON_AddNumberToObject(
-            item, "failed",
-            (double)endpoint_counter(st, ep->slot, offsetof(struct xlb_endpoint_load, failed)));
+        struct xlb_lb_endpoint_counts counts = xlb_lb_state_endpoint_counts(st, ep->slot);
+        cJSON_AddNumberToObject(item, "succeeded", (double)counts.succeeded);
+        cJSON_AddNumberToObject(item, "failed", (double)counts.failed);
         i++;
     }
+}
+
+struct xlb_lb_endpoint_counts xlb_lb_state_endpoint_counts(const struct xlb_lb_state *st,
+                                                           uint32_t slot)
+{
+    struct xlb_slot_base base = xlb_endpoint_slots_base(&st->slots, slot);
+    uint64_t ok = endpoint_counter(st, slot, offsetof(struct xlb_endpoint_load, succeeded));
+    uint64_t failed = endpoint_counter(st, slot, offsetof(struct xlb_endpoint_load, failed));
+    return (struct xlb_lb_endpoint_counts){
+        .succeeded = ok > base.succeeded ? ok - base.succeeded : 0,
+        .failed = failed > base.failed ? failed - base.failed : 0,
+    };
+}
+
+/* A name's own entry, or when only aggregate-policy variants exist, its first variant. */
+static bool first_of_name(const struct xlb_lb_state *st, const struct cluster_entry *e)
+{
+    if (e->policy_from == NULL)
+        return true;
+    if (find_entry(st, e->name) != NULL)
+        return false;
+    for (const struct cluster_entry *o = st->clusters; o != e; o = o->next)
+        if (strcmp(o->name, e->name) == 0)
+            return false;
+    return true;
+}
+
+void xlb_lb_state_each_cluster(const struct xlb_lb_state *st,
+                               void (*fn)(const struct xlb_lb_cluster *c, void *arg), void *arg)
+{
+    for (const struct cluster_entry *e = st != NULL ? st->clusters : NULL; e != NULL; e = e->next)
+        if (e->compiled != NULL && first_of_name(st, e))
+            fn(e->compiled, arg);
 }
 
 uint32_t xlb_lb_state_cluster_slot(const struct xlb_lb_state *st, const char *name)

@@ -75,6 +75,20 @@ const struct xlb_lb_cluster *xlb_lb_state_cluster(const struct xlb_lb_state *st,
 void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *cluster,
                                      uint64_t now_ms, cJSON *list);
 
+/* An endpoint slot's connect (L4) or call (L7) outcomes, summed over the workers, since its
+ * endpoint took the slot: a reused slot is read against the baseline it was taken with. */
+struct xlb_lb_endpoint_counts {
+    uint64_t succeeded, failed;
+};
+struct xlb_lb_endpoint_counts xlb_lb_state_endpoint_counts(const struct xlb_lb_state *st,
+                                                           uint32_t slot);
+
+/* Calls fn for each compiled leaf cluster some VIP's tree holds, once per name (with
+ * aggregate_cluster_backward_compat, a leaf only reached through aggregates is shown by its
+ * first variant), in no particular order. */
+void xlb_lb_state_each_cluster(const struct xlb_lb_state *st,
+                               void (*fn)(const struct xlb_lb_cluster *c, void *arg), void *arg);
+
 /* Cluster summary for `xlbctl clusters`: chosen priority, usable and ejected counts. */
 void xlb_lb_state_describe_cluster(const struct xlb_lb_state *st, const char *cluster,
                                    cJSON *object);

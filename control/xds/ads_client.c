@@ -21,6 +21,8 @@ static void reap(void *arg)
         struct ads_attempt *a = c->dead;
         c->dead = a->next_dead;
         xlb_grpc_channel_destroy(a->channel);
+        for (int t = 0; t < XLB_XDS_TYPES; t++)
+            free(a->nonce[t]);
         free(a);
     }
 }
@@ -76,21 +78,32 @@ static void on_probe(void *arg)
         start_attempt(c, 0, true);
 }
 
-/* The current attempt failed: fall back while resources are missing, else retry with backoff
- * from the highest-priority server. */
+/*
+ * The current attempt ended. A stream that had delivered a response did not fail (A57: servers
+ * end streams for load balancing or connection age): a new one starts at once on the same
+ * server. One that ended before any response, or a connection that failed, did: fall back to
+ * the next server at once while some watched resource is not cached (A71), else retry from the
+ * highest-priority server with backoff.
+ */
 static void current_failed(struct xlb_ads_client *c, const char *reason)
 {
+    bool answered = c->current != NULL && c->current->got_response;
     free(c->last_error);
     c->last_error = strdup(reason);
-    XLB_LOG(WARNING, CONTROL, "xds: %s: %s", c->config.servers[c->server].uri, reason);
+    if (answered)
+        XLB_LOG(NOTICE, CONTROL, "xds: %s: %s; reconnecting", c->config.servers[c->server].uri,
+                reason);
+    else
+        XLB_LOG(WARNING, CONTROL, "xds: %s: %s", c->config.servers[c->server].uri, reason);
     retire(c, c->current);
     ads_cancel_all_timers(c);
-    bool fall_back = some_watched_uncached(c) && c->server + 1 < c->config.n_servers;
-    uint64_t delay = xlb_grpc_backoff_next(&c->backoff);
-    if (fall_back) {
+    uint64_t delay = 0;
+    if (answered) {
+        /* the response already reset the backoff; the server stays */
+    } else if (some_watched_uncached(c) && c->server + 1 < c->config.n_servers) {
         c->server++;
-        delay = 0; /* A71: the next server is tried right away */
     } else {
+        delay = xlb_grpc_backoff_next(&c->backoff);
         c->server = 0;
     }
     c->next_retry_ms = xlb_now_ms() + delay;
@@ -114,10 +127,6 @@ static void promote_probe(struct xlb_ads_client *c, struct ads_attempt *a)
     c->current = a;
     c->server = a->server;
     lend_channel(c, a->channel);
-    for (int t = 0; t < XLB_XDS_TYPES; t++) {
-        free(c->types[t].nonce);
-        c->types[t].nonce = NULL;
-    }
 }
 
 /* ---- the ADS call ---- */
@@ -130,15 +139,18 @@ static void on_message(struct xlb_grpc_stream *s, const uint8_t *msg, size_t len
         promote_probe(c, a);
     if (a != c->current)
         return;
+    /* Garbage instead of a DiscoveryResponse is no answer: end this stream, and back off unless
+     * a real response came before it. */
+    if (ads_handle_response(c, a, msg, len) != 0) {
+        current_failed(c, "an undecodable DiscoveryResponse");
+        return;
+    }
     if (!a->got_response) {
         a->got_response = true;
         xlb_grpc_backoff_reset(&c->backoff);
         free(c->last_error);
         c->last_error = NULL;
     }
-    /* Garbage instead of a DiscoveryResponse: end this stream and reconnect (with backoff). */
-    if (ads_handle_response(c, a, msg, len) != 0)
-        current_failed(c, "an undecodable DiscoveryResponse");
 }
 
 static void on_call_closed(struct xlb_grpc_stream *s, int status, const char *message, void *arg)
@@ -269,7 +281,6 @@ void xlb_ads_client_destroy(struct xlb_ads_client *c)
     for (int t = 0; t < XLB_XDS_TYPES; t++) {
         ads_free_names(&c->types[t]);
         free(c->types[t].version);
-        free(c->types[t].nonce);
         free(c->types[t].last_error);
     }
     for (unsigned i = 0; i < XLB_ADS_NACK_HISTORY; i++) {
@@ -291,10 +302,11 @@ cJSON *xlb_ads_client_status(const struct xlb_ads_client *c)
     const struct ads_attempt *a = c->current;
     cJSON_AddStringToObject(s, "server", c->config.servers[c->server].uri);
     cJSON_AddNumberToObject(s, "server_index", c->server);
-    cJSON_AddStringToObject(s, "stream", a == NULL                      ? "backing off"
-                                         : a->stream == NULL            ? "connecting"
-                                         : a->got_response              ? "established"
-                                                                        : "waiting for a response");
+    cJSON_AddStringToObject(s, "stream",
+                            a == NULL           ? "backing off"
+                            : a->stream == NULL ? "connecting"
+                            : a->got_response   ? "established"
+                                                : "waiting for a response");
     if (c->retry_timer != 0)
         cJSON_AddNumberToObject(s, "retry_in_s",
                                 (double)(c->next_retry_ms - xlb_now_ms()) / 1000.0);
@@ -304,10 +316,11 @@ cJSON *xlb_ads_client_status(const struct xlb_ads_client *c)
     cJSON *types = cJSON_AddObjectToObject(s, "types");
     for (int t = 0; t < XLB_XDS_TYPES; t++) {
         const struct ads_type_state *ts = &c->types[t];
+        const char *nonce = a != NULL && a->nonce[t] != NULL ? a->nonce[t] : "";
         cJSON *o = cJSON_AddObjectToObject(types, xlb_xds_type_name[t]);
         cJSON_AddNumberToObject(o, "subscribed", (double)ts->n_names);
         cJSON_AddStringToObject(o, "version", ts->version ? ts->version : "");
-        cJSON_AddStringToObject(o, "nonce", ts->nonce ? ts->nonce : "");
+        cJSON_AddStringToObject(o, "nonce", nonce);
         cJSON_AddNumberToObject(o, "last_ack_s_ago", ago_s(ts->last_ack_ms));
         cJSON_AddNumberToObject(o, "last_nack_s_ago", ago_s(ts->last_nack_ms));
         if (ts->last_error != NULL)
@@ -325,4 +338,15 @@ cJSON *xlb_ads_client_status(const struct xlb_ads_client *c)
         cJSON_AddItemToArray(history, o);
     }
     return s;
+}
+
+void xlb_ads_client_counters(const struct xlb_ads_client *c, struct xlb_ads_counters *out)
+{
+    const struct ads_attempt *a = c->current;
+    out->server = c->config.servers[c->server].uri;
+    out->connected = a != NULL && a->stream != NULL && a->got_response;
+    for (int t = 0; t < XLB_XDS_TYPES; t++) {
+        out->acks[t] = c->types[t].acks;
+        out->nacks[t] = c->types[t].nacks;
+    }
 }

@@ -4,16 +4,18 @@
  *
  * - subscribes to exactly the resources the cache marks `watched`, per type, and re-subscribes
  *   when that set changes;
- * - tracks version and nonce per type; ACKs valid responses; NACKs a response with any invalid
- *   resource (previous version, new nonce, an error_detail naming each resource and rule)
- *   while still applying its valid resources (A46); ignores resources it did not ask for;
+ * - tracks the version per type and the nonce per type and stream (a new stream's first
+ *   requests carry none); ACKs valid responses; NACKs a response with any invalid resource
+ *   (previous version, new nonce, an error_detail naming each resource and rule) while still
+ *   applying its valid resources (A46); ignores resources it did not ask for;
  * - treats LDS/CDS resources missing from a response as deleted (unless the server was given
  *   ignore_resource_deletion), and starts A57's 15 s does-not-exist timer for each resource
  *   once its request is sent on a connected stream (on a new stream only for resources not
  *   cached);
- * - reconnects with gRPC's backoff, falls back to the next server in `xds_servers` order while
- *   the current one is unreachable and some watched resource is not cached, and returns to a
- *   higher-priority server as soon as it delivers a response (A71).
+ * - reopens a stream that ended after a response at once (A57: no failure); after a failed
+ *   connection, or a stream that ended before any response, falls back to the next server in
+ *   `xds_servers` order at once while some watched resource is not cached, else retries with
+ *   gRPC's backoff; returns to a higher-priority server as soon as it delivers a response (A71).
  */
 #ifndef XLB_ADS_CLIENT_H
 #define XLB_ADS_CLIENT_H
@@ -62,5 +64,14 @@ void xlb_ads_client_update_watches(struct xlb_ads_client *client);
 /* For `xlbctl xds`: servers, stream state, backoff, per-type version/nonce/ACK/NACK, and the
  * NACK history. */
 cJSON *xlb_ads_client_status(const struct xlb_ads_client *client);
+
+/* For metrics: the server in use, whether its stream is open and has answered, and the
+ * ACKs and NACKs sent per resource type since start. */
+struct xlb_ads_counters {
+    const char *server;
+    bool connected;
+    uint64_t acks[XLB_XDS_TYPES], nacks[XLB_XDS_TYPES];
+};
+void xlb_ads_client_counters(const struct xlb_ads_client *client, struct xlb_ads_counters *out);
 
 #endif

@@ -8,11 +8,11 @@
 #define ADS_PATH "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources"
 
 struct ads_type_state {
-    char *version;             /* last ACKed version_info ("" before any) */
-    char *nonce;               /* nonce of the last response of this type */
-    char **names;              /* names subscribed, sorted */
+    char *version; /* last ACKed version_info ("" before any); kept across streams */
+    char **names;  /* names subscribed, sorted */
     size_t n_names;
     uint64_t last_ack_ms, last_nack_ms;
+    uint64_t acks, nacks; /* sent since start, for metrics */
     char *last_error;
 };
 
@@ -29,8 +29,12 @@ struct ads_attempt {
     struct xlb_grpc_channel *channel;
     struct xlb_grpc_stream *stream;
     bool got_response;
-    bool node_sent;                /* the node goes in the first request of each stream */
-    bool sent[XLB_XDS_TYPES];      /* a request of this type went out on this stream */
+    bool node_sent;           /* the node goes in the first request of each stream */
+    bool sent[XLB_XDS_TYPES]; /* a request of this type went out on this stream */
+    /* The nonce of the last response of each type on this stream. Nonces name responses of one
+     * stream only, so a new stream starts without any (its first requests carry an empty
+     * response_nonce) while the versions, which name configurations, are kept. */
+    char *nonce[XLB_XDS_TYPES];
     struct ads_attempt *next_dead; /* waiting to be freed outside channel callbacks */
 };
 
@@ -50,7 +54,7 @@ struct xlb_ads_client {
     xlb_ads_changed_cb changed;
     void *arg;
 
-    struct ads_attempt *current; /* the stream resources come from */
+    struct ads_attempt *current;       /* the stream resources come from */
     struct ads_attempt *primary_probe; /* while on a fallback: trying a better server */
     unsigned server;                   /* index of current's server */
     struct ads_attempt *dead;          /* finished attempts, freed by reap_timer */

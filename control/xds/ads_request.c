@@ -73,7 +73,7 @@ int ads_send_request(struct xlb_ads_client *c, struct ads_attempt *a, enum xlb_x
     Google__Rpc__Status status = GOOGLE__RPC__STATUS__INIT;
     req.type_url = (char *)xlb_xds_type_url[type];
     req.version_info = t->version ? t->version : "";
-    req.response_nonce = a == c->current && t->nonce ? t->nonce : "";
+    req.response_nonce = a->nonce[type] ? a->nonce[type] : "";
     req.n_resource_names = t->n_names;
     req.resource_names = t->names;
     if (!a->node_sent)

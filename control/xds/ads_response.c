@@ -53,8 +53,7 @@ static void on_does_not_exist(void *arg)
     }
 }
 
-static bool timer_running(const struct xlb_ads_client *c, enum xlb_xds_type type,
-                          const char *name)
+static bool timer_running(const struct xlb_ads_client *c, enum xlb_xds_type type, const char *name)
 {
     for (const struct ads_timer *t = c->timers; t != NULL; t = t->next)
         if (t->type == type && strcmp(t->name, name) == 0)
@@ -132,8 +131,7 @@ static void apply_resource(struct xlb_ads_client *c, enum xlb_xds_type type, siz
         return;
     }
     const char *name = resource_name(type, m);
-    struct xlb_xds_resource *res =
-        name[0] ? xlb_xds_cache_find(c->cache, type, name) : NULL;
+    struct xlb_xds_resource *res = name[0] ? xlb_xds_cache_find(c->cache, type, name) : NULL;
     if (name[0] == '\0') {
         xlb_errors_add(errs, where, "%s without a name", xlb_xds_type_name[type]);
     } else if (seen_before(seen, *n_seen, name)) {
@@ -160,8 +158,9 @@ static void apply_deletions(struct xlb_ads_client *c, enum xlb_xds_type type, ch
         if (!r->watched || r->state == XLB_RES_STATIC || seen_before(seen, n_seen, r->name))
             continue;
         if (keep && r->has_value) {
-            XLB_LOG(WARNING, CONTROL, "xds: %s \"%s\" deleted by the server; kept "
-                                      "(ignore_resource_deletion)",
+            XLB_LOG(WARNING, CONTROL,
+                    "xds: %s \"%s\" deleted by the server; kept "
+                    "(ignore_resource_deletion)",
                     xlb_xds_type_name[type], r->name);
             continue;
         }
@@ -188,6 +187,7 @@ static void record_nack(struct xlb_ads_client *c, enum xlb_xds_type type, const 
     free(t->last_error);
     t->last_error = strdup(error);
     t->last_nack_ms = n->at_ms;
+    t->nacks++;
 }
 
 int ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const uint8_t *msg,
@@ -204,8 +204,8 @@ int ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const u
         return 0;
     }
     struct ads_type_state *t = &c->types[type];
-    free(t->nonce);
-    t->nonce = strdup(resp->nonce);
+    free(a->nonce[type]);
+    a->nonce[type] = strdup(resp->nonce);
 
     struct xlb_errors errs = {0};
     char **seen = calloc(resp->n_resources + 1, sizeof(char *));
@@ -226,6 +226,7 @@ int ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const u
         free(t->version);
         t->version = strdup(resp->version_info);
         t->last_ack_ms = xlb_now_ms();
+        t->acks++;
         ads_send_request(c, a, type, NULL);
     }
     xlb_errors_free(&errs);

@@ -214,42 +214,47 @@ static void read_override_host_status(const Cluster *c, struct xlb_cluster_confi
     }
 }
 
+/*
+ * A75: idle_timeout comes from upstream_config, which must then hold an HttpProtocolOptions
+ * (in protobuf form). Absent anywhere along upstream_config -> common_http_protocol_options ->
+ * idle_timeout, the default of 1 hour applies. typed_extension_protocol_options, where Envoy
+ * also keeps HttpProtocolOptions, is not read: the proposal does not name it.
+ */
 static bool read_idle_timeout(struct xv_ctx *ctx, const Cluster *c, struct xlb_cluster_config *out)
 {
     out->idle_timeout.seconds = XLB_IDLE_TIMEOUT_DEFAULT_SECONDS;
     out->idle_timeout.nanos = 0;
-    for (size_t i = 0; i < c->n_typed_extension_protocol_options; i++) {
-        const Envoy__Config__Cluster__V3__Cluster__TypedExtensionProtocolOptionsEntry *e =
-            c->typed_extension_protocol_options[i];
-        if (e->key == NULL || strcmp(e->key, XV_UPSTREAM_HTTP_TYPE) != 0 || e->value == NULL)
-            continue;
-        char path[XV_PATH_MAX];
-        xv_map(path, "typed_extension_protocol_options", e->key);
-        const char *type = xv_any_type(ctx, path, e->value);
-        if (type == NULL)
-            return false;
-        if (strcmp(type, XV_UPSTREAM_HTTP_TYPE) != 0) {
-            xv_error(ctx, path, "unsupported type \"%.96s\"", type);
-            return false;
-        }
-        Envoy__Extensions__Upstreams__Http__V3__HttpProtocolOptions *hpo =
-            (Envoy__Extensions__Upstreams__Http__V3__HttpProtocolOptions *)xv_unpack(
-                ctx, path, e->value,
-                &envoy__extensions__upstreams__http__v3__http_protocol_options__descriptor,
-                "HttpProtocolOptions");
-        if (hpo == NULL)
-            return false;
-        bool ok = true;
-        if (hpo->common_http_protocol_options != NULL &&
-            hpo->common_http_protocol_options->idle_timeout != NULL) {
-            xv_key(path, path, "common_http_protocol_options.idle_timeout");
-            ok = xv_duration(ctx, path, hpo->common_http_protocol_options->idle_timeout,
-                             &out->idle_timeout);
-        }
-        protobuf_c_message_free_unpacked(&hpo->base, NULL);
-        return ok;
+    if (c->upstream_config == NULL)
+        return true;
+    const char *path = "upstream_config.typed_config";
+    const Google__Protobuf__Any *any = c->upstream_config->typed_config;
+    if (any == NULL) {
+        xv_error(ctx, path, "field not present");
+        return false;
     }
-    return true;
+    const char *type = xv_any_type(ctx, path, any);
+    if (type == NULL)
+        return false;
+    if (strcmp(type, XV_UPSTREAM_HTTP_TYPE) != 0) {
+        xv_error(ctx, path, "unsupported upstream config type \"%.96s\"", type);
+        return false;
+    }
+    Envoy__Extensions__Upstreams__Http__V3__HttpProtocolOptions *hpo =
+        (Envoy__Extensions__Upstreams__Http__V3__HttpProtocolOptions *)xv_unpack(
+            ctx, path, any,
+            &envoy__extensions__upstreams__http__v3__http_protocol_options__descriptor,
+            "HttpProtocolOptions");
+    if (hpo == NULL)
+        return false;
+    bool ok = true;
+    if (hpo->common_http_protocol_options != NULL &&
+        hpo->common_http_protocol_options->idle_timeout != NULL)
+        ok = xv_duration(ctx,
+                         "upstream_config.typed_config.value.common_http_protocol_options."
+                         "idle_timeout",
+                         hpo->common_http_protocol_options->idle_timeout, &out->idle_timeout);
+    protobuf_c_message_free_unpacked(&hpo->base, NULL);
+    return ok;
 }
 
 int xlb_validate_cluster(const Cluster *msg, struct xlb_cluster_config *out,

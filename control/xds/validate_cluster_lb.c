@@ -18,7 +18,7 @@ typedef Envoy__Config__Cluster__V3__LoadBalancingPolicy LbPolicyList;
 #define XV_ROUND_ROBIN   XV_POLICY_PREFIX "round_robin.v3.RoundRobin"
 #define XV_RING_HASH     XV_POLICY_PREFIX "ring_hash.v3.RingHash"
 #define XV_WRR_LOCALITY  XV_POLICY_PREFIX "wrr_locality.v3.WrrLocality"
-#define XV_MAX_LB_DEPTH  16 /* gRPC's limit on nested policy lists */
+#define XV_MAX_LB_DEPTH  16 /* gRPC's limit on nested policy lists: depths 0..15 */
 
 /* RingHash.HashFunction of the load_balancing_policy extension. */
 enum { XV_RH_DEFAULT_HASH = 0, XV_RH_XX_HASH = 1 };
@@ -158,7 +158,9 @@ static int read_policy(struct xv_ctx *ctx, const char *path, const Google__Proto
     /* Ring hash picks an endpoint across localities, so it cannot sit under wrr_locality. */
     if (strcmp(type, XV_RING_HASH) == 0 && !leaf_only)
         return read_ring_hash_policy(ctx, path, any, out) ? 1 : -1;
-    if (strcmp(type, XV_WRR_LOCALITY) != 0 || leaf_only)
+    /* wrr_locality under wrr_locality weighs the same localities again: accepted, as gRPC
+     * does, down to the depth limit. */
+    if (strcmp(type, XV_WRR_LOCALITY) != 0)
         return 0;
     LbPolicyList *child = NULL;
     struct xv_wire w = {any->value.data, any->value.data + any->value.len};
@@ -187,17 +189,18 @@ static int read_policy(struct xv_ctx *ctx, const char *path, const Google__Proto
 static bool policy_list(struct xv_ctx *ctx, const char *path, const LbPolicyList *list,
                         unsigned depth, bool leaf_only, struct xlb_cluster_config *out)
 {
-    if (depth > XV_MAX_LB_DEPTH) {
+    if (depth >= XV_MAX_LB_DEPTH) {
         xv_error(ctx, path, "exceeded max recursion depth of %d", XV_MAX_LB_DEPTH);
         return false;
     }
     for (size_t i = 0; i < list->n_policies; i++) {
-        char ppath[XV_PATH_MAX];
-        xv_pathf(ppath, "%s.policies[%zu].typed_extension_config.typed_config", path, i);
+        char tpath[XV_PATH_MAX], ppath[XV_PATH_MAX];
+        xv_pathf(tpath, "%s.policies[%zu].typed_extension_config", path, i);
+        xv_key(ppath, tpath, "typed_config");
         const Envoy__Config__Core__V3__TypedExtensionConfig *tec =
             list->policies[i]->typed_extension_config;
         if (tec == NULL || tec->typed_config == NULL) {
-            xv_error(ctx, ppath, "field not present");
+            xv_error(ctx, tec == NULL ? tpath : ppath, "field not present");
             return false;
         }
         int r = read_policy(ctx, ppath, tec->typed_config, depth, leaf_only, out);
@@ -211,7 +214,7 @@ static bool policy_list(struct xv_ctx *ctx, const char *path, const LbPolicyList
 bool xv_lb_policy_list(struct xv_ctx *ctx, const char *path, const LbPolicyList *list,
                        unsigned depth, struct xlb_cluster_config *out)
 {
-    /* Below wrr_locality only an endpoint picker fits: round robin. */
+    /* Below wrr_locality only an endpoint picker fits: round robin (or wrr_locality again). */
     return policy_list(ctx, path, list, depth, depth > 0, out);
 }
 

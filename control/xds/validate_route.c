@@ -1,6 +1,7 @@
 /*
  * RouteConfiguration (RDS, A28): virtual hosts with valid domain patterns, routes with a match
- * and an action. Routes gRPC ignores are left out of the result; errors NACK the resource.
+ * and an action, and the cluster specifier plugins routes may name. Routes gRPC ignores are
+ * left out of the result; errors NACK the resource.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -95,13 +96,14 @@ static const Google__Protobuf__Any *route_value(const void *map, size_t i)
 }
 
 /* What a route does besides forwarding by RouteAction: gRPC keeps such routes. */
-static int read_action(struct xv_ctx *ctx, const char *path, const Route *r, struct xlb_route *out)
+static int read_action(struct xv_ctx *ctx, const char *path, const struct xv_cs_plugins *plugins,
+                       const Route *r, struct xlb_route *out)
 {
     char apath[XV_PATH_MAX];
     switch (r->action_case) {
     case ENVOY__CONFIG__ROUTE__V3__ROUTE__ACTION_ROUTE:
         xv_key(apath, path, "route");
-        return xv_route_action(ctx, apath, r->route, out);
+        return xv_route_action(ctx, apath, plugins, r->route, out);
     case ENVOY__CONFIG__ROUTE__V3__ROUTE__ACTION_NON_FORWARDING_ACTION:
         out->action = XLB_ROUTE_NON_FORWARDING;
         return 1;
@@ -112,7 +114,8 @@ static int read_action(struct xv_ctx *ctx, const char *path, const Route *r, str
 }
 
 /* Returns 1 when kept, 0 when gRPC ignores the route, -1 on an error. */
-static int read_route(struct xv_ctx *ctx, const char *path, const Route *r, struct xlb_route *out)
+static int read_route(struct xv_ctx *ctx, const char *path, const struct xv_cs_plugins *plugins,
+                      const Route *r, struct xlb_route *out)
 {
     char mpath[XV_PATH_MAX], fpath[XV_PATH_MAX];
     xv_key(mpath, path, "match");
@@ -123,7 +126,7 @@ static int read_route(struct xv_ctx *ctx, const char *path, const Route *r, stru
     int usable = xv_route_match(ctx, mpath, r->match, &out->match);
     if (usable <= 0)
         return usable;
-    int kept = read_action(ctx, path, r, out);
+    int kept = read_action(ctx, path, plugins, r, out);
     if (kept <= 0)
         return kept;
     xv_key(fpath, path, "typed_per_filter_config");
@@ -134,8 +137,8 @@ static int read_route(struct xv_ctx *ctx, const char *path, const Route *r, stru
     return out->name != NULL ? 1 : -1;
 }
 
-static bool read_routes(struct xv_ctx *ctx, const char *path, const VirtualHost *vh,
-                        struct xlb_virtual_host *out)
+static bool read_routes(struct xv_ctx *ctx, const char *path, const struct xv_cs_plugins *plugins,
+                        const VirtualHost *vh, struct xlb_virtual_host *out)
 {
     char rpath[XV_PATH_MAX];
     xv_key(rpath, path, "routes");
@@ -147,7 +150,7 @@ static bool read_routes(struct xv_ctx *ctx, const char *path, const VirtualHost 
         char ipath[XV_PATH_MAX];
         xv_idx(ipath, rpath, i);
         struct xlb_route *slot = &out->routes[out->n_routes];
-        int kept = read_route(ctx, ipath, vh->routes[i], slot);
+        int kept = read_route(ctx, ipath, plugins, vh->routes[i], slot);
         if (kept == 1)
             out->n_routes++;
         else
@@ -167,8 +170,8 @@ static const Google__Protobuf__Any *vhost_value(const void *map, size_t i)
     return ((const VirtualHost *)map)->typed_per_filter_config[i]->value;
 }
 
-static bool read_vhost(struct xv_ctx *ctx, const char *path, const VirtualHost *vh,
-                       struct xlb_virtual_host *out)
+static bool read_vhost(struct xv_ctx *ctx, const char *path, const struct xv_cs_plugins *plugins,
+                       const VirtualHost *vh, struct xlb_virtual_host *out)
 {
     char fpath[XV_PATH_MAX];
     xv_key(fpath, path, "typed_per_filter_config");
@@ -178,7 +181,7 @@ static bool read_vhost(struct xv_ctx *ctx, const char *path, const VirtualHost *
     ok = xv_filter_override_map(ctx, fpath, vh->n_typed_per_filter_config, vhost_key, vhost_value,
                                 vh, &out->overrides) &&
          ok;
-    ok = read_routes(ctx, path, vh, out) && ok;
+    ok = read_routes(ctx, path, plugins, vh, out) && ok;
     return ok;
 }
 
@@ -192,13 +195,16 @@ bool xv_route_config(struct xv_ctx *ctx, const char *path,
     out->vhosts = xv_calloc(ctx, vpath, msg->n_virtual_hosts, sizeof(*out->vhosts));
     if (out->name == NULL || out->vhosts == NULL)
         return false;
-    bool ok = true;
+    /* The plugins first: routes refer to them by name. */
+    struct xv_cs_plugins plugins;
+    bool ok = xv_cs_plugins_read(ctx, path, msg, &plugins);
     for (size_t i = 0; i < msg->n_virtual_hosts; i++) {
         char ipath[XV_PATH_MAX];
         xv_idx(ipath, vpath, i);
-        ok = read_vhost(ctx, ipath, msg->virtual_hosts[i], &out->vhosts[i]) && ok;
+        ok = read_vhost(ctx, ipath, &plugins, msg->virtual_hosts[i], &out->vhosts[i]) && ok;
         out->n_vhosts++;
     }
+    xv_cs_plugins_free(&plugins);
     return ok;
 }
 

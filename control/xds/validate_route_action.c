@@ -1,7 +1,7 @@
 /*
  * RouteAction as gRPC reads it: the cluster specifier (A28), hash policies (A42) and
  * max_stream_duration (A31). A specifier gRPC cannot use (cluster_header) makes it ignore the
- * route; cluster_specifier_plugin needs a plugin definition, see below.
+ * route; cluster_specifier_plugin names one of the route configuration's plugins.
  */
 #include <stdlib.h>
 #include <stdio.h>
@@ -189,8 +189,29 @@ static bool read_weighted(struct xv_ctx *ctx, const char *path,
     return true;
 }
 
-static int read_specifier(struct xv_ctx *ctx, const char *path, const RouteAction *a,
-                          struct xlb_route *out)
+static int read_plugin_name(struct xv_ctx *ctx, const char *path,
+                            const struct xv_cs_plugins *plugins, const RouteAction *a)
+{
+    char child[XV_PATH_MAX];
+    xv_key(child, path, "cluster_specifier_plugin");
+    if (a->cluster_specifier_plugin[0] == '\0') {
+        xv_error(ctx, child, "must be non-empty");
+        return -1;
+    }
+    switch (xv_cs_plugins_lookup(plugins, a->cluster_specifier_plugin)) {
+    case XV_PLUGIN_UNKNOWN:
+        xv_error(ctx, child, "unknown cluster specifier plugin name \"%.96s\"",
+                 a->cluster_specifier_plugin);
+        return -1;
+    case XV_PLUGIN_SKIPPED:
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static int read_specifier(struct xv_ctx *ctx, const char *path, const struct xv_cs_plugins *plugins,
+                          const RouteAction *a, struct xlb_route *out)
 {
     char child[XV_PATH_MAX];
     switch (a->cluster_specifier_case) {
@@ -206,29 +227,19 @@ static int read_specifier(struct xv_ctx *ctx, const char *path, const RouteActio
     case ENVOY__CONFIG__ROUTE__V3__ROUTE_ACTION__CLUSTER_SPECIFIER_WEIGHTED_CLUSTERS:
         return read_weighted(ctx, path, a->weighted_clusters, out) ? 1 : -1;
     case ENVOY__CONFIG__ROUTE__V3__ROUTE_ACTION__CLUSTER_SPECIFIER_CLUSTER_SPECIFIER_PLUGIN:
-        /*
-         * gRPC looks the name up in RouteConfiguration.cluster_specifier_plugins. xlb supports
-         * no plugin (xlb has no RLS) and its trimmed proto has no such list, so every
-         * name is unknown: the error gRPC gives for an undefined plugin.
-         */
-        xv_key(child, path, "cluster_specifier_plugin");
-        if (a->cluster_specifier_plugin[0] == '\0')
-            xv_error(ctx, child, "must be non-empty");
-        else
-            xv_error(ctx, child, "unknown cluster specifier plugin name \"%.96s\"",
-                     a->cluster_specifier_plugin);
-        return -1;
+        /* xlb implements no plugin: such a route is ignored or NACKs, never kept. */
+        return read_plugin_name(ctx, path, plugins, a);
     default: /* cluster_header or nothing: gRPC ignores the route */
         return 0;
     }
 }
 
-int xv_route_action(struct xv_ctx *ctx, const char *path, const RouteAction *a,
-                    struct xlb_route *out)
+int xv_route_action(struct xv_ctx *ctx, const char *path, const struct xv_cs_plugins *plugins,
+                    const RouteAction *a, struct xlb_route *out)
 {
     bool ok = read_max_stream_duration(ctx, path, a, out);
     ok = read_hash_policies(ctx, path, a, out) && ok;
-    int kept = read_specifier(ctx, path, a, out);
+    int kept = read_specifier(ctx, path, plugins, a, out);
     if (!ok)
         return -1;
     return kept;

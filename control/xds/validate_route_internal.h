@@ -20,8 +20,31 @@ int xv_route_match(struct xv_ctx *ctx, const char *path,
                    const Envoy__Config__Route__V3__RouteMatch *msg, struct xlb_route_match *out);
 void xv_route_match_free(struct xlb_route_match *match);
 
+/* RouteConfiguration.cluster_specifier_plugins, by name (validate_route_plugins.c). */
+struct xv_cs_plugin {
+    char *name;
+    bool skipped; /* optional and of an unsupported type: routes naming it are ignored */
+};
+
+struct xv_cs_plugins {
+    struct xv_cs_plugin *items;
+    size_t n;
+};
+
+enum xv_cs_plugin_use {
+    XV_PLUGIN_UNKNOWN,  /* no plugin of that name: the route NACKs */
+    XV_PLUGIN_SKIPPED,  /* optional and unsupported: gRPC ignores the route */
+    XV_PLUGIN_IN_ERROR, /* its definition was NACKed already */
+};
+
+bool xv_cs_plugins_read(struct xv_ctx *ctx, const char *path,
+                        const Envoy__Config__Route__V3__RouteConfiguration *msg,
+                        struct xv_cs_plugins *out);
+enum xv_cs_plugin_use xv_cs_plugins_lookup(const struct xv_cs_plugins *plugins, const char *name);
+void xv_cs_plugins_free(struct xv_cs_plugins *plugins);
+
 /* A RouteAction. Returns 1, 0 when gRPC ignores the route, -1 on an error. */
-int xv_route_action(struct xv_ctx *ctx, const char *path,
+int xv_route_action(struct xv_ctx *ctx, const char *path, const struct xv_cs_plugins *plugins,
                     const Envoy__Config__Route__V3__RouteAction *msg, struct xlb_route *out);
 
 /* One typed_per_filter_config entry. Returns 1 when kept in *out, 0 when skipped, -1. */

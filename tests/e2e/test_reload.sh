@@ -1,15 +1,60 @@
 #!/usr/bin/env bash
-# SIGHUP under traffic: VIP and SNAT changes apply live, restart-only changes are reported and
-# not applied, an invalid file changes nothing, and an unchanged VIP never stops answering.
+# SIGHUP under traffic: VIP changes apply live; SNAT changes and other restart-only changes
+# are reported and not applied (the started SNAT addresses stay owned, so TCP connections held
+# through the L4 VIP keep working); an invalid file changes nothing; an unchanged VIP never
+# stops answering.
 . "$(dirname "$0")/lib.sh"
 
 e2e_setup
+# Backends of the demo's L4 VIP 198.18.0.100:9000: their name, then an echo until closed.
+for b in be1 be2 be3; do
+    ip netns exec "$E2E_PREFIX-$b" python3 "$E2E_SOURCE/tools/lib/name_server.py" 9000 "$b" \
+        --echo >/dev/null 2>&1 &
+    RUN_PIDS+=($!)
+done
 e2e_start_xlbd
 
-# Steady traffic to a VIP that every reload keeps: 150 echoes over about 7 s.
-in_client ping -c 150 -i 0.05 -W 2 198.18.0.100 >"$E2E_DIR/steady.txt" 2>&1 &
+# Steady traffic to a VIP that every reload keeps: 250 echoes over about 12 s.
+in_client ping -c 250 -i 0.05 -W 2 198.18.0.100 >"$E2E_DIR/steady.txt" 2>&1 &
 steady=$!
 RUN_PIDS+=("$steady")
+
+# A client holding 8 connections open through the L4 VIP (source-NATed to 198.18.0.11): it
+# reports their backends, waits for "go", then checks that every one still echoes.
+ip netns exec "$E2E_PREFIX-client" python3 - "$E2E_DIR" <<'PY' >"$E2E_DIR/held.json" 2>&1 &
+import json, os, socket, sys, time
+d = sys.argv[1]
+conns = []
+deadline = time.time() + 30
+while len(conns) < 8 and time.time() < deadline:
+    try:
+        s = socket.create_connection(("198.18.0.100", 9000), timeout=3)
+        conns.append((s, s.recv(16).decode()))
+    except OSError:
+        time.sleep(0.2)
+open(d + "/ready", "w").write(json.dumps([name for _, name in conns]))
+deadline = time.time() + 90
+while not os.path.exists(d + "/go") and time.time() < deadline:
+    time.sleep(0.1)
+ok = []
+for s, name in conns:
+    try:
+        s.sendall(b"after-reload"); s.settimeout(3)
+        ok.append(s.recv(32) == b"after-reload")
+    except OSError:
+        ok.append(False)
+print(json.dumps({"held": len(conns), "echoed": sum(ok)}))
+PY
+HOLDER=$!
+RUN_PIDS+=("$HOLDER")
+wait_until 150 0.2 test -f "$E2E_DIR/ready" || fail "the client did not connect"
+python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))) == 8' "$E2E_DIR/ready" ||
+    fail "held connections: $(cat "$E2E_DIR/ready")"
+snats=$(xlbctl --json flows --vip 198.18.0.100:9000 | python3 -c '
+import json, sys
+print(" ".join(sorted({f["snat"].rsplit(":", 1)[0] for f in json.load(sys.stdin)["flows"]})))')
+[ "$snats" = "198.18.0.11" ] || fail "held flows use SNAT $snats"
+pass "8 TCP connections held open through the L4 VIP, source-NATed to 198.18.0.11"
 
 reloads_applied() {
     xlbctl --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["reload"]["applied"]))'
@@ -25,15 +70,50 @@ c["xlb"]["snat"] = ["198.18.0.12"]'
 kill -HUP "$XLBD_PID"
 wait_until 50 0.1 bash -c "[ \$('$XLBCTL' --socket '$E2E_DIR/xlbd.sock' --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)[\"reload\"][\"applied\"]))') = 1 ]" ||
     fail "first reload not applied"
+xlbctl --json status | python3 -c '
+import json, sys
+last = json.load(sys.stdin)["reload"]["last"]
+assert last["needs_restart"] == ["xlb.snat"], last
+assert last["applied"] == ["xlb.vips"], last
+' || fail "first reload report: $(xlbctl status)"
 in_client ping -c 2 -i 0.2 -W 2 198.18.0.101 >/dev/null || fail "added VIP does not answer"
-in_client ping -c 1 -W 2 198.18.0.12 >/dev/null || fail "new SNAT address does not answer"
 if in_client ping -6 -c 2 -i 0.2 -W 1 2001:2::100 >/dev/null 2>&1; then
     fail "removed VIP still answers"
 fi
-if in_client ping -c 1 -W 1 198.18.0.11 >/dev/null 2>&1; then
-    fail "removed SNAT address still answers"
+in_client ping -c 1 -W 2 198.18.0.11 >/dev/null || fail "the started SNAT address no longer answers"
+in_client ping -6 -c 1 -W 2 2001:2::11 >/dev/null || fail "the started IPv6 SNAT address no longer answers"
+if in_client ping -c 1 -W 1 198.18.0.12 >/dev/null 2>&1; then
+    fail "the new SNAT address answers before a restart"
 fi
-pass "SIGHUP applied: VIP added and removed, SNAT replaced"
+pass "SIGHUP applied the VIPs (one added, one removed) and reported xlb.snat as needing a restart"
+
+touch "$E2E_DIR/go"
+wait "$HOLDER" || true
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r == {"held": 8, "echoed": 8}, r' "$E2E_DIR/held.json" ||
+    fail "held connections after the reload: $(cat "$E2E_DIR/held.json")"
+new=$(in_client timeout 60 python3 -c '
+import socket
+n = 0
+for _ in range(10):
+    with socket.create_connection(("198.18.0.100", 9000), timeout=3) as s:
+        n += len(s.recv(16)) > 0
+print(n)')
+[ "$new" = 10 ] || fail "new connections after the reload: $new of 10"
+pass "after the reload every held connection still echoes, and 10 new ones connect"
+
+# The new file may not hand a running SNAT address to a VIP: rejected, nothing changes.
+cp "$E2E_DIR/bootstrap.json" "$E2E_DIR/before-clash.json"
+e2e_edit_config 'c["xlb"]["vips"].append({"address": "198.18.0.11", "port": 80, "cluster": "extra"})'
+kill -HUP "$XLBD_PID"
+wait_until 50 0.1 bash -c "[ \$('$XLBCTL' --socket '$E2E_DIR/xlbd.sock' --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)[\"reload\"][\"rejected\"]))') = 1 ]" ||
+    fail "a VIP on a running SNAT address was not rejected"
+out=$(xlbctl status)
+grep -q "is a running snat address (snat changes need a restart)" <<<"$out" || fail "clash reason: $out"
+cp "$E2E_DIR/before-clash.json" "$E2E_DIR/bootstrap.json"
+pass "a VIP on a running SNAT address is rejected"
 
 e2e_edit_config 'c["xlb"]["workers"] = 2; c["xlb"]["mbuf_pool_size"] = 4095'
 kill -HUP "$XLBD_PID"
@@ -43,7 +123,7 @@ xlbctl --json status | python3 -c '
 import json, sys
 s = json.load(sys.stdin)
 last = s["reload"]["last"]
-assert sorted(last["needs_restart"]) == ["xlb.mbuf_pool_size", "xlb.workers"], last
+assert sorted(last["needs_restart"]) == ["xlb.mbuf_pool_size", "xlb.snat", "xlb.workers"], last
 assert len(s["workers"]) == 1, "workers changed without a restart"
 ' || fail "restart-only settings"
 pass "restart-only settings are reported, not applied"
@@ -51,7 +131,7 @@ pass "restart-only settings are reported, not applied"
 cp "$E2E_DIR/bootstrap.json" "$E2E_DIR/good.json"
 e2e_edit_config 'c["xlb"]["vips"][0]["port"] = 0'
 kill -HUP "$XLBD_PID"
-wait_until 50 0.1 bash -c "[ \$('$XLBCTL' --socket '$E2E_DIR/xlbd.sock' --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)[\"reload\"][\"rejected\"]))') = 1 ]" ||
+wait_until 50 0.1 bash -c "[ \$('$XLBCTL' --socket '$E2E_DIR/xlbd.sock' --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)[\"reload\"][\"rejected\"]))') = 2 ]" ||
     fail "invalid file not rejected"
 out=$(xlbctl status)
 grep -q "error: xlb.vips\[0\].port: must be 1..65535" <<<"$out" || fail "rejection reason not shown"
@@ -60,7 +140,7 @@ pass "an invalid file is rejected with its reason and changes nothing"
 
 wait "$steady" || true
 grep -q " 0% packet loss" "$E2E_DIR/steady.txt" || { cat "$E2E_DIR/steady.txt"; fail "the unchanged VIP lost echoes during reloads"; }
-pass "the unchanged VIP answered all 150 echoes across three reloads"
+pass "the unchanged VIP answered all 250 echoes across four reloads"
 
 e2e_stop_xlbd
 pass "clean exit"

@@ -199,6 +199,15 @@ print(len({x["stream_id"] for x in r}))')" -gt "$streams_before" ]
 wait_until 80 0.25 new_stream || fail "xlbd did not open a new ADS call after the server ended it"
 [ "$(vip_state 0)" = ready ] || fail "the ended call took the VIP down"
 pass "the server ended the ADS call: xlbd noticed and called again, VIP ready"
+# Nonces belong to one stream: the first request of each type on the new one carries none.
+no_foreign_nonce() { # SERVER
+    [ "$(control "$1" GET "/requests?kind=foreign_nonce" | python3 -c '
+import json, sys
+r = json.load(sys.stdin); r = r["requests"] if isinstance(r, dict) else r
+print(len(r))')" = 0 ] || fail "a request carried a nonce of another stream: $(control "$1" GET "/requests?kind=foreign_nonce")"
+}
+no_foreign_nonce primary
+pass "the new call's first requests carry no nonce of the old call"
 
 # ---- the server restarts: xlbd keeps its configuration and reconnects ----
 kill "$primary_PID"; wait "$primary_PID" 2>/dev/null || true
@@ -229,7 +238,9 @@ start_server primary "$primary_XDS"
 control primary PUT /resources "$(resources 1024)" >/dev/null
 wait_until 120 0.25 bash -c "[ \"\$($XLBCTL --socket $DIR/xlbd.sock --json xds | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"server_index\"])')\" = 0 ]" ||
     fail "did not return to the primary: $(xlbctl xds)"
-pass "the primary came back and delivered: xlbd returned to it"
+no_foreign_nonce primary
+no_foreign_nonce secondary
+pass "the primary came back and delivered: xlbd returned to it, no nonce crossed streams"
 
 # ---- A57: an EDS resource the server never sends does not exist after 15 s ----
 with_delta=$(resources 1024 | python3 -c '

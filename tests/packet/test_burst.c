@@ -19,9 +19,23 @@ static const struct rte_ether_addr peer_mac = FIX_PEER_MAC;
 static const struct rte_ether_addr gw_mac = FIX_GW_MAC;
 static const struct rte_ether_addr broadcast = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
 
+/* Source-NAT addresses: owned like VIPs (ARP, ND, ping), but TCP to them is a backend's reply. */
+#define SNAT4 "198.18.0.11"
+#define SNAT6 "2001:2::11"
+
+static void own(struct fixture *f, const char *text, uint8_t role)
+{
+    struct xlb_addr_entry e = {.role = role, .port_mask = 1};
+    assert_int_equal(xlb_addr_parse(text, &e.addr), 0);
+    assert_int_equal(xlb_snapshot_add_address(f->snap, &e), 0);
+}
+
 static int setup(void **state)
 {
-    *state = fixture_create();
+    struct fixture *f = fixture_create();
+    own(f, SNAT4, XLB_ROLE_SNAT);
+    own(f, SNAT6, XLB_ROLE_SNAT);
+    *state = f;
     return 0;
 }
 
@@ -76,6 +90,77 @@ static void arp_for_someone_else_is_dropped(void **state)
         build_arp(frame, RTE_ARP_OP_REQUEST, FIX_PEER4, "198.18.0.77", &broadcast, &peer_mac);
     assert_int_equal(fixture_send(f, frame, len), 0);
     assert_int_equal(fixture_drops(f, XLB_DROP_ARP_NOT_OURS), 1);
+}
+
+static void arp_and_ns_for_snat_addresses_are_answered(void **state)
+{
+    struct fixture *f = *state;
+    uint8_t frame[256];
+    size_t len = build_arp(frame, RTE_ARP_OP_REQUEST, FIX_PEER4, SNAT4, &broadcast, &peer_mac);
+    assert_int_equal(fixture_send(f, frame, len), 1);
+    size_t out_len;
+    const uint8_t *out = fixture_tx(f, 0, &out_len);
+    const struct rte_arp_hdr *arp = (const void *)(out + 14);
+    assert_int_equal(ntohs(arp->arp_opcode), RTE_ARP_OP_REPLY);
+    assert_memory_equal(&arp->arp_data.arp_sha, &port_mac, 6);
+    assert_int_equal(arp->arp_data.arp_sip, ip4(SNAT4));
+    assert_int_equal(arp->arp_data.arp_tip, ip4(FIX_PEER4));
+
+    len = build_ns(frame, FIX_PEER6, SNAT6, true, 255);
+    assert_int_equal(fixture_send(f, frame, len), 1);
+    out = fixture_tx(f, 1, &out_len);
+    const struct rte_ipv6_hdr *ip = (const void *)(out + 14);
+    const uint8_t *na = (const uint8_t *)(ip + 1);
+    uint8_t snat[16];
+    inet_pton(AF_INET6, SNAT6, snat);
+    assert_memory_equal(ip->src_addr, snat, 16);
+    assert_int_equal(na[0], 136);
+    assert_memory_equal(na + 8, snat, 16);
+    assert_memory_equal(na + 26, &port_mac, 6);
+    assert_int_equal(rte_ipv6_udptcp_cksum_verify(ip, na), 0);
+    assert_int_equal(f->stats.events[XLB_EVENT_ARP_REPLIES], 1);
+    assert_int_equal(f->stats.events[XLB_EVENT_ND_ADVERTISEMENTS], 1);
+    assert_int_equal(fixture_total_drops(f), 0);
+}
+
+/* Ping answers for every owned address, SNAT included: operators can check the path to it. */
+static void echo_to_snat_addresses_gets_reply(void **state)
+{
+    struct fixture *f = *state;
+    uint8_t frame[256];
+    size_t len = build_icmp4_echo(frame, FIX_PEER4, SNAT4, 10, 0);
+    assert_int_equal(fixture_send(f, frame, len), 1);
+    size_t out_len;
+    const uint8_t *out = fixture_tx(f, 0, &out_len);
+    const struct rte_ipv4_hdr *ip = (const void *)(out + 14);
+    const struct rte_icmp_hdr *icmp = (const void *)(ip + 1);
+    assert_int_equal(ip->src_addr, ip4(SNAT4));
+    assert_int_equal(ip->dst_addr, ip4(FIX_PEER4));
+    assert_int_equal(icmp->icmp_type, RTE_IP_ICMP_ECHO_REPLY);
+    assert_int_equal(rte_raw_cksum(icmp, 18), 0xffff);
+
+    len = build_icmp6_echo(frame, FIX_PEER6, SNAT6, 16);
+    assert_int_equal(fixture_send(f, frame, len), 1);
+    out = fixture_tx(f, 1, &out_len);
+    const struct rte_ipv6_hdr *ip6 = (const void *)(out + 14);
+    uint8_t snat[16];
+    inet_pton(AF_INET6, SNAT6, snat);
+    assert_memory_equal(ip6->src_addr, snat, 16);
+    assert_int_equal(((const uint8_t *)(ip6 + 1))[0], 129);
+    assert_int_equal(rte_ipv6_udptcp_cksum_verify(ip6, ip6 + 1), 0);
+    assert_int_equal(f->stats.events[XLB_EVENT_ECHO_REPLIES], 2);
+}
+
+/* TCP to a SNAT address is a backend's reply; without forwarding (no flow table) no flow can
+ * own it. */
+static void tcp_to_snat_without_forwarding_is_dropped(void **state)
+{
+    struct fixture *f = *state;
+    uint8_t frame[256];
+    size_t len =
+        build_tcp4(frame, "198.18.0.20", SNAT4, 40000, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG);
+    assert_int_equal(fixture_send(f, frame, len), 0);
+    assert_int_equal(fixture_drops(f, XLB_DROP_TCP_NO_SERVICE), 1);
 }
 
 static void vlan_tagged_arp_reply_keeps_its_tag(void **state)
@@ -335,6 +420,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(arp_request_for_vip_gets_reply, setup, teardown),
         cmocka_unit_test_setup_teardown(arp_for_port_address_is_answered_too, setup, teardown),
         cmocka_unit_test_setup_teardown(arp_for_someone_else_is_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(arp_and_ns_for_snat_addresses_are_answered, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(echo_to_snat_addresses_gets_reply, setup, teardown),
+        cmocka_unit_test_setup_teardown(tcp_to_snat_without_forwarding_is_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(vlan_tagged_arp_reply_keeps_its_tag, setup, teardown),
         cmocka_unit_test_setup_teardown(gateway_arp_reply_is_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(neighbour_solicitation_gets_advertisement, setup, teardown),

@@ -58,6 +58,8 @@ static void minimal_document_gets_defaults(void **state)
     assert_string_equal(b.control_socket, XLB_DEFAULT_CONTROL_SOCKET);
     assert_int_equal(b.mbuf_pool_size, XLB_DEFAULT_MBUFS);
     assert_int_equal(b.worker_idle_sleep_us, 0);
+    assert_int_equal(b.flows_per_worker, XLB_DEFAULT_FLOWS_PER_WORKER);
+    assert_false(b.aggregate_cluster_backward_compat);
     assert_int_equal(b.n_ports, 1);
     assert_string_equal(b.ports[0].name, "p0");
     assert_int_equal(b.ports[0].n_addresses, 1);
@@ -159,6 +161,55 @@ static void scalar_keys_are_checked(void **state)
     expect_errors(DOC(", \"eal\": \"--no-huge\""), "xlb.eal: must be an array", NULL);
     expect_errors(DOC(", \"eal\": [\"-m\", 256, \"\"]"), "xlb.eal[1]: must be a non-empty string",
                   "xlb.eal[2]: must be a non-empty string", NULL);
+    /* xlbd puts its --lcores after the list: "--" would hide it, --help would exit. */
+    expect_errors(DOC(", \"eal\": [\"--no-huge\", \"--\", \"-h\", \"--help\"]"),
+                  "xlb.eal[1]: \"--\" would end EAL's options",
+                  "xlb.eal[2]: makes EAL print its usage and exit",
+                  "xlb.eal[3]: makes EAL print its usage and exit", NULL);
+}
+
+static void forwarding_keys_are_checked(void **state)
+{
+    struct xlb_bootstrap b =
+        parse_ok(DOC(", \"flows_per_worker\": 2048, \"aggregate_cluster_backward_compat\": true"));
+    assert_int_equal(b.flows_per_worker, 2048);
+    assert_true(b.aggregate_cluster_backward_compat);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(DOC(", \"aggregate_cluster_backward_compat\": false"));
+    assert_false(b.aggregate_cluster_backward_compat);
+    xlb_bootstrap_free(&b);
+    expect_errors(DOC(", \"flows_per_worker\": 1000"),
+                  "xlb.flows_per_worker: must be 1024..16777216", NULL);
+    expect_errors(DOC(", \"flows_per_worker\": 16777217"),
+                  "xlb.flows_per_worker: must be 1024..16777216", NULL);
+    expect_errors(DOC(", \"flows_per_worker\": \"64k\""),
+                  "xlb.flows_per_worker: must be an integer", NULL);
+    expect_errors(DOC(", \"aggregate_cluster_backward_compat\": \"yes\""),
+                  "xlb.aggregate_cluster_backward_compat: must be true or false", NULL);
+    expect_errors(DOC(", \"aggregate_cluster_backward_compat\": 1"),
+                  "xlb.aggregate_cluster_backward_compat: must be true or false", NULL);
+}
+
+/* cJSON keeps a double: an integral value is accepted however it is spelt, a fraction is not. */
+static void integers_must_be_exact(void **state)
+{
+#define PORT_VIP(port)                                                                             \
+    DOC(", \"vips\": [{\"address\": \"198.18.0.100\", \"port\": " port ", \"cluster\": \"c\"}]")
+    struct xlb_bootstrap b = parse_ok(PORT_VIP("80.0"));
+    assert_int_equal(b.vips[0].port, 80);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(DOC(", \"workers\": 2.0, \"mbuf_pool_size\": 4.095e3"));
+    assert_int_equal(b.workers, 2);
+    assert_int_equal(b.mbuf_pool_size, 4095);
+    xlb_bootstrap_free(&b);
+    expect_errors(PORT_VIP("80.5"), "xlb.vips[0].port: must be an integer", NULL);
+    expect_errors(PORT_VIP("80.000001"), "xlb.vips[0].port: must be an integer", NULL);
+    expect_errors(PORT_VIP("true"), "xlb.vips[0].port: must be an integer", NULL);
+    expect_errors(PORT_VIP("\"80\""), "xlb.vips[0].port: must be an integer", NULL);
+    expect_errors(PORT_VIP("1e300"), "xlb.vips[0].port: must be 1..65535", NULL);
+    expect_errors(DOC(", \"mbuf_pool_size\": 4095.5"), "xlb.mbuf_pool_size: must be an integer",
+                  NULL);
+#undef PORT_VIP
 }
 
 static void ports_are_checked(void **state)
@@ -178,7 +229,30 @@ static void ports_are_checked(void **state)
                   "xlb.ports[0].addresses[3]: must be a string",
                   "xlb.ports[0].addresses[4]: \"x/1\" is not ADDRESS/PREFIXLEN", NULL);
     expect_errors("{\"xlb\": {\"ports\": [" PORT_OK ", " PORT_OK "]}}",
-                  "xlb.ports[1]: name \"p0\" is used by xlb.ports[0] too", NULL);
+                  "xlb.ports[1]: name \"p0\" is used by xlb.ports[0] too",
+                  "xlb.ports[1].addresses[0]: 198.18.0.10 is already xlb.ports[0].addresses[0]",
+                  NULL);
+}
+
+/* One address, one owner: twice in a port (any prefix length, any spelling) or on two ports. */
+static void port_addresses_are_unique(void **state)
+{
+#define TWO_PORTS(second)                                                                          \
+    "{\"xlb\": {\"ports\": [" PORT_OK ", {\"name\": \"p1\", \"addresses\": " second "}]}}"
+    struct xlb_bootstrap b = parse_ok(TWO_PORTS("[\"198.18.0.11/24\", \"2001:2::10/64\"]"));
+    assert_int_equal(b.ports[1].n_addresses, 2);
+    xlb_bootstrap_free(&b);
+    expect_errors(TWO_PORTS("[\"198.19.0.1/24\", \"198.18.0.10/16\"]"),
+                  "xlb.ports[1].addresses[1]: 198.18.0.10 is already xlb.ports[0].addresses[0]",
+                  NULL);
+    expect_errors(TWO_PORTS("[\"2001:2::10/64\", \"198.19.0.1/24\", \"2001:2:0::10/120\"]"),
+                  "xlb.ports[1].addresses[2]: 2001:2::10 is already xlb.ports[1].addresses[0]",
+                  NULL);
+    expect_errors("{\"xlb\": {\"ports\": [{\"name\": \"p\", \"addresses\": "
+                  "[\"198.18.0.10/24\", \"198.18.0.10/25\"]}]}}",
+                  "xlb.ports[0].addresses[1]: 198.18.0.10 is already xlb.ports[0].addresses[0]",
+                  NULL);
+#undef TWO_PORTS
 }
 
 static void gateways_are_checked(void **state)
@@ -209,6 +283,20 @@ static void snat_is_checked(void **state)
                   "xlb.snat[1]: \"nope\" is not an IPv4 or IPv6 address",
                   "xlb.snat[2]: 198.18.0.10 is already a port address",
                   "xlb.snat[3]: 198.18.0.11 is already an snat address", NULL);
+
+    /* 256 SNAT addresses (198.19.0.0 - 198.19.0.255) are taken; a 257th is refused. */
+    char text[16384], list[12288] = "";
+    size_t used = 0;
+    for (int i = 0; i <= XLB_MAX_SNAT; i++)
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s\"198.19.%d.%d\"",
+                                 i > 0 ? ", " : "", i / 256, i % 256);
+    snprintf(text, sizeof(text), DOC(", \"snat\": [%s]"), list);
+    expect_errors(text, "xlb.snat[256]: at most 256 snat addresses", NULL);
+    list[strlen(list) - strlen(", \"198.19.1.0\"")] = '\0';
+    snprintf(text, sizeof(text), DOC(", \"snat\": [%s]"), list);
+    struct xlb_bootstrap ok = parse_ok(text);
+    assert_int_equal(ok.n_snat, XLB_MAX_SNAT);
+    xlb_bootstrap_free(&ok);
 }
 
 static void vips_are_checked(void **state)
@@ -246,10 +334,24 @@ static void vips_are_checked(void **state)
                       "\"cluster\": \"c\"}"),
                   "xlb.vips[1].port: must be 1..65535",
                   "xlb.vips[2].address: \"2001:2::zz\" is not an IPv4 or IPv6 address", NULL);
+    expect_errors(VIP("{\"address\": 5, \"port\": 80, \"cluster\": \"c\"}"),
+                  "xlb.vips[0].address: must be a string", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"port\": 80, \"target\": 5}"),
+                  "xlb.vips[0].target: must be a string", NULL);
+    expect_errors(VIP("{\"address\": \"198.18.0.100\", \"port\": 80, \"cluster\": [\"c\"]}"),
+                  "xlb.vips[0].cluster: must be a string", NULL);
 #undef VIP
+    struct xlb_bootstrap b = parse_ok(DOC(
+        ", \"snat\": [\"198.18.0.11\"], \"vips\": [{\"address\": \"198.18.0.12\", \"port\": 80, "
+        "\"cluster\": \"c\"}]"));
+    assert_int_equal(b.n_vips, 1);
+    xlb_bootstrap_free(&b);
+    expect_errors(DOC(", \"snat\": [\"2001:2::11\"], \"vips\": [{\"address\": \"2001:2:0::11\", "
+                      "\"port\": 80, \"cluster\": \"c\"}]"),
+                  "xlb.vips[0].address: 2001:2:0::11 is already an snat address", NULL);
 }
 
-static void xds_servers_and_node_are_checked(void **state)
+static void xds_servers_are_checked(void **state)
 {
 #define XDS(servers) "{\"xds_servers\": " servers ", \"xlb\": {\"ports\": [" PORT_OK "]}}"
     expect_errors(XDS("[]"), "xds_servers: must not be empty when present", NULL);
@@ -271,12 +373,71 @@ static void xds_servers_and_node_are_checked(void **state)
     expect_errors(XDS("[{\"server_uri\": \"a:1\", \"channel_creds\": [{\"type\": \"insecure\"}], "
                       "\"server_features\": [1]}]"),
                   "xds_servers[0].server_features[0]: must be a string", NULL);
+    expect_errors(XDS("[{\"server_uri\": \"a:1\", \"channel_creds\": [{\"type\": \"insecure\"}], "
+                      "\"server_features\": \"ignore_resource_deletion\"}]"),
+                  "xds_servers[0].server_features: must be an array", NULL);
+    expect_errors(XDS("[{\"server_uri\": 1, \"channel_creds\": [{\"type\": \"insecure\"}]}]"),
+                  "xds_servers[0].server_uri: must be a string", NULL);
 #undef XDS
-    expect_errors("{\"node\": {\"id\": 5, \"locality\": {\"zone\": []}}, \"xlb\": {\"ports\": "
-                  "[" PORT_OK "]}}",
-                  "node.id: must be a string", "node.locality.zone: must be a string", NULL);
-    expect_errors("{\"node\": [], \"xlb\": {\"ports\": [" PORT_OK "]}}", "node: must be an object",
+}
+
+static void channel_creds_are_checked(void **state)
+{
+#define CREDS(creds)                                                                               \
+    "{\"xds_servers\": [{\"server_uri\": \"a:1\", \"channel_creds\": " creds "}], "                \
+    "\"xlb\": {\"ports\": [" PORT_OK "]}}"
+    struct xlb_bootstrap b = parse_ok(CREDS("[{\"type\": \"tls\"}]"));
+    assert_int_equal(b.xds_servers[0].creds, XLB_CREDS_TLS);
+    assert_null(b.xds_servers[0].ca_certificate_file);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(
+        CREDS("[{\"type\": \"tls\", \"config\": {\"ca_certificate_file\": \"/ca.pem\"}}]"));
+    assert_string_equal(b.xds_servers[0].ca_certificate_file, "/ca.pem");
+    assert_null(b.xds_servers[0].certificate_file);
+    xlb_bootstrap_free(&b);
+    expect_errors(CREDS("{\"type\": \"insecure\"}"),
+                  "xds_servers[0].channel_creds: must be an array", NULL);
+    expect_errors(CREDS("[\"insecure\"]"), "xds_servers[0].channel_creds[0]: must be an object",
                   NULL);
+    expect_errors(CREDS("[{\"type\": 1}]"),
+                  "xds_servers[0].channel_creds[0].type: must be a string", NULL);
+    expect_errors(CREDS("[{\"type\": \"tls\", \"config\": []}]"),
+                  "xds_servers[0].channel_creds[0].config: must be an object", NULL);
+    expect_errors(CREDS("[{\"type\": \"tls\", \"config\": {\"ca_certificate_file\": 7}}]"),
+                  "xds_servers[0].channel_creds[0].config.ca_certificate_file: must be a string",
+                  NULL);
+    expect_errors(CREDS("[{\"type\": \"tls\", \"config\": {\"ca_certificate_file\": \"\"}}]"),
+                  "xds_servers[0].channel_creds[0].config.ca_certificate_file: must not be empty",
+                  NULL);
+    expect_errors(CREDS("[{\"type\": \"tls\", \"config\": {\"private_key_file\": \"/k.pem\"}}]"),
+                  "xds_servers[0].channel_creds[0].config: certificate_file and private_key_file "
+                  "must be given together",
+                  NULL);
+#undef CREDS
+}
+
+static void node_is_checked(void **state)
+{
+#define NODE(node) "{\"node\": " node ", \"xlb\": {\"ports\": [" PORT_OK "]}}"
+    struct xlb_bootstrap b =
+        parse_ok(NODE("{\"cluster\": \"edge\", \"metadata\": {\"a\": {\"b\": [1]}}}"));
+    assert_string_equal(b.node.cluster, "edge");
+    assert_null(b.node.id);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(b.node.metadata, "a");
+    assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(a, "b")));
+    xlb_bootstrap_free(&b);
+    expect_errors(NODE("{\"id\": 5, \"locality\": {\"zone\": []}}"), "node.id: must be a string",
+                  "node.locality.zone: must be a string", NULL);
+    expect_errors(NODE("[]"), "node: must be an object", NULL);
+    expect_errors(NODE("{\"id\": \"\"}"), "node.id: must not be empty", NULL);
+    expect_errors(NODE("{\"cluster\": 5}"), "node.cluster: must be a string", NULL);
+    expect_errors(NODE("{\"metadata\": [\"k\"]}"), "node.metadata: must be an object", NULL);
+    expect_errors(NODE("{\"metadata\": \"k=v\"}"), "node.metadata: must be an object", NULL);
+    expect_errors(NODE("{\"locality\": \"eu\"}"), "node.locality: must be an object", NULL);
+    expect_errors(NODE("{\"locality\": {\"region\": 1, \"sub_zone\": \"\"}}"),
+                  "node.locality.region: must be a string",
+                  "node.locality.sub_zone: must not be empty", NULL);
+#undef NODE
 }
 
 static void static_resources_are_checked(void **state)
@@ -286,6 +447,15 @@ static void static_resources_are_checked(void **state)
     expect_errors(DOC(", \"static_resources\": {\"clusters\": {}, \"routes\": [3]}"),
                   "xlb.static_resources.routes[0]: must be an object",
                   "xlb.static_resources.clusters: must be an array", NULL);
+    expect_errors(DOC(", \"static_resources\": {\"listeners\": {\"name\": \"l\"}}"),
+                  "xlb.static_resources.listeners: must be an array", NULL);
+    expect_errors(DOC(", \"static_resources\": {\"endpoints\": [{}, \"e\"]}"),
+                  "xlb.static_resources.endpoints[1]: must be an object", NULL);
+    /* Their contents are the xDS validators' business (xds_plane), not the reader's. */
+    struct xlb_bootstrap b =
+        parse_ok(DOC(", \"static_resources\": {\"routes\": [{}], \"endpoints\": [{}]}"));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(b.static_resources, "endpoints")), 1);
+    xlb_bootstrap_free(&b);
 }
 
 static void metrics_settings_are_checked(void **state)
@@ -319,6 +489,17 @@ static void every_problem_is_reported_at_once(void **state)
                   "xlb.workers: must be 1..64", "xlb.vips[0].port: must be 1..65535", NULL);
 }
 
+static void expect_load_error(const char *path, const char *want)
+{
+    struct xlb_bootstrap b;
+    struct xlb_errors errs = {0};
+    assert_int_equal(xlb_bootstrap_load(path, &b, &errs), -1);
+    assert_int_equal(errs.n, 1);
+    assert_string_equal(errs.lines[0], want);
+    xlb_errors_free(&errs);
+    xlb_bootstrap_free(&b);
+}
+
 static void load_reports_file_problems(void **state)
 {
     struct xlb_bootstrap b;
@@ -337,6 +518,19 @@ static void load_reports_file_problems(void **state)
     assert_int_equal(xlb_bootstrap_load(path, &b, &errs), 0);
     assert_int_equal(b.workers, 3);
     xlb_bootstrap_free(&b);
+
+    /* A NUL would make the parser see a shorter document than the file holds. */
+    f = fopen(path, "w");
+    fwrite("{\"xlb\": {}}\0{}", 1, 14, f);
+    fclose(f);
+    char want[128];
+    snprintf(want, sizeof(want), "%s: contains a NUL byte", path);
+    expect_load_error(path, want);
+
+    /* One byte over the limit, as a sparse file: nothing is parsed. */
+    assert_int_equal(truncate(path, (64 << 20) + 1), 0);
+    snprintf(want, sizeof(want), "%s: larger than 67108864 bytes", path);
+    expect_load_error(path, want);
     unlink(path);
 }
 
@@ -347,11 +541,16 @@ int main(void)
         cmocka_unit_test(full_document_is_read),
         cmocka_unit_test(syntax_and_shape_errors),
         cmocka_unit_test(scalar_keys_are_checked),
+        cmocka_unit_test(forwarding_keys_are_checked),
+        cmocka_unit_test(integers_must_be_exact),
         cmocka_unit_test(ports_are_checked),
+        cmocka_unit_test(port_addresses_are_unique),
         cmocka_unit_test(gateways_are_checked),
         cmocka_unit_test(snat_is_checked),
         cmocka_unit_test(vips_are_checked),
-        cmocka_unit_test(xds_servers_and_node_are_checked),
+        cmocka_unit_test(xds_servers_are_checked),
+        cmocka_unit_test(channel_creds_are_checked),
+        cmocka_unit_test(node_is_checked),
         cmocka_unit_test(static_resources_are_checked),
         cmocka_unit_test(metrics_settings_are_checked),
         cmocka_unit_test(every_problem_is_reported_at_once),

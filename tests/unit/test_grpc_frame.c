@@ -1,4 +1,5 @@
-/* gRPC message framing and connection backoff: the pure parts of the gRPC client. */
+/* gRPC message framing, connection backoff and the keepalive schedule: the pure parts of the gRPC
+ * client. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 
 #include "grpc_backoff.h"
 #include "grpc_frame.h"
+#include "grpc_keepalive.h"
 
 struct collected {
     unsigned n;
@@ -74,6 +76,28 @@ static void partial_message_is_not_idle(void **state)
     xlb_grpc_reader_free(&r); /* frees the partial message */
 }
 
+/* A stream that ends here lost a message: the reader says how much of it had come. */
+static void truncation_is_described(void **state)
+{
+    uint8_t wire[13];
+    char why[96];
+    two_messages(wire);
+    struct xlb_grpc_reader r;
+    struct collected c = {0};
+    xlb_grpc_reader_init(&r, 1024);
+    assert_false(xlb_grpc_reader_truncation(&r, why, sizeof(why)));
+    xlb_grpc_reader_feed(&r, wire, 2, collect, &c);
+    assert_true(xlb_grpc_reader_truncation(&r, why, sizeof(why)));
+    assert_string_equal(why, "truncated message: 2 of 5 prefix bytes received");
+    xlb_grpc_reader_feed(&r, wire + 2, 4, collect, &c);
+    assert_true(xlb_grpc_reader_truncation(&r, why, sizeof(why)));
+    assert_string_equal(why, "truncated message: 1 of 3 bytes received");
+    xlb_grpc_reader_feed(&r, wire + 6, 7, collect, &c);
+    assert_false(xlb_grpc_reader_truncation(&r, why, sizeof(why)));
+    assert_int_equal(c.n, 2);
+    xlb_grpc_reader_free(&r);
+}
+
 static void oversized_and_compressed_are_refused(void **state)
 {
     uint8_t prefix[5];
@@ -130,14 +154,54 @@ static void backoff_jitter_varies(void **state)
     assert_true(seen_low > 20 && seen_high > 20);
 }
 
+/* The keepalive timer on a virtual clock: the times at which PINGs go out. */
+static void keepalive_pings_every_interval(void **state)
+{
+    struct xlb_grpc_keepalive k;
+    uint64_t now = xlb_grpc_keepalive_start(&k), next = 0;
+    uint64_t pings[4];
+    unsigned n = 0;
+    while (n < 4) {
+        enum xlb_keepalive_action a = xlb_grpc_keepalive_fire(&k, &next);
+        assert_int_not_equal(a, XLB_KEEPALIVE_DEAD);
+        if (a == XLB_KEEPALIVE_PING) {
+            pings[n++] = now;
+            xlb_grpc_keepalive_acked(&k); /* the ACK comes at once */
+        }
+        now += next;
+    }
+    /* Every 5 minutes from the connection's start, no more often: gRPC servers' minimum. */
+    assert_int_equal(XLB_GRPC_KEEPALIVE_MS, 300000);
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(pings[i], (uint64_t)(i + 1) * XLB_GRPC_KEEPALIVE_MS);
+}
+
+static void keepalive_without_ack_is_dead_after_the_timeout(void **state)
+{
+    struct xlb_grpc_keepalive k;
+    uint64_t now = xlb_grpc_keepalive_start(&k), next = 0;
+    assert_int_equal(xlb_grpc_keepalive_fire(&k, &next), XLB_KEEPALIVE_PING);
+    now += next;
+    assert_int_equal(xlb_grpc_keepalive_fire(&k, &next), XLB_KEEPALIVE_DEAD);
+    assert_int_equal(now, XLB_GRPC_KEEPALIVE_MS + XLB_GRPC_KEEPALIVE_ACK_MS);
+    /* An ACK that arrives before any PING was sent does not count for the next one. */
+    xlb_grpc_keepalive_start(&k);
+    xlb_grpc_keepalive_acked(&k);
+    assert_int_equal(xlb_grpc_keepalive_fire(&k, &next), XLB_KEEPALIVE_PING);
+    assert_int_equal(xlb_grpc_keepalive_fire(&k, &next), XLB_KEEPALIVE_DEAD);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(messages_survive_any_chunking),
         cmocka_unit_test(partial_message_is_not_idle),
+        cmocka_unit_test(truncation_is_described),
         cmocka_unit_test(oversized_and_compressed_are_refused),
         cmocka_unit_test(backoff_follows_grpc_schedule),
         cmocka_unit_test(backoff_jitter_varies),
+        cmocka_unit_test(keepalive_pings_every_interval),
+        cmocka_unit_test(keepalive_without_ack_is_dead_after_the_timeout),
     };
     return cmocka_run_group_tests_name("grpc_frame", tests, NULL, NULL);
 }

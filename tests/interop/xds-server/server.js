@@ -247,6 +247,16 @@ class XdsServer {
       };
       s.types.set(typeUrl, st);
     }
+    // A nonce names a response of this stream: one in a request that comes before
+    // this stream sent any response of the type was carried over from another
+    // stream (a client bug). Servers that drop stale nonces ignore such a request,
+    // and so does this one; it is recorded as 'foreign_nonce' for tests to find.
+    if (nonce && st.lastNonce === null) {
+      rec.kind = 'foreign_nonce';
+      if (first) s.types.delete(typeUrl);
+      log(`ads stream ${s.id}: ${typeUrl} request with nonce ${nonce} this stream never sent: ignored`);
+      return;
+    }
     // Nonce check: only a request carrying the most recent nonce of this type
     // on this stream (or any request before the first response) is acted on.
     if (st.lastNonce !== null && nonce !== st.lastNonce) {

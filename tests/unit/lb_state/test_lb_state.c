@@ -219,10 +219,9 @@ static void test_draining_endpoint_is_reported_drained_after_idle_timeout(void *
     struct fixture *f = *state;
     l4_vip(f,
            "{\"name\":\"c1\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}},"
-           "\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
-           "HttpProtocolOptions\":{\"@type\":\"type.googleapis.com/envoy.extensions.upstreams."
-           "http.v3.HttpProtocolOptions\",\"common_http_protocol_options\":{\"idle_timeout\":"
-           "\"2s\"}}}}",
+           "\"upstream_config\":{\"name\":\"http\",\"typed_config\":{\"@type\":"
+           "\"type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions\","
+           "\"common_http_protocol_options\":{\"idle_timeout\":\"2s\"}}}}",
            EDS("c1", LOC("a", 0,
                          EP("198.18.0.21", "") "," EP("198.18.0.22",
                                                       ",\"health_status\":\"DRAINING\""))));

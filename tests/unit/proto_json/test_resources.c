@@ -126,7 +126,7 @@ static void check_clusters(const cJSON *doc)
     assert_int_equal(c->circuit_breakers->thresholds[0]->max_requests->value, 1000);
     assert_int_equal(c->common_lb_config->override_host_status->n_statuses, 3);
     UpstreamOptions *options = (UpstreamOptions *)unpack_any(
-        &c->typed_extension_protocol_options[0]->value->base,
+        &c->upstream_config->typed_config->base,
         &envoy__extensions__upstreams__http__v3__http_protocol_options__descriptor);
     assert_int_equal(options->common_http_protocol_options->idle_timeout->seconds, 600);
     protobuf_c_message_free_unpacked(&options->base, NULL);

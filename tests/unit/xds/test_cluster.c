@@ -1,53 +1,17 @@
 /* CDS validation (control/xds/cluster_config.h): one test per rule. */
-#include "xv_test.h"
+#include "cluster_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_config.h"
+#include "envoy/extensions/upstreams/http/v3/http_protocol_options.pb-c.h"
 #include "xlb_override_map.h"
-
-typedef Envoy__Config__Cluster__V3__Cluster Cluster;
-
-static Cluster *cluster_json(const char *json)
-{
-    return (Cluster *)xv_json(&envoy__config__cluster__v3__cluster__descriptor, json);
-}
-
-static int validate(const char *json, struct xlb_cluster_config *cfg, struct xlb_errors *errs)
-{
-    Cluster *msg = cluster_json(json);
-    int rc = xlb_validate_cluster(msg, cfg, errs);
-    protobuf_c_message_free_unpacked(&msg->base, NULL);
-    return rc;
-}
-
-static void valid(const char *json, struct xlb_cluster_config *cfg)
-{
-    struct xlb_errors errs = {0};
-    int rc = validate(json, cfg, &errs);
-    xv_expect_none(&errs);
-    assert_int_equal(rc, 0);
-}
-
-static void expect_nack(const char *json, const char *line)
-{
-    struct xlb_cluster_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate(json, &cfg, &errs), -1);
-    assert_null(cfg.name);
-    xv_expect_line(&errs, line);
-}
-
-#define EDS_HEAD                                                                                   \
-    "{\"name\":\"backend\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}"
-#define EDS(rest) EDS_HEAD rest "}"
 
 static void eds_with_defaults(void **state)
 {
     struct xlb_cluster_config cfg;
-    valid(EDS(""), &cfg);
+    ct_valid(EDS(""), &cfg);
     assert_string_equal(cfg.name, "backend");
     assert_int_equal(cfg.type, XLB_CLUSTER_EDS);
     assert_string_equal(cfg.eds_service_name, "");
@@ -65,20 +29,25 @@ static void eds_with_defaults(void **state)
     xlb_cluster_config_free(&cfg);
 }
 
+/* Cluster.upstream_config holding HttpProtocolOptions (A75). */
+#define HPO_TYPE                                                                                   \
+    "\"@type\":\"type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions\""
+#define UPSTREAM(typed_config)                                                                     \
+    ",\"upstream_config\":{\"name\":\"u\",\"typed_config\":" typed_config "}"
+
 static void eds_with_every_option(void **state)
 {
     struct xlb_cluster_config cfg;
-    valid("{\"name\":\"b\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"self\":{}},"
-          "\"service_name\":\"svc-eds\"},\"lrs_server\":{\"self\":{}},"
-          "\"circuit_breakers\":{\"thresholds\":[{\"priority\":\"HIGH\",\"max_requests\":5},"
-          "{\"max_requests\":77},{\"max_requests\":99}]},"
-          "\"common_lb_config\":{\"override_host_status\":{\"statuses\":[\"DRAINING\","
-          "\"UNHEALTHY\",\"HEALTHY\"]}},"
-          "\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
-          "HttpProtocolOptions\":{\"@type\":\"type.googleapis.com/envoy.extensions.upstreams."
-          "http.v3.HttpProtocolOptions\",\"common_http_protocol_options\":{\"idle_timeout\":"
-          "\"90.5s\"}}}}",
-          &cfg);
+    ct_valid(
+        "{\"name\":\"b\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"self\":{}},"
+        "\"service_name\":\"svc-eds\"},\"lrs_server\":{\"self\":{}},"
+        "\"circuit_breakers\":{\"thresholds\":[{\"priority\":\"HIGH\",\"max_requests\":5},"
+        "{\"max_requests\":77},{\"max_requests\":99}]},"
+        "\"common_lb_config\":{\"override_host_status\":{\"statuses\":[\"DRAINING\","
+        "\"UNHEALTHY\",\"HEALTHY\"]}},"
+        "\"upstream_config\":{\"name\":\"http\",\"typed_config\":{" HPO_TYPE
+        ",\"common_http_protocol_options\":{\"idle_timeout\":\"90.5s\"}}}}",
+        &cfg);
     assert_string_equal(cfg.eds_service_name, "svc-eds");
     assert_true(cfg.lrs_enabled);
     assert_int_equal(cfg.max_requests, 77);
@@ -92,7 +61,7 @@ static void eds_with_every_option(void **state)
 static void empty_override_host_status_is_empty(void **state)
 {
     struct xlb_cluster_config cfg;
-    valid(EDS(",\"common_lb_config\":{\"override_host_status\":{}}"), &cfg);
+    ct_valid(EDS(",\"common_lb_config\":{\"override_host_status\":{}}"), &cfg);
     assert_int_equal(cfg.override_host_status, 0);
     xlb_cluster_config_free(&cfg);
 }
@@ -100,47 +69,60 @@ static void empty_override_host_status_is_empty(void **state)
 static void http_protocol_options_without_idle_timeout(void **state)
 {
     struct xlb_cluster_config cfg;
-    valid(EDS(",\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
-              "HttpProtocolOptions\":{\"@type\":\"type.googleapis.com/envoy.extensions.upstreams."
-              "http.v3.HttpProtocolOptions\"}}"),
-          &cfg);
+    ct_valid(EDS(UPSTREAM("{" HPO_TYPE "}")), &cfg);
+    assert_int_equal(cfg.idle_timeout.seconds, 3600);
+    xlb_cluster_config_free(&cfg);
+    ct_valid(EDS(UPSTREAM("{" HPO_TYPE ",\"common_http_protocol_options\":{}}")), &cfg);
+    assert_int_equal(cfg.idle_timeout.seconds, 3600);
+    xlb_cluster_config_free(&cfg);
+}
+
+/* A75 names upstream_config only: the same options in typed_extension_protocol_options (where
+ * Envoy reads them) change nothing. */
+static void typed_extension_protocol_options_not_read(void **state)
+{
+    struct xlb_cluster_config cfg;
+    ct_valid(EDS(",\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
+                 "HttpProtocolOptions\":{" HPO_TYPE ",\"common_http_protocol_options\":{"
+                 "\"idle_timeout\":\"90s\"}}}"),
+             &cfg);
     assert_int_equal(cfg.idle_timeout.seconds, 3600);
     xlb_cluster_config_free(&cfg);
 }
 
 static void eds_cluster_config_required(void **state)
 {
-    expect_nack("{\"name\":\"b\",\"type\":\"EDS\"}",
-                "cluster \"b\": eds_cluster_config: field not present");
+    ct_expect_nack("{\"name\":\"b\",\"type\":\"EDS\"}",
+                   "cluster \"b\": eds_cluster_config: field not present");
 }
 
 static void eds_config_required(void **state)
 {
-    expect_nack("{\"name\":\"b\",\"type\":\"EDS\",\"eds_cluster_config\":{}}",
-                "cluster \"b\": eds_cluster_config.eds_config: field not present");
+    ct_expect_nack("{\"name\":\"b\",\"type\":\"EDS\",\"eds_cluster_config\":{}}",
+                   "cluster \"b\": eds_cluster_config.eds_config: field not present");
 }
 
 static void eds_config_must_be_ads_or_self(void **state)
 {
-    expect_nack("{\"name\":\"b\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{}}}",
-                "cluster \"b\": eds_cluster_config.eds_config: ConfigSource is not ads or self");
+    ct_expect_nack("{\"name\":\"b\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{}}}",
+                   "cluster \"b\": eds_cluster_config.eds_config: ConfigSource is not ads or self");
 }
 
 static void static_type_rejected(void **state)
 {
-    expect_nack("{\"name\":\"b\",\"type\":\"STATIC\"}",
-                "cluster \"b\": type: STATIC is not supported");
+    ct_expect_nack("{\"name\":\"b\",\"type\":\"STATIC\"}",
+                   "cluster \"b\": type: STATIC is not supported");
 }
 
 static void missing_type_is_static(void **state)
 {
-    expect_nack("{\"name\":\"b\"}", "cluster \"b\": type: STATIC is not supported");
+    ct_expect_nack("{\"name\":\"b\"}", "cluster \"b\": type: STATIC is not supported");
 }
 
 static void original_dst_rejected(void **state)
 {
-    expect_nack("{\"name\":\"b\",\"type\":\"ORIGINAL_DST\"}",
-                "cluster \"b\": type: ORIGINAL_DST is not supported");
+    ct_expect_nack("{\"name\":\"b\",\"type\":\"ORIGINAL_DST\"}",
+                   "cluster \"b\": type: ORIGINAL_DST is not supported");
 }
 
 #define DNS(eps)                                                                                   \
@@ -150,7 +132,7 @@ static void original_dst_rejected(void **state)
 static void logical_dns_valid(void **state)
 {
     struct xlb_cluster_config cfg;
-    valid(DNS(DNS_EP("{\"address\":\"backend.example\",\"port_value\":8443}")), &cfg);
+    ct_valid(DNS(DNS_EP("{\"address\":\"backend.example\",\"port_value\":8443}")), &cfg);
     assert_int_equal(cfg.type, XLB_CLUSTER_LOGICAL_DNS);
     assert_string_equal(cfg.dns_host, "backend.example");
     assert_int_equal(cfg.dns_port, 8443);
@@ -160,38 +142,73 @@ static void logical_dns_valid(void **state)
 
 static void logical_dns_load_assignment_required(void **state)
 {
-    expect_nack("{\"name\":\"d\",\"type\":\"LOGICAL_DNS\"}",
-                "cluster \"d\": load_assignment: field not present");
+    ct_expect_nack("{\"name\":\"d\",\"type\":\"LOGICAL_DNS\"}",
+                   "cluster \"d\": load_assignment: field not present");
 }
 
 static void logical_dns_one_locality(void **state)
 {
-    expect_nack(DNS(DNS_EP("{\"address\":\"a\",\"port_value\":1}") "," DNS_EP(
-                    "{\"address\":\"b\",\"port_value\":1}")),
-                "cluster \"d\": load_assignment.endpoints: must contain exactly one locality for "
-                "LOGICAL_DNS cluster, found 2");
+    ct_expect_nack(
+        DNS(DNS_EP("{\"address\":\"a\",\"port_value\":1}") "," DNS_EP(
+            "{\"address\":\"b\",\"port_value\":1}")),
+        "cluster \"d\": load_assignment.endpoints: must contain exactly one locality for "
+        "LOGICAL_DNS cluster, found 2");
 }
 
 static void logical_dns_one_endpoint(void **state)
 {
-    expect_nack(DNS("{\"lb_endpoints\":[]}"),
-                "cluster \"d\": load_assignment.endpoints[0].lb_endpoints: must contain exactly "
-                "one endpoint for LOGICAL_DNS cluster, found 0");
+    ct_expect_nack(DNS("{\"lb_endpoints\":[]}"),
+                   "cluster \"d\": load_assignment.endpoints[0].lb_endpoints: must contain exactly "
+                   "one endpoint for LOGICAL_DNS cluster, found 0");
 }
 
 static void logical_dns_no_resolver_name(void **state)
 {
-    expect_nack(DNS(DNS_EP("{\"address\":\"a\",\"port_value\":1,\"resolver_name\":\"r\"}")),
-                "cluster \"d\": load_assignment.endpoints[0].lb_endpoints[0].endpoint.address."
-                "socket_address.resolver_name: LOGICAL_DNS clusters must NOT have a custom "
-                "resolver name set");
+    ct_expect_nack(DNS(DNS_EP("{\"address\":\"a\",\"port_value\":1,\"resolver_name\":\"r\"}")),
+                   "cluster \"d\": load_assignment.endpoints[0].lb_endpoints[0].endpoint.address."
+                   "socket_address.resolver_name: LOGICAL_DNS clusters must NOT have a custom "
+                   "resolver name set");
 }
 
 static void logical_dns_port_required(void **state)
 {
-    expect_nack(DNS(DNS_EP("{\"address\":\"a\"}")),
-                "cluster \"d\": load_assignment.endpoints[0].lb_endpoints[0].endpoint.address."
-                "socket_address.port_value: field not present");
+    ct_expect_nack(DNS(DNS_EP("{\"address\":\"a\"}")),
+                   "cluster \"d\": load_assignment.endpoints[0].lb_endpoints[0].endpoint.address."
+                   "socket_address.port_value: field not present");
+}
+
+static void logical_dns_endpoint_required(void **state)
+{
+    ct_expect_nack(DNS("{\"lb_endpoints\":[{}]}"),
+                   "cluster \"d\": load_assignment.endpoints[0].lb_endpoints[0].endpoint: field "
+                   "not present");
+}
+
+static void logical_dns_address_required(void **state)
+{
+    ct_expect_nack(DNS("{\"lb_endpoints\":[{\"endpoint\":{}}]}"),
+                   "cluster \"d\": load_assignment.endpoints[0].lb_endpoints[0].endpoint."
+                   "address: field not present");
+}
+
+static void logical_dns_socket_address_required(void **state)
+{
+    ct_expect_nack(DNS("{\"lb_endpoints\":[{\"endpoint\":{\"address\":{}}}]}"),
+                   "cluster \"d\": load_assignment.endpoints[0].lb_endpoints[0].endpoint."
+                   "address.socket_address: field not present");
+}
+
+static void logical_dns_host_required(void **state)
+{
+    ct_expect_nack(DNS(DNS_EP("{\"port_value\":443}")),
+                   "cluster \"d\": load_assignment.endpoints[0].lb_endpoints[0].endpoint."
+                   "address.socket_address.address: field not present");
+}
+
+static void unknown_discovery_type(void **state)
+{
+    ct_expect_nack("{\"name\":\"b\",\"type\":99}",
+                   "cluster \"b\": type: unknown discovery type 99");
 }
 
 #define AGG(cfg)                                                                                   \
@@ -203,7 +220,7 @@ static void logical_dns_port_required(void **state)
 static void aggregate_valid(void **state)
 {
     struct xlb_cluster_config cfg;
-    valid(AGG("{" AGG_TYPE ",\"clusters\":[\"primary\",\"fallback\"]}"), &cfg);
+    ct_valid(AGG("{" AGG_TYPE ",\"clusters\":[\"primary\",\"fallback\"]}"), &cfg);
     assert_int_equal(cfg.type, XLB_CLUSTER_AGGREGATE);
     assert_int_equal(cfg.n_aggregate_clusters, 2);
     assert_string_equal(cfg.aggregate_clusters[0], "primary");
@@ -213,94 +230,34 @@ static void aggregate_valid(void **state)
 
 static void aggregate_clusters_non_empty(void **state)
 {
-    expect_nack(AGG("{" AGG_TYPE "}"),
-                "cluster \"agg\": cluster_type.typed_config.value.clusters: must be non-empty");
+    ct_expect_nack(AGG("{" AGG_TYPE "}"),
+                   "cluster \"agg\": cluster_type.typed_config.value.clusters: must be non-empty");
 }
 
 static void aggregate_typed_config_required(void **state)
 {
-    expect_nack("{\"name\":\"agg\",\"cluster_type\":{\"name\":\"envoy.clusters.aggregate\"}}",
-                "cluster \"agg\": cluster_type.typed_config: field not present");
+    ct_expect_nack("{\"name\":\"agg\",\"cluster_type\":{\"name\":\"envoy.clusters.aggregate\"}}",
+                   "cluster \"agg\": cluster_type.typed_config: field not present");
 }
 
 static void custom_cluster_type_unknown(void **state)
 {
-    expect_nack(AGG("{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.router.v3."
-                    "Router\"}"),
-                "cluster \"agg\": cluster_type.typed_config.type_url: unknown cluster_type "
-                "extension \"envoy.extensions.filters.http.router.v3.Router\"");
-}
-
-static void lb_policy_unsupported(void **state)
-{
-    expect_nack(EDS(",\"lb_policy\":\"LEAST_REQUEST\""),
-                "cluster \"backend\": lb_policy: LEAST_REQUEST is not supported");
-}
-
-static void ring_hash_defaults(void **state)
-{
-    struct xlb_cluster_config cfg;
-    valid(EDS(",\"lb_policy\":\"RING_HASH\""), &cfg);
-    assert_int_equal(cfg.lb_policy, XLB_LB_RING_HASH);
-    assert_int_equal(cfg.ring_hash.min_ring_size, 1024);
-    assert_int_equal(cfg.ring_hash.max_ring_size, 8388608);
-    assert_int_equal(cfg.ring_hash.ring_size_cap, XLB_RING_HASH_DEFAULT_CAP);
-    xlb_cluster_config_free(&cfg);
-}
-
-static void ring_hash_sizes(void **state)
-{
-    struct xlb_cluster_config cfg;
-    valid(EDS(",\"lb_policy\":\"RING_HASH\",\"ring_hash_lb_config\":{\"minimum_ring_size\":10,"
-              "\"maximum_ring_size\":20}"),
-          &cfg);
-    assert_int_equal(cfg.ring_hash.min_ring_size, 10);
-    assert_int_equal(cfg.ring_hash.max_ring_size, 20);
-    xlb_cluster_config_free(&cfg);
-}
-
-static void ring_hash_min_zero(void **state)
-{
-    expect_nack(
-        EDS(",\"lb_policy\":\"RING_HASH\",\"ring_hash_lb_config\":{\"minimum_ring_size\":0}"),
-        "cluster \"backend\": ring_hash_lb_config.minimum_ring_size: 0 is not in "
-        "1..8388608");
-}
-
-static void ring_hash_max_too_large(void **state)
-{
-    expect_nack(EDS(",\"lb_policy\":\"RING_HASH\",\"ring_hash_lb_config\":{\"maximum_ring_size\":"
-                    "8388609}"),
-                "cluster \"backend\": ring_hash_lb_config.maximum_ring_size: 8388609 is not in "
-                "1..8388608");
-}
-
-static void ring_hash_min_above_max(void **state)
-{
-    expect_nack(EDS(",\"lb_policy\":\"RING_HASH\",\"ring_hash_lb_config\":{\"minimum_ring_size\":"
-                    "2000,\"maximum_ring_size\":1000}"),
-                "cluster \"backend\": ring_hash_lb_config: minimum_ring_size 2000 is greater than "
-                "maximum_ring_size 1000");
-}
-
-static void ring_hash_function_xx_only(void **state)
-{
-    expect_nack(EDS(",\"lb_policy\":\"RING_HASH\",\"ring_hash_lb_config\":{\"hash_function\":"
-                    "\"MURMUR_HASH_2\"}"),
-                "cluster \"backend\": ring_hash_lb_config.hash_function: invalid hash function 1 "
-                "(must be XX_HASH)");
+    ct_expect_nack(AGG("{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.router.v3."
+                       "Router\"}"),
+                   "cluster \"agg\": cluster_type.typed_config.type_url: unknown cluster_type "
+                   "extension \"envoy.extensions.filters.http.router.v3.Router\"");
 }
 
 static void lrs_server_must_be_self(void **state)
 {
-    expect_nack(EDS(",\"lrs_server\":{\"ads\":{}}"),
-                "cluster \"backend\": lrs_server: ConfigSource is not self");
+    ct_expect_nack(EDS(",\"lrs_server\":{\"ads\":{}}"),
+                   "cluster \"backend\": lrs_server: ConfigSource is not self");
 }
 
 static void outlier_detection_defaults(void **state)
 {
     struct xlb_cluster_config cfg;
-    valid(EDS(",\"outlier_detection\":{}"), &cfg);
+    ct_valid(EDS(",\"outlier_detection\":{}"), &cfg);
     const struct xlb_outlier_detection *od = &cfg.outlier;
     assert_true(od->enabled);
     assert_int_equal(od->interval.seconds, 10);
@@ -319,13 +276,13 @@ static void outlier_detection_defaults(void **state)
 static void outlier_detection_all_fields(void **state)
 {
     struct xlb_cluster_config cfg;
-    valid(EDS(",\"outlier_detection\":{\"interval\":\"1s\",\"base_ejection_time\":\"2s\","
-              "\"max_ejection_time\":\"3.5s\",\"max_ejection_percent\":100,"
-              "\"enforcing_success_rate\":0,\"success_rate_stdev_factor\":1,"
-              "\"enforcing_failure_percentage\":40,\"failure_percentage_threshold\":90,"
-              "\"failure_percentage_minimum_hosts\":2,\"failure_percentage_request_volume\":3,"
-              "\"consecutive_5xx\":9}"),
-          &cfg);
+    ct_valid(EDS(",\"outlier_detection\":{\"interval\":\"1s\",\"base_ejection_time\":\"2s\","
+                 "\"max_ejection_time\":\"3.5s\",\"max_ejection_percent\":100,"
+                 "\"enforcing_success_rate\":0,\"success_rate_stdev_factor\":1,"
+                 "\"enforcing_failure_percentage\":40,\"failure_percentage_threshold\":90,"
+                 "\"failure_percentage_minimum_hosts\":2,\"failure_percentage_request_volume\":3,"
+                 "\"consecutive_5xx\":9}"),
+             &cfg);
     const struct xlb_outlier_detection *od = &cfg.outlier;
     assert_int_equal(od->interval.seconds, 1);
     assert_int_equal(od->base_ejection_time.seconds, 2);
@@ -344,7 +301,7 @@ static void outlier_detection_all_fields(void **state)
 static void outlier_failure_percentage_defaults(void **state)
 {
     struct xlb_cluster_config cfg;
-    valid(EDS(",\"outlier_detection\":{\"enforcing_failure_percentage\":1}"), &cfg);
+    ct_valid(EDS(",\"outlier_detection\":{\"enforcing_failure_percentage\":1}"), &cfg);
     assert_true(cfg.outlier.failure_percentage_enabled);
     assert_int_equal(cfg.outlier.failure_percentage.threshold, 85);
     assert_int_equal(cfg.outlier.failure_percentage.minimum_hosts, 5);
@@ -354,52 +311,61 @@ static void outlier_failure_percentage_defaults(void **state)
 
 static void outlier_max_ejection_percent_above_100(void **state)
 {
-    expect_nack(
+    ct_expect_nack(
         EDS(",\"outlier_detection\":{\"max_ejection_percent\":101}"),
         "cluster \"backend\": outlier_detection.max_ejection_percent: 101 is not in 0..100");
 }
 
 static void outlier_enforcing_success_rate_above_100(void **state)
 {
-    expect_nack(EDS(",\"outlier_detection\":{\"enforcing_success_rate\":150}"),
-                "cluster \"backend\": outlier_detection.enforcing_success_rate: 150 is not in "
-                "0..100");
+    ct_expect_nack(EDS(",\"outlier_detection\":{\"enforcing_success_rate\":150}"),
+                   "cluster \"backend\": outlier_detection.enforcing_success_rate: 150 is not in "
+                   "0..100");
 }
 
 static void outlier_enforcing_failure_percentage_above_100(void **state)
 {
-    expect_nack(EDS(",\"outlier_detection\":{\"enforcing_failure_percentage\":101}"),
-                "cluster \"backend\": outlier_detection.enforcing_failure_percentage: 101 is not "
-                "in 0..100");
+    ct_expect_nack(
+        EDS(",\"outlier_detection\":{\"enforcing_failure_percentage\":101}"),
+        "cluster \"backend\": outlier_detection.enforcing_failure_percentage: 101 is not "
+        "in 0..100");
 }
 
 static void outlier_failure_threshold_above_100(void **state)
 {
-    expect_nack(EDS(",\"outlier_detection\":{\"enforcing_failure_percentage\":5,"
-                    "\"failure_percentage_threshold\":200}"),
-                "cluster \"backend\": outlier_detection.failure_percentage_threshold: 200 is not "
-                "in 0..100");
+    ct_expect_nack(
+        EDS(",\"outlier_detection\":{\"enforcing_failure_percentage\":5,"
+            "\"failure_percentage_threshold\":200}"),
+        "cluster \"backend\": outlier_detection.failure_percentage_threshold: 200 is not "
+        "in 0..100");
 }
 
 static void outlier_threshold_ignored_when_disabled(void **state)
 {
     struct xlb_cluster_config cfg;
-    valid(EDS(",\"outlier_detection\":{\"failure_percentage_threshold\":200}"), &cfg);
+    ct_valid(EDS(",\"outlier_detection\":{\"failure_percentage_threshold\":200}"), &cfg);
     assert_false(cfg.outlier.failure_percentage_enabled);
     xlb_cluster_config_free(&cfg);
 }
 
+static void outlier_base_ejection_time_invalid(void **state)
+{
+    ct_expect_nack(EDS(",\"outlier_detection\":{\"base_ejection_time\":\"-2s\"}"),
+                   "cluster \"backend\": outlier_detection.base_ejection_time.seconds: -2 is not "
+                   "in 0..315576000000");
+}
+
 static void outlier_negative_interval(void **state)
 {
-    expect_nack(EDS(",\"outlier_detection\":{\"interval\":\"-1s\"}"),
-                "cluster \"backend\": outlier_detection.interval.seconds: -1 is not in "
-                "0..315576000000");
+    ct_expect_nack(EDS(",\"outlier_detection\":{\"interval\":\"-1s\"}"),
+                   "cluster \"backend\": outlier_detection.interval.seconds: -1 is not in "
+                   "0..315576000000");
 }
 
 /* The JSON reader refuses such a Duration; the wire does not, so the message is edited. */
 static void outlier_max_ejection_time_too_long(void **state)
 {
-    Cluster *msg = cluster_json(EDS(",\"outlier_detection\":{\"max_ejection_time\":\"1s\"}"));
+    Cluster *msg = ct_json(EDS(",\"outlier_detection\":{\"max_ejection_time\":\"1s\"}"));
     msg->outlier_detection->max_ejection_time->seconds = INT64_C(315576000001);
     struct xlb_cluster_config cfg;
     struct xlb_errors errs = {0};
@@ -411,139 +377,56 @@ static void outlier_max_ejection_time_too_long(void **state)
 
 static void idle_timeout_invalid(void **state)
 {
-    expect_nack(EDS(",\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
-                    "HttpProtocolOptions\":{\"@type\":\"type.googleapis.com/envoy.extensions."
-                    "upstreams.http.v3.HttpProtocolOptions\",\"common_http_protocol_options\":{"
-                    "\"idle_timeout\":\"-5s\"}}}"),
-                "cluster \"backend\": typed_extension_protocol_options[\"envoy.extensions."
-                "upstreams.http.v3.HttpProtocolOptions\"].common_http_protocol_options."
-                "idle_timeout.seconds: -5 is not in 0..315576000000");
+    ct_expect_nack(EDS(UPSTREAM("{" HPO_TYPE ",\"common_http_protocol_options\":{"
+                                "\"idle_timeout\":\"-5s\"}}")),
+                   "cluster \"backend\": upstream_config.typed_config.value."
+                   "common_http_protocol_options.idle_timeout.seconds: -5 is not in "
+                   "0..315576000000");
 }
 
-static void http_protocol_options_wrong_type(void **state)
+/* The JSON reader refuses such a Duration; the wire does not, so the message is edited. */
+static void idle_timeout_nanos_invalid(void **state)
 {
-    expect_nack(EDS(",\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
-                    "HttpProtocolOptions\":{\"@type\":\"type.googleapis.com/envoy.config.core.v3."
-                    "HttpProtocolOptions\"}}"),
-                "cluster \"backend\": typed_extension_protocol_options[\"envoy.extensions."
-                "upstreams.http.v3.HttpProtocolOptions\"]: unsupported type \"envoy.config.core."
-                "v3.HttpProtocolOptions\"");
+    Cluster *msg = ct_json(EDS(UPSTREAM("{" HPO_TYPE "}")));
+    Envoy__Extensions__Upstreams__Http__V3__HttpProtocolOptions hpo =
+        ENVOY__EXTENSIONS__UPSTREAMS__HTTP__V3__HTTP_PROTOCOL_OPTIONS__INIT;
+    Envoy__Config__Core__V3__HttpProtocolOptions common =
+        ENVOY__CONFIG__CORE__V3__HTTP_PROTOCOL_OPTIONS__INIT;
+    Google__Protobuf__Duration idle = GOOGLE__PROTOBUF__DURATION__INIT;
+    idle.nanos = 1000000000;
+    common.idle_timeout = &idle;
+    hpo.common_http_protocol_options = &common;
+    uint8_t packed[64];
+    size_t len = protobuf_c_message_pack(&hpo.base, packed);
+    Google__Protobuf__Any *any = msg->upstream_config->typed_config;
+    xv_any_replace(any, any->type_url, packed, len);
+    ct_expect_nack_msg(msg, "cluster \"backend\": upstream_config.typed_config.value."
+                            "common_http_protocol_options.idle_timeout.nanos: 1000000000 is not "
+                            "in 0..999999999");
 }
 
-/* load_balancing_policy: its extensions are not in proto/, so the Anys are built by hand. */
-
-#define RR_URL                                                                                     \
-    "type.googleapis.com/envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin"
-#define RH_URL "type.googleapis.com/envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash"
-#define WRR_URL                                                                                    \
-    "type.googleapis.com/envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality"
-#define PF_URL                                                                                     \
-    "type.googleapis.com/envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst"
-
-struct policy_list {
-    Envoy__Config__Cluster__V3__LoadBalancingPolicy list;
-    Envoy__Config__Cluster__V3__LoadBalancingPolicy__Policy policy[3];
-    Envoy__Config__Cluster__V3__LoadBalancingPolicy__Policy *ptrs[3];
-    Envoy__Config__Core__V3__TypedExtensionConfig tec[3];
-    Google__Protobuf__Any any[3];
-};
-
-static void policy_list_init(struct policy_list *p, size_t n, const char *const *urls,
-                             const ProtobufCBinaryData *values)
+static void upstream_config_must_be_http_protocol_options(void **state)
 {
-    envoy__config__cluster__v3__load_balancing_policy__init(&p->list);
-    p->list.n_policies = n;
-    p->list.policies = p->ptrs;
-    for (size_t i = 0; i < n; i++) {
-        envoy__config__cluster__v3__load_balancing_policy__policy__init(&p->policy[i]);
-        envoy__config__core__v3__typed_extension_config__init(&p->tec[i]);
-        google__protobuf__any__init(&p->any[i]);
-        p->any[i].type_url = (char *)urls[i];
-        p->any[i].value = values[i];
-        p->tec[i].typed_config = &p->any[i];
-        p->policy[i].typed_extension_config = &p->tec[i];
-        p->ptrs[i] = &p->policy[i];
-    }
+    ct_expect_nack(EDS(UPSTREAM("{\"@type\":\"type.googleapis.com/envoy.config.core.v3."
+                                "HttpProtocolOptions\"}")),
+                   "cluster \"backend\": upstream_config.typed_config: unsupported upstream "
+                   "config type \"envoy.config.core.v3.HttpProtocolOptions\"");
 }
 
-static int validate_with_policies(struct policy_list *p, struct xlb_cluster_config *cfg,
-                                  struct xlb_errors *errs)
+static void upstream_config_typed_config_required(void **state)
 {
-    Cluster *msg = cluster_json(EDS(""));
-    msg->load_balancing_policy = &p->list;
-    int rc = xlb_validate_cluster(msg, cfg, errs);
-    msg->load_balancing_policy = NULL;
-    protobuf_c_message_free_unpacked(&msg->base, NULL);
-    return rc;
+    ct_expect_nack(EDS(",\"upstream_config\":{\"name\":\"u\"}"),
+                   "cluster \"backend\": upstream_config.typed_config: field not present");
 }
 
-static void lb_policy_field_ring_hash(void **state)
+static void upstream_config_undecodable(void **state)
 {
-    /* hash_function XX_HASH, minimum_ring_size 10, maximum_ring_size 20 */
-    static uint8_t rh[] = {0x08, 0x01, 0x12, 0x02, 0x08, 0x0a, 0x1a, 0x02, 0x08, 0x14};
-    const char *urls[] = {PF_URL, RH_URL};
-    ProtobufCBinaryData values[] = {{0, NULL}, {sizeof(rh), rh}};
-    struct policy_list p;
-    policy_list_init(&p, 2, urls, values);
-    struct xlb_cluster_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate_with_policies(&p, &cfg, &errs), 0);
-    xv_expect_none(&errs);
-    assert_int_equal(cfg.lb_policy, XLB_LB_RING_HASH);
-    assert_int_equal(cfg.ring_hash.min_ring_size, 10);
-    assert_int_equal(cfg.ring_hash.max_ring_size, 20);
-    xlb_cluster_config_free(&cfg);
-}
-
-static void lb_policy_field_ring_hash_invalid(void **state)
-{
-    static uint8_t rh[] = {0x12, 0x02, 0x08, 0x00}; /* minimum_ring_size 0 */
-    const char *urls[] = {RH_URL};
-    ProtobufCBinaryData values[] = {{sizeof(rh), rh}};
-    struct policy_list p;
-    policy_list_init(&p, 1, urls, values);
-    struct xlb_cluster_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate_with_policies(&p, &cfg, &errs), -1);
-    xv_expect_line(&errs, "cluster \"backend\": load_balancing_policy.policies[0]."
-                          "typed_extension_config.typed_config.value.minimum_ring_size: 0 is not "
-                          "in 1..8388608");
-}
-
-static void lb_policy_field_wrr_locality_round_robin(void **state)
-{
-    const char *inner_urls[] = {RR_URL};
-    ProtobufCBinaryData none[] = {{0, NULL}};
-    struct policy_list inner;
-    policy_list_init(&inner, 1, inner_urls, none);
-    uint8_t packed[256];
-    size_t len = protobuf_c_message_pack(&inner.list.base, packed + 2);
-    assert_true(len < 128);
-    packed[0] = 0x0a; /* WrrLocality.endpoint_picking_policy, length-delimited */
-    packed[1] = (uint8_t)len;
-    const char *urls[] = {WRR_URL};
-    ProtobufCBinaryData values[] = {{len + 2, packed}};
-    struct policy_list p;
-    policy_list_init(&p, 1, urls, values);
-    struct xlb_cluster_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate_with_policies(&p, &cfg, &errs), 0);
-    xv_expect_none(&errs);
-    assert_int_equal(cfg.lb_policy, XLB_LB_ROUND_ROBIN);
-    xlb_cluster_config_free(&cfg);
-}
-
-static void lb_policy_field_none_supported(void **state)
-{
-    const char *urls[] = {PF_URL};
-    ProtobufCBinaryData values[] = {{0, NULL}};
-    struct policy_list p;
-    policy_list_init(&p, 1, urls, values);
-    struct xlb_cluster_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate_with_policies(&p, &cfg, &errs), -1);
-    xv_expect_line(&errs, "cluster \"backend\": load_balancing_policy: no supported load "
-                          "balancing policy config found");
+    static const uint8_t garbage[] = {0x0a, 0x7f, 0x01};
+    Cluster *msg = ct_json(EDS(UPSTREAM("{" HPO_TYPE "}")));
+    Google__Protobuf__Any *any = msg->upstream_config->typed_config;
+    xv_any_replace(any, any->type_url, garbage, sizeof(garbage));
+    ct_expect_nack_msg(msg, "cluster \"backend\": upstream_config.typed_config: could not "
+                            "parse HttpProtocolOptions");
 }
 
 static void long_name_cut_in_errors(void **state)
@@ -554,7 +437,7 @@ static void long_name_cut_in_errors(void **state)
     snprintf(json, sizeof(json), "{\"name\":\"%s\"}", name);
     struct xlb_cluster_config cfg;
     struct xlb_errors errs = {0};
-    assert_int_equal(validate(json, &cfg, &errs), -1);
+    assert_int_equal(ct_validate(json, &cfg, &errs), -1);
     assert_int_equal(errs.n, 1);
     assert_non_null(strstr(errs.lines[0], "nnn...\": type: STATIC is not supported"));
     xlb_errors_free(&errs);
@@ -567,6 +450,7 @@ int main(void)
         cmocka_unit_test(eds_with_every_option),
         cmocka_unit_test(empty_override_host_status_is_empty),
         cmocka_unit_test(http_protocol_options_without_idle_timeout),
+        cmocka_unit_test(typed_extension_protocol_options_not_read),
         cmocka_unit_test(eds_cluster_config_required),
         cmocka_unit_test(eds_config_required),
         cmocka_unit_test(eds_config_must_be_ads_or_self),
@@ -579,17 +463,15 @@ int main(void)
         cmocka_unit_test(logical_dns_one_endpoint),
         cmocka_unit_test(logical_dns_no_resolver_name),
         cmocka_unit_test(logical_dns_port_required),
+        cmocka_unit_test(logical_dns_endpoint_required),
+        cmocka_unit_test(logical_dns_address_required),
+        cmocka_unit_test(logical_dns_socket_address_required),
+        cmocka_unit_test(logical_dns_host_required),
+        cmocka_unit_test(unknown_discovery_type),
         cmocka_unit_test(aggregate_valid),
         cmocka_unit_test(aggregate_clusters_non_empty),
         cmocka_unit_test(aggregate_typed_config_required),
         cmocka_unit_test(custom_cluster_type_unknown),
-        cmocka_unit_test(lb_policy_unsupported),
-        cmocka_unit_test(ring_hash_defaults),
-        cmocka_unit_test(ring_hash_sizes),
-        cmocka_unit_test(ring_hash_min_zero),
-        cmocka_unit_test(ring_hash_max_too_large),
-        cmocka_unit_test(ring_hash_min_above_max),
-        cmocka_unit_test(ring_hash_function_xx_only),
         cmocka_unit_test(lrs_server_must_be_self),
         cmocka_unit_test(outlier_detection_defaults),
         cmocka_unit_test(outlier_detection_all_fields),
@@ -599,14 +481,14 @@ int main(void)
         cmocka_unit_test(outlier_enforcing_failure_percentage_above_100),
         cmocka_unit_test(outlier_failure_threshold_above_100),
         cmocka_unit_test(outlier_threshold_ignored_when_disabled),
+        cmocka_unit_test(outlier_base_ejection_time_invalid),
         cmocka_unit_test(outlier_negative_interval),
         cmocka_unit_test(outlier_max_ejection_time_too_long),
         cmocka_unit_test(idle_timeout_invalid),
-        cmocka_unit_test(http_protocol_options_wrong_type),
-        cmocka_unit_test(lb_policy_field_ring_hash),
-        cmocka_unit_test(lb_policy_field_ring_hash_invalid),
-        cmocka_unit_test(lb_policy_field_wrr_locality_round_robin),
-        cmocka_unit_test(lb_policy_field_none_supported),
+        cmocka_unit_test(idle_timeout_nanos_invalid),
+        cmocka_unit_test(upstream_config_must_be_http_protocol_options),
+        cmocka_unit_test(upstream_config_typed_config_required),
+        cmocka_unit_test(upstream_config_undecodable),
         cmocka_unit_test(long_name_cut_in_errors),
     };
     return cmocka_run_group_tests_name("xds_validate_cluster", tests, NULL, NULL);

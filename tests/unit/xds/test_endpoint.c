@@ -227,6 +227,13 @@ static void socket_address_required(void **state)
                 "socket_address: field not present");
 }
 
+static void address_required(void **state)
+{
+    expect_nack(LOC1("{\"endpoint\":{}}"),
+                "cluster_load_assignment \"c\": endpoints[0].lb_endpoints[0].endpoint.address: "
+                "field not present");
+}
+
 static void endpoint_required(void **state)
 {
     expect_nack(LOC1("{\"load_balancing_weight\":1}"),
@@ -351,6 +358,7 @@ int main(void)
         cmocka_unit_test(port_zero_rejected),
         cmocka_unit_test(port_above_65535_rejected),
         cmocka_unit_test(socket_address_required),
+        cmocka_unit_test(address_required),
         cmocka_unit_test(endpoint_required),
         cmocka_unit_test(additional_address_validated),
         cmocka_unit_test(endpoint_weight_zero_rejected),

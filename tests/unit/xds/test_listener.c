@@ -117,6 +117,12 @@ static void api_listener_required(void **state)
     expect_nack("{\"name\":\"svc\"}", "listener \"svc\": api_listener: field not present");
 }
 
+static void api_listener_any_required(void **state)
+{
+    expect_nack("{\"name\":\"svc\",\"api_listener\":{}}",
+                "listener \"svc\": api_listener.api_listener: field not present");
+}
+
 static void api_listener_must_be_hcm(void **state)
 {
     expect_nack("{\"name\":\"svc\",\"api_listener\":{\"api_listener\":{\"@type\":\"type."
@@ -212,6 +218,17 @@ static void typed_struct_router_rejected(void **state)
                               "extensions.filters.http.router.v3.Router\"}}," ROUTER)),
                 "listener \"svc\": http_filters[0].typed_config: could not parse router filter "
                 "config");
+}
+
+/* gRPC parses the stateful session filter's config only in protobuf form. */
+static void typed_struct_session_filter_rejected(void **state)
+{
+    expect_nack(L(RDS FILTERS("{\"name\":\"ssa\",\"typed_config\":{\"@type\":\"type.googleapis."
+                              "com/udpa.type.v1.TypedStruct\",\"type_url\":\"type.googleapis.com/"
+                              "envoy.extensions.filters.http.stateful_session.v3.StatefulSession\"}"
+                              "}," ROUTER)),
+                "listener \"svc\": http_filters[0].typed_config: could not parse stateful "
+                "session filter config");
 }
 
 static void session_filter_cookie(void **state)
@@ -359,6 +376,7 @@ int main(void)
         cmocka_unit_test(inline_route_config_validated),
         cmocka_unit_test(routes_required),
         cmocka_unit_test(api_listener_required),
+        cmocka_unit_test(api_listener_any_required),
         cmocka_unit_test(api_listener_must_be_hcm),
         cmocka_unit_test(filters_required),
         cmocka_unit_test(router_must_be_last),
@@ -371,6 +389,7 @@ int main(void)
         cmocka_unit_test(typed_struct_unknown_filter),
         cmocka_unit_test(typed_struct_optional_filter_skipped),
         cmocka_unit_test(typed_struct_router_rejected),
+        cmocka_unit_test(typed_struct_session_filter_rejected),
         cmocka_unit_test(session_filter_cookie),
         cmocka_unit_test(session_filter_defaults),
         cmocka_unit_test(session_filter_without_state_is_noop),

@@ -1,61 +1,15 @@
 /* RDS validation (control/xds/route_config.h): one test per rule. */
-#include "xv_test.h"
+#include "route_test.h"
 
 #include <string.h>
-
-#include "route_config.h"
-
-static int validate(const char *json, struct xlb_route_config *cfg, struct xlb_errors *errs)
-{
-    ProtobufCMessage *msg =
-        xv_json(&envoy__config__route__v3__route_configuration__descriptor, json);
-    int rc =
-        xlb_validate_route_config((Envoy__Config__Route__V3__RouteConfiguration *)msg, cfg, errs);
-    protobuf_c_message_free_unpacked(msg, NULL);
-    return rc;
-}
-
-static void valid(const char *json, struct xlb_route_config *cfg)
-{
-    struct xlb_errors errs = {0};
-    int rc = validate(json, cfg, &errs);
-    xv_expect_none(&errs);
-    assert_int_equal(rc, 0);
-}
-
-static void expect_nack(const char *json, const char *line)
-{
-    struct xlb_route_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate(json, &cfg, &errs), -1);
-    assert_null(cfg.name);
-    xv_expect_line(&errs, line);
-}
-
-/* One virtual host "*" holding the given routes. */
-#define RC(routes)                                                                                 \
-    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],\"routes\":[" routes  \
-    "]}]}"
-#define TO_C             "\"route\":{\"cluster\":\"c\"}"
-#define R(match, action) "{\"match\":" match "," action "}"
-#define ANY_ROUTE        R("{\"prefix\":\"\"}", TO_C)
-
-/* The only route of the only virtual host, which must be valid. */
-static const struct xlb_route *one_route(const char *routes_json, struct xlb_route_config *cfg)
-{
-    valid(routes_json, cfg);
-    assert_int_equal(cfg->n_vhosts, 1);
-    assert_int_equal(cfg->vhosts[0].n_routes, 1);
-    return &cfg->vhosts[0].routes[0];
-}
 
 static void valid_with_defaults(void **state)
 {
     struct xlb_route_config cfg;
-    valid("{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"a.example\","
-          "\"*.example\",\"api.*\",\"*\"],\"routes\":[{\"name\":\"first\",\"match\":{\"prefix\":"
-          "\"\"},\"route\":{\"cluster\":\"c\"}}]}]}",
-          &cfg);
+    rt_valid("{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"a.example\","
+             "\"*.example\",\"api.*\",\"*\"],\"routes\":[{\"name\":\"first\",\"match\":{\"prefix\":"
+             "\"\"},\"route\":{\"cluster\":\"c\"}}]}]}",
+             &cfg);
     assert_string_equal(cfg.name, "r");
     const struct xlb_virtual_host *vh = &cfg.vhosts[0];
     assert_string_equal(vh->name, "vh");
@@ -83,42 +37,42 @@ static void valid_with_defaults(void **state)
 
 static void domains_required(void **state)
 {
-    expect_nack("{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\"}]}",
-                "route_configuration \"r\": virtual_hosts[0].domains: must be non-empty");
+    rt_expect_nack("{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\"}]}",
+                   "route_configuration \"r\": virtual_hosts[0].domains: must be non-empty");
 }
 
 static void domain_wildcard_in_middle(void **state)
 {
-    expect_nack("{\"name\":\"r\",\"virtual_hosts\":[{\"domains\":[\"ok\",\"a*b\"]}]}",
-                "route_configuration \"r\": virtual_hosts[0].domains[1]: invalid domain pattern "
-                "\"a*b\"");
+    rt_expect_nack("{\"name\":\"r\",\"virtual_hosts\":[{\"domains\":[\"ok\",\"a*b\"]}]}",
+                   "route_configuration \"r\": virtual_hosts[0].domains[1]: invalid domain pattern "
+                   "\"a*b\"");
 }
 
 static void domain_two_wildcards(void **state)
 {
-    expect_nack("{\"name\":\"r\",\"virtual_hosts\":[{\"domains\":[\"*.a.*\"]}]}",
-                "route_configuration \"r\": virtual_hosts[0].domains[0]: invalid domain pattern "
-                "\"*.a.*\"");
+    rt_expect_nack("{\"name\":\"r\",\"virtual_hosts\":[{\"domains\":[\"*.a.*\"]}]}",
+                   "route_configuration \"r\": virtual_hosts[0].domains[0]: invalid domain pattern "
+                   "\"*.a.*\"");
 }
 
 static void domain_empty(void **state)
 {
-    expect_nack("{\"name\":\"r\",\"virtual_hosts\":[{\"domains\":[\"\"]}]}",
-                "route_configuration \"r\": virtual_hosts[0].domains[0]: invalid domain pattern "
-                "\"\"");
+    rt_expect_nack("{\"name\":\"r\",\"virtual_hosts\":[{\"domains\":[\"\"]}]}",
+                   "route_configuration \"r\": virtual_hosts[0].domains[0]: invalid domain pattern "
+                   "\"\"");
 }
 
 static void match_required(void **state)
 {
-    expect_nack(RC("{" TO_C "}"), "route_configuration \"r\": virtual_hosts[0].routes[0].match: "
-                                  "field not present");
+    rt_expect_nack(RC("{" TO_C "}"), "route_configuration \"r\": virtual_hosts[0].routes[0].match: "
+                                     "field not present");
 }
 
 static void path_exact_and_case(void **state)
 {
     struct xlb_route_config cfg;
     const struct xlb_route *r =
-        one_route(RC(R("{\"path\":\"/pkg.Svc/Method\",\"case_sensitive\":false}", TO_C)), &cfg);
+        rt_one_route(RC(R("{\"path\":\"/pkg.Svc/Method\",\"case_sensitive\":false}", TO_C)), &cfg);
     assert_int_equal(r->match.path_type, XLB_PATH_EXACT);
     assert_string_equal(r->match.path, "/pkg.Svc/Method");
     assert_false(r->match.case_sensitive);
@@ -128,15 +82,16 @@ static void path_exact_and_case(void **state)
 static void unusable_paths_ignore_route(void **state)
 {
     struct xlb_route_config cfg;
-    valid(RC(R("{\"prefix\":\"abc\"}", TO_C) "," R("{\"prefix\":\"//x\"}", TO_C) "," R(
-              "{\"prefix\":\"/a/b/c\"}",
-              TO_C) "," R("{\"path\":\"\"}",
-                          TO_C) "," R("{\"path\":\"/svc\"}",
-                                      TO_C) "," R("{\"path\":\"/svc/\"}",
-                                                  TO_C) "," R("{\"path\":\"/a/b/c\"}",
-                                                              TO_C) "," R("{\"prefix\":\"/svc/\"}",
-                                                                          TO_C)),
-          &cfg);
+    rt_valid(
+        RC(R("{\"prefix\":\"abc\"}", TO_C) "," R("{\"prefix\":\"//x\"}", TO_C) "," R(
+            "{\"prefix\":\"/a/b/c\"}",
+            TO_C) "," R("{\"path\":\"\"}",
+                        TO_C) "," R("{\"path\":\"/svc\"}",
+                                    TO_C) "," R("{\"path\":\"/svc/\"}",
+                                                TO_C) "," R("{\"path\":\"/a/b/c\"}",
+                                                            TO_C) "," R("{\"prefix\":\"/svc/\"}",
+                                                                        TO_C)),
+        &cfg);
     assert_int_equal(cfg.vhosts[0].n_routes, 1);
     assert_string_equal(cfg.vhosts[0].routes[0].match.path, "/svc/");
     xlb_route_config_free(&cfg);
@@ -145,7 +100,7 @@ static void unusable_paths_ignore_route(void **state)
 static void query_parameters_ignore_route(void **state)
 {
     struct xlb_route_config cfg;
-    valid(RC(R("{\"prefix\":\"\",\"query_parameters\":[{}]}", TO_C)), &cfg);
+    rt_valid(RC(R("{\"prefix\":\"\",\"query_parameters\":[{}]}", TO_C)), &cfg);
     assert_int_equal(cfg.vhosts[0].n_routes, 0);
     xlb_route_config_free(&cfg);
 }
@@ -154,7 +109,7 @@ static void safe_regex_path(void **state)
 {
     struct xlb_route_config cfg;
     const struct xlb_route *r =
-        one_route(RC(R("{\"safe_regex\":{\"regex\":\"/svc/.*\"}}", TO_C)), &cfg);
+        rt_one_route(RC(R("{\"safe_regex\":{\"regex\":\"/svc/.*\"}}", TO_C)), &cfg);
     assert_int_equal(r->match.path_type, XLB_PATH_REGEX);
     assert_string_equal(r->match.path, "/svc/.*");
     xlb_route_config_free(&cfg);
@@ -162,50 +117,53 @@ static void safe_regex_path(void **state)
 
 static void safe_regex_invalid(void **state)
 {
-    expect_nack("{\"name\":\"r\",\"virtual_hosts\":[{\"domains\":[\"a\"]},{\"domains\":[\"*\"],"
-                "\"routes\":[{\"match\":{\"safe_regex\":{\"regex\":\"(\"}}," TO_C "}]}]}",
-                "route_configuration \"r\": virtual_hosts[1].routes[0].match.safe_regex: invalid "
-                "regex \"(\" (missing closing parenthesis)");
+    rt_expect_nack(
+        "{\"name\":\"r\",\"virtual_hosts\":[{\"domains\":[\"a\"]},{\"domains\":[\"*\"],"
+        "\"routes\":[{\"match\":{\"safe_regex\":{\"regex\":\"(\"}}," TO_C "}]}]}",
+        "route_configuration \"r\": virtual_hosts[1].routes[0].match.safe_regex: invalid "
+        "regex \"(\" (missing closing parenthesis)");
 }
 
 static void safe_regex_backreference(void **state)
 {
-    expect_nack(RC(R("{\"safe_regex\":{\"regex\":\"(a)\\\\1\"}}", TO_C)),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].match.safe_regex: invalid "
-                "regex \"(a)\\1\" (backreferences are not supported)");
+    rt_expect_nack(
+        RC(R("{\"safe_regex\":{\"regex\":\"(a)\\\\1\"}}", TO_C)),
+        "route_configuration \"r\": virtual_hosts[0].routes[0].match.safe_regex: invalid "
+        "regex \"(a)\\1\" (backreferences are not supported)");
 }
 
 static void safe_regex_lookbehind(void **state)
 {
-    expect_nack(RC(R("{\"safe_regex\":{\"regex\":\"(?<=a)b\"}}", TO_C)),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].match.safe_regex: invalid "
-                "regex \"(?<=a)b\" (lookbehind assertions are not supported)");
+    rt_expect_nack(
+        RC(R("{\"safe_regex\":{\"regex\":\"(?<=a)b\"}}", TO_C)),
+        "route_configuration \"r\": virtual_hosts[0].routes[0].match.safe_regex: invalid "
+        "regex \"(?<=a)b\" (lookbehind assertions are not supported)");
 }
 
 static void other_path_specifier(void **state)
 {
-    expect_nack(RC(R("{\"connect_matcher\":{}}", TO_C)),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].match: invalid path "
-                "specifier");
+    rt_expect_nack(RC(R("{\"connect_matcher\":{}}", TO_C)),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].match: invalid path "
+                   "specifier");
 }
 
 static void header_matchers(void **state)
 {
     struct xlb_route_config cfg;
-    const struct xlb_route *r =
-        one_route(RC(R("{\"prefix\":\"\",\"headers\":["
-                       "{\"name\":\"a\",\"exact_match\":\"x\",\"invert_match\":true},"
-                       "{\"name\":\"b\",\"safe_regex_match\":{\"regex\":\"v[0-9]+\"}},"
-                       "{\"name\":\"c\",\"range_match\":{\"start\":-5,\"end\":10}},"
-                       "{\"name\":\"d\",\"present_match\":false},"
-                       "{\"name\":\"e\",\"prefix_match\":\"pre\"},"
-                       "{\"name\":\"f\",\"suffix_match\":\"suf\"},"
-                       "{\"name\":\"g\",\"contains_match\":\"mid\"},"
-                       "{\"name\":\"h\",\"string_match\":{\"suffix\":\"S\",\"ignore_case\":true}},"
-                       "{\"name\":\"i\",\"string_match\":{\"safe_regex\":{\"regex\":\"z\"},"
-                       "\"ignore_case\":true}}]}",
-                       TO_C)),
-                  &cfg);
+    const struct xlb_route *r = rt_one_route(
+        RC(R("{\"prefix\":\"\",\"headers\":["
+             "{\"name\":\"a\",\"exact_match\":\"x\",\"invert_match\":true},"
+             "{\"name\":\"b\",\"safe_regex_match\":{\"regex\":\"v[0-9]+\"}},"
+             "{\"name\":\"c\",\"range_match\":{\"start\":-5,\"end\":10}},"
+             "{\"name\":\"d\",\"present_match\":false},"
+             "{\"name\":\"e\",\"prefix_match\":\"pre\"},"
+             "{\"name\":\"f\",\"suffix_match\":\"suf\"},"
+             "{\"name\":\"g\",\"contains_match\":\"mid\"},"
+             "{\"name\":\"h\",\"string_match\":{\"suffix\":\"S\",\"ignore_case\":true}},"
+             "{\"name\":\"i\",\"string_match\":{\"safe_regex\":{\"regex\":\"z\"},"
+             "\"ignore_case\":true}}]}",
+             TO_C)),
+        &cfg);
     const struct xlb_header_matcher *h = r->match.headers;
     assert_int_equal(r->match.n_headers, 9);
     assert_string_equal(h[0].name, "a");
@@ -235,48 +193,58 @@ static void header_matchers(void **state)
 
 static void header_regex_invalid(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\",\"headers\":[{\"name\":\"a\",\"safe_regex_match\":"
-                     "{\"regex\":\"[a\"}}]}",
-                     TO_C)),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].match.headers[0]."
-                "safe_regex_match: invalid regex \"[a\" (missing terminating ] for character "
-                "class)");
+    rt_expect_nack(RC(R("{\"prefix\":\"\",\"headers\":[{\"name\":\"a\",\"safe_regex_match\":"
+                        "{\"regex\":\"[a\"}}]}",
+                        TO_C)),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].match.headers[0]."
+                   "safe_regex_match: invalid regex \"[a\" (missing terminating ] for character "
+                   "class)");
 }
 
 static void header_string_match_regex_invalid(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\",\"headers\":[{\"name\":\"a\",\"string_match\":"
-                     "{\"safe_regex\":{\"regex\":\"*\"}}}]}",
-                     TO_C)),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].match.headers[0]."
-                "string_match.safe_regex: invalid regex \"*\" (quantifier does not follow a "
-                "repeatable item)");
+    rt_expect_nack(RC(R("{\"prefix\":\"\",\"headers\":[{\"name\":\"a\",\"string_match\":"
+                        "{\"safe_regex\":{\"regex\":\"*\"}}}]}",
+                        TO_C)),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].match.headers[0]."
+                   "string_match.safe_regex: invalid regex \"*\" (quantifier does not follow a "
+                   "repeatable item)");
 }
 
 static void header_range_end_before_start(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\",\"headers\":[{\"name\":\"a\",\"range_match\":"
-                     "{\"start\":5,\"end\":4}}]}",
-                     TO_C)),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].match.headers[0]."
-                "range_match: end 4 is smaller than start 5");
+    rt_expect_nack(RC(R("{\"prefix\":\"\",\"headers\":[{\"name\":\"a\",\"range_match\":"
+                        "{\"start\":5,\"end\":4}}]}",
+                        TO_C)),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].match.headers[0]."
+                   "range_match: end 4 is smaller than start 5");
 }
 
 static void header_matcher_kind_required(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\",\"headers\":[{\"name\":\"a\"}]}", TO_C)),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].match.headers[0]: invalid "
-                "header matcher");
+    rt_expect_nack(
+        RC(R("{\"prefix\":\"\",\"headers\":[{\"name\":\"a\"}]}", TO_C)),
+        "route_configuration \"r\": virtual_hosts[0].routes[0].match.headers[0]: invalid "
+        "header matcher");
+}
+
+static void header_string_match_pattern_required(void **state)
+{
+    rt_expect_nack(RC(R("{\"prefix\":\"\",\"headers\":[{\"name\":\"a\",\"string_match\":{"
+                        "\"ignore_case\":true}}]}",
+                        TO_C)),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].match.headers[0]."
+                   "string_match: invalid string matcher");
 }
 
 static void runtime_fraction(void **state)
 {
     struct xlb_route_config cfg;
-    const struct xlb_route *r =
-        one_route(RC(R("{\"prefix\":\"\",\"runtime_fraction\":{\"default_value\":{\"numerator\":25,"
-                       "\"denominator\":\"TEN_THOUSAND\"}}}",
-                       TO_C)),
-                  &cfg);
+    const struct xlb_route *r = rt_one_route(
+        RC(R("{\"prefix\":\"\",\"runtime_fraction\":{\"default_value\":{\"numerator\":25,"
+             "\"denominator\":\"TEN_THOUSAND\"}}}",
+             TO_C)),
+        &cfg);
     assert_true(r->match.has_fraction);
     assert_int_equal(r->match.fraction_per_million, 2500);
     xlb_route_config_free(&cfg);
@@ -284,24 +252,24 @@ static void runtime_fraction(void **state)
 
 static void runtime_fraction_bad_denominator(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\",\"runtime_fraction\":{\"default_value\":{\"numerator\":1,"
-                     "\"denominator\":9}}}",
-                     TO_C)),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].match.runtime_fraction."
-                "default_value.denominator: unknown denominator type 9");
+    rt_expect_nack(RC(R("{\"prefix\":\"\",\"runtime_fraction\":{\"default_value\":{\"numerator\":1,"
+                        "\"denominator\":9}}}",
+                        TO_C)),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].match.runtime_fraction."
+                   "default_value.denominator: unknown denominator type 9");
 }
 
 static void cluster_name_required(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"\"}")),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].route.cluster: must be "
-                "non-empty");
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"\"}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.cluster: must be "
+                   "non-empty");
 }
 
 static void weighted_clusters(void **state)
 {
     struct xlb_route_config cfg;
-    const struct xlb_route *r = one_route(
+    const struct xlb_route *r = rt_one_route(
         RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"total_weight\":7,"
                                   "\"clusters\":[{\"name\":\"a\",\"weight\":3},"
                                   "{\"name\":\"z\",\"weight\":0},{\"name\":\"b\",\"weight\":"
@@ -318,61 +286,124 @@ static void weighted_clusters(void **state)
 
 static void weighted_sum_exceeds_uint32(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
-                                          "{\"name\":\"a\",\"weight\":4294967295},"
-                                          "{\"name\":\"b\",\"weight\":1}]}}")),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters: "
-                "sum of cluster weights 4294967296 exceeds uint32 max");
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
+                                             "{\"name\":\"a\",\"weight\":4294967295},"
+                                             "{\"name\":\"b\",\"weight\":1}]}}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters: "
+                   "sum of cluster weights 4294967296 exceeds uint32 max");
 }
 
 static void weighted_all_zero(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
-                                          "{\"name\":\"a\",\"weight\":0}]}}")),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters: "
-                "no valid clusters specified");
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
+                                             "{\"name\":\"a\",\"weight\":0}]}}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters: "
+                   "no valid clusters specified");
 }
 
 static void weighted_name_required(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
-                                          "{\"weight\":1}]}}")),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters."
-                "clusters[0].name: must be non-empty");
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
+                                             "{\"weight\":1}]}}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters."
+                   "clusters[0].name: must be non-empty");
 }
 
 static void weighted_weight_required(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
-                                          "{\"name\":\"a\"}]}}")),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters."
-                "clusters[0].weight: field not present");
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
+                                             "{\"name\":\"a\"}]}}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters."
+                   "clusters[0].weight: field not present");
 }
 
 static void cluster_header_ignores_route(void **state)
 {
     struct xlb_route_config cfg;
-    valid(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster_header\":\"x-cluster\"}")), &cfg);
+    rt_valid(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster_header\":\"x-cluster\"}")), &cfg);
     assert_int_equal(cfg.vhosts[0].n_routes, 0);
     xlb_route_config_free(&cfg);
 }
 
 static void cluster_specifier_plugin_unknown(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster_specifier_plugin\":\"rls\"}")),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].route."
-                "cluster_specifier_plugin: unknown cluster specifier plugin name \"rls\"");
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster_specifier_plugin\":\"rls\"}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route."
+                   "cluster_specifier_plugin: unknown cluster specifier plugin name \"rls\"");
+}
+
+static void cluster_specifier_plugin_name_required(void **state)
+{
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster_specifier_plugin\":\"\"}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route."
+                   "cluster_specifier_plugin: must be non-empty");
+}
+
+/* cluster_specifier_plugins: xlb implements no plugin type, RLS's included. */
+#define RLS_CONFIG                                                                                 \
+    "\"typed_config\":{\"@type\":\"type.googleapis.com/xds.type.v3.TypedStruct\","                 \
+    "\"type_url\":\"type.googleapis.com/grpc.lookup.v1.RouteLookupClusterSpecifier\"}"
+#define PLUGINS(list) "\"cluster_specifier_plugins\":[" list "],"
+#define RC_PLUGINS(plugins, routes)                                                                \
+    "{\"name\":\"r\"," plugins "\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"          \
+    "\"routes\":[" routes "]}]}"
+#define TO_RLS "\"route\":{\"cluster_specifier_plugin\":\"rls\"}"
+
+static void optional_unsupported_plugin_ignores_its_routes(void **state)
+{
+    struct xlb_route_config cfg;
+    rt_valid(RC_PLUGINS(
+                 PLUGINS("{\"extension\":{\"name\":\"rls\"," RLS_CONFIG "},\"is_optional\":true}"),
+                 R("{\"prefix\":\"/a/\"}", TO_RLS) "," R("{\"prefix\":\"\"}", TO_C)),
+             &cfg);
+    assert_int_equal(cfg.vhosts[0].n_routes, 1);
+    assert_string_equal(cfg.vhosts[0].routes[0].cluster, "c");
+    xlb_route_config_free(&cfg);
+}
+
+static void required_unsupported_plugin_rejected(void **state)
+{
+    rt_expect_nack(RC_PLUGINS(PLUGINS("{\"extension\":{\"name\":\"rls\"," RLS_CONFIG "}}"),
+                              R("{\"prefix\":\"\"}", TO_RLS)),
+                   "route_configuration \"r\": cluster_specifier_plugins[0].extension."
+                   "typed_config: unsupported ClusterSpecifierPlugin type");
+}
+
+static void plugin_extension_required(void **state)
+{
+    rt_expect_nack(RC_PLUGINS(PLUGINS("{\"is_optional\":true}"), ANY_ROUTE),
+                   "route_configuration \"r\": cluster_specifier_plugins[0].extension: field "
+                   "not present");
+}
+
+static void plugin_typed_config_required(void **state)
+{
+    rt_expect_nack(
+        RC_PLUGINS(PLUGINS("{\"extension\":{\"name\":\"rls\"},\"is_optional\":true}"), ANY_ROUTE),
+        "route_configuration \"r\": cluster_specifier_plugins[0].extension."
+        "typed_config: field not present");
+}
+
+static void plugin_names_unique(void **state)
+{
+    rt_expect_nack(RC_PLUGINS(PLUGINS("{\"extension\":{\"name\":\"rls\"," RLS_CONFIG
+                                      "},\"is_optional\":true},{\"extension\":{\"name\":"
+                                      "\"rls\"," RLS_CONFIG "},\"is_optional\":true}"),
+                              ANY_ROUTE),
+                   "route_configuration \"r\": cluster_specifier_plugins[1].extension.name: "
+                   "duplicate name \"rls\"");
 }
 
 static void non_forwarding_and_unsupported_actions(void **state)
 {
     struct xlb_route_config cfg;
-    valid(RC(R("{\"prefix\":\"\"}", "\"non_forwarding_action\":{}") "," R(
-              "{\"prefix\":\"\"}",
-              "\"redirect\":{}") "," R("{\"prefix\":\"\"}",
-                                       "\"direct_response\":{}") ","
-                                                                 "{\"match\":{\"prefix\":\"\"}}"),
-          &cfg);
+    rt_valid(
+        RC(R("{\"prefix\":\"\"}", "\"non_forwarding_action\":{}") "," R(
+            "{\"prefix\":\"\"}",
+            "\"redirect\":{}") "," R("{\"prefix\":\"\"}",
+                                     "\"direct_response\":{}") ","
+                                                               "{\"match\":{\"prefix\":\"\"}}"),
+        &cfg);
     assert_int_equal(cfg.vhosts[0].n_routes, 4);
     assert_int_equal(cfg.vhosts[0].routes[0].action, XLB_ROUTE_NON_FORWARDING);
     assert_int_equal(cfg.vhosts[0].routes[1].action, XLB_ROUTE_UNSUPPORTED);
@@ -384,7 +415,7 @@ static void non_forwarding_and_unsupported_actions(void **state)
 static void hash_policies(void **state)
 {
     struct xlb_route_config cfg;
-    const struct xlb_route *r = one_route(
+    const struct xlb_route *r = rt_one_route(
         RC(R("{\"prefix\":\"\"}",
              "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
              "{\"header\":{\"header_name\":\"x-user\",\"regex_rewrite\":{\"pattern\":{\"regex\":"
@@ -410,35 +441,44 @@ static void hash_policies(void **state)
 
 static void hash_header_name_required(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
-                                          "{\"header\":{}}]}")),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
-                "header.header_name: must be non-empty");
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
+                                             "{\"header\":{}}]}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
+                   "header.header_name: must be non-empty");
 }
 
 static void hash_regex_rewrite_pattern_required(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
-                                          "{\"header\":{\"header_name\":\"h\",\"regex_rewrite\":"
-                                          "{}}}]}")),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
-                "header.regex_rewrite.pattern: field not present");
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
+                                             "{\"header\":{\"header_name\":\"h\",\"regex_rewrite\":"
+                                             "{}}}]}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
+                   "header.regex_rewrite.pattern: field not present");
+}
+
+static void hash_regex_rewrite_regex_required(void **state)
+{
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
+                                             "{\"header\":{\"header_name\":\"h\","
+                                             "\"regex_rewrite\":{\"pattern\":{}}}}]}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
+                   "header.regex_rewrite.pattern.regex: field not present");
 }
 
 static void hash_regex_rewrite_invalid(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
-                                          "{\"header\":{\"header_name\":\"h\",\"regex_rewrite\":"
-                                          "{\"pattern\":{\"regex\":\"a)\"}}}}]}")),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
-                "header.regex_rewrite.pattern.regex: invalid regex \"a)\" (unmatched closing "
-                "parenthesis)");
+    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
+                                             "{\"header\":{\"header_name\":\"h\",\"regex_rewrite\":"
+                                             "{\"pattern\":{\"regex\":\"a)\"}}}}]}")),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
+                   "header.regex_rewrite.pattern.regex: invalid regex \"a)\" (unmatched closing "
+                   "parenthesis)");
 }
 
 static void max_stream_duration_prefers_header_max(void **state)
 {
     struct xlb_route_config cfg;
-    const struct xlb_route *r = one_route(
+    const struct xlb_route *r = rt_one_route(
         RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"max_stream_duration\":{"
                                   "\"max_stream_duration\":\"5s\",\"grpc_timeout_header_max\":"
                                   "\"2.25s\"}}")),
@@ -452,116 +492,21 @@ static void max_stream_duration_prefers_header_max(void **state)
 static void max_stream_duration_plain(void **state)
 {
     struct xlb_route_config cfg;
-    const struct xlb_route *r =
-        one_route(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"max_stream_duration\":{"
-                                            "\"max_stream_duration\":\"5s\"}}")),
-                  &cfg);
+    const struct xlb_route *r = rt_one_route(
+        RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"max_stream_duration\":{"
+                                  "\"max_stream_duration\":\"5s\"}}")),
+        &cfg);
     assert_int_equal(r->max_stream_duration.seconds, 5);
     xlb_route_config_free(&cfg);
 }
 
 static void max_stream_duration_invalid(void **state)
 {
-    expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"max_stream_duration\":{"
-                                          "\"grpc_timeout_header_max\":\"-1s\"}}")),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].route.max_stream_duration."
-                "grpc_timeout_header_max.seconds: -1 is not in 0..315576000000");
-}
-
-#define PER_ROUTE                                                                                  \
-    "\"@type\":\"type.googleapis.com/"                                                             \
-    "envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute\""
-#define COOKIE_STATE                                                                               \
-    "\"@type\":\"type.googleapis.com/"                                                             \
-    "envoy.extensions.http.stateful_session.cookie.v3.CookieBasedSessionState\""
-#define TPFC(entries) ",\"typed_per_filter_config\":{" entries "}"
-
-static void per_route_session_disabled_and_override(void **state)
-{
-    struct xlb_route_config cfg;
-    valid("{\"name\":\"r\",\"virtual_hosts\":[{\"domains\":[\"*\"]" TPFC(
-              "\"ssa\":{" PER_ROUTE
-              ",\"disabled\":true}") ",\"routes\":[{\"match\":{\"prefix\":"
-                                     "\"\"}," TO_C TPFC("\"ssa\":{" PER_ROUTE
-                                                        ",\"stateful_session\":{"
-                                                        "\"session_state\":{\"name\":\"c\","
-                                                        "\"typed_config\":{" COOKIE_STATE
-                                                        ",\"cookie\":{\"name\":\"s\",\"ttl\":"
-                                                        "\"60s\",\"path\":\"/p\"}}}}}") "}]}]}",
-          &cfg);
-    const struct xlb_virtual_host *vh = &cfg.vhosts[0];
-    assert_int_equal(vh->overrides.n, 1);
-    assert_string_equal(vh->overrides.items[0].filter_name, "ssa");
-    assert_int_equal(vh->overrides.items[0].kind, XLB_SESSION_OVERRIDE_DISABLED);
-    const struct xlb_filter_override *o = &vh->routes[0].overrides.items[0];
-    assert_int_equal(vh->routes[0].overrides.n, 1);
-    assert_int_equal(o->kind, XLB_SESSION_OVERRIDE_CONFIG);
-    assert_true(o->session.enabled);
-    assert_string_equal(o->session.cookie.name, "s");
-    assert_string_equal(o->session.cookie.path, "/p");
-    assert_true(o->session.cookie.has_ttl);
-    assert_int_equal(o->session.cookie.ttl.seconds, 60);
-    xlb_route_config_free(&cfg);
-}
-
-static void per_route_on_weighted_cluster(void **state)
-{
-    struct xlb_route_config cfg;
-    const struct xlb_route *r = one_route(
-        RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":[{\"name\":\"a\","
-                                  "\"weight\":1" TPFC("\"ssa\":{" PER_ROUTE "}") "}]}}")),
-        &cfg);
-    assert_int_equal(r->weighted[0].overrides.n, 1);
-    assert_int_equal(r->weighted[0].overrides.items[0].kind, XLB_SESSION_OVERRIDE_CONFIG);
-    assert_false(r->weighted[0].overrides.items[0].session.enabled);
-    xlb_route_config_free(&cfg);
-}
-
-static void per_route_cookie_name_required(void **state)
-{
-    expect_nack(RC("{\"match\":{\"prefix\":\"\"}," TO_C TPFC(
-                    "\"ssa\":{" PER_ROUTE ",\"stateful_session\":{\"session_state\":{"
-                    "\"typed_config\":{" COOKIE_STATE ",\"cookie\":{}}}}}") "}"),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].typed_per_filter_config"
-                "[\"ssa\"].stateful_session.session_state.typed_config.cookie.name: field not "
-                "present");
-}
-
-static void optional_unknown_override_skipped(void **state)
-{
-    struct xlb_route_config cfg;
-    const struct xlb_route *r = one_route(
-        RC("{\"match\":{\"prefix\":\"\"}," TO_C TPFC(
-            "\"x\":{\"@type\":\"type.googleapis.com/envoy.config.route.v3.FilterConfig\","
-            "\"is_optional\":true,\"config\":{\"@type\":\"type.googleapis.com/envoy.config.core."
-            "v3.Locality\"}}") "}"),
-        &cfg);
-    assert_int_equal(r->overrides.n, 0);
-    xlb_route_config_free(&cfg);
-}
-
-static void unknown_override_rejected(void **state)
-{
-    expect_nack(RC("{\"match\":{\"prefix\":\"\"}," TO_C TPFC(
-                    "\"x\":{\"@type\":\"type.googleapis.com/envoy.config.core.v3.Locality\"}") "}"),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].typed_per_filter_config"
-                "[\"x\"]: unsupported filter type \"envoy.config.core.v3.Locality\"");
-}
-
-static void router_override_rejected(void **state)
-{
-    expect_nack(RC("{\"match\":{\"prefix\":\"\"}," TO_C TPFC(
-                    "\"router\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."
-                    "router.v3.Router\"}") "}"),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].typed_per_filter_config"
-                "[\"router\"]: router filter does not support config override");
-}
-
-static void override_key_required(void **state)
-{
-    expect_nack(RC("{\"match\":{\"prefix\":\"\"}," TO_C TPFC("\"\":{" PER_ROUTE "}") "}"),
-                "route_configuration \"r\": virtual_hosts[0].routes[0].typed_per_filter_config"
-                "[\"\"]: filter name must be non-empty");
+    rt_expect_nack(
+        RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"max_stream_duration\":{"
+                                  "\"grpc_timeout_header_max\":\"-1s\"}}")),
+        "route_configuration \"r\": virtual_hosts[0].routes[0].route.max_stream_duration."
+        "grpc_timeout_header_max.seconds: -1 is not in 0..315576000000");
 }
 
 int main(void)
@@ -586,6 +531,7 @@ int main(void)
         cmocka_unit_test(header_string_match_regex_invalid),
         cmocka_unit_test(header_range_end_before_start),
         cmocka_unit_test(header_matcher_kind_required),
+        cmocka_unit_test(header_string_match_pattern_required),
         cmocka_unit_test(runtime_fraction),
         cmocka_unit_test(runtime_fraction_bad_denominator),
         cmocka_unit_test(cluster_name_required),
@@ -596,21 +542,21 @@ int main(void)
         cmocka_unit_test(weighted_weight_required),
         cmocka_unit_test(cluster_header_ignores_route),
         cmocka_unit_test(cluster_specifier_plugin_unknown),
+        cmocka_unit_test(cluster_specifier_plugin_name_required),
+        cmocka_unit_test(optional_unsupported_plugin_ignores_its_routes),
+        cmocka_unit_test(required_unsupported_plugin_rejected),
+        cmocka_unit_test(plugin_extension_required),
+        cmocka_unit_test(plugin_typed_config_required),
+        cmocka_unit_test(plugin_names_unique),
         cmocka_unit_test(non_forwarding_and_unsupported_actions),
         cmocka_unit_test(hash_policies),
         cmocka_unit_test(hash_header_name_required),
         cmocka_unit_test(hash_regex_rewrite_pattern_required),
+        cmocka_unit_test(hash_regex_rewrite_regex_required),
         cmocka_unit_test(hash_regex_rewrite_invalid),
         cmocka_unit_test(max_stream_duration_prefers_header_max),
         cmocka_unit_test(max_stream_duration_plain),
         cmocka_unit_test(max_stream_duration_invalid),
-        cmocka_unit_test(per_route_session_disabled_and_override),
-        cmocka_unit_test(per_route_on_weighted_cluster),
-        cmocka_unit_test(per_route_cookie_name_required),
-        cmocka_unit_test(optional_unknown_override_skipped),
-        cmocka_unit_test(unknown_override_rejected),
-        cmocka_unit_test(router_override_rejected),
-        cmocka_unit_test(override_key_required),
     };
     return cmocka_run_group_tests_name("xds_validate_route", tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* See xv_test.h. */
 #include "xv_test.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 ProtobufCMessage *xv_json(const ProtobufCMessageDescriptor *desc, const char *text)
@@ -37,4 +38,20 @@ void xv_expect_none(struct xlb_errors *errs)
     unsigned n = errs->n;
     xlb_errors_free(errs);
     assert_int_equal(n, 0);
+}
+
+void xv_any_replace(Google__Protobuf__Any *any, const char *type_url, const void *value, size_t len)
+{
+    /* Copies first: type_url and value may be the Any's own. The reader allocates with
+     * malloc, and protobuf-c frees the message with free. */
+    char *url = strdup(type_url);
+    uint8_t *data = malloc(len ? len : 1);
+    assert_non_null(url);
+    assert_non_null(data);
+    memcpy(data, value, len);
+    free(any->type_url);
+    free(any->value.data);
+    any->type_url = url;
+    any->value.data = data;
+    any->value.len = len;
 }

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "google/protobuf/any.pb-c.h"
 #include "json_read.h"
 #include "proto_json.h"
 
@@ -21,5 +22,10 @@ void xv_expect_line(struct xlb_errors *errs, const char *line);
 
 /* errs must hold no line; frees errs. */
 void xv_expect_none(struct xlb_errors *errs);
+
+/* Replaces what an Any holds, for Anys the JSON reader refuses to build (a type URL without a
+ * '/', bytes that do not decode). */
+void xv_any_replace(Google__Protobuf__Any *any, const char *type_url, const void *value,
+                    size_t len);
 
 #endif

@@ -154,6 +154,20 @@ test('NACK is recorded with error_detail; previous version stays; stale nonce ig
   c.ack(c3, ['cluster-a']);
 });
 
+test('a nonce carried over from another stream is recorded and ignored', async () => {
+  const c = client();
+  c.send({ type: 'cds', names: ['cluster-a'], version: '1', nonce: '12345' });
+  assert.ok(await c.quiet('cds', 400));
+  const reqs = (await srv.control('GET', '/requests?type=cds&kind=foreign_nonce')).body.requests;
+  assert.equal(reqs.length, 1);
+  assert.equal(reqs[0].response_nonce, '12345');
+  // The same request without the nonce, as the first of a stream should be, is answered.
+  c.send({ type: 'cds', names: ['cluster-a'], version: '1' });
+  const resp = await c.next('cds');
+  assert.deepEqual(names(resp), ['cluster-a']);
+  c.ack(resp, ['cluster-a']);
+});
+
 test('removal: LDS/CDS SotW omit it, RDS/EDS stop carrying it', async () => {
   const c = client();
   c.send({ type: 'cds' });

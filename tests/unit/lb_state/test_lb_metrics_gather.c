@@ -1,0 +1,196 @@
+/*
+ * The LB metrics' values gathered from a compiled tree and the workers' counters: xDS
+ * resources (proto3 JSON) -> dependency manager -> LB state, counters written here as two
+ * workers would, then xlb_lb_metrics_gather must sum them per cluster, locality, drop
+ * category and endpoint, and an endpoint that takes over a reused slot must start from zero.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../xds_deps/dm_test.h"
+#include "lb_metrics.h"
+#include "lb_state.h"
+
+#define EP(addr)                                                                                   \
+    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"" addr                          \
+    "\",\"port_value\":9000}}}}"
+#define CLUSTER                                                                                    \
+    "{\"name\":\"c1\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}}"
+/* Zone a (weight 2): .21 .22; zone b (weight 1): .23; a drop category of 0 %. */
+#define EDS3                                                                                       \
+    "{\"cluster_name\":\"c1\",\"endpoints\":["                                                     \
+    "{\"locality\":{\"zone\":\"a\"},\"load_balancing_weight\":2,\"lb_endpoints\":[" EP(            \
+        "198.18.0.21") "," EP("198.18.0.22") "]},"                                                 \
+                                             "{\"locality\":{\"zone\":\"b\"},\"load_balancing_"    \
+                                             "weight\":1,"                                         \
+                                             "\"lb_endpoints\":[" EP(                              \
+                                                 "198.18.0.23") "]}],"                             \
+                                                                "\"policy\":{\"drop_overloads\":[" \
+                                                                "{"                                \
+                                                                "\"category\":\"throttle\","       \
+                                                                "\"drop_percentage\":{"            \
+                                                                "\"numerator\":0}}]}}"
+
+struct fixture {
+    struct dm_fixture *dm;
+    struct xlb_load_slots load_slots;
+    struct xlb_lb_state *lb;
+    struct xlb_worker_load *load; /* two workers */
+    bool grace_over;
+    uint64_t now;
+};
+
+static uint64_t grace_start(void *arg)
+{
+    ((struct fixture *)arg)->grace_over = false;
+    return 1;
+}
+
+static bool grace_over(void *arg, uint64_t token)
+{
+    (void)token;
+    return ((struct fixture *)arg)->grace_over;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    void *dm_state;
+    if (f == NULL || dm_setup(&dm_state) != 0)
+        return -1;
+    f->dm = dm_state;
+    xlb_load_slots_init(&f->load_slots);
+    struct xlb_lb_grace grace = {grace_start, grace_over, f};
+    f->load = calloc(2, sizeof(*f->load));
+    f->lb = xlb_lb_state_create(&f->load_slots, &grace, f->load, 2, 42);
+    f->now = 1000;
+    if (f->lb == NULL || f->load == NULL)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    xlb_lb_state_free(f->lb);
+    xlb_load_slots_free(&f->load_slots);
+    void *dm_state = f->dm;
+    dm_teardown(&dm_state);
+    free(f->load);
+    free(f);
+    return 0;
+}
+
+static void update(struct fixture *f)
+{
+    dm_step(f->dm);
+    size_t index = 0;
+    xlb_lb_state_update(f->lb, &f->dm->dm, &index, 1, f->now);
+}
+
+static const struct xlb_lb_cluster *compiled(struct fixture *f)
+{
+    const struct xlb_lb_cluster *c = xlb_lb_state_cluster(f->lb, "c1");
+    assert_non_null(c);
+    return c;
+}
+
+static void sums_the_workers_counters(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "c1"), 0);
+    dm_put(f->dm, XLB_XDS_CDS, "c1", CLUSTER);
+    dm_put(f->dm, XLB_XDS_EDS, "c1", EDS3);
+    update(f);
+    const struct xlb_lb_cluster *c = compiled(f);
+    /* Worker 0 and worker 1 each count part of the same traffic. */
+    for (int w = 0; w < 2; w++) {
+        struct xlb_worker_load *l = &f->load[w];
+        l->clusters[c->cluster_slot].started += 5 + w;
+        l->clusters[c->cluster_slot].finished += 4;
+        l->clusters[c->cluster_slot].circuit_dropped += 1;
+        l->localities[c->priorities[0].localities[0].load_slot].issued += 3;
+        l->localities[c->priorities[0].localities[1].load_slot].issued += 2 + w;
+        l->drops[c->drops[0].load_slot] += 7;
+        l->endpoints[c->endpoints[0].slot].succeeded += 2;
+        l->endpoints[c->endpoints[1].slot].failed += 1;
+        l->endpoints[c->endpoints[2].slot].succeeded += 1 + w;
+    }
+    struct xlb_lb_metrics m;
+    assert_int_equal(xlb_lb_metrics_gather(f->lb, f->load, 2, &m), 0);
+    assert_int_equal(m.n_clusters, 1);
+    const struct xlb_lbm_cluster *g = &m.clusters[0];
+    assert_string_equal(g->name, "c1");
+    assert_int_equal(g->started, 11);
+    assert_int_equal(g->finished, 8);
+    assert_int_equal(g->circuit_dropped, 2);
+    assert_int_equal(g->chosen_priority, 0);
+    assert_int_equal(g->n_localities, 2);
+    assert_string_equal(g->localities[0].name, "/a/");
+    assert_int_equal(g->localities[0].weight, 2);
+    assert_int_equal(g->localities[0].started, 6);
+    assert_int_equal(g->localities[1].started, 5);
+    assert_int_equal(g->n_drops, 1);
+    assert_string_equal(g->drops[0].category, "throttle");
+    assert_int_equal(g->drops[0].dropped, 14);
+    assert_int_equal(g->n_endpoints, 3);
+    assert_string_equal(g->endpoints[0].address, "198.18.0.21:9000");
+    assert_int_equal(g->endpoints[0].succeeded, 4);
+    assert_int_equal(g->endpoints[1].failed, 2);
+    assert_int_equal(g->endpoints[2].locality, 1);
+    assert_int_equal(g->endpoints[2].succeeded, 3);
+    xlb_lb_metrics_free(&m);
+}
+
+static uint64_t succeeded_of(struct fixture *f, const char *address)
+{
+    struct xlb_lb_metrics m;
+    assert_int_equal(xlb_lb_metrics_gather(f->lb, f->load, 2, &m), 0);
+    uint64_t found = UINT64_MAX;
+    for (uint32_t e = 0; e < m.clusters[0].n_endpoints; e++)
+        if (strcmp(m.clusters[0].endpoints[e].address, address) == 0)
+            found = m.clusters[0].endpoints[e].succeeded;
+    xlb_lb_metrics_free(&m);
+    return found;
+}
+
+/* .21 leaves with 9 successes; once its slot is reused, .24 starts from 0, not 9. */
+static void reused_slot_starts_from_zero(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "c1"), 0);
+    dm_put(f->dm, XLB_XDS_CDS, "c1", CLUSTER);
+    dm_put(f->dm, XLB_XDS_EDS, "c1",
+           "{\"cluster_name\":\"c1\",\"endpoints\":[{\"locality\":{\"zone\":\"a\"},"
+           "\"load_balancing_weight\":1,\"lb_endpoints\":[" EP("198.18.0.21") "]}]}");
+    update(f);
+    uint32_t slot = compiled(f)->endpoints[0].slot;
+    f->load[1].endpoints[slot].succeeded = 9;
+    assert_int_equal(succeeded_of(f, "198.18.0.21:9000"), 9);
+    dm_put(f->dm, XLB_XDS_EDS, "c1",
+           "{\"cluster_name\":\"c1\",\"endpoints\":[{\"locality\":{\"zone\":\"a\"},"
+           "\"load_balancing_weight\":1,\"lb_endpoints\":[" EP("198.18.0.22") "]}]}");
+    update(f);
+    f->grace_over = true;
+    f->now += 250;
+    xlb_lb_state_tick(f->lb, f->now); /* the grace period is over: the slot is free */
+    dm_put(f->dm, XLB_XDS_EDS, "c1",
+           "{\"cluster_name\":\"c1\",\"endpoints\":[{\"locality\":{\"zone\":\"a\"},"
+           "\"load_balancing_weight\":1,\"lb_endpoints\":[" EP("198.18.0.22") "," EP(
+               "198.18.0.24") "]}]}");
+    update(f);
+    assert_int_equal(compiled(f)->endpoints[1].slot, slot);
+    assert_int_equal(succeeded_of(f, "198.18.0.24:9000"), 0);
+    f->load[0].endpoints[slot].succeeded += 2;
+    assert_int_equal(succeeded_of(f, "198.18.0.24:9000"), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(sums_the_workers_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(reused_slot_starts_from_zero, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
