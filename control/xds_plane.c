@@ -87,7 +87,7 @@ static void maybe_start_lrs(struct xlb_xds_plane *x)
         xlb_lrs_source_of(&x->lrs_source).enabled_clusters(&x->lrs_source, &names) == 0)
         return;
     if (xlb_lrs_client_start(x->lrs, x->channel) == 0)
-        XLB_LOG(INFO, CONTROL, "lrs: reporting load to the xDS server");
+        XLB_LOG(INFO, LRS, "reporting load to the xDS server");
 }
 
 static void on_channel(struct xlb_grpc_channel *ch, void *arg)
@@ -102,7 +102,7 @@ static void on_channel(struct xlb_grpc_channel *ch, void *arg)
 static void on_lrs_stopped(struct xlb_lrs_client *client, const char *reason, void *arg)
 {
     /* Started again with the next channel ADS lends (the server ended only this call). */
-    XLB_LOG(WARNING, CONTROL, "lrs: %s", reason);
+    XLB_LOG(WARNING, LRS, "%s", reason);
 }
 
 static int start_lrs(struct xlb_xds_plane *x, const struct xlb_worker_load *load,

@@ -15,7 +15,11 @@
     X(SNAPSHOT, xlb.snapshot)                                                                      \
     X(NEIGHBOUR, xlb.neighbour)                                                                    \
     X(PORT, xlb.port)                                                                              \
-    X(WORKER, xlb.worker)
+    X(WORKER, xlb.worker)                                                                          \
+    X(GRPC, xlb.grpc)                                                                              \
+    X(XDS, xlb.xds)                                                                                \
+    X(LRS, xlb.lrs)                                                                                \
+    X(LB, xlb.lb)
 
 #define XLB_LOGTYPE_DECLARE(id, name) extern int xlb_logtype_##id;
 XLB_LOG_COMPONENTS(XLB_LOGTYPE_DECLARE)

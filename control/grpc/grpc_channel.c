@@ -272,7 +272,7 @@ static void finish_connect(struct xlb_grpc_channel *ch)
     socklen_t len = sizeof(err);
     getsockopt(ch->fd, SOL_SOCKET, SO_ERROR, &err, &len);
     if (err != 0) {
-        XLB_LOG(DEBUG, CONTROL, "grpc: connect to %s: %s", ch->authority, strerror(err));
+        XLB_LOG(DEBUG, GRPC, "connect to %s: %s", ch->authority, strerror(err));
         close_socket(ch);
         connect_next(ch);
         return;
@@ -404,7 +404,7 @@ struct xlb_grpc_channel *xlb_grpc_channel_connect(struct xlb_loop *loop,
              target->port);
     char error[384];
     if (target->tls && (ch->ssl_ctx = xlb_grpc_tls_context(ch, error, sizeof(error))) == NULL) {
-        XLB_LOG(ERR, CONTROL, "grpc: %s: %s", ch->authority, error);
+        XLB_LOG(ERR, GRPC, "%s: %s", ch->authority, error);
         xlb_grpc_channel_destroy(ch);
         return NULL;
     }

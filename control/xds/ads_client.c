@@ -91,10 +91,9 @@ static void current_failed(struct xlb_ads_client *c, const char *reason)
     free(c->last_error);
     c->last_error = strdup(reason);
     if (answered)
-        XLB_LOG(NOTICE, CONTROL, "xds: %s: %s; reconnecting", c->config.servers[c->server].uri,
-                reason);
+        XLB_LOG(NOTICE, XDS, "%s: %s; reconnecting", c->config.servers[c->server].uri, reason);
     else
-        XLB_LOG(WARNING, CONTROL, "xds: %s: %s", c->config.servers[c->server].uri, reason);
+        XLB_LOG(WARNING, XDS, "%s: %s", c->config.servers[c->server].uri, reason);
     retire(c, c->current);
     ads_cancel_all_timers(c);
     uint64_t delay = 0;
@@ -121,7 +120,7 @@ static void probe_failed(struct xlb_ads_client *c)
 /* The higher-priority server answered: it becomes current, the fallback stream ends. */
 static void promote_probe(struct xlb_ads_client *c, struct ads_attempt *a)
 {
-    XLB_LOG(NOTICE, CONTROL, "xds: back on %s", c->config.servers[a->server].uri);
+    XLB_LOG(NOTICE, XDS, "back on %s", c->config.servers[a->server].uri);
     retire(c, c->current);
     c->primary_probe = NULL;
     c->current = a;

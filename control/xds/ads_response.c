@@ -46,7 +46,7 @@ static void on_does_not_exist(void *arg)
     struct xlb_xds_resource *res = xlb_xds_cache_find(c->cache, timer->type, timer->name);
     ads_cancel_timer(c, timer->type, timer->name); /* frees timer */
     if (res != NULL && res->watched && !res->has_value && res->state == XLB_RES_REQUESTED) {
-        XLB_LOG(WARNING, CONTROL, "xds: %s \"%s\" does not exist (no answer in %" PRIu64 " ms)",
+        XLB_LOG(WARNING, XDS, "%s \"%s\" does not exist (no answer in %" PRIu64 " ms)",
                 xlb_xds_type_name[res->type], res->name, c->config.does_not_exist_ms);
         xlb_xds_cache_does_not_exist(c->cache, res);
         c->changed(c->arg);
@@ -158,8 +158,8 @@ static void apply_deletions(struct xlb_ads_client *c, enum xlb_xds_type type, ch
         if (!r->watched || r->state == XLB_RES_STATIC || seen_before(seen, n_seen, r->name))
             continue;
         if (keep && r->has_value) {
-            XLB_LOG(WARNING, CONTROL,
-                    "xds: %s \"%s\" deleted by the server; kept "
+            XLB_LOG(WARNING, XDS,
+                    "%s \"%s\" deleted by the server; kept "
                     "(ignore_resource_deletion)",
                     xlb_xds_type_name[type], r->name);
             continue;
@@ -199,7 +199,7 @@ int ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const u
         return -1;
     int type = xlb_xds_type_by_url(resp->type_url);
     if (type < 0) {
-        XLB_LOG(WARNING, CONTROL, "xds: response of unknown type %s ignored", resp->type_url);
+        XLB_LOG(WARNING, XDS, "response of unknown type %s ignored", resp->type_url);
         envoy__service__discovery__v3__discovery_response__free_unpacked(resp, NULL);
         return 0;
     }
@@ -217,8 +217,8 @@ int ads_handle_response(struct xlb_ads_client *c, struct ads_attempt *a, const u
 
     if (errs.n + errs.dropped > 0) {
         char *error = xlb_errors_join(&errs, 0);
-        XLB_LOG(WARNING, CONTROL, "xds: NACK %s version %s: %s", xlb_xds_type_name[type],
-                resp->version_info, error ? error : "?");
+        XLB_LOG(WARNING, XDS, "NACK %s version %s: %s", xlb_xds_type_name[type], resp->version_info,
+                error ? error : "?");
         record_nack(c, type, resp->version_info, error ? error : "out of memory");
         ads_send_request(c, a, type, error ? error : "out of memory");
         free(error);

@@ -120,7 +120,7 @@ static int queue(struct xlb_lrs_client *c, const uint8_t *msg, size_t len)
 static void notify_stopped(struct xlb_lrs_client *c)
 {
     c->stop_pending = false;
-    XLB_LOG(NOTICE, CONTROL, "lrs: %s", c->stop_reason);
+    XLB_LOG(NOTICE, LRS, "%s", c->stop_reason);
     /* Last: the owner may restart or destroy the client from here. */
     if (c->config.on_stopped != NULL)
         c->config.on_stopped(c, c->stop_reason, c->config.arg);
@@ -131,7 +131,7 @@ static void send_report(struct xlb_lrs_client *c)
 {
     struct xlb_lrs_report report;
     if (xlb_lrs_report_build(&c->baseline, &c->config.source, &c->settings, now(c), &report) != 0) {
-        XLB_LOG(WARNING, CONTROL, "lrs: out of memory building a load report; skipped");
+        XLB_LOG(WARNING, LRS, "out of memory building a load report; skipped");
         return;
     }
     if (report.n_clusters == 0) {
@@ -144,7 +144,7 @@ static void send_report(struct xlb_lrs_client *c)
         if (c->stop_pending)
             notify_stopped(c);
         else
-            XLB_LOG(WARNING, CONTROL, "lrs: cannot queue a load report; kept for the next one");
+            XLB_LOG(WARNING, LRS, "cannot queue a load report; kept for the next one");
         return;
     }
     size_t n = report.n_clusters;
@@ -160,7 +160,7 @@ static void on_tick(void *arg)
     /* Re-armed before reporting, so that on_report may stop or destroy the client. */
     c->timer = xlb_loop_add_timeout(c->loop, c->settings.interval_ms, on_tick, c);
     if (c->timer == 0)
-        XLB_LOG(ERR, CONTROL, "lrs: cannot arm the report timer; reports stop until reconnect");
+        XLB_LOG(ERR, LRS, "cannot arm the report timer; reports stop until reconnect");
     send_report(c);
 }
 
@@ -171,7 +171,7 @@ static void apply_settings(struct xlb_lrs_client *c, struct xlb_lrs_settings *se
     c->settings = *settings;
     c->have_settings = true;
     if (settings->clamped)
-        XLB_LOG(NOTICE, CONTROL, "lrs: server's interval raised to the %" PRIu64 " ms minimum",
+        XLB_LOG(NOTICE, LRS, "server's interval raised to the %" PRIu64 " ms minimum",
                 c->settings.interval_ms);
     /* Re-arm only when the interval changed: a server repeating its answer must not keep
      * pushing the next report away. A new cluster set takes effect at the next report. */
@@ -180,7 +180,7 @@ static void apply_settings(struct xlb_lrs_client *c, struct xlb_lrs_settings *se
     xlb_loop_cancel(c->loop, c->timer);
     c->timer = xlb_loop_add_timeout(c->loop, c->settings.interval_ms, on_tick, c);
     if (c->timer == 0)
-        XLB_LOG(ERR, CONTROL, "lrs: cannot arm the report timer; reports stop until reconnect");
+        XLB_LOG(ERR, LRS, "cannot arm the report timer; reports stop until reconnect");
 }
 
 static void on_message(struct xlb_grpc_stream *s, const uint8_t *msg, size_t len, void *arg)
@@ -190,7 +190,7 @@ static void on_message(struct xlb_grpc_stream *s, const uint8_t *msg, size_t len
     char why[160];
     if (xlb_lrs_response_parse(msg, len, c->config.min_interval_ms, &settings, why, sizeof(why)) !=
         0) {
-        XLB_LOG(WARNING, CONTROL, "lrs: LoadStatsResponse ignored: %s", why);
+        XLB_LOG(WARNING, LRS, "LoadStatsResponse ignored: %s", why);
         return;
     }
     apply_settings(c, &settings);
