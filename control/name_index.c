@@ -6,7 +6,7 @@
 
 #include <xxhash.h>
 
-/* Below half full, linear probing's runs stay a slot or two long on average. */
+/* Slots of the first table; it doubles as names arrive. */
 #define MIN_CAP 16
 
 static uint64_t xxh3(const char *name, size_t len)
@@ -69,13 +69,18 @@ static int resize(struct xlb_name_index *ix, size_t cap)
 
 int xlb_name_index_set(struct xlb_name_index *ix, const char *name, void *value)
 {
-    if (2 * (ix->n + 1) > ix->cap && resize(ix, ix->cap ? 2 * ix->cap : MIN_CAP) != 0)
-        return -1;
     uint64_t hash = ix->hash(name, strlen(name));
-    struct xlb_name_slot *s = &ix->slots[probe(ix, name, hash)];
-    if (s->name == NULL)
+    size_t i = ix->cap ? probe(ix, name, hash) : 0;
+    /* Only a new name may grow the table: replacing an entry never fails. Kept at most half
+     * full, where linear probing's runs stay a slot or two long. */
+    if (ix->cap == 0 || (ix->slots[i].name == NULL && 2 * (ix->n + 1) > ix->cap)) {
+        if (resize(ix, ix->cap ? 2 * ix->cap : MIN_CAP) != 0)
+            return -1;
+        i = probe(ix, name, hash);
+    }
+    if (ix->slots[i].name == NULL)
         ix->n++;
-    *s = (struct xlb_name_slot){.hash = hash, .name = name, .value = value};
+    ix->slots[i] = (struct xlb_name_slot){.hash = hash, .name = name, .value = value};
     return 0;
 }
 

@@ -43,7 +43,7 @@ void *xlb_name_index_find(const struct xlb_name_index *ix, const char *name);
 /*
  * Stores value for name: a new entry, or the existing entry of an equal name, whose borrowed
  * name becomes this one (so a caller may free the string it stored before). Returns 0, or -1
- * when out of memory (the index is unchanged then).
+ * when out of memory (the index is unchanged then); replacing an existing entry never fails.
  */
 int xlb_name_index_set(struct xlb_name_index *ix, const char *name, void *value);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cluster_compile.h"
+#include "cluster_slots.h"
 #include "endpoint_slots.h"
 #include "outlier_detector.h"
 #include "priority_policy.h"
@@ -27,19 +28,24 @@ struct cluster_entry {
     struct xlb_outlier_detector *od;
     struct xlb_rng od_rng;
     struct xlb_priority_policy *priority;
-    bool referenced; /* by some VIP's current tree (sweep) */
-    struct cluster_entry *next;
+    bool referenced;                    /* by some VIP's current tree (sweep) */
+    struct cluster_entry *next;         /* every entry, newest first */
+    struct cluster_entry *next_variant; /* the next entry of this name, in `next` order */
 };
 
 struct vip_entry {
     struct xlb_lb_vip *compiled;
     uint64_t fingerprint;
+    uint64_t routes_fingerprint; /* the compiled tree's routing part was built from */
 };
 
 struct xlb_lb_state {
     struct xlb_load_slots *load_slots;
     struct xlb_endpoint_slots slots;
     struct cluster_entry *clusters;
+    /* name -> the first entry of that name in `clusters`, head of its `next_variant` chain:
+     * lookups by name are O(1), not a scan of every cluster (thousands, for every leaf). */
+    struct xlb_name_index by_name;
     struct vip_entry *vips;
     size_t n_vips;
     const struct xlb_dm *dm;
@@ -49,7 +55,7 @@ struct xlb_lb_state {
     uint64_t seed;
     uint64_t now_ms;
     bool aggregate_compat;
-    char *cluster_slot_names[XLB_CLUSTER_SLOTS];
+    struct xlb_cluster_slots cluster_slots;
 };
 
 struct xlb_lb_state *xlb_lb_state_create(struct xlb_load_slots *load_slots,
@@ -64,6 +70,8 @@ struct xlb_lb_state *xlb_lb_state_create(struct xlb_load_slots *load_slots,
     st->n_workers = n_workers;
     st->load_slots = load_slots;
     st->seed = seed;
+    xlb_name_index_init(&st->by_name);
+    xlb_cluster_slots_init(&st->cluster_slots);
     xlb_endpoint_slots_init(&st->slots, grace);
     return st;
 }
@@ -98,8 +106,8 @@ void xlb_lb_state_free(struct xlb_lb_state *st)
         entry_free(st, st->clusters);
         st->clusters = next;
     }
-    for (uint32_t i = 0; i < XLB_CLUSTER_SLOTS; i++)
-        free(st->cluster_slot_names[i]);
+    xlb_name_index_free(&st->by_name);
+    xlb_cluster_slots_free(&st->cluster_slots);
     xlb_endpoint_slots_free(&st->slots);
     free(st->dm_index);
     free(st);
@@ -110,11 +118,16 @@ static bool same_policy_from(const char *a, const char *b)
     return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
+static struct cluster_entry *first_named(const struct xlb_lb_state *st, const char *name)
+{
+    return xlb_name_index_find(&st->by_name, name);
+}
+
 static struct cluster_entry *find_variant(const struct xlb_lb_state *st, const char *name,
                                           const char *policy_from)
 {
-    for (struct cluster_entry *e = st->clusters; e != NULL; e = e->next)
-        if (strcmp(e->name, name) == 0 && same_policy_from(e->policy_from, policy_from))
+    for (struct cluster_entry *e = first_named(st, name); e != NULL; e = e->next_variant)
+        if (same_policy_from(e->policy_from, policy_from))
             return e;
     return NULL;
 }
@@ -129,18 +142,24 @@ static struct cluster_entry *entry_of(const struct xlb_lb_state *st, const struc
     return find_variant(st, c->name, c->policy_from);
 }
 
-/* A cluster keeps its circuit-breaker slot for the life of the process (by name). */
-static uint32_t cluster_slot_for(struct xlb_lb_state *st, const char *name)
+/* Takes e out of its name's variant chain (and the index, when it was the last of its name). */
+static void forget_name(struct xlb_lb_state *st, struct cluster_entry *e)
 {
-    for (uint32_t i = 0; i < XLB_CLUSTER_SLOTS; i++) {
-        if (st->cluster_slot_names[i] == NULL) {
-            st->cluster_slot_names[i] = strdup(name);
-            return st->cluster_slot_names[i] ? i : XLB_LB_NO_SLOT;
-        }
-        if (strcmp(st->cluster_slot_names[i], name) == 0)
-            return i;
+    struct cluster_entry *first = first_named(st, e->name);
+    if (first != e) {
+        for (struct cluster_entry *p = first; p != NULL; p = p->next_variant)
+            if (p->next_variant == e) {
+                p->next_variant = e->next_variant;
+                return;
+            }
+        return;
     }
-    return XLB_LB_NO_SLOT;
+    /* The next variant's own copy of the name becomes the key: e's is about to be freed.
+     * Replacing an existing entry of the index never fails. */
+    if (e->next_variant != NULL)
+        xlb_name_index_set(&st->by_name, e->next_variant->name, e->next_variant);
+    else
+        xlb_name_index_remove(&st->by_name, e->name);
 }
 
 static struct cluster_entry *entry_for(struct xlb_lb_state *st, const char *name,
@@ -149,19 +168,24 @@ static struct cluster_entry *entry_for(struct xlb_lb_state *st, const char *name
     struct cluster_entry *e = find_variant(st, name, policy_from);
     if (e != NULL)
         return e;
+    struct cluster_entry *first = first_named(st, name);
     e = calloc(1, sizeof(*e));
+    /* The newest entry heads both lists, so a name's variants keep the order of `clusters`. */
     if (e == NULL || (e->name = strdup(name)) == NULL ||
         (policy_from != NULL && (e->policy_from = strdup(policy_from)) == NULL) ||
-        (e->priority = xlb_priority_policy_create()) == NULL) {
+        (e->priority = xlb_priority_policy_create()) == NULL ||
+        xlb_name_index_set(&st->by_name, e->name, e) != 0) {
         if (e != NULL) {
+            xlb_priority_policy_free(e->priority);
             free(e->name);
             free(e->policy_from);
             free(e);
         }
         return NULL;
     }
-    e->cluster_slot = cluster_slot_for(st, name);
+    e->cluster_slot = xlb_cluster_slots_get(&st->cluster_slots, name);
     xlb_rng_seed(&e->od_rng, st->seed ^ (uint64_t)(uintptr_t)e);
+    e->next_variant = first;
     e->next = st->clusters;
     st->clusters = e;
     return e;
@@ -351,7 +375,7 @@ static bool compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
     if (where == NULL ||
         carry_over(st, e, (endpoint_addresses(leaf->endpoints, where), where), n, &kept) != 0) {
         free(where);
-        XLB_LOG(ERR, CONTROL, "cluster %s: out of memory", e->name);
+        XLB_LOG(ERR, LB, "cluster %s: out of memory", e->name);
         return false;
     }
     /* Swap the per-endpoint state in, then let outlier detection see the new endpoint set. */
@@ -395,7 +419,7 @@ static bool compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
         e->fingerprint = c->fingerprint;
         e->leaf_fingerprint = leaf->fingerprint;
     } else {
-        XLB_LOG(ERR, CONTROL, "cluster %s: cannot compile: %s", e->name, err);
+        XLB_LOG(ERR, LB, "cluster %s: cannot compile: %s", e->name, err);
         for (uint32_t i = 0; i < n; i++)
             xlb_endpoint_slots_release(&st->slots, kept.slots[i]);
     }
@@ -468,22 +492,30 @@ static void sweep(struct xlb_lb_state *st)
             continue;
         }
         *link = e->next;
+        forget_name(st, e);
         entry_free(st, e);
     }
 }
 
 static bool rebuild_vip(struct xlb_lb_state *st, size_t v, const struct xlb_dm_vip *vip)
 {
+    struct vip_entry *entry = &st->vips[v];
+    /* A change below the routes (a cluster's) keeps the routes, regexes and all. */
+    struct xlb_lb_vip *routing_of =
+        entry->compiled != NULL && entry->routes_fingerprint == vip->routes_fingerprint
+            ? entry->compiled
+            : NULL;
     struct xlb_lb_vip *compiled;
     char err[256];
-    if (xlb_vip_compile(vip, st->aggregate_compat, resolve_leaf, st, &compiled, err, sizeof(err)) !=
-        0) {
-        XLB_LOG(ERR, CONTROL, "VIP %s: cannot compile: %s", vip->target, err);
+    if (xlb_vip_compile(vip, st->aggregate_compat, resolve_leaf, st, routing_of, &compiled, err,
+                        sizeof(err)) != 0) {
+        XLB_LOG(ERR, LB, "VIP %s: cannot compile: %s", vip->target, err);
         return false;
     }
-    xlb_lb_vip_release(st->vips[v].compiled);
-    st->vips[v].compiled = compiled;
-    st->vips[v].fingerprint = vip->fingerprint;
+    xlb_lb_vip_release(entry->compiled);
+    entry->compiled = compiled;
+    entry->fingerprint = vip->fingerprint;
+    entry->routes_fingerprint = vip->routes_fingerprint;
     return true;
 }
 
@@ -615,7 +647,7 @@ static bool tick_cluster(struct xlb_lb_state *st, struct cluster_entry *e,
         for (uint32_t i = 0; i < ch->n_unejected; i++)
             e->ejected[ch->unejected[i]] = false;
         if (ch->n_ejected + ch->n_unejected > 0) {
-            XLB_LOG(NOTICE, CONTROL, "cluster %s: outlier detection ejected %u, un-ejected %u",
+            XLB_LOG(NOTICE, LB, "cluster %s: outlier detection ejected %u, un-ejected %u",
                     e->name, ch->n_ejected, ch->n_unejected);
             recompile = true;
         }
@@ -737,12 +769,7 @@ static bool first_of_name(const struct xlb_lb_state *st, const struct cluster_en
 {
     if (e->policy_from == NULL)
         return true;
-    if (find_entry(st, e->name) != NULL)
-        return false;
-    for (const struct cluster_entry *o = st->clusters; o != e; o = o->next)
-        if (strcmp(o->name, e->name) == 0)
-            return false;
-    return true;
+    return find_entry(st, e->name) == NULL && first_named(st, e->name) == e;
 }
 
 void xlb_lb_state_each_cluster(const struct xlb_lb_state *st,
@@ -755,10 +782,7 @@ void xlb_lb_state_each_cluster(const struct xlb_lb_state *st,
 
 uint32_t xlb_lb_state_cluster_slot(const struct xlb_lb_state *st, const char *name)
 {
-    for (uint32_t i = 0; st != NULL && i < XLB_CLUSTER_SLOTS && st->cluster_slot_names[i]; i++)
-        if (strcmp(st->cluster_slot_names[i], name) == 0)
-            return i;
-    return XLB_LB_NO_SLOT;
+    return st != NULL ? xlb_cluster_slots_find(&st->cluster_slots, name) : XLB_LB_NO_SLOT;
 }
 
 void xlb_lb_state_set_aggregate_compat(struct xlb_lb_state *st, bool on)

@@ -158,8 +158,41 @@ static int compile_targets(const struct xlb_dm_vip *vip, struct xlb_lb_vip *v, b
     return 0;
 }
 
+/* The routing part of an L7 VIP (see struct xlb_lb_vip): routes, hash policies, cookies. */
+static int compile_routing(const struct xlb_dm_vip *vip, struct xlb_lb_vip *v, char *err,
+                           size_t err_len)
+{
+    int rc = vip->routes ? xlb_route_compile(vip->routes, NULL, 0, &v->routes) : -EINVAL;
+    if (rc == 0)
+        rc = compile_hash_policies(vip->routes, v, err, err_len);
+    if (rc == 0)
+        rc = compile_session_cookies(vip, v);
+    return rc;
+}
+
+/* v takes prev's routing part, counted in the reference both now share. */
+static int share_routing(struct xlb_lb_vip *prev, struct xlb_lb_vip *v)
+{
+    if (prev->routing_refs == NULL) {
+        prev->routing_refs = malloc(sizeof(*prev->routing_refs));
+        if (prev->routing_refs == NULL)
+            return -ENOMEM;
+        *prev->routing_refs = 1;
+    }
+    ++*prev->routing_refs;
+    v->routing_refs = prev->routing_refs;
+    v->routes = prev->routes;
+    v->route_first_hash = prev->route_first_hash;
+    v->route_n_hash = prev->route_n_hash;
+    v->hash_policies = prev->hash_policies;
+    v->n_hash_policies = prev->n_hash_policies;
+    v->route_cookie = prev->route_cookie;
+    return 0;
+}
+
 int xlb_vip_compile(const struct xlb_dm_vip *vip, bool aggregate_compat, xlb_leaf_resolver resolve,
-                    void *arg, struct xlb_lb_vip **out, char *err, size_t err_len)
+                    void *arg, struct xlb_lb_vip *routing_of, struct xlb_lb_vip **out, char *err,
+                    size_t err_len)
 {
     *out = NULL;
     struct xlb_lb_vip *v = calloc(1, sizeof(*v));
@@ -170,13 +203,9 @@ int xlb_vip_compile(const struct xlb_dm_vip *vip, bool aggregate_compat, xlb_lea
     v->refs = 1;
     snprintf(err, err_len, "out of memory");
     int rc = 0;
-    if (vip->kind == XLB_DM_VIP_L7) {
-        rc = vip->routes ? xlb_route_compile(vip->routes, NULL, 0, &v->routes) : -EINVAL;
-        if (rc == 0)
-            rc = compile_hash_policies(vip->routes, v, err, err_len);
-        if (rc == 0)
-            rc = compile_session_cookies(vip, v);
-    }
+    if (vip->kind == XLB_DM_VIP_L7)
+        rc = routing_of != NULL ? share_routing(routing_of, v)
+                                : compile_routing(vip, v, err, err_len);
     if (rc == 0)
         rc = compile_targets(vip, v, aggregate_compat, resolve, arg);
     if (rc != 0) {

@@ -24,8 +24,11 @@ typedef struct xlb_lb_cluster *(*xlb_leaf_resolver)(void *arg, const struct xlb_
  * Returns 0 with *out (refs = 1), or -1 with a reason in err. aggregate_compat restores the
  * aggregate-cluster behaviour before gRPC A75 (gRPC's GRPC_XDS_AGGREGATE_CLUSTER_BACKWARD_COMPAT):
  * the aggregate's lb_policy applies to every leaf, and a session may pin any leaf's endpoint.
+ * routing_of: NULL, or a previous tree of this VIP compiled from the same listener and route
+ * configuration; the new tree then shares its routes, hash policies and cookies (L7).
  */
 int xlb_vip_compile(const struct xlb_dm_vip *vip, bool aggregate_compat, xlb_leaf_resolver resolve,
-                    void *arg, struct xlb_lb_vip **out, char *err, size_t err_len);
+                    void *arg, struct xlb_lb_vip *routing_of, struct xlb_lb_vip **out, char *err,
+                    size_t err_len);
 
 #endif

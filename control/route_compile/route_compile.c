@@ -5,11 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "name_index.h"
 #include "xds_regex.h"
 
+/* The table's cluster names, and an index of them: a route table names every cluster once. */
 struct names {
     char **v;
     uint32_t n, cap;
+    struct xlb_name_index index; /* value: the name's position + 1 (NULL is "absent") */
 };
 
 static char *dup_lower(const char *s, bool fold)
@@ -26,9 +29,9 @@ static char *dup_lower(const char *s, bool fold)
 /* The index of name, appending it when new; XLB_PICK_NONE when out of memory. */
 static uint32_t cluster_index(struct names *names, const char *name)
 {
-    for (uint32_t i = 0; i < names->n; i++)
-        if (strcmp(names->v[i], name) == 0)
-            return i;
+    uintptr_t at = (uintptr_t)xlb_name_index_find(&names->index, name);
+    if (at != 0)
+        return (uint32_t)(at - 1);
     if (names->n == names->cap) {
         uint32_t cap = names->cap ? names->cap * 2 : 8;
         char **v = realloc(names->v, cap * sizeof(*v));
@@ -38,8 +41,11 @@ static uint32_t cluster_index(struct names *names, const char *name)
         names->cap = cap;
     }
     char *copy = dup_lower(name, false);
-    if (copy == NULL)
+    if (copy == NULL ||
+        xlb_name_index_set(&names->index, copy, (void *)(uintptr_t)(names->n + 1)) != 0) {
+        free(copy);
         return XLB_PICK_NONE;
+    }
     names->v[names->n] = copy;
     return names->n++;
 }
@@ -191,6 +197,7 @@ int xlb_route_compile(const struct xlb_route_config *config, const char *const *
     struct names names = {0};
     if (t == NULL)
         return -ENOMEM;
+    xlb_name_index_init(&names.index);
     int rc = allocate(config, t);
     for (uint32_t i = 0; rc == 0 && i < n_cluster_names; i++)
         if (cluster_index(&names, cluster_names[i]) == XLB_PICK_NONE)
@@ -201,6 +208,7 @@ int xlb_route_compile(const struct xlb_route_config *config, const char *const *
     }
     t->cluster_names = names.v;
     t->n_clusters = names.n;
+    xlb_name_index_free(&names.index);
     if (rc != 0) {
         xlb_route_table_free(t);
         return rc;

@@ -24,6 +24,7 @@ static void free_result(struct xlb_dm_vip *vip)
         free(vip->clusters[i].note);
     }
     free(vip->clusters);
+    xlb_name_index_free(&vip->by_name);
     free(vip->reason);
     vip->clusters = NULL;
     vip->n_clusters = 0;
@@ -49,6 +50,7 @@ int xlb_dm_add_vip(struct xlb_dm *dm, enum xlb_dm_vip_kind kind, const char *tar
     dm->vips = vips;
     struct xlb_dm_vip *vip = &vips[dm->n_vips];
     memset(vip, 0, sizeof(*vip));
+    xlb_name_index_init(&vip->by_name);
     if ((vip->target = strdup(target)) == NULL)
         return -1;
     vip->kind = kind;
@@ -58,10 +60,8 @@ int xlb_dm_add_vip(struct xlb_dm *dm, enum xlb_dm_vip_kind kind, const char *tar
 
 const struct xlb_dm_cluster *xlb_dm_vip_cluster(const struct xlb_dm_vip *vip, const char *name)
 {
-    for (size_t i = 0; i < vip->n_clusters; i++)
-        if (strcmp(vip->clusters[i].name, name) == 0)
-            return &vip->clusters[i];
-    return NULL;
+    uintptr_t at = (uintptr_t)xlb_name_index_find(&vip->by_name, name);
+    return at != 0 ? &vip->clusters[at - 1] : NULL;
 }
 
 const char *xlb_dm_state_name(enum xlb_dm_state state)
@@ -156,6 +156,7 @@ static void set_fingerprint(struct dm_walk *w)
         h = dm_hash_u64(h, vip->clusters[i].from_route);
     }
     vip->fingerprint = h;
+    vip->routes_fingerprint = w->inputs;
 }
 
 static void free_walk(struct dm_walk *w)
@@ -174,6 +175,7 @@ static int evaluate(struct xlb_dm *dm, struct dm_watch_list *watch, const struct
     out->kind = vip->kind;
     out->target = vip->target;
     out->state = XLB_DM_READY;
+    xlb_name_index_init(&out->by_name);
     struct dm_walk w = {.cache = dm->cache, .watch = watch, .vip = out};
     w.inputs = dm_hash_str(dm_hash_u64(DM_HASH_SEED, vip->kind), vip->target);
     if (vip->kind == XLB_DM_VIP_L7)

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "name_index.h"
 #include "xds_cache.h"
 
 /* Levels of an aggregate cluster graph, the root included (A37; C-core's recursion limit). */
@@ -76,8 +77,14 @@ struct xlb_dm_vip {
      * order (each aggregate followed by its graph); no name twice. */
     struct xlb_dm_cluster *clusters;
     size_t n_clusters;
+    /* clusters by name, for xlb_dm_vip_cluster: each value is the cluster's index + 1 (an
+     * index, since the array moves while it grows; + 1, since NULL means "no such name"). */
+    struct xlb_name_index by_name;
     /* Changes whenever any input of this VIP, or its outcome, changes (see the cluster's). */
     uint64_t fingerprint;
+    /* Changes whenever its listener or route configuration resource changes: what the VIP's
+     * routes, hash policies and session cookies are compiled from, clusters aside. */
+    uint64_t routes_fingerprint;
 };
 
 struct xlb_dm {

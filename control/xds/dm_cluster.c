@@ -16,10 +16,8 @@
 
 static size_t find_cluster(const struct xlb_dm_vip *vip, const char *name)
 {
-    for (size_t i = 0; i < vip->n_clusters; i++)
-        if (strcmp(vip->clusters[i].name, name) == 0)
-            return i;
-    return SIZE_MAX;
+    const struct xlb_dm_cluster *c = xlb_dm_vip_cluster(vip, name);
+    return c != NULL ? (size_t)(c - vip->clusters) : SIZE_MAX;
 }
 
 /* Appends an entry for res; SIZE_MAX when out of memory. */
@@ -39,7 +37,12 @@ static size_t append_cluster(struct dm_walk *w, const struct xlb_xds_resource *r
         w->nodes = nodes;
         w->cap_clusters = cap;
     }
-    size_t i = vip->n_clusters++;
+    size_t i = vip->n_clusters;
+    if (xlb_name_index_set(&vip->by_name, res->name, (void *)(uintptr_t)(i + 1)) != 0) {
+        w->oom = true;
+        return SIZE_MAX;
+    }
+    vip->n_clusters++;
     memset(&vip->clusters[i], 0, sizeof(vip->clusters[i]));
     memset(&w->nodes[i], 0, sizeof(w->nodes[i]));
     vip->clusters[i].name = res->name;

@@ -139,6 +139,12 @@ struct xlb_lb_vip {
      * it (A55, with A39 per-route overrides resolved), else NULL. */
     char **route_cookie;
     uint32_t refs; /* control plane only */
+    /* Control plane only. The routing part above (routes, hash policies, cookies) depends on
+     * the listener and route configuration alone, so successive trees of a VIP share it while
+     * those stay the same: an endpoint change in one cluster must not recompile every route
+     * and regex. This counts the trees sharing it; the last one frees it. NULL: not shared,
+     * this tree owns it alone. */
+    uint32_t *routing_refs;
 };
 
 /* ---- worker side ---- */

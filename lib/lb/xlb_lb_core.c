@@ -76,15 +76,8 @@ void xlb_lb_cluster_release(struct xlb_lb_cluster *c)
         cluster_free(c);
 }
 
-static void vip_free(struct xlb_lb_vip *v)
+static void routing_free(struct xlb_lb_vip *v)
 {
-    for (uint32_t t = 0; t < v->n_targets; t++) {
-        for (uint32_t l = 0; l < v->targets[t].n_leaves; l++)
-            xlb_lb_cluster_release(v->targets[t].leaves[l]);
-        free(v->targets[t].leaves);
-        free(v->targets[t].name);
-    }
-    free(v->targets);
     for (uint32_t h = 0; h < v->n_hash_policies; h++) {
         free(v->hash_policies[h].header);
         pcre2_code_free(v->hash_policies[h].re);
@@ -98,6 +91,21 @@ static void vip_free(struct xlb_lb_vip *v)
     free(v->route_first_hash);
     free(v->route_n_hash);
     xlb_route_table_free(v->routes);
+}
+
+static void vip_free(struct xlb_lb_vip *v)
+{
+    for (uint32_t t = 0; t < v->n_targets; t++) {
+        for (uint32_t l = 0; l < v->targets[t].n_leaves; l++)
+            xlb_lb_cluster_release(v->targets[t].leaves[l]);
+        free(v->targets[t].leaves);
+        free(v->targets[t].name);
+    }
+    free(v->targets);
+    if (v->routing_refs == NULL || --*v->routing_refs == 0) {
+        free(v->routing_refs);
+        routing_free(v);
+    }
     free(v);
 }
 

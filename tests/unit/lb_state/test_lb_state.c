@@ -6,6 +6,7 @@
  * draining (A75). The clock is virtual; the workers' counters are a real struct
  * xlb_worker_load written here as a worker would.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,6 +215,50 @@ static void test_unchanged_cluster_is_not_recompiled(void **state)
     assert_ptr_not_equal(xlb_lb_state_vip(f->lb, 0), vip);
 }
 
+/* A request on the route "/s<route>/" of VIP 0; the cluster it picked, or NULL. */
+static const struct xlb_lb_cluster *pick_route(struct fixture *f, int route)
+{
+    char path[16];
+    int len = snprintf(path, sizeof(path), "/s%d/x", route);
+    struct xlb_route_request http = {.path = path, .path_len = (uint32_t)len};
+    struct xlb_lb_request req = {.http = &http};
+    struct xlb_lb_trace t;
+    if (xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &t) != XLB_LB_PICKED)
+        return NULL;
+    return t.cluster;
+}
+
+static void test_cluster_change_keeps_the_routes(void **state)
+{
+    struct fixture *f = *state;
+    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L7, "svc") == 0);
+    dm_put_inline_listener(f->dm, "svc", "c1 c2");
+    dm_put_eds_cluster(f->dm, "c1", NULL);
+    dm_put_eds_cluster(f->dm, "c2", NULL);
+    dm_put_endpoints(f->dm, "c1");
+    dm_put_endpoints(f->dm, "c2");
+    assert_true(update(f));
+    struct xlb_lb_vip *before = xlb_lb_state_vip(f->lb, 0);
+    xlb_lb_vip_hold(before); /* as a published snapshot holds it */
+    /* An endpoint change: a new tree, on the same compiled routes. */
+    dm_put(f->dm, XLB_XDS_EDS, "c2", EDS("c2", LOC("a", 0, EP("198.18.0.40", ""))));
+    assert_true(update(f));
+    struct xlb_lb_vip *after = xlb_lb_state_vip(f->lb, 0);
+    assert_ptr_not_equal(after, before);
+    assert_ptr_equal(after->routes, before->routes);
+    xlb_lb_vip_release(before); /* the old tree goes; the routes stay with the new one */
+    assert_ptr_equal(pick_route(f, 0), xlb_lb_state_cluster(f->lb, "c1"));
+    assert_ptr_equal(pick_route(f, 1), xlb_lb_state_cluster(f->lb, "c2"));
+    /* A route change compiles the routes anew. */
+    xlb_lb_vip_hold(after);
+    dm_put_inline_listener(f->dm, "svc", "c2 c1");
+    assert_true(update(f));
+    assert_ptr_not_equal(xlb_lb_state_vip(f->lb, 0)->routes, after->routes);
+    xlb_lb_vip_release(after);
+    assert_ptr_equal(pick_route(f, 0), xlb_lb_state_cluster(f->lb, "c2"));
+    assert_ptr_equal(pick_route(f, 1), xlb_lb_state_cluster(f->lb, "c1"));
+}
+
 static void test_draining_endpoint_is_reported_drained_after_idle_timeout(void **state)
 {
     struct fixture *f = *state;
@@ -342,6 +387,71 @@ static void test_aggregate_backward_compat(void **state)
     assert_ptr_equal(tr.cluster, t->leaves[0]);
 }
 
+static void count_cluster(const struct xlb_lb_cluster *c, void *arg)
+{
+    (void)c;
+    ++*(int *)arg;
+}
+
+static int n_clusters(struct fixture *f)
+{
+    int n = 0;
+    xlb_lb_state_each_cluster(f->lb, count_cluster, &n);
+    return n;
+}
+
+/* Both VIPs of the variants test, recompiled. */
+static void update_two(struct fixture *f)
+{
+    dm_step(f->dm);
+    size_t index[2] = {0, 1};
+    xlb_lb_state_update(f->lb, &f->dm->dm, index, 2, f->now);
+}
+
+static void test_variants_come_and_go_by_name(void **state)
+{
+    struct fixture *f = *state;
+    /* VIP 0 uses c1 itself; VIP 1 the aggregate, whose policy makes variants of c1 and c2. */
+    xlb_lb_state_set_aggregate_compat(f->lb, true);
+    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "c1") == 0);
+    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "agg") == 1);
+    dm_put(f->dm, XLB_XDS_CDS, "agg", AGG_RING_HASH);
+    dm_put_eds_cluster(f->dm, "c1", NULL);
+    dm_put_eds_cluster(f->dm, "c2", NULL);
+    dm_put_endpoints(f->dm, "c1");
+    dm_put_endpoints(f->dm, "c2");
+    update_two(f);
+    const struct xlb_lb_cluster *own = xlb_lb_state_cluster(f->lb, "c1");
+    assert_non_null(own);
+    assert_null(own->policy_from);
+    assert_null(xlb_lb_state_cluster(f->lb, "c2")); /* only a variant of it */
+    const struct xlb_lb_target *t = &xlb_lb_state_vip(f->lb, 1)->targets[0];
+    assert_ptr_not_equal(t->leaves[0], own);
+    assert_string_equal(t->leaves[0]->policy_from, "agg");
+    assert_int_equal(n_clusters(f), 2); /* c1 itself, and c2's variant */
+    uint32_t slot_c1 = xlb_lb_state_cluster_slot(f->lb, "c1");
+    uint32_t slot_c2 = xlb_lb_state_cluster_slot(f->lb, "c2");
+    assert_int_not_equal(slot_c2, XLB_LB_NO_SLOT);
+    assert_int_not_equal(slot_c1, slot_c2);
+
+    /* The aggregate goes: its variants with it, c1 itself stays as it was. */
+    dm_gone(f->dm, XLB_XDS_CDS, "agg");
+    update_two(f);
+    assert_ptr_equal(xlb_lb_state_cluster(f->lb, "c1"), own);
+    assert_int_equal(n_clusters(f), 1);
+    assert_int_equal(xlb_lb_state_cluster_slot(f->lb, "c2"), slot_c2); /* for life */
+
+    /* And comes back: the variants are new, the slots the same. */
+    dm_put(f->dm, XLB_XDS_CDS, "agg", AGG_RING_HASH);
+    update_two(f);
+    assert_int_equal(n_clusters(f), 2);
+    t = &xlb_lb_state_vip(f->lb, 1)->targets[0];
+    assert_int_equal(t->n_leaves, 2);
+    assert_int_equal(t->leaves[0]->cluster_slot, slot_c1);
+    assert_int_equal(t->leaves[1]->cluster_slot, slot_c2);
+    assert_ptr_equal(xlb_lb_state_cluster(f->lb, "c1"), own);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,12 +460,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_endpoint_slots_are_stable_and_reused_after_grace,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_unchanged_cluster_is_not_recompiled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_change_keeps_the_routes, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_draining_endpoint_is_reported_drained_after_idle_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_warming_vip_keeps_its_tree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_aggregate_follows_a75_by_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_aggregate_backward_compat, setup, teardown),
         cmocka_unit_test_setup_teardown(test_removed_cluster_fails_its_picks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_variants_come_and_go_by_name, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
