@@ -121,7 +121,7 @@ cJSON *xlb_flows_list(const struct xlb_shared *shared, const cJSON *args, char *
             struct flow_copy c = {.flow = t->flows[i]};
             if (!c.flow.used || c.flow.snat_index >= t->n_snat)
                 continue;
-            c.client = *xlb_flow_client_key(t, &t->flows[i]);
+            xlb_flow_client_key(t, &t->flows[i], &c.client);
             xlb_flow_reply_key(t, &c.flow, &c.reply);
             if ((flt.by_vip && !matches(&c.client, false, &flt.vip, flt.vip_port)) ||
                 (flt.by_endpoint && !matches(&c.reply, true, &flt.endpoint, flt.endpoint_port)))

@@ -136,9 +136,10 @@ xlb_verdict xlb_icmp_error_input(struct xlb_burst_ctx *ctx, const struct xlb_sna
     const struct rte_ether_addr *next_hop;
     if (role == XLB_ROLE_SNAT) {
         /* About SNAT -> backend: the client sent that segment to the VIP. */
-        const struct xlb_flow_key *client = xlb_flow_client_key(ctx->flows, f);
-        rewrite_quote(&q, client->src, client->src_port, client->dst, client->dst_port);
-        rewrite_outer(family, ip, icmp, icmp_len, client->dst, client->src);
+        struct xlb_flow_key client;
+        xlb_flow_client_key(ctx->flows, f, &client);
+        rewrite_quote(&q, client.src, client.src_port, client.dst, client.dst_port);
+        rewrite_outer(family, ip, icmp, icmp_len, client.dst, client.src);
         out_port = f->client_port_index;
         next_hop = &f->client_mac;
     } else {

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <rte_cycles.h>
+#include <rte_hash_crc.h>
 #include <rte_ip.h>
 
 #include "checksum.h"
@@ -260,13 +261,13 @@ static xlb_verdict flow_create_drop(int why)
 }
 
 /*
- * The connection's request hash for ring hash (A42 points are 64-bit): the table's 32-bit CRC
+ * The connection's request hash for ring hash (A42 points are 64-bit): a 32-bit CRC
  * of the 5-tuple spread over 64 bits by splitmix64's finalizer, so connections land all over
  * the ring and not only below 2^32.
  */
 static uint64_t connection_hash(const struct xlb_burst_ctx *ctx, const struct xlb_flow_key *key)
 {
-    uint64_t z = rte_hash_hash(ctx->flows->hash, key) + UINT64_C(0x9e3779b97f4a7c15);
+    uint64_t z = rte_hash_crc(key, sizeof(*key), 0) + UINT64_C(0x9e3779b97f4a7c15);
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
     return z ^ (z >> 31);
@@ -458,8 +459,9 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
     if (f == NULL)
         return steer_to_owner(ctx, frame, rte_be_to_cpu_16(key->dst_port));
     track(ctx, f, p->tcp, true);
-    const struct xlb_flow_key *client = xlb_flow_client_key(ctx->flows, f);
-    rewrite(p, client->dst, client->dst_port, client->src, client->src_port);
+    struct xlb_flow_key client;
+    xlb_flow_client_key(ctx->flows, f, &client);
+    rewrite(p, client.dst, client.dst_port, client.src, client.src_port);
     send_frame(ctx, snap, frame, f->client_port_index, &f->client_mac);
     return XLB_VERDICT_SENT;
 }

@@ -17,17 +17,17 @@
  * The flow's client key is read straight from the hash's key store on every reply, so the
  * store's layout is learned once here: rte_hash keeps the key of position p at a fixed stride
  * from the first (what rte_hash_get_key_with_position computes). Three probe keys, which no
- * packet can produce (family 0), check that; a hash laid out otherwise is refused.
+ * packet can produce (VIP 0.0.0.0), check that; a hash laid out otherwise is refused.
  */
 static bool learn_key_store(struct xlb_flow_table *t)
 {
-    struct xlb_flow_key probe[3];
+    struct xlb_flow_hkey probe[3];
     int32_t pos[3];
     uint8_t *where[3];
     memset(probe, 0, sizeof(probe));
     bool ok = true;
     for (int i = 0; i < 3; i++) {
-        probe[i].src_port = (uint16_t)(i + 1);
+        probe[i].client_port = (uint16_t)(i + 1);
         void *key;
         pos[i] = rte_hash_add_key(t->hash, &probe[i]);
         if (pos[i] < 0 || rte_hash_get_key_with_position(t->hash, pos[i], &key) != 0)
@@ -39,7 +39,7 @@ static bool learn_key_store(struct xlb_flow_table *t)
     if (ok && pos[hi] > pos[lo] && where[hi] > where[lo]) {
         t->key_stride = (size_t)(where[hi] - where[lo]) / (size_t)(pos[hi] - pos[lo]);
         t->key_base = where[lo] - (size_t)pos[lo] * t->key_stride;
-        ok = t->key_stride >= sizeof(struct xlb_flow_key) &&
+        ok = t->key_stride >= sizeof(struct xlb_flow_hkey) &&
              t->key_base + (size_t)pos[2] * t->key_stride == where[2];
     } else {
         ok = false;
@@ -76,16 +76,17 @@ static bool create_ports(struct xlb_flow_table *t, const char *name, int socket,
 
 /*
  * Key equality for the hash: rte_hash compares inline only keys of 16, 32, 48... bytes and
- * calls memcmp for the 40 of a flow key; five 64-bit words do it without the call. (A compare
- * function is a pointer, which DPDK secondary processes cannot share; none uses this table.)
+ * calls memcmp for the 24 of a compact key; three 64-bit words do it without the call. (A
+ * compare function is a pointer, which DPDK secondary processes cannot share; none uses this
+ * table.)
  */
 static int flow_key_differs(const void *a, const void *b, size_t len)
 {
     (void)len;
-    uint64_t x[5], y[5];
+    uint64_t x[3], y[3];
     memcpy(x, a, sizeof(x));
     memcpy(y, b, sizeof(y));
-    return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4])) != 0;
+    return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2])) != 0;
 }
 
 struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity, int socket,
@@ -95,15 +96,18 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
     struct xlb_flow_table *t = rte_zmalloc_socket(name, sizeof(*t), 0, socket);
     if (t == NULL)
         return NULL;
-    /* rte_hash wants at least one bucket of 8; its positions run over [0, entries). Cuckoo
-     * displacement without extendable buckets fills buckets of 8 to well over 90 %; an insert
-     * that still finds both buckets full is handled like a full table (eviction). */
+    /* rte_hash wants at least one bucket of 8; its positions run over [0, entries). Its
+     * buckets number entries / 8 rounded up to a power of two, so a capacity of 65,536 fills
+     * them completely: cuckoo displacement alone then fails some inserts at ~98 %, and a new
+     * flow would be refused (or a live one evicted for nothing) with entries still free.
+     * Extendable buckets take the overflow, so every entry can be used. */
     struct rte_hash_parameters params = {
         .name = name,
         .entries = capacity < 8 ? 8 : capacity,
-        .key_len = sizeof(struct xlb_flow_key),
+        .key_len = sizeof(struct xlb_flow_hkey),
         .hash_func = rte_hash_crc,
         .socket_id = socket,
+        .extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
     };
     t->hash = rte_hash_create(&params);
     if (t->hash != NULL)
@@ -138,21 +142,35 @@ void xlb_flow_table_free(struct xlb_flow_table *t)
 struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
                                         const struct xlb_flow_key *key)
 {
-    int32_t pos = rte_hash_lookup(t->hash, key);
+    struct xlb_flow_hkey h;
+    if (!xlb_flow_hkey_of(&t->vip6, key, &h))
+        return NULL;
+    int32_t pos = rte_hash_lookup(t->hash, &h);
     return pos < 0 ? NULL : &t->flows[pos];
 }
 
 void xlb_flow_lookup_client_bulk(const struct xlb_flow_table *t, const struct xlb_flow_key **keys,
                                  uint32_t n, struct xlb_flow **out)
 {
+    struct xlb_flow_hkey h[RTE_HASH_LOOKUP_BULK_MAX];
+    const void *lookup[RTE_HASH_LOOKUP_BULK_MAX];
+    uint32_t which[RTE_HASH_LOOKUP_BULK_MAX], m = 0;
     int32_t pos[RTE_HASH_LOOKUP_BULK_MAX];
-    if (n == 0)
-        return;
-    rte_hash_lookup_bulk(t->hash, (const void **)keys, n, pos);
     for (uint32_t i = 0; i < n; i++) {
-        out[i] = pos[i] < 0 ? NULL : &t->flows[pos[i]];
-        if (out[i] != NULL)
-            rte_prefetch0(out[i]);
+        out[i] = NULL;
+        if (xlb_flow_hkey_of(&t->vip6, keys[i], &h[m])) {
+            lookup[m] = &h[m];
+            which[m++] = i;
+        }
+    }
+    if (m == 0)
+        return;
+    rte_hash_lookup_bulk(t->hash, lookup, m, pos);
+    for (uint32_t j = 0; j < m; j++) {
+        if (pos[j] >= 0) {
+            out[which[j]] = &t->flows[pos[j]];
+            rte_prefetch0(out[which[j]]);
+        }
     }
 }
 
@@ -272,9 +290,16 @@ struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow
         *why = s == -2 ? 1 : 2;
         return NULL;
     }
-    int32_t index = rte_hash_add_key(t->hash, client);
+    struct xlb_flow_hkey h;
+    /* A new IPv6 VIP is numbered here; should 256 fill up, its flows are refused. */
+    if ((client->family == AF_INET6 && !xlb_flow_vip6_add(&t->vip6, client->dst)) ||
+        !xlb_flow_hkey_of(&t->vip6, client, &h)) {
+        *why = 0;
+        return NULL;
+    }
+    int32_t index = rte_hash_add_key(t->hash, &h);
     if (index < 0) {
-        *why = 0; /* both of the key's buckets are full: as good as a full table */
+        *why = 0; /* no key slot left: the table is full */
         return NULL;
     }
     struct xlb_flow *f = &t->flows[index];
@@ -406,7 +431,7 @@ void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f)
     if (!f->used)
         return;
     wheel_unlink(t, f);
-    rte_hash_del_key(t->hash, xlb_flow_client_key(t, f));
+    rte_hash_del_key(t->hash, xlb_flow_stored_key(t, f));
     t->port_flow[f->snat_index][f->snat_port - t->port_base] = XLB_FLOW_NONE;
     t->free_ports[f->snat_index][t->n_free_ports[f->snat_index]++] = f->snat_port;
     f->used = false;

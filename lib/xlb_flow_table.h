@@ -29,6 +29,7 @@
 #include <rte_hash.h>
 
 #include "xlb_addr.h"
+#include "xlb_flow_hkey.h"
 #include "xlb_limits.h"
 
 #define XLB_FLOW_MAX_SNAT    XLB_MAX_SNAT /* SNAT addresses a worker hands ports from */
@@ -43,8 +44,6 @@ struct xlb_flow_key {
     uint16_t zero;
     uint8_t src[16], dst[16];
 };
-
-_Static_assert(sizeof(struct xlb_flow_key) == 40, "the hash compares flow keys as 5 words");
 
 enum xlb_flow_state {
     XLB_FLOW_SYN_SENT,    /* the client's SYN went to the backend */
@@ -80,6 +79,7 @@ struct xlb_flow_table {
     /* Where the hash keeps the key at position i: key_base + i * key_stride (see create). */
     const uint8_t *key_base;
     size_t key_stride;
+    struct xlb_flow_vip6 vip6; /* the IPv6 VIPs the hash's keys number */
     /* Flows still in SYN_SENT, and the most there may be: a SYN flood fills at most this
      * share of the table, so established flows always find room. */
     uint32_t n_syn, syn_cap;
@@ -136,11 +136,18 @@ void xlb_flow_prefetch_reply(const struct xlb_flow_table *t, const struct xlb_fl
 /* The flow either kind of key names, or NULL. */
 struct xlb_flow *xlb_flow_lookup(const struct xlb_flow_table *t, const struct xlb_flow_key *key);
 
-/* A flow's client key, as stored in the hash. */
-static inline const struct xlb_flow_key *xlb_flow_client_key(const struct xlb_flow_table *t,
-                                                             const struct xlb_flow *f)
+/* A flow's key as the hash stores it. */
+static inline const struct xlb_flow_hkey *xlb_flow_stored_key(const struct xlb_flow_table *t,
+                                                              const struct xlb_flow *f)
 {
-    return (const struct xlb_flow_key *)(t->key_base + (size_t)(f - t->flows) * t->key_stride);
+    return (const struct xlb_flow_hkey *)(t->key_base + (size_t)(f - t->flows) * t->key_stride);
+}
+
+/* A flow's client key (client -> VIP), from the hash's key store. */
+static inline void xlb_flow_client_key(const struct xlb_flow_table *t, const struct xlb_flow *f,
+                                       struct xlb_flow_key *out)
+{
+    xlb_flow_hkey_expand(&t->vip6, xlb_flow_stored_key(t, f), out);
 }
 
 /* A flow's reply key: backend -> SNAT address and port. */

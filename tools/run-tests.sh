@@ -85,8 +85,9 @@ if command -v clang >/dev/null; then
     if ninja -C build-fuzz >/dev/null 2>&1; then
         for target in $(find build-fuzz/tests/fuzz -maxdepth 2 -type f -name 'fuzz_*' -executable | sort); do
             name=$(basename "$target")
-            corpus_seed=$(find tests/fuzz -type d -path "*/corpus" -print | while read -r c; do
-                [ -e "$c/../$name.c" ] && echo "$c"; done | head -n 1)
+            # Seeds: the corpus beside the target's sources (build-fuzz mirrors tests/fuzz).
+            corpus_seed="tests/fuzz/$(basename "$(dirname "$target")")/corpus"
+            [ -d "$corpus_seed" ] || corpus_seed=
             work=$(mktemp -d)
             [ -n "$corpus_seed" ] && cp -r "$corpus_seed/." "$work/"
             if "$target" -max_total_time=15 -rss_limit_mb=2048 "$work" >"$work.log" 2>&1; then

@@ -238,9 +238,10 @@ static size_t icmp_error(struct robust *r, const struct xlb_flow *f, uint8_t *bu
     bool to_snat = chance(r, 50);
     struct spec in = {.proto = IPPROTO_TCP, .eth_src = port_mac, .eth_dst = backend_mac};
     if (f != NULL) {
-        struct xlb_flow_key reply;
+        struct xlb_flow_key reply, client;
         xlb_flow_reply_key(r->flows, f, &reply);
-        const struct xlb_flow_key *k = to_snat ? &reply : xlb_flow_client_key(r->flows, f);
+        xlb_flow_client_key(r->flows, f, &client);
+        const struct xlb_flow_key *k = to_snat ? &reply : &client;
         in.family = k->family;
         memcpy(in.src, k->dst, 16);
         memcpy(in.dst, k->src, 16);

@@ -395,9 +395,10 @@ static void memory(void)
         struct rte_hash_parameters params = {
             .name = name,
             .entries = cap,
-            .key_len = sizeof(struct xlb_flow_key),
+            .key_len = sizeof(struct xlb_flow_hkey),
             .hash_func = rte_hash_crc,
             .socket_id = (int)rte_socket_id(),
+            .extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
         };
         uint64_t h2 = heap_bytes();
         struct rte_hash *h = rte_hash_create(&params);
@@ -414,7 +415,7 @@ static void memory(void)
            "capacity; per flow: all but the fixed part, shown per flow too: the SNAT port stacks "
            "and port -> flow maps, %u addresses x %u ports, and the table's %zu-byte header, "
            "%zu KiB per worker whatever the capacity)\n",
-           sizeof(struct xlb_flow_key), N_SNAT, SNAT_PORTS, sizeof(struct xlb_flow_table),
+           sizeof(struct xlb_flow_hkey), N_SNAT, SNAT_PORTS, sizeof(struct xlb_flow_table),
            fixed >> 10);
 }
 

@@ -1,0 +1,54 @@
+/*
+ * The form in which a flow's client side is kept in the flow table's hash: 24 bytes, so that
+ * rte_hash stores it in a 32-byte slot (with its 8-byte data word) instead of the 48 a full
+ * struct xlb_flow_key would take; on a table of millions of flows that is a sixth of its
+ * memory.
+ *
+ * The client's address is kept whole, an IPv4 one as IPv4-mapped IPv6 (::ffff:a.b.c.d). The
+ * VIP is an IPv4 address in 4 bytes; an IPv6 VIP is given a small number by the table the
+ * first time a flow to it is made (XLB_FLOW_VIP6_MARK | n), and the table keeps the address.
+ * IPv4 addresses 255.255.255.0/24 are never VIPs (broadcast), so the two cannot meet.
+ */
+#ifndef XLB_FLOW_HKEY_H
+#define XLB_FLOW_HKEY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xlb_addr.h"
+
+#define XLB_FLOW_VIP6_MARK UINT32_C(0xffffff00) /* host order: the top 24 bits, then n */
+#define XLB_FLOW_MAX_VIP6  256                  /* IPv6 VIP addresses a table numbers */
+
+struct xlb_flow_key;
+
+struct xlb_flow_hkey {
+    uint8_t client[16];             /* IPv6, or IPv4-mapped IPv6 */
+    uint16_t client_port, vip_port; /* network order */
+    uint32_t vip;                   /* host order: an IPv4 address, or XLB_FLOW_VIP6_MARK | n */
+};
+
+_Static_assert(sizeof(struct xlb_flow_hkey) == 24, "rte_hash keeps 24-byte keys in 32 bytes");
+
+/* The IPv6 VIP addresses a table has numbered. */
+struct xlb_flow_vip6 {
+    uint16_t n;
+    uint8_t addr[XLB_FLOW_MAX_VIP6][16];
+};
+
+/* Number an IPv6 VIP address (once): false when the table has numbered as many as it can. */
+bool xlb_flow_vip6_add(struct xlb_flow_vip6 *vip6, const uint8_t addr[16]);
+
+/*
+ * The compact form of a client key (client -> VIP); false for a key no flow can have: an IPv6
+ * VIP not numbered, or an IPv4 VIP in 255.255.255.0/24. IPv6 VIPs are searched in the order
+ * they were numbered: a table serves few.
+ */
+bool xlb_flow_hkey_of(const struct xlb_flow_vip6 *vip6, const struct xlb_flow_key *key,
+                      struct xlb_flow_hkey *out);
+
+/* Back to the full client key. */
+void xlb_flow_hkey_expand(const struct xlb_flow_vip6 *vip6, const struct xlb_flow_hkey *h,
+                          struct xlb_flow_key *out);
+
+#endif
