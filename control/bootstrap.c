@@ -337,6 +337,36 @@ static bool valid_xds_target(const char *target)
     return slash != NULL && slash[1] != '\0';
 }
 
+/* Why an address cannot be a VIP (which clients reach by unicast), or NULL. */
+static const char *vip_address_unusable(const struct xlb_addr *a)
+{
+    static const uint8_t zero[16];
+    if (a->family == AF_INET) {
+        if (a->bytes[0] == 0)
+            return "in 0.0.0.0/8";
+        if (a->bytes[0] == 127)
+            return "a loopback address";
+        if (a->bytes[0] >= 224)
+            return "multicast, reserved or broadcast";
+        return NULL;
+    }
+    if (memcmp(a->bytes, zero, 16) == 0)
+        return "the unspecified address";
+    if (memcmp(a->bytes, zero, 15) == 0 && a->bytes[15] == 1)
+        return "the loopback address";
+    if (a->bytes[0] == 0xff)
+        return "multicast";
+    return NULL;
+}
+
+static bool new_vip6_address(const struct xlb_bootstrap *out, const struct xlb_addr *a)
+{
+    for (unsigned v = 0; v < out->n_vips; v++)
+        if (xlb_addr_equal(&out->vips[v].address, a))
+            return false;
+    return true;
+}
+
 static void read_vip(const cJSON *vip, const char *path, struct xlb_bootstrap *out,
                      struct xlb_errors *errs)
 {
@@ -379,6 +409,17 @@ static void read_vip(const cJSON *vip, const char *path, struct xlb_bootstrap *o
     }
     if (!ok)
         return;
+    const char *unusable = vip_address_unusable(&cfg->address);
+    if (unusable != NULL) {
+        xlb_errors_add(errs, addr_path, "%s is %s, not a VIP address", address->valuestring,
+                       unusable);
+        return;
+    }
+    bool new_vip6 = cfg->address.family == AF_INET6 && new_vip6_address(out, &cfg->address);
+    if (new_vip6 && out->n_vip6_addresses == XLB_MAX_VIP6_ADDRESSES) {
+        xlb_errors_add(errs, addr_path, "at most %d IPv6 VIP addresses", XLB_MAX_VIP6_ADDRESSES);
+        return;
+    }
 
     const char *clash = owned_as(out, &cfg->address);
     for (unsigned other = 0; other < out->n_vips && clash == NULL; other++)
@@ -394,6 +435,7 @@ static void read_vip(const cJSON *vip, const char *path, struct xlb_bootstrap *o
     cfg->target = dup_or_null(target);
     cfg->cluster = dup_or_null(cluster);
     out->n_vips++;
+    out->n_vip6_addresses += new_vip6;
 }
 
 static void read_vips(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_errors *errs)

@@ -73,6 +73,7 @@ struct xlb_bootstrap {
     bool aggregate_cluster_backward_compat; /* pre-A75 aggregate clusters */
     unsigned n_vips;
     struct xlb_vip_config *vips;
+    unsigned n_vip6_addresses; /* distinct IPv6 VIP addresses among them */
     cJSON *static_resources;             /* owned copy, or NULL; parsed by the xDS layer */
     bool metrics_enabled;                /* serve /metrics over HTTP on metrics_listen */
     struct xlb_host_port metrics_listen; /* a loopback address */

@@ -7,7 +7,8 @@
  * The client's address is kept whole, an IPv4 one as IPv4-mapped IPv6 (::ffff:a.b.c.d). The
  * VIP is an IPv4 address in 4 bytes; an IPv6 VIP is given a small number by the table the
  * first time a flow to it is made (XLB_FLOW_VIP6_MARK | n), and the table keeps the address.
- * IPv4 addresses 255.255.255.0/24 are never VIPs (broadcast), so the two cannot meet.
+ * IPv4 addresses 255.255.255.0/24 are never VIPs (the bootstrap reader refuses broadcast and
+ * multicast VIPs), so the two cannot meet.
  */
 #ifndef XLB_FLOW_HKEY_H
 #define XLB_FLOW_HKEY_H
@@ -16,9 +17,10 @@
 #include <stdint.h>
 
 #include "xlb_addr.h"
+#include "xlb_limits.h"
 
 #define XLB_FLOW_VIP6_MARK UINT32_C(0xffffff00) /* host order: the top 24 bits, then n */
-#define XLB_FLOW_MAX_VIP6  256                  /* IPv6 VIP addresses a table numbers */
+#define XLB_FLOW_MAX_VIP6  XLB_MAX_VIP6_ADDRESSES /* IPv6 VIP addresses a table numbers */
 
 struct xlb_flow_key;
 

@@ -12,5 +12,7 @@
 /* SNAT addresses: each gives every worker a slice of 64,512 source ports, one flow per port,
  * so 10 million flows on a host take at least 155 of them. */
 #define XLB_MAX_SNAT 256
+/* Distinct IPv6 VIP addresses: the flow tables number them in their compact keys. */
+#define XLB_MAX_VIP6_ADDRESSES 256
 
 #endif

@@ -351,6 +351,45 @@ static void vips_are_checked(void **state)
                   "xlb.vips[0].address: 2001:2:0::11 is already an snat address", NULL);
 }
 
+static void vip_addresses_are_unicast(void **state)
+{
+#define VIP_AT(a) DOC(", \"vips\": [{\"address\": \"" a "\", \"port\": 80, \"cluster\": \"c\"}]")
+    expect_errors(VIP_AT("0.0.0.0"),
+                  "xlb.vips[0].address: 0.0.0.0 is in 0.0.0.0/8, not a VIP address", NULL);
+    expect_errors(VIP_AT("127.0.0.1"),
+                  "xlb.vips[0].address: 127.0.0.1 is a loopback address, not a VIP address", NULL);
+    expect_errors(VIP_AT("224.0.0.1"),
+                  "xlb.vips[0].address: 224.0.0.1 is multicast, reserved or broadcast, not a VIP "
+                  "address",
+                  NULL);
+    expect_errors(VIP_AT("255.255.255.0"),
+                  "xlb.vips[0].address: 255.255.255.0 is multicast, reserved or broadcast, not a "
+                  "VIP address",
+                  NULL);
+    expect_errors(VIP_AT("::"),
+                  "xlb.vips[0].address: :: is the unspecified address, not a VIP address", NULL);
+    expect_errors(VIP_AT("::1"),
+                  "xlb.vips[0].address: ::1 is the loopback address, not a VIP address", NULL);
+    expect_errors(VIP_AT("ff02::1"), "xlb.vips[0].address: ff02::1 is multicast, not a VIP address",
+                  NULL);
+    struct xlb_bootstrap ok = parse_ok(VIP_AT("223.255.255.254"));
+    xlb_bootstrap_free(&ok);
+#undef VIP_AT
+
+    /* 256 distinct IPv6 VIP addresses (two ports on the first) are taken; a 257th is refused. */
+    static char text[65536], list[61440];
+    size_t used = 0;
+    for (int i = 0; i <= XLB_MAX_VIP6_ADDRESSES; i++)
+        used +=
+            (size_t)snprintf(list + used, sizeof(list) - used,
+                             "%s{\"address\": \"2001:2:1::%x\", \"port\": 80, \"cluster\": \"c\"}",
+                             i > 0 ? ", " : "", i);
+    used += (size_t)snprintf(list + used, sizeof(list) - used,
+                             ", {\"address\": \"2001:2:1::0\", \"port\": 81, \"cluster\": \"c\"}");
+    snprintf(text, sizeof(text), DOC(", \"vips\": [%s]"), list);
+    expect_errors(text, "xlb.vips[256].address: at most 256 IPv6 VIP addresses", NULL);
+}
+
 static void xds_servers_are_checked(void **state)
 {
 #define XDS(servers) "{\"xds_servers\": " servers ", \"xlb\": {\"ports\": [" PORT_OK "]}}"
@@ -547,6 +586,7 @@ int main(void)
         cmocka_unit_test(port_addresses_are_unique),
         cmocka_unit_test(gateways_are_checked),
         cmocka_unit_test(snat_is_checked),
+        cmocka_unit_test(vip_addresses_are_unicast),
         cmocka_unit_test(vips_are_checked),
         cmocka_unit_test(xds_servers_are_checked),
         cmocka_unit_test(channel_creds_are_checked),
