@@ -31,9 +31,11 @@ pass "xlbd runs on hugepages"
 # A secondary process must map the primary's memory at the same virtual addresses; with
 # address-space randomisation (and ASan's shadow memory in the primary) a library of dumpcap's
 # can already sit there, and DPDK then refuses to attach. That is DPDK's multi-process limit,
-# not xlb's, so an attach failure is retried (bounded); any other failure fails the test.
+# not xlb's. After such a failure the primary may not answer the next dumpcap's requests, so
+# an attach failure, or a dumpcap that timed out without its packets, is retried with a fresh
+# xlbd (at most 3 attempts); any other failure fails the test.
 capture_once() {
-    timeout 60 dpdk-dumpcap --file-prefix="$E2E_PREFIX" -i net_af_packet0 -c 8 -q \
+    timeout 40 dpdk-dumpcap --file-prefix="$E2E_PREFIX" -i net_af_packet0 -c 8 -q \
         -w "$E2E_DIR/capture.pcapng" >"$E2E_DIR/dumpcap.log" 2>&1 &
     local dumpcap=$!
     RUN_PIDS+=("$dumpcap")
@@ -51,8 +53,11 @@ rc=1
 for attempt in 1 2 3; do
     rc=0
     capture_once || rc=$?
-    [ $rc -ne 0 ] && attach_failed || break
-    echo "# dumpcap attempt $attempt could not attach: $(tail -n 1 "$E2E_DIR/dumpcap.log")"
+    [ $rc -eq 0 ] && break
+    attach_failed || [ $rc -eq 124 ] || break
+    echo "# dumpcap attempt $attempt failed (exit $rc: $(tail -n 1 "$E2E_DIR/dumpcap.log")); again with a fresh xlbd"
+    e2e_stop_xlbd
+    e2e_start_xlbd
 done
 [ $rc -eq 0 ] || { cat "$E2E_DIR/dumpcap.log"; fail "dpdk-dumpcap exited with $rc"; }
 

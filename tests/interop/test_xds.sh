@@ -42,16 +42,25 @@ start_server() {
     ports=$(sed -n 's/^READY xds=\([0-9]*\) control=\([0-9]*\)$/\1 \2/p' "$DIR/$1.out")
     eval "${1}_XDS=${ports% *} ${1}_CONTROL=${ports#* }"
 }
-# control NAME METHOD PATH [BODY]: the server's control API, from inside the namespace.
+# control NAME METHOD PATH [BODY]: the server's control API, from inside the namespace. A
+# refused connection is tried again for up to 5 s; if it still fails, the server's output is
+# shown (the test then fails on the request's error).
 control() {
     local port_var="${1}_CONTROL"
-    in_ns python3 - "${!port_var}" "$2" "$3" "${4:-}" <<'PY'
-import sys, urllib.request
+    in_ns python3 - "${!port_var}" "$2" "$3" "${4:-}" <<'PY' || { sed 's/^/# server: /' "$DIR/$1.out" >&2; return 1; }
+import sys, time, urllib.error, urllib.request
 port, method, path, body = sys.argv[1:5]
 req = urllib.request.Request("http://127.0.0.1:%s%s" % (port, path), method=method,
                              data=body.encode() if body else None,
                              headers={"content-type": "application/json"})
-print(urllib.request.urlopen(req, timeout=5).read().decode())
+for attempt in range(50):
+    try:
+        print(urllib.request.urlopen(req, timeout=5).read().decode())
+        break
+    except urllib.error.URLError as e:
+        if attempt == 49 or not isinstance(e.reason, ConnectionRefusedError):
+            raise
+        time.sleep(0.1)
 PY
 }
 resources() { # the full set as JSON; $1: ring-hash minimum size of cluster "alpha"
