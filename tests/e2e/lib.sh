@@ -76,6 +76,25 @@ json.dump(c, open(path, "w"), indent=1)
 PY
 }
 
+# e2e_hold_connections COUNT PORT: a client holds COUNT connections open to 198.18.0.100:PORT
+# (tools/lib/hold_connections.py, for name_server.py --echo backends); returns once they are
+# open, their backends' names in $E2E_DIR/ready as a JSON list.
+e2e_hold_connections() {
+    # Not through in_client: $! must be the client itself, so that cleanup's kill reaches it.
+    ip netns exec "$E2E_PREFIX-client" python3 "$E2E_SOURCE/tools/lib/hold_connections.py" \
+        "$E2E_DIR" 198.18.0.100 "$2" "$1" >"$E2E_DIR/held.json" 2>&1 &
+    E2E_HOLDER=$!
+    RUN_PIDS+=("$E2E_HOLDER")
+    wait_until 150 0.2 test -f "$E2E_DIR/ready" || fail "the client did not connect"
+}
+
+# Each held connection echoes once more; $E2E_DIR/held.json then maps each backend's name to
+# one true (echoed) or false per connection it held.
+e2e_release_held() {
+    touch "$E2E_DIR/go"
+    wait "$E2E_HOLDER" || true
+}
+
 e2e_setup() {
     topo_create "$E2E_PREFIX" 3
     xlb_write_config

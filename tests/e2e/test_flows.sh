@@ -29,36 +29,9 @@ for b in be1 be2 be3; do
 done
 e2e_start_xlbd
 
-# A client holding 12 connections open: it reports their backends, waits for "go", then checks
+# A client holding 12 connections open: it reports their backends, then, once released, checks
 # every one still echoes.
-ip netns exec "$E2E_PREFIX-client" python3 - "$E2E_DIR" <<'PY' >"$E2E_DIR/held.json" 2>&1 &
-import json, os, socket, sys, time
-d = sys.argv[1]
-conns = []
-deadline = time.time() + 30
-while len(conns) < 12 and time.time() < deadline:
-    try:
-        s = socket.create_connection(("198.18.0.100", 9002), timeout=3)
-        conns.append((s, s.recv(16).decode()))
-    except OSError:
-        time.sleep(0.2)
-open(d + "/ready", "w").write(json.dumps([name for _, name in conns]))
-deadline = time.time() + 60
-while not os.path.exists(d + "/go") and time.time() < deadline:
-    time.sleep(0.1)
-result = {}
-for s, name in conns:
-    try:
-        s.sendall(b"ping"); s.settimeout(3)
-        ok = s.recv(16) == b"ping"
-    except OSError:
-        ok = False
-    result.setdefault(name, []).append(ok)
-print(json.dumps(result))
-PY
-HOLDER=$!
-RUN_PIDS+=("$HOLDER")
-wait_until 150 0.2 test -f "$E2E_DIR/ready" || fail "the client did not connect"
+e2e_hold_connections 12 9002
 held=$(cat "$E2E_DIR/ready")
 python3 -c 'import json,sys; n=json.loads(sys.argv[1]); assert len(n) == 12 and "be1" in n, n' "$held" ||
     fail "held connections: $held"
@@ -82,8 +55,7 @@ for _ in range(20):
         names.add(s.recv(16).decode())
 print(" ".join(sorted(names)))')
 [ "$new" = "be2 be3" ] || fail "new connections after removing be1 went to: $new"
-touch "$E2E_DIR/go"
-wait "$HOLDER" || true
+e2e_release_held
 python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -20,34 +20,8 @@ steady=$!
 RUN_PIDS+=("$steady")
 
 # A client holding 8 connections open through the L4 VIP (source-NATed to 198.18.0.11): it
-# reports their backends, waits for "go", then checks that every one still echoes.
-ip netns exec "$E2E_PREFIX-client" python3 - "$E2E_DIR" <<'PY' >"$E2E_DIR/held.json" 2>&1 &
-import json, os, socket, sys, time
-d = sys.argv[1]
-conns = []
-deadline = time.time() + 30
-while len(conns) < 8 and time.time() < deadline:
-    try:
-        s = socket.create_connection(("198.18.0.100", 9000), timeout=3)
-        conns.append((s, s.recv(16).decode()))
-    except OSError:
-        time.sleep(0.2)
-open(d + "/ready", "w").write(json.dumps([name for _, name in conns]))
-deadline = time.time() + 90
-while not os.path.exists(d + "/go") and time.time() < deadline:
-    time.sleep(0.1)
-ok = []
-for s, name in conns:
-    try:
-        s.sendall(b"after-reload"); s.settimeout(3)
-        ok.append(s.recv(32) == b"after-reload")
-    except OSError:
-        ok.append(False)
-print(json.dumps({"held": len(conns), "echoed": sum(ok)}))
-PY
-HOLDER=$!
-RUN_PIDS+=("$HOLDER")
-wait_until 150 0.2 test -f "$E2E_DIR/ready" || fail "the client did not connect"
+# reports their backends, then, once released, checks that every one still echoes.
+e2e_hold_connections 8 9000
 python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))) == 8' "$E2E_DIR/ready" ||
     fail "held connections: $(cat "$E2E_DIR/ready")"
 snats=$(xlbctl --json flows --vip 198.18.0.100:9000 | python3 -c '
@@ -56,11 +30,10 @@ print(" ".join(sorted({f["snat"].rsplit(":", 1)[0] for f in json.load(sys.stdin)
 [ "$snats" = "198.18.0.11" ] || fail "held flows use SNAT $snats"
 pass "8 TCP connections held open through the L4 VIP, source-NATed to 198.18.0.11"
 
-reloads_applied() {
-    xlbctl --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["reload"]["applied"]))'
-}
-reloads_rejected() {
-    xlbctl --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["reload"]["rejected"]))'
+reloads() { # OUTCOME COUNT: true once COUNT reloads have had OUTCOME (applied or rejected)
+    [ "$(xlbctl --json status | python3 -c '
+import json, sys
+print(int(json.load(sys.stdin)["reload"][sys.argv[1]]))' "$1")" = "$2" ]
 }
 
 e2e_edit_config '
@@ -68,7 +41,7 @@ c["xlb"]["vips"] = [v for v in c["xlb"]["vips"] if v["address"] != "2001:2::100"
 c["xlb"]["vips"].append({"address": "198.18.0.101", "port": 80, "cluster": "extra"})
 c["xlb"]["snat"] = ["198.18.0.12"]'
 kill -HUP "$XLBD_PID"
-wait_until 50 0.1 bash -c "[ \$('$XLBCTL' --socket '$E2E_DIR/xlbd.sock' --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)[\"reload\"][\"applied\"]))') = 1 ]" ||
+wait_until 50 0.1 reloads applied 1 ||
     fail "first reload not applied"
 xlbctl --json status | python3 -c '
 import json, sys
@@ -87,12 +60,12 @@ if in_client ping -c 1 -W 1 198.18.0.12 >/dev/null 2>&1; then
 fi
 pass "SIGHUP applied the VIPs (one added, one removed) and reported xlb.snat as needing a restart"
 
-touch "$E2E_DIR/go"
-wait "$HOLDER" || true
+e2e_release_held
 python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r == {"held": 8, "echoed": 8}, r' "$E2E_DIR/held.json" ||
+oks = [ok for per_backend in r.values() for ok in per_backend]
+assert len(oks) == 8 and all(oks), r' "$E2E_DIR/held.json" ||
     fail "held connections after the reload: $(cat "$E2E_DIR/held.json")"
 new=$(in_client timeout 60 python3 -c '
 import socket
@@ -108,7 +81,7 @@ pass "after the reload every held connection still echoes, and 10 new ones conne
 cp "$E2E_DIR/bootstrap.json" "$E2E_DIR/before-clash.json"
 e2e_edit_config 'c["xlb"]["vips"].append({"address": "198.18.0.11", "port": 80, "cluster": "extra"})'
 kill -HUP "$XLBD_PID"
-wait_until 50 0.1 bash -c "[ \$('$XLBCTL' --socket '$E2E_DIR/xlbd.sock' --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)[\"reload\"][\"rejected\"]))') = 1 ]" ||
+wait_until 50 0.1 reloads rejected 1 ||
     fail "a VIP on a running SNAT address was not rejected"
 out=$(xlbctl status)
 grep -q "is a running snat address (snat changes need a restart)" <<<"$out" || fail "clash reason: $out"
@@ -117,7 +90,7 @@ pass "a VIP on a running SNAT address is rejected"
 
 e2e_edit_config 'c["xlb"]["workers"] = 2; c["xlb"]["mbuf_pool_size"] = 4095'
 kill -HUP "$XLBD_PID"
-wait_until 50 0.1 bash -c "[ \$('$XLBCTL' --socket '$E2E_DIR/xlbd.sock' --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)[\"reload\"][\"applied\"]))') = 2 ]" ||
+wait_until 50 0.1 reloads applied 2 ||
     fail "second reload not applied"
 xlbctl --json status | python3 -c '
 import json, sys
@@ -131,7 +104,7 @@ pass "restart-only settings are reported, not applied"
 cp "$E2E_DIR/bootstrap.json" "$E2E_DIR/good.json"
 e2e_edit_config 'c["xlb"]["vips"][0]["port"] = 0'
 kill -HUP "$XLBD_PID"
-wait_until 50 0.1 bash -c "[ \$('$XLBCTL' --socket '$E2E_DIR/xlbd.sock' --json status | python3 -c 'import json,sys; print(int(json.load(sys.stdin)[\"reload\"][\"rejected\"]))') = 2 ]" ||
+wait_until 50 0.1 reloads rejected 2 ||
     fail "invalid file not rejected"
 out=$(xlbctl status)
 grep -q "error: xlb.vips\[0\].port: must be 1..65535" <<<"$out" || fail "rejection reason not shown"

@@ -7,25 +7,8 @@
 # Shares are checked against 5 binomial standard deviations at a fixed seed.
 set -euo pipefail
 SRC=${XLB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${XLB_BUILD_DIR:-$SRC/build}
-XLBD=$BUILD/apps/xlbd
-XLBCTL=$BUILD/apps/xlbctl
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root (a network namespace)"; exit 77; fi
-NS="xlbsim$$"
-DIR=$(mktemp -d /tmp/xlb-sim-XXXXXX)
-XLBD_PID=""
-cleanup() {
-    local rc=$?
-    [ $rc -eq 0 ] || [ ! -f "$DIR/xlbd.log" ] || tail -n 30 "$DIR/xlbd.log"
-    [ -z "$XLBD_PID" ] || kill -KILL "$XLBD_PID" 2>/dev/null || true
-    [ -z "$XLBD_PID" ] || wait "$XLBD_PID" 2>/dev/null || true
-    ip netns del "$NS" 2>/dev/null || true
-    rm -rf "$DIR"
-    exit $rc
-}
-trap cleanup EXIT
-. "$SRC/tools/lib/harness.sh"
-ip netns add "$NS"
+RUN_NAME=xlb-sim
+. "$SRC/tools/lib/netns_xlbd.sh"
 
 write_config() { # DOWN_HAS_ENDPOINT (0/1)
     python3 - "$DIR" "$1" >"$DIR/bootstrap.json" <<'PY'
@@ -106,9 +89,7 @@ cookie() { printf '%s' "$1" | base64 -w0; }
 
 write_config 0
 "$XLBD" --check --config "$DIR/bootstrap.json" >/dev/null || fail "valid config rejected"
-ip netns exec "$NS" "$XLBD" --config "$DIR/bootstrap.json" >"$DIR/xlbd.log" 2>&1 &
-XLBD_PID=$!
-wait_until 100 0.1 xlbctl status || fail "xlbd did not start"
+netns_xlbd_start || fail "xlbd did not start"
 
 out=$(simulate --n 40000) || fail "simulate: $out"
 check_shares "$out" "198.18.0.21=0.225,198.18.0.22=0.225,198.18.0.23=0.225,198.18.0.41=0.25,dropped=0.075" ||
@@ -157,9 +138,7 @@ xlbctl simulate --bogus 1 >/dev/null 2>&1 || rc=$?
 [ $rc -eq 2 ] || fail "unknown option: exit $rc"
 pass "bad simulate requests get a clear error"
 
-kill -TERM "$XLBD_PID"
 rc=0
-wait "$XLBD_PID" || rc=$?
-XLBD_PID=""
+netns_xlbd_stop || rc=$?
 [ $rc -eq 0 ] || fail "xlbd exited with $rc"
 pass "clean exit"

@@ -4,24 +4,8 @@
 # path and rule, and SIGHUP replaces the resources.
 set -euo pipefail
 SRC=${XLB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${XLB_BUILD_DIR:-$SRC/build}
-XLBD=$BUILD/apps/xlbd
-XLBCTL=$BUILD/apps/xlbctl
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root (a network namespace)"; exit 77; fi
-NS="xlbs$$"
-DIR=$(mktemp -d /tmp/xlb-static-XXXXXX)
-XLBD_PID=""
-cleanup() {
-    local rc=$?
-    [ -z "$XLBD_PID" ] || kill -KILL "$XLBD_PID" 2>/dev/null || true
-    [ -z "$XLBD_PID" ] || wait "$XLBD_PID" 2>/dev/null || true
-    ip netns del "$NS" 2>/dev/null || true
-    rm -rf "$DIR"
-    exit $rc
-}
-trap cleanup EXIT
-. "$SRC/tools/lib/harness.sh"
-ip netns add "$NS"
+RUN_NAME=xlb-static
+. "$SRC/tools/lib/netns_xlbd.sh"
 
 write_config() { # MIN_RING_SIZE ENDPOINT_PORT
     python3 - "$DIR" "$1" "$2" >"$DIR/bootstrap.json" <<'PY'
@@ -56,9 +40,7 @@ pass "xlbd --check names an invalid static resource by path and rule"
 
 write_config 1024 8080
 "$XLBD" --check --config "$DIR/bootstrap.json" >/dev/null || fail "valid static resources rejected"
-ip netns exec "$NS" "$XLBD" --config "$DIR/bootstrap.json" >"$DIR/xlbd.log" 2>&1 &
-XLBD_PID=$!
-wait_until 100 0.1 xlbctl status || fail "xlbd did not start: $(cat "$DIR/xlbd.log")"
+netns_xlbd_start || fail "xlbd did not start: $(cat "$DIR/xlbd.log")"
 summary() { xlbctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["vips"][0]["summary"])'; }
 [ "$(summary)" = "serving gen 1" ] || fail "VIP: $(summary)"
 dump=$(xlbctl config dump)
@@ -91,7 +73,5 @@ wait_until 50 0.1 rejected || fail "an invalid static resource was not rejected 
 [ "$(summary)" = "serving gen 2" ] || fail "a rejected reload changed the VIP: $(summary)"
 pass "an invalid static resource on reload is rejected; gen 2 keeps serving"
 
-kill -TERM "$XLBD_PID"
-wait "$XLBD_PID" || fail "xlbd did not exit cleanly"
-XLBD_PID=""
+netns_xlbd_stop || fail "xlbd did not exit cleanly"
 pass "clean exit"

@@ -248,6 +248,22 @@ void forward_burst(struct nat_fixture *n, const struct seg *in, const struct seg
         check_tx(n, before + i, &expected[i]);
 }
 
+struct seg client_syn4(struct nat_fixture *n, uint16_t client_port, uint16_t snat_port)
+{
+    struct seg syn = from_client4(client_port, RTE_TCP_SYN_FLAG, NULL);
+    struct seg out = to_backend(syn, snat_port);
+    forward(n, &syn, &out);
+    return syn;
+}
+
+struct seg backend_syn_ack4(struct nat_fixture *n, uint16_t snat_port, uint16_t client_port)
+{
+    struct seg syn_ack = from_backend4(snat_port, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
+    struct seg out = to_client(syn_ack, client_port);
+    forward(n, &syn_ack, &out);
+    return syn_ack;
+}
+
 /* Send `in` and expect it dropped, with this reason counted once more. */
 void dropped(struct nat_fixture *n, const struct seg *in, enum xlb_drop_reason reason)
 {

@@ -65,6 +65,12 @@ void forward(struct nat_fixture *n, const struct seg *in, const struct seg *expe
 /* One burst of `count` segments; each must come out as its expected segment, in order. */
 void forward_burst(struct nat_fixture *n, const struct seg *in, const struct seg *expected,
                    unsigned count);
+/* The client's SYN from client_port, which must reach the IPv4 backend from snat_port;
+ * returns the SYN as sent. */
+struct seg client_syn4(struct nat_fixture *n, uint16_t client_port, uint16_t snat_port);
+/* The IPv4 backend's SYN-ACK to snat_port, which must reach the client's client_port from the
+ * VIP; returns the SYN-ACK as sent. */
+struct seg backend_syn_ack4(struct nat_fixture *n, uint16_t snat_port, uint16_t client_port);
 /* Send `in` and expect it dropped, with this reason counted once more. */
 void dropped(struct nat_fixture *n, const struct seg *in, enum xlb_drop_reason reason);
 

@@ -132,20 +132,15 @@ static void syn_flood_is_held_to_its_pool(void **state)
     struct nat_fixture *n = *state;
     uint32_t cap = n->flows->syn_cap;
     assert_int_equal(cap, FLOWS / 4);
-    for (uint16_t i = 0; i < cap; i++) {
-        struct seg syn = from_client4((uint16_t)(CLIENT_PORT + i), RTE_TCP_SYN_FLAG, NULL);
-        struct seg out = to_backend(syn, (uint16_t)(PORT_BASE + i));
-        forward(n, &syn, &out);
-    }
+    for (uint16_t i = 0; i < cap; i++)
+        client_syn4(n, (uint16_t)(CLIENT_PORT + i), (uint16_t)(PORT_BASE + i));
     struct seg flood = from_client4(CLIENT_PORT + 100, RTE_TCP_SYN_FLAG, NULL);
     dropped(n, &flood, XLB_DROP_SYN_POOL_FULL);
     assert_int_equal(n->flows->n_used, cap);
     assert_int_equal(n->load->clusters[CLUSTER4].started, cap); /* refused before the pick */
 
     /* Answered SYNs leave the pool: room for new ones again. */
-    struct seg syn_ack = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
-    struct seg back = to_client(syn_ack, CLIENT_PORT);
-    forward(n, &syn_ack, &back);
+    backend_syn_ack4(n, PORT_BASE, CLIENT_PORT);
     assert_int_equal(n->flows->n_syn, cap - 1);
     struct seg out = to_backend(flood, (uint16_t)(PORT_BASE + cap));
     forward(n, &flood, &out);
@@ -158,13 +153,8 @@ static void full_table_evicts_the_oldest_idle_flow(void **state)
     n->flows->syn_cap = FLOWS; /* this test is about the table, not the SYN pool */
     for (uint16_t i = 0; i < FLOWS; i++) {
         n->f->ctx.now_tsc = START_TSC + i * TSC_HZ; /* flow i idles out one second after i-1 */
-        struct seg syn = from_client4((uint16_t)(CLIENT_PORT + i), RTE_TCP_SYN_FLAG, NULL);
-        struct seg out = to_backend(syn, (uint16_t)(PORT_BASE + i));
-        forward(n, &syn, &out);
-        struct seg syn_ack =
-            from_backend4((uint16_t)(PORT_BASE + i), RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
-        struct seg back = to_client(syn_ack, (uint16_t)(CLIENT_PORT + i));
-        forward(n, &syn_ack, &back);
+        client_syn4(n, (uint16_t)(CLIENT_PORT + i), (uint16_t)(PORT_BASE + i));
+        backend_syn_ack4(n, (uint16_t)(PORT_BASE + i), (uint16_t)(CLIENT_PORT + i));
     }
     assert_int_equal(n->flows->n_used, FLOWS);
     struct seg syn = from_client4(CLIENT_PORT + FLOWS, RTE_TCP_SYN_FLAG, NULL);

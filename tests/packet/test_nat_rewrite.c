@@ -24,9 +24,7 @@
 static void syn4_goes_to_backend_from_snat(void **state)
 {
     struct nat_fixture *n = *state;
-    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
-    struct seg out = to_backend(syn, PORT_BASE);
-    forward(n, &syn, &out);
+    client_syn4(n, CLIENT_PORT, PORT_BASE);
 
     struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
     assert_non_null(f);
@@ -45,7 +43,7 @@ static void syn4_goes_to_backend_from_snat(void **state)
     struct seg data = from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD_TEXT);
     data.seq = SEQ_CLIENT + 1;
     data.ack = SEQ_BACKEND + 1;
-    out = to_backend(data, PORT_BASE);
+    struct seg out = to_backend(data, PORT_BASE);
     forward(n, &data, &out);
     size_t len;
     const uint8_t *frame = fixture_tx(n->f, 1, &len);
@@ -58,13 +56,9 @@ static void syn4_goes_to_backend_from_snat(void **state)
 static void syn_ack4_returns_to_client_from_vip(void **state)
 {
     struct nat_fixture *n = *state;
-    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
-    struct seg out = to_backend(syn, PORT_BASE);
-    forward(n, &syn, &out);
+    client_syn4(n, CLIENT_PORT, PORT_BASE);
 
-    struct seg syn_ack = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
-    out = to_client(syn_ack, CLIENT_PORT);
-    forward(n, &syn_ack, &out);
+    struct seg syn_ack = backend_syn_ack4(n, PORT_BASE, CLIENT_PORT);
     struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
     assert_non_null(f);
     assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
@@ -75,7 +69,7 @@ static void syn_ack4_returns_to_client_from_vip(void **state)
     /* The backend's data comes back too, and a retransmitted SYN-ACK counts nothing more. */
     struct seg data =
         from_backend4(PORT_BASE, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, "HTTP/1.1 200 OK\r\n");
-    out = to_client(data, CLIENT_PORT);
+    struct seg out = to_client(data, CLIENT_PORT);
     forward(n, &data, &out);
     out = to_client(syn_ack, CLIENT_PORT);
     forward(n, &syn_ack, &out);
@@ -156,9 +150,7 @@ static void one_burst_holds_a_whole_connection(void **state)
 static void one_burst_replaces_a_closed_connection(void **state)
 {
     struct nat_fixture *n = *state;
-    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
-    struct seg out = to_backend(syn, PORT_BASE);
-    forward(n, &syn, &out);
+    client_syn4(n, CLIENT_PORT, PORT_BASE);
     struct xlb_flow *old = client_flow(n, FIX_PEER4, CLIENT_PORT);
     assert_non_null(old);
 
@@ -189,14 +181,12 @@ static void one_burst_replaces_a_closed_connection(void **state)
 static void backend_rst_to_syn_is_a_failure(void **state)
 {
     struct nat_fixture *n = *state;
-    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
-    struct seg out = to_backend(syn, PORT_BASE);
-    forward(n, &syn, &out);
+    client_syn4(n, CLIENT_PORT, PORT_BASE);
 
     /* Connection refused: the RST still reaches the client, rewritten. */
     struct seg rst = from_backend4(PORT_BASE, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, NULL);
     rst.seq = 0;
-    out = to_client(rst, CLIENT_PORT);
+    struct seg out = to_client(rst, CLIENT_PORT);
     forward(n, &rst, &out);
     struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
     assert_non_null(f);
@@ -217,12 +207,10 @@ static void backend_rst_to_syn_is_a_failure(void **state)
 static void syn_on_a_closed_flow_starts_a_new_connection(void **state)
 {
     struct nat_fixture *n = *state;
-    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
-    struct seg out = to_backend(syn, PORT_BASE);
-    forward(n, &syn, &out);
+    struct seg syn = client_syn4(n, CLIENT_PORT, PORT_BASE);
     struct seg rst = from_backend4(PORT_BASE, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, NULL);
     rst.seq = 0;
-    out = to_client(rst, CLIENT_PORT);
+    struct seg out = to_client(rst, CLIENT_PORT);
     forward(n, &rst, &out);
 
     /* The client tries again from the same port a second later: a fresh connection, not a
@@ -237,9 +225,7 @@ static void syn_on_a_closed_flow_starts_a_new_connection(void **state)
     assert_int_equal(n->load->clusters[CLUSTER4].finished, 1);
     assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CLOSED], 1);
 
-    struct seg syn_ack = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
-    out = to_client(syn_ack, CLIENT_PORT);
-    forward(n, &syn_ack, &out);
+    backend_syn_ack4(n, PORT_BASE, CLIENT_PORT);
     assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
     assert_int_equal(n->load->endpoints[SLOT4].succeeded, 1);
     assert_int_equal(n->load->endpoints[SLOT4].failed, 1);
@@ -249,16 +235,10 @@ static void syn_timeout_expires_flow_and_frees_port(void **state)
 {
     struct nat_fixture *n = *state;
     struct xlb_burst_ctx *ctx = &n->f->ctx;
-    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
-    struct seg out = to_backend(syn, PORT_BASE);
-    forward(n, &syn, &out);
+    client_syn4(n, CLIENT_PORT, PORT_BASE);
     /* A second client, established: it must survive the first one's SYN timeout. */
-    struct seg syn2 = from_client4(CLIENT_PORT + 2, RTE_TCP_SYN_FLAG, NULL);
-    out = to_backend(syn2, PORT_BASE + 1);
-    forward(n, &syn2, &out);
-    struct seg syn_ack = from_backend4(PORT_BASE + 1, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
-    out = to_client(syn_ack, CLIENT_PORT + 2);
-    forward(n, &syn_ack, &out);
+    client_syn4(n, CLIENT_PORT + 2, PORT_BASE + 1);
+    backend_syn_ack4(n, PORT_BASE + 1, CLIENT_PORT + 2);
     assert_int_equal(n->load->clusters[CLUSTER4].started, 2);
 
     /* Not yet: just before the deadline nothing goes. */
@@ -283,9 +263,7 @@ static void syn_timeout_expires_flow_and_frees_port(void **state)
     dropped(n, &late, XLB_DROP_TCP_NO_FLOW);
 
     /* Its SNAT port is handed out again (the slice's free ports are a stack). */
-    struct seg syn3 = from_client4(CLIENT_PORT + 1, RTE_TCP_SYN_FLAG, NULL);
-    out = to_backend(syn3, PORT_BASE);
-    forward(n, &syn3, &out);
+    client_syn4(n, CLIENT_PORT + 1, PORT_BASE);
     assert_int_equal(client_flow(n, FIX_PEER4, CLIENT_PORT + 1)->snat_port, PORT_BASE);
     assert_int_equal(n->load->clusters[CLUSTER4].started, 3);
 
@@ -301,9 +279,7 @@ static void syn_timeout_expires_flow_and_frees_port(void **state)
 static void padding_and_ip_options_are_handled(void **state)
 {
     struct nat_fixture *n = *state;
-    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
-    struct seg out = to_backend(syn, PORT_BASE);
-    forward(n, &syn, &out);
+    client_syn4(n, CLIENT_PORT, PORT_BASE);
 
     /* A bare ACK is 54 bytes, padded to 60 on the wire: it goes out without the padding. */
     uint8_t frame[256], want[256];
@@ -311,7 +287,7 @@ static void padding_and_ip_options_are_handled(void **state)
     size_t len = tcp_frame(frame, &ack);
     assert_int_equal(len, 54);
     memset(frame + len, 0xee, 60 - len);
-    out = to_backend(ack, PORT_BASE);
+    struct seg out = to_backend(ack, PORT_BASE);
     size_t want_len = tcp_frame(want, &out);
     assert_int_equal(fixture_send(n->f, frame, 60), 1);
     size_t out_len;
@@ -345,14 +321,10 @@ static void padding_and_ip_options_are_handled(void **state)
 static void fin_moves_flow_to_closing(void **state)
 {
     struct nat_fixture *n = *state;
-    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
-    struct seg out = to_backend(syn, PORT_BASE);
-    forward(n, &syn, &out);
-    struct seg syn_ack = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
-    out = to_client(syn_ack, CLIENT_PORT);
-    forward(n, &syn_ack, &out);
+    client_syn4(n, CLIENT_PORT, PORT_BASE);
+    backend_syn_ack4(n, PORT_BASE, CLIENT_PORT);
     struct seg fin = from_client4(CLIENT_PORT, RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG, NULL);
-    out = to_backend(fin, PORT_BASE);
+    struct seg out = to_backend(fin, PORT_BASE);
     forward(n, &fin, &out);
     struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
     assert_int_equal(f->state, XLB_FLOW_CLOSING);

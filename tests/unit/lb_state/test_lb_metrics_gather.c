@@ -4,12 +4,10 @@
  * workers would, then xlb_lb_metrics_gather must sum them per cluster, locality, drop
  * category and endpoint, and an endpoint that takes over a reused slot must start from zero.
  */
-#include <stdlib.h>
 #include <string.h>
 
-#include "../xds_deps/dm_test.h"
 #include "lb_metrics.h"
-#include "lb_state.h"
+#include "lb_state_fixture.h"
 
 #define EP(addr)                                                                                   \
     "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"" addr                          \
@@ -31,65 +29,12 @@
                                                                 "\"drop_percentage\":{"            \
                                                                 "\"numerator\":0}}]}}"
 
-struct fixture {
-    struct dm_fixture *dm;
-    struct xlb_load_slots load_slots;
-    struct xlb_lb_state *lb;
-    struct xlb_worker_load *load; /* two workers */
-    bool grace_over;
-    uint64_t now;
-};
-
-static uint64_t grace_start(void *arg)
-{
-    ((struct fixture *)arg)->grace_over = false;
-    return 1;
-}
-
-static bool grace_over(void *arg, uint64_t token)
-{
-    (void)token;
-    return ((struct fixture *)arg)->grace_over;
-}
-
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
-    void *dm_state;
-    if (f == NULL || dm_setup(&dm_state) != 0)
-        return -1;
-    f->dm = dm_state;
-    xlb_load_slots_init(&f->load_slots);
-    struct xlb_lb_grace grace = {grace_start, grace_over, f};
-    f->load = calloc(2, sizeof(*f->load));
-    f->lb = xlb_lb_state_create(&f->load_slots, &grace, f->load, 2, 42);
-    f->now = 1000;
-    if (f->lb == NULL || f->load == NULL)
-        return -1;
-    *state = f;
-    return 0;
+    return lbs_setup(state, 2);
 }
 
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    xlb_lb_state_free(f->lb);
-    xlb_load_slots_free(&f->load_slots);
-    void *dm_state = f->dm;
-    dm_teardown(&dm_state);
-    free(f->load);
-    free(f);
-    return 0;
-}
-
-static void update(struct fixture *f)
-{
-    dm_step(f->dm);
-    size_t index = 0;
-    xlb_lb_state_update(f->lb, &f->dm->dm, &index, 1, f->now);
-}
-
-static const struct xlb_lb_cluster *compiled(struct fixture *f)
+static const struct xlb_lb_cluster *compiled(struct lbs_fixture *f)
 {
     const struct xlb_lb_cluster *c = xlb_lb_state_cluster(f->lb, "c1");
     assert_non_null(c);
@@ -98,11 +43,11 @@ static const struct xlb_lb_cluster *compiled(struct fixture *f)
 
 static void sums_the_workers_counters(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     assert_int_equal(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "c1"), 0);
     dm_put(f->dm, XLB_XDS_CDS, "c1", CLUSTER);
     dm_put(f->dm, XLB_XDS_EDS, "c1", EDS3);
-    update(f);
+    lbs_update(f);
     const struct xlb_lb_cluster *c = compiled(f);
     /* Worker 0 and worker 1 each count part of the same traffic. */
     for (int w = 0; w < 2; w++) {
@@ -143,7 +88,7 @@ static void sums_the_workers_counters(void **state)
     xlb_lb_metrics_free(&m);
 }
 
-static uint64_t succeeded_of(struct fixture *f, const char *address)
+static uint64_t succeeded_of(struct lbs_fixture *f, const char *address)
 {
     struct xlb_lb_metrics m;
     assert_int_equal(xlb_lb_metrics_gather(f->lb, f->load, 2, &m), 0);
@@ -158,20 +103,20 @@ static uint64_t succeeded_of(struct fixture *f, const char *address)
 /* .21 leaves with 9 successes; once its slot is reused, .24 starts from 0, not 9. */
 static void reused_slot_starts_from_zero(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     assert_int_equal(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "c1"), 0);
     dm_put(f->dm, XLB_XDS_CDS, "c1", CLUSTER);
     dm_put(f->dm, XLB_XDS_EDS, "c1",
            "{\"cluster_name\":\"c1\",\"endpoints\":[{\"locality\":{\"zone\":\"a\"},"
            "\"load_balancing_weight\":1,\"lb_endpoints\":[" EP("198.18.0.21") "]}]}");
-    update(f);
+    lbs_update(f);
     uint32_t slot = compiled(f)->endpoints[0].slot;
     f->load[1].endpoints[slot].succeeded = 9;
     assert_int_equal(succeeded_of(f, "198.18.0.21:9000"), 9);
     dm_put(f->dm, XLB_XDS_EDS, "c1",
            "{\"cluster_name\":\"c1\",\"endpoints\":[{\"locality\":{\"zone\":\"a\"},"
            "\"load_balancing_weight\":1,\"lb_endpoints\":[" EP("198.18.0.22") "]}]}");
-    update(f);
+    lbs_update(f);
     f->grace_over = true;
     f->now += 250;
     xlb_lb_state_tick(f->lb, f->now); /* the grace period is over: the slot is free */
@@ -179,7 +124,7 @@ static void reused_slot_starts_from_zero(void **state)
            "{\"cluster_name\":\"c1\",\"endpoints\":[{\"locality\":{\"zone\":\"a\"},"
            "\"load_balancing_weight\":1,\"lb_endpoints\":[" EP("198.18.0.22") "," EP(
                "198.18.0.24") "]}]}");
-    update(f);
+    lbs_update(f);
     assert_int_equal(compiled(f)->endpoints[1].slot, slot);
     assert_int_equal(succeeded_of(f, "198.18.0.24:9000"), 0);
     f->load[0].endpoints[slot].succeeded += 2;
@@ -189,8 +134,8 @@ static void reused_slot_starts_from_zero(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(sums_the_workers_counters, setup, teardown),
-        cmocka_unit_test_setup_teardown(reused_slot_starts_from_zero, setup, teardown),
+        cmocka_unit_test_setup_teardown(sums_the_workers_counters, setup, lbs_teardown),
+        cmocka_unit_test_setup_teardown(reused_slot_starts_from_zero, setup, lbs_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,11 +7,9 @@
  * xlb_worker_load written here as a worker would.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "../xds_deps/dm_test.h"
-#include "lb_state.h"
+#include "lb_state_fixture.h"
 
 #define EP(addr, extra)                                                                            \
     "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"" addr                          \
@@ -29,77 +27,19 @@
     "\"failure_percentage_minimum_hosts\":1,\"failure_percentage_request_volume\":10,"             \
     "\"failure_percentage_threshold\":50,\"enforcing_success_rate\":0}}"
 
-struct fixture {
-    struct dm_fixture *dm;
-    struct xlb_load_slots load_slots;
-    struct xlb_lb_state *lb;
-    struct xlb_worker_load *load; /* one worker */
-    struct xlb_lb_worker w;
-    bool grace_over;
-    uint64_t now;
-};
-
-static uint64_t grace_start(void *arg)
-{
-    struct fixture *f = arg;
-    f->grace_over = false;
-    return 1;
-}
-
-static bool grace_over(void *arg, uint64_t token)
-{
-    struct fixture *f = arg;
-    (void)token;
-    return f->grace_over;
-}
-
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
-    void *dm_state;
-    if (f == NULL || dm_setup(&dm_state) != 0)
-        return -1;
-    f->dm = dm_state;
-    xlb_load_slots_init(&f->load_slots);
-    struct xlb_lb_grace grace = {grace_start, grace_over, f};
-    f->load = calloc(1, sizeof(*f->load));
-    f->lb = xlb_lb_state_create(&f->load_slots, &grace, f->load, 1, 42);
-    f->now = 1000;
-    if (f->lb == NULL || f->load == NULL || xlb_lb_worker_init(&f->w, 7, NULL, f->load, 1) != 0)
-        return -1;
-    *state = f;
-    return 0;
+    return lbs_setup(state, 1);
 }
 
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    xlb_lb_worker_fini(&f->w);
-    xlb_lb_state_free(f->lb);
-    xlb_load_slots_free(&f->load_slots);
-    void *dm_state = f->dm;
-    dm_teardown(&dm_state);
-    free(f->load);
-    free(f);
-    return 0;
-}
-
-/* Re-run the manager and the compiler, as the control plane does after a cache change. */
-static bool update(struct fixture *f)
-{
-    dm_step(f->dm);
-    size_t index = 0;
-    return xlb_lb_state_update(f->lb, &f->dm->dm, &index, 1, f->now);
-}
-
-static bool tick(struct fixture *f, uint64_t advance_ms)
+static bool tick(struct lbs_fixture *f, uint64_t advance_ms)
 {
     f->now += advance_ms;
     return xlb_lb_state_tick(f->lb, f->now);
 }
 
 /* The address of n picks on VIP 0, as "last octet" counts per endpoint index. */
-static void picks(struct fixture *f, uint32_t n, uint32_t *counts, uint32_t n_counts)
+static void picks(struct lbs_fixture *f, uint32_t n, uint32_t *counts, uint32_t n_counts)
 {
     memset(counts, 0, n_counts * sizeof(*counts));
     for (uint32_t i = 0; i < n; i++) {
@@ -111,23 +51,35 @@ static void picks(struct fixture *f, uint32_t n, uint32_t *counts, uint32_t n_co
     }
 }
 
-static void l4_vip(struct fixture *f, const char *cluster_json, const char *eds_json)
+static void l4_vip(struct lbs_fixture *f, const char *cluster_json, const char *eds_json)
 {
     assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "c1") == 0);
     dm_put(f->dm, XLB_XDS_CDS, "c1", cluster_json);
     dm_put(f->dm, XLB_XDS_EDS, "c1", eds_json);
-    assert_true(update(f));
+    assert_true(lbs_update(f));
     assert_non_null(xlb_lb_state_vip(f->lb, 0));
 }
 
-static uint32_t slot_of(struct fixture *f, uint32_t endpoint)
+/* An L7 VIP "svc" whose routes "/s0/" and "/s1/" go to the EDS clusters c1 and c2. */
+static void l7_vip(struct lbs_fixture *f)
+{
+    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L7, "svc") == 0);
+    dm_put_inline_listener(f->dm, "svc", "c1 c2");
+    dm_put_eds_cluster(f->dm, "c1", NULL);
+    dm_put_eds_cluster(f->dm, "c2", NULL);
+    dm_put_endpoints(f->dm, "c1");
+    dm_put_endpoints(f->dm, "c2");
+    assert_true(lbs_update(f));
+}
+
+static uint32_t slot_of(struct lbs_fixture *f, uint32_t endpoint)
 {
     return xlb_lb_state_cluster(f->lb, "c1")->endpoints[endpoint].slot;
 }
 
 static void test_outlier_ejection_reaches_the_picks(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     l4_vip(f, CLUSTER_OD("c1"),
            EDS("c1", LOC("a", 0, EP("198.18.0.21", "") "," EP("198.18.0.22", ""))));
     uint32_t counts[2];
@@ -153,7 +105,7 @@ static void test_outlier_ejection_reaches_the_picks(void **state)
 
 static void test_ejecting_a_whole_priority_fails_over(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     l4_vip(f, CLUSTER_OD("c1"),
            EDS("c1", LOC("a", 0, EP("198.18.0.21", "")) "," LOC("b", 1, EP("198.18.0.31", ""))));
     assert_int_equal(xlb_lb_state_cluster(f->lb, "c1")->chosen_priority, 0);
@@ -170,14 +122,14 @@ static void test_ejecting_a_whole_priority_fails_over(void **state)
 
 static void test_endpoint_slots_are_stable_and_reused_after_grace(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     l4_vip(f, CLUSTER_OD("c1"),
            EDS("c1", LOC("a", 0, EP("198.18.0.21", "") "," EP("198.18.0.22", ""))));
     uint32_t s21 = slot_of(f, 0), s22 = slot_of(f, 1);
     /* .21 leaves, .23 arrives: .22 keeps its slot; .21's slot waits for the grace period. */
     dm_put(f->dm, XLB_XDS_EDS, "c1",
            EDS("c1", LOC("a", 0, EP("198.18.0.22", "") "," EP("198.18.0.23", ""))));
-    assert_true(update(f));
+    assert_true(lbs_update(f));
     assert_int_equal(slot_of(f, 0), s22);
     uint32_t s23 = slot_of(f, 1);
     assert_true(s23 != s21 && s23 != s22);
@@ -187,7 +139,7 @@ static void test_endpoint_slots_are_stable_and_reused_after_grace(void **state)
         f->dm, XLB_XDS_EDS, "c1",
         EDS("c1", LOC("a", 0,
                       EP("198.18.0.22", "") "," EP("198.18.0.23", "") "," EP("198.18.0.24", ""))));
-    assert_true(update(f));
+    assert_true(lbs_update(f));
     assert_int_equal(slot_of(f, 0), s22);
     assert_int_equal(slot_of(f, 1), s23);
     assert_int_equal(slot_of(f, 2), s21); /* reused once no worker can count on it */
@@ -195,28 +147,22 @@ static void test_endpoint_slots_are_stable_and_reused_after_grace(void **state)
 
 static void test_unchanged_cluster_is_not_recompiled(void **state)
 {
-    struct fixture *f = *state;
-    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L7, "svc") == 0);
-    dm_put_inline_listener(f->dm, "svc", "c1 c2");
-    dm_put_eds_cluster(f->dm, "c1", NULL);
-    dm_put_eds_cluster(f->dm, "c2", NULL);
-    dm_put_endpoints(f->dm, "c1");
-    dm_put_endpoints(f->dm, "c2");
-    assert_true(update(f));
+    struct lbs_fixture *f = *state;
+    l7_vip(f);
     const struct xlb_lb_cluster *c1 = xlb_lb_state_cluster(f->lb, "c1");
     const struct xlb_lb_cluster *c2 = xlb_lb_state_cluster(f->lb, "c2");
     const struct xlb_lb_vip *vip = xlb_lb_state_vip(f->lb, 0);
-    assert_false(update(f)); /* nothing changed: nothing rebuilt */
+    assert_false(lbs_update(f)); /* nothing changed: nothing rebuilt */
     assert_ptr_equal(xlb_lb_state_vip(f->lb, 0), vip);
     dm_put(f->dm, XLB_XDS_EDS, "c2", EDS("c2", LOC("a", 0, EP("198.18.0.40", ""))));
-    assert_true(update(f));
+    assert_true(lbs_update(f));
     assert_ptr_equal(xlb_lb_state_cluster(f->lb, "c1"), c1); /* kept */
     assert_ptr_not_equal(xlb_lb_state_cluster(f->lb, "c2"), c2);
     assert_ptr_not_equal(xlb_lb_state_vip(f->lb, 0), vip);
 }
 
 /* A request on the route "/s<route>/" of VIP 0; the cluster it picked, or NULL. */
-static const struct xlb_lb_cluster *pick_route(struct fixture *f, int route)
+static const struct xlb_lb_cluster *pick_route(struct lbs_fixture *f, int route)
 {
     char path[16];
     int len = snprintf(path, sizeof(path), "/s%d/x", route);
@@ -230,19 +176,13 @@ static const struct xlb_lb_cluster *pick_route(struct fixture *f, int route)
 
 static void test_cluster_change_keeps_the_routes(void **state)
 {
-    struct fixture *f = *state;
-    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L7, "svc") == 0);
-    dm_put_inline_listener(f->dm, "svc", "c1 c2");
-    dm_put_eds_cluster(f->dm, "c1", NULL);
-    dm_put_eds_cluster(f->dm, "c2", NULL);
-    dm_put_endpoints(f->dm, "c1");
-    dm_put_endpoints(f->dm, "c2");
-    assert_true(update(f));
+    struct lbs_fixture *f = *state;
+    l7_vip(f);
     struct xlb_lb_vip *before = xlb_lb_state_vip(f->lb, 0);
     xlb_lb_vip_hold(before); /* as a published snapshot holds it */
     /* An endpoint change: a new tree, on the same compiled routes. */
     dm_put(f->dm, XLB_XDS_EDS, "c2", EDS("c2", LOC("a", 0, EP("198.18.0.40", ""))));
-    assert_true(update(f));
+    assert_true(lbs_update(f));
     struct xlb_lb_vip *after = xlb_lb_state_vip(f->lb, 0);
     assert_ptr_not_equal(after, before);
     assert_ptr_equal(after->routes, before->routes);
@@ -252,7 +192,7 @@ static void test_cluster_change_keeps_the_routes(void **state)
     /* A route change compiles the routes anew. */
     xlb_lb_vip_hold(after);
     dm_put_inline_listener(f->dm, "svc", "c2 c1");
-    assert_true(update(f));
+    assert_true(lbs_update(f));
     assert_ptr_not_equal(xlb_lb_state_vip(f->lb, 0)->routes, after->routes);
     xlb_lb_vip_release(after);
     assert_ptr_equal(pick_route(f, 0), xlb_lb_state_cluster(f->lb, "c2"));
@@ -261,7 +201,7 @@ static void test_cluster_change_keeps_the_routes(void **state)
 
 static void test_draining_endpoint_is_reported_drained_after_idle_timeout(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     l4_vip(f,
            "{\"name\":\"c1\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}},"
            "\"upstream_config\":{\"name\":\"http\",\"typed_config\":{\"@type\":"
@@ -293,31 +233,31 @@ static void test_draining_endpoint_is_reported_drained_after_idle_timeout(void *
 
 static void test_warming_vip_keeps_its_tree(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L7, "svc") == 0);
     dm_put_inline_listener(f->dm, "svc", "c1");
     dm_put_eds_cluster(f->dm, "c1", NULL);
     dm_put_endpoints(f->dm, "c1");
-    assert_true(update(f));
+    assert_true(lbs_update(f));
     const struct xlb_lb_vip *vip = xlb_lb_state_vip(f->lb, 0);
     /* The routes now name c2, which has not arrived: the VIP warms on its last tree. */
     dm_put_inline_listener(f->dm, "svc", "c1 c2");
-    assert_false(update(f));
+    assert_false(lbs_update(f));
     assert_ptr_equal(xlb_lb_state_vip(f->lb, 0), vip);
     dm_put_eds_cluster(f->dm, "c2", NULL);
     dm_put_endpoints(f->dm, "c2");
-    assert_true(update(f));
+    assert_true(lbs_update(f));
     assert_int_equal(xlb_lb_state_vip(f->lb, 0)->n_targets, 2);
 }
 
 static void test_removed_cluster_fails_its_picks(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     l4_vip(f, CLUSTER_OD("c1"), EDS("c1", LOC("a", 0, EP("198.18.0.21", ""))));
     /* A74: a cluster that does not exist is an error local to it; its requests fail as a
      * gRPC client's RPCs to it fail UNAVAILABLE. */
     dm_gone(f->dm, XLB_XDS_CDS, "c1");
-    assert_true(update(f));
+    assert_true(lbs_update(f));
     struct xlb_lb_request req = {0};
     struct xlb_lb_trace t;
     assert_int_equal(xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &t), XLB_LB_NOT_READY);
@@ -330,7 +270,7 @@ static void test_removed_cluster_fails_its_picks(void **state)
     "extensions.clusters.aggregate.v3.ClusterConfig\",\"clusters\":[\"c1\",\"c2\"]}}}"
 
 /* An L4 VIP on an aggregate whose own lb_policy is RING_HASH over two round-robin leaves. */
-static void aggregate_vip(struct fixture *f, bool compat)
+static void aggregate_vip(struct lbs_fixture *f, bool compat)
 {
     xlb_lb_state_set_aggregate_compat(f->lb, compat);
     assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "agg") == 0);
@@ -339,10 +279,10 @@ static void aggregate_vip(struct fixture *f, bool compat)
     dm_put_eds_cluster(f->dm, "c2", NULL);
     dm_put(f->dm, XLB_XDS_EDS, "c1", EDS("c1", LOC("a", 0, EP("198.18.0.21", ""))));
     dm_put(f->dm, XLB_XDS_EDS, "c2", EDS("c2", LOC("b", 0, EP("198.18.0.31", ""))));
-    assert_true(update(f));
+    assert_true(lbs_update(f));
 }
 
-static enum xlb_lb_override_outcome session_to_second_leaf(struct fixture *f, uint32_t *leaf_ep)
+static enum xlb_lb_override_outcome session_to_second_leaf(struct lbs_fixture *f, uint32_t *leaf_ep)
 {
     struct xlb_lb_session session = {.n_addresses = 1};
     assert_int_equal(xlb_host_port_parse("198.18.0.31:8080", 16, &session.addresses[0]), 0);
@@ -355,7 +295,7 @@ static enum xlb_lb_override_outcome session_to_second_leaf(struct fixture *f, ui
 
 static void test_aggregate_follows_a75_by_default(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     aggregate_vip(f, false);
     const struct xlb_lb_target *t = &xlb_lb_state_vip(f->lb, 0)->targets[0];
     /* A75: each leaf keeps its own policy; the aggregate's RING_HASH is ignored. */
@@ -369,7 +309,7 @@ static void test_aggregate_follows_a75_by_default(void **state)
 
 static void test_aggregate_backward_compat(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     aggregate_vip(f, true);
     const struct xlb_lb_target *t = &xlb_lb_state_vip(f->lb, 0)->targets[0];
     /* Before A75: the aggregate's lb_policy applies to its leaves... */
@@ -393,7 +333,7 @@ static void count_cluster(const struct xlb_lb_cluster *c, void *arg)
     ++*(int *)arg;
 }
 
-static int n_clusters(struct fixture *f)
+static int n_clusters(struct lbs_fixture *f)
 {
     int n = 0;
     xlb_lb_state_each_cluster(f->lb, count_cluster, &n);
@@ -401,7 +341,7 @@ static int n_clusters(struct fixture *f)
 }
 
 /* Both VIPs of the variants test, recompiled. */
-static void update_two(struct fixture *f)
+static void update_two(struct lbs_fixture *f)
 {
     dm_step(f->dm);
     size_t index[2] = {0, 1};
@@ -410,7 +350,7 @@ static void update_two(struct fixture *f)
 
 static void test_variants_come_and_go_by_name(void **state)
 {
-    struct fixture *f = *state;
+    struct lbs_fixture *f = *state;
     /* VIP 0 uses c1 itself; VIP 1 the aggregate, whose policy makes variants of c1 and c2. */
     xlb_lb_state_set_aggregate_compat(f->lb, true);
     assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "c1") == 0);
@@ -455,19 +395,22 @@ static void test_variants_come_and_go_by_name(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_outlier_ejection_reaches_the_picks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ejecting_a_whole_priority_fails_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_outlier_ejection_reaches_the_picks, setup,
+                                        lbs_teardown),
+        cmocka_unit_test_setup_teardown(test_ejecting_a_whole_priority_fails_over, setup,
+                                        lbs_teardown),
         cmocka_unit_test_setup_teardown(test_endpoint_slots_are_stable_and_reused_after_grace,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unchanged_cluster_is_not_recompiled, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cluster_change_keeps_the_routes, setup, teardown),
+                                        setup, lbs_teardown),
+        cmocka_unit_test_setup_teardown(test_unchanged_cluster_is_not_recompiled, setup,
+                                        lbs_teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_change_keeps_the_routes, setup, lbs_teardown),
         cmocka_unit_test_setup_teardown(
-            test_draining_endpoint_is_reported_drained_after_idle_timeout, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_warming_vip_keeps_its_tree, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_aggregate_follows_a75_by_default, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_aggregate_backward_compat, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_removed_cluster_fails_its_picks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_variants_come_and_go_by_name, setup, teardown),
+            test_draining_endpoint_is_reported_drained_after_idle_timeout, setup, lbs_teardown),
+        cmocka_unit_test_setup_teardown(test_warming_vip_keeps_its_tree, setup, lbs_teardown),
+        cmocka_unit_test_setup_teardown(test_aggregate_follows_a75_by_default, setup, lbs_teardown),
+        cmocka_unit_test_setup_teardown(test_aggregate_backward_compat, setup, lbs_teardown),
+        cmocka_unit_test_setup_teardown(test_removed_cluster_fails_its_picks, setup, lbs_teardown),
+        cmocka_unit_test_setup_teardown(test_variants_come_and_go_by_name, setup, lbs_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

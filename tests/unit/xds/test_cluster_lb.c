@@ -116,6 +116,39 @@ static int validate_with_policies(struct policy_list *p, struct xlb_cluster_conf
     return rc;
 }
 
+/* A cluster whose load_balancing_policy is the one policy given by its type URL and value
+ * bytes, validated into cfg. */
+static int validate_one_policy(const char *url, const uint8_t *value, size_t len,
+                               struct xlb_cluster_config *cfg, struct xlb_errors *errs)
+{
+    const char *urls[] = {url};
+    ProtobufCBinaryData values[] = {{len, (uint8_t *)value}};
+    struct policy_list p;
+    policy_list_init(&p, 1, urls, values);
+    return validate_with_policies(&p, cfg, errs);
+}
+
+/* One policy; the cluster must be NACKed with line. */
+static void expect_policy_nack(const char *url, const uint8_t *value, size_t len, const char *line)
+{
+    struct xlb_cluster_config cfg;
+    struct xlb_errors errs = {0};
+    assert_int_equal(validate_one_policy(url, value, len, &cfg, &errs), -1);
+    xv_expect_line(&errs, line);
+}
+
+/* One policy; the cluster must be valid, with this LB policy. */
+static void expect_policy_valid(const char *url, const uint8_t *value, size_t len,
+                                enum xlb_lb_policy policy)
+{
+    struct xlb_cluster_config cfg;
+    struct xlb_errors errs = {0};
+    assert_int_equal(validate_one_policy(url, value, len, &cfg, &errs), 0);
+    xv_expect_none(&errs);
+    assert_int_equal(cfg.lb_policy, policy);
+    xlb_cluster_config_free(&cfg);
+}
+
 static void lb_policy_field_ring_hash(void **state)
 {
     /* hash_function XX_HASH, minimum_ring_size 10, maximum_ring_size 20 */
@@ -136,17 +169,11 @@ static void lb_policy_field_ring_hash(void **state)
 
 static void lb_policy_field_ring_hash_invalid(void **state)
 {
-    static uint8_t rh[] = {0x12, 0x02, 0x08, 0x00}; /* minimum_ring_size 0 */
-    const char *urls[] = {RH_URL};
-    ProtobufCBinaryData values[] = {{sizeof(rh), rh}};
-    struct policy_list p;
-    policy_list_init(&p, 1, urls, values);
-    struct xlb_cluster_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate_with_policies(&p, &cfg, &errs), -1);
-    xv_expect_line(&errs, "cluster \"backend\": load_balancing_policy.policies[0]."
-                          "typed_extension_config.typed_config.value.minimum_ring_size: 0 is not "
-                          "in 1..8388608");
+    static const uint8_t rh[] = {0x12, 0x02, 0x08, 0x00}; /* minimum_ring_size 0 */
+    expect_policy_nack(RH_URL, rh, sizeof(rh),
+                       "cluster \"backend\": load_balancing_policy.policies[0]."
+                       "typed_extension_config.typed_config.value.minimum_ring_size: 0 is not "
+                       "in 1..8388608");
 }
 
 static void lb_policy_field_wrr_locality_round_robin(void **state)
@@ -160,48 +187,20 @@ static void lb_policy_field_wrr_locality_round_robin(void **state)
     assert_true(len < 128);
     packed[0] = 0x0a; /* WrrLocality.endpoint_picking_policy, length-delimited */
     packed[1] = (uint8_t)len;
-    const char *urls[] = {WRR_URL};
-    ProtobufCBinaryData values[] = {{len + 2, packed}};
-    struct policy_list p;
-    policy_list_init(&p, 1, urls, values);
-    struct xlb_cluster_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate_with_policies(&p, &cfg, &errs), 0);
-    xv_expect_none(&errs);
-    assert_int_equal(cfg.lb_policy, XLB_LB_ROUND_ROBIN);
-    xlb_cluster_config_free(&cfg);
+    expect_policy_valid(WRR_URL, packed, len + 2, XLB_LB_ROUND_ROBIN);
 }
 
 static void lb_policy_field_none_supported(void **state)
 {
-    const char *urls[] = {PF_URL};
-    ProtobufCBinaryData values[] = {{0, NULL}};
-    struct policy_list p;
-    policy_list_init(&p, 1, urls, values);
-    struct xlb_cluster_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate_with_policies(&p, &cfg, &errs), -1);
-    xv_expect_line(&errs, "cluster \"backend\": load_balancing_policy: no supported load "
-                          "balancing policy config found");
+    expect_policy_nack(PF_URL, NULL, 0,
+                       "cluster \"backend\": load_balancing_policy: no supported load "
+                       "balancing policy config found");
 }
 
 static void lb_policy_unknown_enum(void **state)
 {
     ct_expect_nack(EDS(",\"lb_policy\":77"),
                    "cluster \"backend\": lb_policy: unknown LB policy 77");
-}
-
-/* One policy, given by its type URL and value bytes; the cluster must be NACKed with line. */
-static void expect_policy_nack(const char *url, const uint8_t *value, size_t len, const char *line)
-{
-    const char *urls[] = {url};
-    ProtobufCBinaryData values[] = {{len, (uint8_t *)value}};
-    struct policy_list p;
-    policy_list_init(&p, 1, urls, values);
-    struct xlb_cluster_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate_with_policies(&p, &cfg, &errs), -1);
-    xv_expect_line(&errs, line);
 }
 
 static void lb_policy_field_ring_hash_undecodable(void **state)
@@ -225,16 +224,7 @@ static void lb_policy_field_ring_hash_function(void **state)
                        "value 2 (must be XX_HASH)");
     /* DEFAULT_HASH (0) means xxHash in gRPC: accepted. */
     static const uint8_t default_hash[] = {0x08, 0x00};
-    const char *urls[] = {RH_URL};
-    ProtobufCBinaryData values[] = {{sizeof(default_hash), (uint8_t *)default_hash}};
-    struct policy_list p;
-    policy_list_init(&p, 1, urls, values);
-    struct xlb_cluster_config cfg;
-    struct xlb_errors errs = {0};
-    assert_int_equal(validate_with_policies(&p, &cfg, &errs), 0);
-    xv_expect_none(&errs);
-    assert_int_equal(cfg.lb_policy, XLB_LB_RING_HASH);
-    xlb_cluster_config_free(&cfg);
+    expect_policy_valid(RH_URL, default_hash, sizeof(default_hash), XLB_LB_RING_HASH);
 }
 
 static void lb_policy_field_wrr_locality_undecodable(void **state)

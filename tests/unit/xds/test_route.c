@@ -3,6 +3,11 @@
 
 #include <string.h>
 
+/* The only route matches every path and has a route action with these fields. */
+#define ACTION(fields) RC(R("{\"prefix\":\"\"}", "\"route\":{" fields "}"))
+/* The same, to cluster "c" with these hash policies. */
+#define HASHING(policies) ACTION("\"cluster\":\"c\",\"hash_policy\":[" policies "]")
+
 static void valid_with_defaults(void **state)
 {
     struct xlb_route_config cfg;
@@ -261,7 +266,7 @@ static void runtime_fraction_bad_denominator(void **state)
 
 static void cluster_name_required(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"\"}")),
+    rt_expect_nack(ACTION("\"cluster\":\"\""),
                    "route_configuration \"r\": virtual_hosts[0].routes[0].route.cluster: must be "
                    "non-empty");
 }
@@ -270,10 +275,8 @@ static void weighted_clusters(void **state)
 {
     struct xlb_route_config cfg;
     const struct xlb_route *r = rt_one_route(
-        RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"total_weight\":7,"
-                                  "\"clusters\":[{\"name\":\"a\",\"weight\":3},"
-                                  "{\"name\":\"z\",\"weight\":0},{\"name\":\"b\",\"weight\":"
-                                  "4294967292}]}}")),
+        ACTION("\"weighted_clusters\":{\"total_weight\":7,\"clusters\":[{\"name\":\"a\",\"weight\":"
+               "3},{\"name\":\"z\",\"weight\":0},{\"name\":\"b\",\"weight\":4294967292}]}"),
         &cfg);
     assert_int_equal(r->action, XLB_ROUTE_WEIGHTED_CLUSTERS);
     assert_int_equal(r->n_weighted, 2);
@@ -286,33 +289,29 @@ static void weighted_clusters(void **state)
 
 static void weighted_sum_exceeds_uint32(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
-                                             "{\"name\":\"a\",\"weight\":4294967295},"
-                                             "{\"name\":\"b\",\"weight\":1}]}}")),
+    rt_expect_nack(ACTION("\"weighted_clusters\":{\"clusters\":[{\"name\":\"a\",\"weight\":"
+                          "4294967295},{\"name\":\"b\",\"weight\":1}]}"),
                    "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters: "
                    "sum of cluster weights 4294967296 exceeds uint32 max");
 }
 
 static void weighted_all_zero(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
-                                             "{\"name\":\"a\",\"weight\":0}]}}")),
+    rt_expect_nack(ACTION("\"weighted_clusters\":{\"clusters\":[{\"name\":\"a\",\"weight\":0}]}"),
                    "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters: "
                    "no valid clusters specified");
 }
 
 static void weighted_name_required(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
-                                             "{\"weight\":1}]}}")),
+    rt_expect_nack(ACTION("\"weighted_clusters\":{\"clusters\":[{\"weight\":1}]}"),
                    "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters."
                    "clusters[0].name: must be non-empty");
 }
 
 static void weighted_weight_required(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"weighted_clusters\":{\"clusters\":["
-                                             "{\"name\":\"a\"}]}}")),
+    rt_expect_nack(ACTION("\"weighted_clusters\":{\"clusters\":[{\"name\":\"a\"}]}"),
                    "route_configuration \"r\": virtual_hosts[0].routes[0].route.weighted_clusters."
                    "clusters[0].weight: field not present");
 }
@@ -320,21 +319,21 @@ static void weighted_weight_required(void **state)
 static void cluster_header_ignores_route(void **state)
 {
     struct xlb_route_config cfg;
-    rt_valid(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster_header\":\"x-cluster\"}")), &cfg);
+    rt_valid(ACTION("\"cluster_header\":\"x-cluster\""), &cfg);
     assert_int_equal(cfg.vhosts[0].n_routes, 0);
     xlb_route_config_free(&cfg);
 }
 
 static void cluster_specifier_plugin_unknown(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster_specifier_plugin\":\"rls\"}")),
+    rt_expect_nack(ACTION("\"cluster_specifier_plugin\":\"rls\""),
                    "route_configuration \"r\": virtual_hosts[0].routes[0].route."
                    "cluster_specifier_plugin: unknown cluster specifier plugin name \"rls\"");
 }
 
 static void cluster_specifier_plugin_name_required(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster_specifier_plugin\":\"\"}")),
+    rt_expect_nack(ACTION("\"cluster_specifier_plugin\":\"\""),
                    "route_configuration \"r\": virtual_hosts[0].routes[0].route."
                    "cluster_specifier_plugin: must be non-empty");
 }
@@ -416,15 +415,13 @@ static void hash_policies(void **state)
 {
     struct xlb_route_config cfg;
     const struct xlb_route *r = rt_one_route(
-        RC(R("{\"prefix\":\"\"}",
-             "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
-             "{\"header\":{\"header_name\":\"x-user\",\"regex_rewrite\":{\"pattern\":{\"regex\":"
-             "\"^u-(.*)$\"},\"substitution\":\"\\\\1\"}},\"terminal\":true},"
-             "{\"cookie\":{\"name\":\"k\"}},"
-             "{\"filter_state\":{\"key\":\"other\"}},"
-             "{\"connection_properties\":{\"source_ip\":true}},"
-             "{\"filter_state\":{\"key\":\"io.grpc.channel_id\"}},"
-             "{\"header\":{\"header_name\":\"x-plain\"}}]}")),
+        HASHING("{\"header\":{\"header_name\":\"x-user\",\"regex_rewrite\":{\"pattern\":{"
+                "\"regex\":\"^u-(.*)$\"},\"substitution\":\"\\\\1\"}},\"terminal\":true},"
+                "{\"cookie\":{\"name\":\"k\"}},"
+                "{\"filter_state\":{\"key\":\"other\"}},"
+                "{\"connection_properties\":{\"source_ip\":true}},"
+                "{\"filter_state\":{\"key\":\"io.grpc.channel_id\"}},"
+                "{\"header\":{\"header_name\":\"x-plain\"}}"),
         &cfg);
     assert_int_equal(r->n_hash_policies, 3);
     assert_int_equal(r->hash_policies[0].kind, XLB_HASH_HEADER);
@@ -441,35 +438,30 @@ static void hash_policies(void **state)
 
 static void hash_header_name_required(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
-                                             "{\"header\":{}}]}")),
+    rt_expect_nack(HASHING("{\"header\":{}}"),
                    "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
                    "header.header_name: must be non-empty");
 }
 
 static void hash_regex_rewrite_pattern_required(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
-                                             "{\"header\":{\"header_name\":\"h\",\"regex_rewrite\":"
-                                             "{}}}]}")),
+    rt_expect_nack(HASHING("{\"header\":{\"header_name\":\"h\",\"regex_rewrite\":{}}}"),
                    "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
                    "header.regex_rewrite.pattern: field not present");
 }
 
 static void hash_regex_rewrite_regex_required(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
-                                             "{\"header\":{\"header_name\":\"h\","
-                                             "\"regex_rewrite\":{\"pattern\":{}}}}]}")),
-                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
-                   "header.regex_rewrite.pattern.regex: field not present");
+    rt_expect_nack(
+        HASHING("{\"header\":{\"header_name\":\"h\",\"regex_rewrite\":{\"pattern\":{}}}}"),
+        "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
+        "header.regex_rewrite.pattern.regex: field not present");
 }
 
 static void hash_regex_rewrite_invalid(void **state)
 {
-    rt_expect_nack(RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"hash_policy\":["
-                                             "{\"header\":{\"header_name\":\"h\",\"regex_rewrite\":"
-                                             "{\"pattern\":{\"regex\":\"a)\"}}}}]}")),
+    rt_expect_nack(HASHING("{\"header\":{\"header_name\":\"h\",\"regex_rewrite\":{\"pattern\":{"
+                           "\"regex\":\"a)\"}}}}"),
                    "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
                    "header.regex_rewrite.pattern.regex: invalid regex \"a)\" (unmatched closing "
                    "parenthesis)");
@@ -478,11 +470,10 @@ static void hash_regex_rewrite_invalid(void **state)
 static void max_stream_duration_prefers_header_max(void **state)
 {
     struct xlb_route_config cfg;
-    const struct xlb_route *r = rt_one_route(
-        RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"max_stream_duration\":{"
-                                  "\"max_stream_duration\":\"5s\",\"grpc_timeout_header_max\":"
-                                  "\"2.25s\"}}")),
-        &cfg);
+    const struct xlb_route *r =
+        rt_one_route(ACTION("\"cluster\":\"c\",\"max_stream_duration\":{\"max_stream_duration\":"
+                            "\"5s\",\"grpc_timeout_header_max\":\"2.25s\"}"),
+                     &cfg);
     assert_true(r->has_max_stream_duration);
     assert_int_equal(r->max_stream_duration.seconds, 2);
     assert_int_equal(r->max_stream_duration.nanos, 250000000);
@@ -493,9 +484,7 @@ static void max_stream_duration_plain(void **state)
 {
     struct xlb_route_config cfg;
     const struct xlb_route *r = rt_one_route(
-        RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"max_stream_duration\":{"
-                                  "\"max_stream_duration\":\"5s\"}}")),
-        &cfg);
+        ACTION("\"cluster\":\"c\",\"max_stream_duration\":{\"max_stream_duration\":\"5s\"}"), &cfg);
     assert_int_equal(r->max_stream_duration.seconds, 5);
     xlb_route_config_free(&cfg);
 }
@@ -503,8 +492,7 @@ static void max_stream_duration_plain(void **state)
 static void max_stream_duration_invalid(void **state)
 {
     rt_expect_nack(
-        RC(R("{\"prefix\":\"\"}", "\"route\":{\"cluster\":\"c\",\"max_stream_duration\":{"
-                                  "\"grpc_timeout_header_max\":\"-1s\"}}")),
+        ACTION("\"cluster\":\"c\",\"max_stream_duration\":{\"grpc_timeout_header_max\":\"-1s\"}"),
         "route_configuration \"r\": virtual_hosts[0].routes[0].route.max_stream_duration."
         "grpc_timeout_header_max.seconds: -1 is not in 0..315576000000");
 }
