@@ -11,6 +11,7 @@
 #include <rte_common.h>
 #include <rte_hash_crc.h>
 #include <rte_prefetch.h>
+#include <rte_random.h>
 #include <rte_malloc.h>
 
 /*
@@ -89,6 +90,17 @@ static int flow_key_differs(const void *a, const void *b, size_t len)
     return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2])) != 0;
 }
 
+bool xlb_flow_table_needs_ext(uint32_t entries)
+{
+    /* rte_hash has entries / 8 buckets of 8 slots, rounded up to a power of two. Filled to
+     * 90 % or less, cuckoo displacement places every key; fuller (a capacity just below or at a
+     * power of two), some inserts would fail with entries still free, so extendable buckets take
+     * the overflow. They cost as much again as the buckets, which is why they are not always
+     * on: either way a flow stays under 120 bytes. */
+    uint64_t slots = rte_align32pow2(entries);
+    return (uint64_t)entries * 10 > slots * 9;
+}
+
 struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity, int socket,
                                              const struct xlb_addr *snat, unsigned n_snat,
                                              uint16_t port_base, uint16_t port_count)
@@ -96,19 +108,18 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
     struct xlb_flow_table *t = rte_zmalloc_socket(name, sizeof(*t), 0, socket);
     if (t == NULL)
         return NULL;
-    /* rte_hash wants at least one bucket of 8; its positions run over [0, entries). Its
-     * buckets number entries / 8 rounded up to a power of two, so a capacity of 65,536 fills
-     * them completely: cuckoo displacement alone then fails some inserts at ~98 %, and a new
-     * flow would be refused (or a live one evicted for nothing) with entries still free.
-     * Extendable buckets take the overflow, so every entry can be used. */
+    /* rte_hash wants at least one bucket of 8; its positions run over [0, entries). */
     struct rte_hash_parameters params = {
         .name = name,
         .entries = capacity < 8 ? 8 : capacity,
         .key_len = sizeof(struct xlb_flow_hkey),
         .hash_func = rte_hash_crc,
+        /* A secret start for the CRC, so that clients cannot aim their keys at one bucket. */
+        .hash_func_init_val = (uint32_t)rte_rand(),
         .socket_id = socket,
-        .extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
     };
+    if (xlb_flow_table_needs_ext(params.entries))
+        params.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
     t->hash = rte_hash_create(&params);
     if (t->hash != NULL)
         rte_hash_set_cmp_func(t->hash, flow_key_differs);

@@ -104,6 +104,9 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
                                              uint16_t port_base, uint16_t port_count);
 void xlb_flow_table_free(struct xlb_flow_table *t);
 
+/* Whether a table of this many entries gets rte_hash's extendable buckets (see the source). */
+bool xlb_flow_table_needs_ext(uint32_t entries);
+
 /* The flow of a client key (client -> VIP), or NULL. */
 struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
                                         const struct xlb_flow_key *key);

@@ -54,6 +54,7 @@
 #define PACKETS                   (1u << 20) /* per forwarding run */
 #define MIN_CONNECTIONS           65536u /* per new-connection run: rounds over the table until then */
 #define NEW_CONNECTIONS_MAX_FLOWS 1000000u
+#define MEMORY_MAX_CAPACITY       10000000u
 
 #define TARGET_RATE_RATIO     0.5
 #define TARGET_CONN_CYCLES    2000
@@ -370,7 +371,7 @@ static void run_size(uint32_t n)
 
 static void memory(void)
 {
-    const uint32_t capacities[] = {1000, 65535, 65536, 100000, 1000000};
+    const uint32_t capacities[] = {1000, 65535, 65536, 100000, 1000000, MEMORY_MAX_CAPACITY};
     /* Per SNAT address: the free-port stack (2 bytes a port) and the port -> flow map (4). */
     size_t ports = (size_t)N_SNAT * (SNAT_PORTS * 2 + 2 + SNAT_PORTS * 4 + 4);
     /* What does not grow with the capacity: the ports and the table's own header. */
@@ -398,7 +399,7 @@ static void memory(void)
             .key_len = sizeof(struct xlb_flow_hkey),
             .hash_func = rte_hash_crc,
             .socket_id = (int)rte_socket_id(),
-            .extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
+            .extra_flag = xlb_flow_table_needs_ext(cap) ? RTE_HASH_EXTRA_FLAGS_EXT_TABLE : 0,
         };
         uint64_t h2 = heap_bytes();
         struct rte_hash *h = rte_hash_create(&params);
@@ -458,7 +459,7 @@ int main(int argc, char **argv)
         sizes[n_sizes++] = 100000;
     }
     /* Without hugepages EAL reserves its memory up front: room for the largest table. */
-    uint64_t largest = 0;
+    uint64_t largest = MEMORY_MAX_CAPACITY; /* the memory table's largest */
     for (unsigned i = 0; i < n_sizes; i++)
         largest = sizes[i] > largest ? sizes[i] : largest;
     eal_init(hugepages, (uint32_t)(1024 + largest * 256 / (1 << 20)));
