@@ -13,6 +13,7 @@ PACKAGES=(
     libssl-dev libcjson-dev libcmocka-dev libxxhash-dev libpcre2-dev
     # run and test: DPDK tools, network namespaces, real kernel peers
     dpdk dpdk-dev iproute2 iputils-ping iputils-arping ethtool procps python3 nghttp2-client
+    nghttp2-server curl netcat-openbsd
     # sanitizers and fuzzing
     clang libclang-rt-14-dev
 )
