@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Stock kernel clients through the full NAT of an L4 VIP: nghttpd (Debian's nghttp2-server)
 # serves HTTP/2 on three backends, and curl, h2load and nc connect from the client host, over
-# IPv4 and IPv6. Every request must be answered; h2load's connections spread over the
-# backends, each connection one flow, and each backend's successful connects (as xlb's outlier
-# counters see them) add up to the connections it served.
+# IPv4 and IPv6. Every request must be answered, also while a reload removes a backend under
+# steady load; h2load's connections spread over the backends, each connection one flow, and
+# the backends' successful connects (as xlb's outlier counters see them) add up to them.
 . "$(dirname "$0")/lib.sh"
 
 for tool in nghttpd h2load curl nc; do
@@ -69,6 +69,31 @@ pass "h2load: 600 HTTP/2 requests on 30 connections, all answered; 30 flows over
 out=$(in_client h2load -n 200 -c 10 -m 4 "http://[2001:2::100]:9002/who" 2>&1) || fail "h2load IPv6: $out"
 grep -q "200 succeeded, 0 failed" <<<"$out" || fail "h2load IPv6: $(grep -E '^requests' <<<"$out")"
 pass "h2load over IPv6: 200 requests on 10 connections, all answered"
+
+# Steady load across a configuration change: h2load keeps 10 connections busy for 6 s while a
+# SIGHUP reload drops be1 from the cluster. Connections already on be1 keep their flows (it is
+# removed, not failing), new ones avoid it, and not one request fails.
+# Not through in_client: $! must be h2load itself, so that cleanup's kill reaches it.
+ip netns exec "$E2E_PREFIX-client" h2load -D 6 -c 10 -m 2 "http://198.18.0.100:9002/who" \
+    >"$E2E_DIR/steady.out" 2>&1 &
+load=$!
+RUN_PIDS+=("$load")
+sleep 2
+e2e_edit_config '
+for e in c["xlb"]["static_resources"]["endpoints"]:
+    if e["cluster_name"] == "h2":
+        lbs = e["endpoints"][0]["lb_endpoints"]
+        e["endpoints"][0]["lb_endpoints"] = [l for l in lbs
+            if l["endpoint"]["address"]["socket_address"]["address"] != "198.18.0.21"]'
+kill -HUP "$XLBD_PID"
+gone() { ! xlbctl --json endpoints h2 | grep -q '198.18.0.21'; }
+wait_until 50 0.1 gone || fail "be1 still in the cluster after the reload"
+wait "$load" || fail "h2load under the reload: $(tail -n 5 "$E2E_DIR/steady.out")"
+grep -Eq "requests: [0-9]+ total, [0-9]+ started, [0-9]+ done, [1-9][0-9]* succeeded, 0 failed, 0 errored" \
+    "$E2E_DIR/steady.out" || fail "requests failed across the reload: $(grep '^requests' "$E2E_DIR/steady.out")"
+pass "steady h2load across a reload that removes a backend: $(grep -Eo '[0-9]+ succeeded, 0 failed' "$E2E_DIR/steady.out")"
+after=$(in_client curl -s --max-time 3 --http2-prior-knowledge "http://198.18.0.100:9002/who")
+[ "$after" = be2 ] || [ "$after" = be3 ] || fail "a new connection after the reload went to $after"
 
 e2e_stop_xlbd
 pass "clean exit"
