@@ -1,13 +1,16 @@
 /* PCRE2 standing in for RE2; see xds_regex.h and docs/conformance.md. */
 #include "xds_regex.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /*
  * RE2 guarantees linear-time matching, so it has no backreferences and no lookbehind; a
  * resource using them is NACKed by gRPC. PCRE2 reports both after compiling, so xlb refuses
- * them too instead of accepting what a gRPC client would reject.
+ * them too instead of accepting what a gRPC client would reject. The other PCRE2-only syntax
+ * is found in the pattern's text (re2_lacks below).
  */
 static bool needs_backtracking(const pcre2_code *code, char *err, size_t err_len)
 {
@@ -23,6 +26,120 @@ static bool needs_backtracking(const pcre2_code *code, char *err, size_t err_len
         return true;
     }
     return false;
+}
+
+/* Index of the ']' closing the class that opens at p[open], or of the last byte if none. */
+static size_t class_end(const char *p, size_t open)
+{
+    size_t j = open + 1;
+    if (p[j] == '^')
+        j++;
+    if (p[j] == ']')
+        j++; /* a leading ']' is a member */
+    for (; p[j] != '\0'; j++) {
+        if (p[j] == '\\' && p[j + 1] != '\0')
+            j++;
+        else if (p[j] == '[' && p[j + 1] == ':' && strstr(p + j + 2, ":]") != NULL)
+            j = (size_t)(strstr(p + j + 2, ":]") - p) + 1; /* [:alpha:] */
+        else if (p[j] == ']')
+            return j;
+    }
+    return j > 0 ? j - 1 : 0;
+}
+
+/* Whether the '}' at p[i] closes a counted repetition: {n}, {n,} or {n,m}. */
+static bool closes_count(const char *p, size_t i)
+{
+    size_t j = i;
+    bool digit = false;
+    while (j > 0 && (isdigit((unsigned char)p[j - 1]) || p[j - 1] == ',')) {
+        digit |= isdigit((unsigned char)p[j - 1]) != 0;
+        j--;
+    }
+    return digit && j > 0 && p[j - 1] == '{';
+}
+
+/* What a "(?" group at g (the bytes after "(?") needs that RE2 lacks, or NULL. */
+static const char *group_lacks(const char *g)
+{
+    if (g[0] == '=' || g[0] == '!')
+        return "lookahead assertions are not supported";
+    if (g[0] == '>')
+        return "atomic groups are not supported";
+    if (g[0] == '(')
+        return "conditional groups are not supported";
+    if (g[0] == '|')
+        return "branch reset groups are not supported";
+    if (g[0] == 'C')
+        return "callouts are not supported";
+    if (g[0] == '#')
+        return "comment groups are not supported";
+    if (g[0] == 'R' || g[0] == '&' || isdigit((unsigned char)g[0]) ||
+        ((g[0] == '+' || g[0] == '-') && isdigit((unsigned char)g[1])) ||
+        (g[0] == 'P' && g[1] == '>'))
+        return "recursion and subroutine calls are not supported";
+    return NULL;
+}
+
+/* What an escape \e needs that RE2 lacks, or NULL. */
+static const char *escape_lacks(char e)
+{
+    switch (e) {
+    case 'K':
+        return "\\K is not supported";
+    case 'G':
+        return "\\G is not supported";
+    case 'Z':
+        return "\\Z is not supported (RE2 has \\z)";
+    case 'R':
+        return "\\R is not supported";
+    case 'X':
+        return "\\X is not supported";
+    default:
+        return NULL;
+    }
+}
+
+/*
+ * The first construct of a pattern PCRE2 compiled that RE2 does not have (besides
+ * backreferences and lookbehind, which PCRE2 reports itself), or NULL: lookahead, atomic and
+ * conditional groups, recursion, possessive quantifiers and a few escapes. Character classes
+ * and \Q...\E quotes are skipped, since these characters mean nothing special inside them.
+ */
+static const char *re2_lacks(const char *p)
+{
+    bool after_quantifier = false;
+    for (size_t i = 0; p[i] != '\0'; i++) {
+        char c = p[i];
+        bool quantifier = false;
+        if (c == '\\' && p[i + 1] == 'Q') {
+            const char *end = strstr(p + i + 2, "\\E");
+            if (end == NULL)
+                return NULL; /* quoted to the end */
+            i = (size_t)(end - p) + 1;
+        } else if (c == '\\' && p[i + 1] != '\0') {
+            const char *lack = escape_lacks(p[++i]);
+            if (lack != NULL)
+                return lack;
+        } else if (c == '[') {
+            i = class_end(p, i);
+        } else if (c == '(' && p[i + 1] == '?') {
+            const char *lack = group_lacks(p + i + 2);
+            if (lack != NULL)
+                return lack;
+            i++; /* the '?' opens the group: not a quantifier */
+        } else if (c == '+' && after_quantifier) {
+            return "possessive quantifiers are not supported";
+        } else if (c == '*' || c == '+' || c == '{') {
+            quantifier = c != '{';
+        } else if (c == '?') {
+            quantifier = !after_quantifier; /* after a quantifier, '?' makes it lazy */
+        } else if (c == '}') {
+            quantifier = closes_count(p, i);
+        }
+        after_quantifier = quantifier;
+    }
+    return NULL;
 }
 
 pcre2_code *xlb_xds_regex_compile(const char *pattern, bool full_match, char *err, size_t err_len)
@@ -43,6 +160,12 @@ pcre2_code *xlb_xds_regex_compile(const char *pattern, bool full_match, char *er
         return NULL;
     }
     if (needs_backtracking(code, err, err_len)) {
+        pcre2_code_free(code);
+        return NULL;
+    }
+    const char *lack = re2_lacks(pattern);
+    if (lack != NULL) {
+        snprintf(err, err_len, "%s", lack);
         pcre2_code_free(code);
         return NULL;
     }

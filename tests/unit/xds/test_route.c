@@ -1,6 +1,7 @@
 /* RDS validation (control/xds/route_config.h): one test per rule. */
 #include "route_test.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The only route matches every path and has a route action with these fields. */
@@ -143,6 +144,55 @@ static void safe_regex_lookbehind(void **state)
         RC(R("{\"safe_regex\":{\"regex\":\"(?<=a)b\"}}", TO_C)),
         "route_configuration \"r\": virtual_hosts[0].routes[0].match.safe_regex: invalid "
         "regex \"(?<=a)b\" (lookbehind assertions are not supported)");
+}
+
+/* What PCRE2 compiles but RE2 has not: each NACKed as gRPC would, with what is missing. */
+static void safe_regex_pcre2_only_syntax(void **state)
+{
+    static const char *const cases[][2] = {
+        {"a(?=b)", "lookahead assertions are not supported"},
+        {"a(?!b)", "lookahead assertions are not supported"},
+        {"(?>ab)c", "atomic groups are not supported"},
+        {"a*+b", "possessive quantifiers are not supported"},
+        {"a{2}+", "possessive quantifiers are not supported"},
+        {"(a|(?R))", "recursion and subroutine calls are not supported"},
+        {"(a)(?1)", "recursion and subroutine calls are not supported"},
+        {"(?(?=a)ab|cd)", "conditional groups are not supported"},
+        {"ab\\\\Kc", "\\K is not supported"},
+        {"a\\\\Z", "\\Z is not supported (RE2 has \\z)"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char doc[512], want[512];
+        snprintf(doc, sizeof(doc), RC(R("{\"safe_regex\":{\"regex\":\"%s\"}}", TO_C)), cases[i][0]);
+        /* The pattern as the error quotes it: JSON's \\ is one backslash. */
+        char shown[64];
+        size_t k = 0;
+        for (const char *c = cases[i][0]; *c != '\0' && k + 1 < sizeof(shown); c++)
+            if (!(c[0] == '\\' && c[1] == '\\'))
+                shown[k++] = *c;
+        shown[k] = '\0';
+        snprintf(want, sizeof(want),
+                 "route_configuration \"r\": virtual_hosts[0].routes[0].match.safe_regex: invalid "
+                 "regex \"%s\" (%s)",
+                 shown, cases[i][1]);
+        rt_expect_nack(doc, want);
+    }
+}
+
+/* RE2 syntax that looks like those: lazy quantifiers, classes and quotes holding the bytes. */
+static void safe_regex_re2_lookalikes_accepted(void **state)
+{
+    static const char *const ok[] = {
+        "a+?b",    "a*?",     "[(?=]x",   "[a+]+",  "\\\\Q(?=a++\\\\E",
+        "a{2,3}?", "(?i)abc", "(?P<n>a)", "x\\\\z", "[[:alpha:]]+",
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        char doc[512];
+        snprintf(doc, sizeof(doc), RC(R("{\"safe_regex\":{\"regex\":\"%s\"}}", TO_C)), ok[i]);
+        struct xlb_route_config cfg;
+        rt_one_route(doc, &cfg);
+        xlb_route_config_free(&cfg);
+    }
 }
 
 static void other_path_specifier(void **state)
@@ -513,6 +563,8 @@ int main(void)
         cmocka_unit_test(safe_regex_invalid),
         cmocka_unit_test(safe_regex_backreference),
         cmocka_unit_test(safe_regex_lookbehind),
+        cmocka_unit_test(safe_regex_pcre2_only_syntax),
+        cmocka_unit_test(safe_regex_re2_lookalikes_accepted),
         cmocka_unit_test(other_path_specifier),
         cmocka_unit_test(header_matchers),
         cmocka_unit_test(header_regex_invalid),
