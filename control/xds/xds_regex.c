@@ -4,25 +4,22 @@
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /*
- * RE2 guarantees linear-time matching, so it has no backreferences and no lookbehind; a
- * resource using them is NACKed by gRPC. PCRE2 reports both after compiling, so xlb refuses
- * them too instead of accepting what a gRPC client would reject. The other PCRE2-only syntax
- * is found in the pattern's text (re2_lacks below).
+ * RE2 guarantees linear-time matching, so it has no backreferences; a resource using them is
+ * NACKed by gRPC. PCRE2 reports them after compiling (a condition on a group counts too), so
+ * xlb refuses them instead of accepting what a gRPC client would reject. The rest of the
+ * PCRE2-only syntax is found in the pattern's text (re2_lacks below). (PCRE2's lookbehind
+ * count is no guide: it counts \b and \A, which RE2 has.)
  */
 static bool needs_backtracking(const pcre2_code *code, char *err, size_t err_len)
 {
-    uint32_t backref_max = 0, lookbehind_max = 0;
+    uint32_t backref_max = 0;
     pcre2_pattern_info(code, PCRE2_INFO_BACKREFMAX, &backref_max);
-    pcre2_pattern_info(code, PCRE2_INFO_MAXLOOKBEHIND, &lookbehind_max);
     if (backref_max > 0) {
         snprintf(err, err_len, "backreferences are not supported");
-        return true;
-    }
-    if (lookbehind_max > 0) {
-        snprintf(err, err_len, "lookbehind assertions are not supported");
         return true;
     }
     return false;
@@ -47,16 +44,37 @@ static size_t class_end(const char *p, size_t open)
     return j > 0 ? j - 1 : 0;
 }
 
-/* Whether the '}' at p[i] closes a counted repetition: {n}, {n,} or {n,m}. */
-static bool closes_count(const char *p, size_t i)
+/* The larger count of the repetition {n}, {n,} or {n,m} that the '}' at p[i] closes, or -1
+ * when it closes none. */
+static long repeat_count(const char *p, size_t i)
 {
     size_t j = i;
-    bool digit = false;
-    while (j > 0 && (isdigit((unsigned char)p[j - 1]) || p[j - 1] == ',')) {
-        digit |= isdigit((unsigned char)p[j - 1]) != 0;
+    while (j > 0 && (isdigit((unsigned char)p[j - 1]) || p[j - 1] == ','))
         j--;
-    }
-    return digit && j > 0 && p[j - 1] == '{';
+    if (j == 0 || p[j - 1] != '{' || !isdigit((unsigned char)p[j]))
+        return -1;
+    long largest = 0;
+    for (const char *d = p + j; d < p + i; d++)
+        if (isdigit((unsigned char)*d)) {
+            long n = strtol(d, NULL, 10);
+            largest = n > largest ? n : largest;
+            while (isdigit((unsigned char)d[1]))
+                d++;
+        }
+    return largest;
+}
+
+/* Whether g (after "(?") sets flags, "(?i)" or "(?i:...)", with one RE2 lacks (RE2 has i, m,
+ * s and U). */
+static const char *flags_lack(const char *g)
+{
+    size_t n = strspn(g, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-^");
+    if (n == 0 || (g[n] != ')' && g[n] != ':'))
+        return NULL;
+    for (size_t k = 0; k < n; k++)
+        if (strchr("imsU-", g[k]) == NULL)
+            return "flags other than i, m, s and U are not supported";
+    return NULL;
 }
 
 /* What a "(?" group at g (the bytes after "(?") needs that RE2 lacks, or NULL. */
@@ -64,6 +82,8 @@ static const char *group_lacks(const char *g)
 {
     if (g[0] == '=' || g[0] == '!')
         return "lookahead assertions are not supported";
+    if (g[0] == '<' && (g[1] == '=' || g[1] == '!'))
+        return "lookbehind assertions are not supported";
     if (g[0] == '>')
         return "atomic groups are not supported";
     if (g[0] == '(')
@@ -78,7 +98,7 @@ static const char *group_lacks(const char *g)
         ((g[0] == '+' || g[0] == '-') && isdigit((unsigned char)g[1])) ||
         (g[0] == 'P' && g[1] == '>'))
         return "recursion and subroutine calls are not supported";
-    return NULL;
+    return flags_lack(g);
 }
 
 /* What an escape \e needs that RE2 lacks, or NULL. */
@@ -95,6 +115,11 @@ static const char *escape_lacks(char e)
         return "\\R is not supported";
     case 'X':
         return "\\X is not supported";
+    case 'c':
+        return "\\c (control characters) is not supported";
+    case 'h':
+    case 'H':
+        return "\\h and \\H are not supported";
     default:
         return NULL;
     }
@@ -102,8 +127,9 @@ static const char *escape_lacks(char e)
 
 /*
  * The first construct of a pattern PCRE2 compiled that RE2 does not have (besides
- * backreferences and lookbehind, which PCRE2 reports itself), or NULL: lookahead, atomic and
- * conditional groups, recursion, possessive quantifiers and a few escapes. Character classes
+ * backreferences, which PCRE2 reports itself), or NULL: lookaround, atomic and conditional
+ * groups, recursion, possessive quantifiers, flags RE2 lacks, verbs, counts over 1000 and a
+ * few escapes. Character classes
  * and \Q...\E quotes are skipped, since these characters mean nothing special inside them.
  */
 static const char *re2_lacks(const char *p)
@@ -123,6 +149,8 @@ static const char *re2_lacks(const char *p)
                 return lack;
         } else if (c == '[') {
             i = class_end(p, i);
+        } else if (c == '(' && p[i + 1] == '*') {
+            return "PCRE2 verbs and pattern options (*...) are not supported";
         } else if (c == '(' && p[i + 1] == '?') {
             const char *lack = group_lacks(p + i + 2);
             if (lack != NULL)
@@ -135,7 +163,10 @@ static const char *re2_lacks(const char *p)
         } else if (c == '?') {
             quantifier = !after_quantifier; /* after a quantifier, '?' makes it lazy */
         } else if (c == '}') {
-            quantifier = closes_count(p, i);
+            long count = repeat_count(p, i);
+            if (count > 1000)
+                return "repeat counts over 1000 are not supported";
+            quantifier = count >= 0;
         }
         after_quantifier = quantifier;
     }

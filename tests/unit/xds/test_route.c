@@ -160,6 +160,14 @@ static void safe_regex_pcre2_only_syntax(void **state)
         {"(?(?=a)ab|cd)", "conditional groups are not supported"},
         {"ab\\\\Kc", "\\K is not supported"},
         {"a\\\\Z", "\\Z is not supported (RE2 has \\z)"},
+        {"(?x)a b", "flags other than i, m, s and U are not supported"},
+        {"(?J:a)", "flags other than i, m, s and U are not supported"},
+        {"a\\\\hb", "\\h and \\H are not supported"},
+        {"\\\\cA", "\\c (control characters) is not supported"},
+        {"(*UTF)a", "PCRE2 verbs and pattern options (*...) are not supported"},
+        {"a(*SKIP)b", "PCRE2 verbs and pattern options (*...) are not supported"},
+        {"a{1001}", "repeat counts over 1000 are not supported"},
+        {"a{2,1001}", "repeat counts over 1000 are not supported"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char doc[512], want[512];
@@ -183,8 +191,22 @@ static void safe_regex_pcre2_only_syntax(void **state)
 static void safe_regex_re2_lookalikes_accepted(void **state)
 {
     static const char *const ok[] = {
-        "a+?b",    "a*?",     "[(?=]x",   "[a+]+",  "\\\\Q(?=a++\\\\E",
-        "a{2,3}?", "(?i)abc", "(?P<n>a)", "x\\\\z", "[[:alpha:]]+",
+        "a+?b",
+        "a*?",
+        "[(?=]x",
+        "[a+]+",
+        "\\\\Q(?=a++\\\\E",
+        "a{2,3}?",
+        "(?i)abc",
+        "(?P<n>a)",
+        "x\\\\z",
+        "[[:alpha:]]+",
+        ".*\\\\bv1\\\\b.*",
+        "\\\\Aa\\\\B",
+        "(?i:a)(?s-m)b",
+        "a{1000}",
+        "a{1,1000}?",
+        "[{1001}]",
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         char doc[512];
