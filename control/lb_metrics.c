@@ -135,7 +135,23 @@ static uint64_t locality_usable(const struct xlb_lbm_cluster *c, uint32_t loc)
     return n;
 }
 
-static void locality_families(const struct xlb_lb_metrics *m, struct xlb_text *t)
+/* Family f's value for localities [from, to) of a cluster, summed. */
+static uint64_t locality_value(const struct xlb_lbm_cluster *c, int f, uint32_t from, uint32_t to)
+{
+    uint64_t sum = 0;
+    for (uint32_t l = from; l < to; l++)
+        sum += f == 0   ? c->localities[l].started
+               : f == 1 ? c->localities[l].weight
+                        : locality_usable(c, l);
+    return sum;
+}
+
+static uint32_t take(uint32_t *room, uint32_t n);
+
+/* At most max_series localities (in cluster order) get series of their own; each cluster's
+ * others are summed into one priority="other", locality="other". Returns how many were. */
+static uint32_t locality_families(const struct xlb_lb_metrics *m, uint32_t max_series,
+                                  struct xlb_text *t)
 {
     static const char *const names[] = {"xlb_locality_requests_started_total",
                                         "xlb_locality_weight", "xlb_locality_endpoints_usable"};
@@ -143,23 +159,31 @@ static void locality_families(const struct xlb_lb_metrics *m, struct xlb_text *t
     static const char *const helps[] = {"Requests the picks sent to an endpoint of this locality.",
                                         "The locality's load_balancing_weight from EDS.",
                                         "Endpoints of this locality neither ejected nor draining."};
+    uint32_t folded = 0;
     for (int f = 0; f < 3; f++) {
         xlb_metrics_family(t, names[f], types[f], helps[f]);
+        uint32_t room = max_series;
+        folded = 0;
         for (uint32_t i = 0; i < m->n_clusters; i++) {
             const struct xlb_lbm_cluster *c = &m->clusters[i];
-            for (uint32_t l = 0; l < c->n_localities; l++) {
+            uint32_t shown = take(&room, c->n_localities);
+            for (uint32_t l = 0; l < shown; l++) {
                 char priority[16];
                 snprintf(priority, sizeof(priority), "%u", c->localities[l].priority);
                 const struct xlb_label labels[] = {{"cluster", c->name},
                                                    {"priority", priority},
                                                    {"locality", c->localities[l].name}};
-                uint64_t value = f == 0   ? c->localities[l].started
-                                 : f == 1 ? c->localities[l].weight
-                                          : locality_usable(c, l);
-                xlb_metrics_sample(t, names[f], labels, 3, value);
+                xlb_metrics_sample(t, names[f], labels, 3, locality_value(c, f, l, l + 1));
             }
+            if (shown == c->n_localities)
+                continue;
+            const struct xlb_label other[] = {
+                {"cluster", c->name}, {"priority", "other"}, {"locality", "other"}};
+            xlb_metrics_sample(t, names[f], other, 3, locality_value(c, f, shown, c->n_localities));
+            folded += c->n_localities - shown;
         }
     }
+    return folded;
 }
 
 /* ---- endpoints ---- */
@@ -258,7 +282,11 @@ uint32_t xlb_lb_metrics_render(const struct xlb_lb_metrics *m, uint32_t max_endp
 {
     cluster_families(m, t);
     drop_family(m, t);
-    locality_families(m, t);
+    uint32_t localities_folded = locality_families(m, max_endpoints, t);
+    xlb_metrics_family(
+        t, "xlb_metrics_localities_folded", "gauge",
+        "Localities beyond metrics_max_series, counted in locality=\"other\" series.");
+    xlb_metrics_sample(t, "xlb_metrics_localities_folded", NULL, 0, localities_folded);
     requests_family(m, max_endpoints, t);
     state_families(m, max_endpoints, t);
     uint32_t folded = 0, room = max_endpoints;

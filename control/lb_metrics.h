@@ -69,7 +69,9 @@ void xlb_lb_metrics_free(struct xlb_lb_metrics *m);
  * The cluster, locality, drop-overload and endpoint families. At most max_endpoints endpoints
  * (in cluster order, then EDS order) get series of their own; each cluster's endpoints beyond
  * that are folded into one endpoint="other" (locality "other"), whose counters are their sums
- * and whose xlb_endpoint_ejected counts them. Returns how many endpoints were folded.
+ * and whose xlb_endpoint_ejected counts them. Localities are capped the same way (their own
+ * max_endpoints), folded into priority="other", locality="other". Returns how many endpoints
+ * were folded.
  */
 uint32_t xlb_lb_metrics_render(const struct xlb_lb_metrics *m, uint32_t max_endpoints,
                                struct xlb_text *text);

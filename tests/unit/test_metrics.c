@@ -136,6 +136,7 @@ static void renders_known_values(void **state)
     assert_line(&t, "xlb_endpoint_ejected{cluster=\"tcp\",locality=\"demo/demo-a/\","
                     "endpoint=\"198.18.0.22:9000\"} 1");
     assert_line(&t, "xlb_metrics_endpoints_folded 0");
+    assert_line(&t, "xlb_metrics_localities_folded 0");
     assert_no_line(&t, "xlb_endpoint_requests_total{cluster=\"tcp\",locality=\"other\"");
     xlb_text_free(&t);
 }
@@ -159,7 +160,16 @@ static void folds_endpoints_beyond_the_cap(void **state)
     assert_line(&t,
                 "xlb_endpoint_ejected{cluster=\"tcp\",locality=\"other\",endpoint=\"other\"} 0");
     assert_line(&t, "xlb_metrics_endpoints_folded 2");
-    /* Cluster and locality families are not capped. */
+    /* Localities too: "tcp" keeps its two, "w\"x"'s one is folded. */
+    assert_line(&t,
+                "xlb_locality_weight{cluster=\"tcp\",priority=\"1\",locality=\"demo/demo-b/\"} 1");
+    assert_no_line(&t, "xlb_locality_weight{cluster=\"w\\\"x\",priority=\"0\"");
+    assert_line(&t,
+                "xlb_locality_weight{cluster=\"w\\\"x\",priority=\"other\",locality=\"other\"} 1");
+    assert_line(&t, "xlb_locality_endpoints_usable{cluster=\"w\\\"x\",priority=\"other\","
+                    "locality=\"other\"} 1");
+    assert_line(&t, "xlb_metrics_localities_folded 1");
+    /* Cluster families are not capped. */
     assert_line(&t, "xlb_cluster_endpoints{cluster=\"w\\\"x\"} 1");
     xlb_text_free(&t);
 }
