@@ -132,6 +132,7 @@ static uint64_t timeout_tsc(const struct xlb_burst_ctx *ctx, enum xlb_flow_state
         [XLB_FLOW_ESTABLISHED] = XLB_NAT_ESTABLISHED_TIMEOUT_S,
         [XLB_FLOW_CLOSING] = XLB_NAT_CLOSING_TIMEOUT_S,
         [XLB_FLOW_CLOSED] = XLB_NAT_CLOSED_TIMEOUT_S,
+        [XLB_FLOW_RESET] = XLB_NAT_RESET_TIMEOUT_S,
     };
     return ctx->now_tsc + seconds[state] * ctx->tsc_hz;
 }
@@ -154,15 +155,21 @@ static void track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rt
     if (flags & RTE_TCP_RST_FLAG) {
         if (f->state == XLB_FLOW_SYN_SENT && from_backend)
             count_endpoint(ctx, f->endpoint_slot, false); /* connection refused */
-        f->state = XLB_FLOW_CLOSED;
+        /* xlb does not check sequence numbers: the RST may be one the endpoint will discard
+         * (out of window, spoofed). An established connection keeps its flow a while. */
+        f->state = f->state == XLB_FLOW_ESTABLISHED || f->state == XLB_FLOW_RESET ? XLB_FLOW_RESET
+                                                                                  : XLB_FLOW_CLOSED;
+    } else if (f->state == XLB_FLOW_RESET && !(flags & RTE_TCP_SYN_FLAG)) {
+        f->state = XLB_FLOW_ESTABLISHED; /* the connection went on: the RST was not taken */
     } else if (f->state == XLB_FLOW_SYN_SENT && from_backend &&
                (flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) ==
                    (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) {
         count_endpoint(ctx, f->endpoint_slot, true);
         f->state = XLB_FLOW_ESTABLISHED;
-    } else if ((flags & RTE_TCP_FIN_FLAG) && f->state == XLB_FLOW_ESTABLISHED) {
-        f->state = XLB_FLOW_CLOSING;
     }
+    if ((flags & RTE_TCP_FIN_FLAG) && !(flags & RTE_TCP_RST_FLAG) &&
+        f->state == XLB_FLOW_ESTABLISHED)
+        f->state = XLB_FLOW_CLOSING;
     f->expires_tsc = timeout_tsc(ctx, f->state);
     if (before == XLB_FLOW_SYN_SENT && f->state != XLB_FLOW_SYN_SENT && ctx->flows->n_syn > 0)
         ctx->flows->n_syn--;

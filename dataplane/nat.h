@@ -17,6 +17,7 @@
 #define XLB_NAT_ESTABLISHED_TIMEOUT_S 300
 #define XLB_NAT_CLOSING_TIMEOUT_S     30
 #define XLB_NAT_CLOSED_TIMEOUT_S      2
+#define XLB_NAT_RESET_TIMEOUT_S       10
 /* Flow entries examined to find one to evict when the table is full. */
 #define XLB_NAT_EVICT_BUDGET 64
 /* Flow entries examined for expiry per poll loop: bounded work. */

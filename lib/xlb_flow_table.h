@@ -49,7 +49,8 @@ enum xlb_flow_state {
     XLB_FLOW_SYN_SENT,    /* the client's SYN went to the backend */
     XLB_FLOW_ESTABLISHED, /* the backend answered SYN-ACK */
     XLB_FLOW_CLOSING,     /* a FIN was seen */
-    XLB_FLOW_CLOSED,      /* a RST was seen */
+    XLB_FLOW_CLOSED,      /* a RST answered the SYN, or one was seen while closing */
+    XLB_FLOW_RESET,       /* a RST was seen on an established connection */
 };
 
 /* One cache line. The client key is not here: it is the hash's key at the flow's index. */

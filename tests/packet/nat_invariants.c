@@ -207,7 +207,7 @@ void check_table(struct robust *r)
         assert_ptr_equal(xlb_flow_lookup_reply(t, &reply), f);
         assert_ptr_equal(xlb_flow_lookup(t, &client), f);
         assert_ptr_equal(xlb_flow_lookup(t, &reply), f);
-        assert_true(f->state <= XLB_FLOW_CLOSED);
+        assert_true(f->state <= XLB_FLOW_RESET);
         assert_int_equal(client.family, t->snat[f->snat_index].family);
         assert_true(f->snat_port >= PORT_BASE && f->snat_port < PORT_BASE + PORT_COUNT);
         assert_int_equal(t->port_flow[f->snat_index][f->snat_port - PORT_BASE], i);

@@ -178,6 +178,50 @@ static void one_burst_replaces_a_closed_connection(void **state)
     }
 }
 
+/*
+ * xlb does not check sequence numbers, so a RST on an established connection may be one the
+ * endpoint discards (spoofed, out of window). The flow is kept in "reset" for 10 s; traffic
+ * after it shows the connection went on and makes it established again; otherwise it goes.
+ */
+static void rst_on_an_established_connection_is_not_taken_on_trust(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    struct seg out = to_backend(syn, PORT_BASE);
+    forward(n, &syn, &out);
+    struct seg syn_ack = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
+    out = to_client(syn_ack, CLIENT_PORT);
+    forward(n, &syn_ack, &out);
+    struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
+    assert_non_null(f);
+
+    struct seg rst = from_client4(CLIENT_PORT, RTE_TCP_RST_FLAG, NULL);
+    rst.seq = SEQ_CLIENT + 777777; /* far outside any window */
+    out = to_backend(rst, PORT_BASE);
+    forward(n, &rst, &out);
+    assert_int_equal(f->state, XLB_FLOW_RESET);
+    assert_int_equal(f->expires_tsc, START_TSC + XLB_NAT_RESET_TIMEOUT_S * TSC_HZ);
+
+    /* The backend ignored it and goes on: so does the flow. */
+    n->f->ctx.now_tsc = START_TSC + 5 * TSC_HZ;
+    struct seg data = from_backend4(PORT_BASE, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, "more");
+    out = to_client(data, CLIENT_PORT);
+    forward(n, &data, &out);
+    assert_ptr_equal(client_flow(n, FIX_PEER4, CLIENT_PORT), f);
+    assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
+    assert_int_equal(f->expires_tsc, START_TSC + (5 + XLB_NAT_ESTABLISHED_TIMEOUT_S) * TSC_HZ);
+
+    /* A RST nothing follows: the flow goes once its 10 s are over. */
+    out = to_backend(rst, PORT_BASE);
+    forward(n, &rst, &out);
+    assert_int_equal(f->state, XLB_FLOW_RESET);
+    n->f->ctx.now_tsc = START_TSC + (5 + XLB_NAT_RESET_TIMEOUT_S + 1) * TSC_HZ;
+    for (int i = 0; i < 4; i++)
+        xlb_nat_expire(&n->f->ctx);
+    assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
+    assert_int_equal(n->flows->n_used, 0);
+}
+
 static void backend_rst_to_syn_is_a_failure(void **state)
 {
     struct nat_fixture *n = *state;
@@ -349,6 +393,8 @@ int main(void)
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(one_burst_replaces_a_closed_connection, nat_setup,
                                         nat_teardown),
+        cmocka_unit_test_setup_teardown(rst_on_an_established_connection_is_not_taken_on_trust,
+                                        nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(backend_rst_to_syn_is_a_failure, nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(syn_timeout_expires_flow_and_frees_port, nat_setup,
                                         nat_teardown),
