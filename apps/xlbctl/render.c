@@ -279,23 +279,60 @@ static void render_flows(const cJSON *r, FILE *out)
             cell(r, "shown", b[1], 64));
 }
 
+/* "12s ago" from a *_s_ago member; "-" when it is negative (never). */
+static const char *age(const cJSON *obj, const char *key, char *buf, size_t len)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(item) || item->valuedouble < 0)
+        return "-";
+    snprintf(buf, len, "%.0fs ago", item->valuedouble);
+    return buf;
+}
+
+/* The stream line: server, state, and while backing off when the next attempt is due. */
+static void render_xds_stream(const cJSON *r, FILE *out)
+{
+    char b[2][32];
+    fprintf(out, "server %s: %s", cell(r, "server", b[0], 32), cell(r, "stream", b[1], 32));
+    const cJSON *retry = cJSON_GetObjectItemCaseSensitive(r, "retry_in_s");
+    if (cJSON_IsNumber(retry))
+        fprintf(out, ", retry in %.1fs", retry->valuedouble > 0 ? retry->valuedouble : 0.0);
+    fprintf(out, "\n");
+    const cJSON *probing = cJSON_GetObjectItemCaseSensitive(r, "probing");
+    if (cJSON_GetArraySize(probing) > 0) {
+        fprintf(out, "retrying higher-priority servers:");
+        const cJSON *uri;
+        cJSON_ArrayForEach(uri, probing) {
+            fprintf(out, " %s", cJSON_IsString(uri) ? uri->valuestring : "?");
+        }
+        fprintf(out, "\n");
+    }
+}
+
 static void render_xds(const cJSON *r, FILE *out)
 {
-    char b[4][32];
-    fprintf(out, "server %s: %s\n", cell(r, "server", b[0], 32), cell(r, "stream", b[1], 32));
+    render_xds_stream(r, out);
     const cJSON *error = cJSON_GetObjectItemCaseSensitive(r, "last_error");
     if (cJSON_IsString(error))
         fprintf(out, "last error: %s\n", error->valuestring);
     const cJSON *note = cJSON_GetObjectItemCaseSensitive(r, "note");
     if (cJSON_IsString(note))
         fprintf(out, "%s\n", note->valuestring);
-    static const char *const headers[] = {"TYPE", "SUBSCRIBED", "VERSION", "LAST NACK"};
-    struct xlbctl_table *t = xlbctl_table_new(4, headers);
+    static const char *const headers[] = {"TYPE",     "SUBSCRIBED", "VERSION",   "NONCE",
+                                          "LAST ACK", "LAST NACK",  "NACK ERROR"};
+    struct xlbctl_table *t = xlbctl_table_new(7, headers);
     const cJSON *type;
     cJSON_ArrayForEach(type, cJSON_GetObjectItemCaseSensitive(r, "types")) {
-        const char *row[] = {type->string, cell(type, "subscribed", b[0], 32),
-                             cell(type, "version", b[1], 32),
-                             cell(type, "last_nack_error", b[2], 32)};
+        char b[6][32];
+        const char *version = cell(type, "version", b[1], 32);
+        const char *nonce = cell(type, "nonce", b[2], 32);
+        const char *row[] = {type->string,
+                             cell(type, "subscribed", b[0], 32),
+                             version[0] ? version : "-",
+                             nonce[0] ? nonce : "-",
+                             age(type, "last_ack_s_ago", b[3], 32),
+                             age(type, "last_nack_s_ago", b[4], 32),
+                             cell(type, "last_nack_error", b[5], 32)};
         xlbctl_table_row(t, row);
     }
     xlbctl_table_print(t, out);

@@ -57,6 +57,7 @@ static const ProtobufCMessageDescriptor *const roots[] = {
     /* the ADS and LRS streams */
     &envoy__service__discovery__v3__discovery_request__descriptor,
     &envoy__service__discovery__v3__discovery_response__descriptor,
+    &envoy__service__discovery__v3__resource__descriptor, /* resource-in-sotw wrapper */
     &envoy__service__load_stats__v3__load_stats_request__descriptor,
     &envoy__service__load_stats__v3__load_stats_response__descriptor,
     &google__rpc__status__descriptor,

@@ -44,8 +44,8 @@ static void retire(struct xlb_ads_client *c, struct ads_attempt *a)
     a->stream = NULL;
     if (a == c->current)
         c->current = NULL;
-    if (a == c->primary_probe)
-        c->primary_probe = NULL;
+    if (c->probes[a->server].attempt == a)
+        c->probes[a->server].attempt = NULL;
     a->next_dead = c->dead;
     c->dead = a;
     if (c->reap_timer == 0)
@@ -72,18 +72,42 @@ static void on_retry(void *arg)
 
 static void on_probe(void *arg)
 {
-    struct xlb_ads_client *c = arg;
-    c->probe_timer = 0;
-    if (c->server > 0 && c->primary_probe == NULL)
-        start_attempt(c, 0, true);
+    struct ads_probe *p = arg;
+    p->timer = 0;
+    if (p->server < p->client->server && p->attempt == NULL)
+        start_attempt(p->client, p->server, true);
+}
+
+static void schedule_probe(struct xlb_ads_client *c, struct ads_probe *p, uint64_t delay)
+{
+    if (p->timer == 0 && p->attempt == NULL)
+        p->timer = xlb_loop_add_timeout(c->loop, delay, on_probe, p);
+}
+
+/* Stop retrying server i: it answered and is current, or a better one did. */
+static void stop_probe(struct xlb_ads_client *c, struct ads_probe *p)
+{
+    retire(c, p->attempt);
+    xlb_loop_cancel(c->loop, p->timer);
+    p->timer = 0;
+    xlb_grpc_backoff_reset(&p->backoff);
+}
+
+/* Every server above the current one is being retried; one not yet is tried after the first
+ * backoff delay (the others keep their own schedule). */
+static void probe_higher_servers(struct xlb_ads_client *c)
+{
+    for (unsigned i = 0; i < c->server; i++)
+        schedule_probe(c, &c->probes[i], XLB_BACKOFF_INITIAL_MS);
 }
 
 /*
  * The current attempt ended. A stream that had delivered a response did not fail (A57: servers
  * end streams for load balancing or connection age): a new one starts at once on the same
  * server. One that ended before any response, or a connection that failed, did: fall back to
- * the next server at once while some watched resource is not cached (A71), else retry from the
- * highest-priority server with backoff.
+ * the next server at once while some watched resource is not cached (A71). Otherwise (all is
+ * cached, or no server is left) the same server is retried with backoff: A71 falls back only
+ * for resources it lacks, and the higher-priority servers keep being retried meanwhile.
  */
 static void current_failed(struct xlb_ads_client *c, const char *reason)
 {
@@ -101,31 +125,46 @@ static void current_failed(struct xlb_ads_client *c, const char *reason)
         /* the response already reset the backoff; the server stays */
     } else if (some_watched_uncached(c) && c->server + 1 < c->config.n_servers) {
         c->server++;
+        probe_higher_servers(c);
     } else {
         delay = xlb_grpc_backoff_next(&c->backoff);
-        c->server = 0;
     }
     c->next_retry_ms = xlb_now_ms() + delay;
     c->retry_timer = xlb_loop_add_timeout(c->loop, delay, on_retry, c);
 }
 
-static void probe_failed(struct xlb_ads_client *c)
+static void probe_failed(struct xlb_ads_client *c, struct ads_attempt *a)
 {
-    retire(c, c->primary_probe);
-    if (c->server > 0 && c->probe_timer == 0)
-        c->probe_timer =
-            xlb_loop_add_timeout(c->loop, xlb_grpc_backoff_next(&c->backoff), on_probe, c);
+    struct ads_probe *p = &c->probes[a->server];
+    retire(c, a);
+    if (a->server < c->server)
+        schedule_probe(c, p, xlb_grpc_backoff_next(&p->backoff));
 }
 
-/* The higher-priority server answered: it becomes current, the fallback stream ends. */
+/*
+ * A higher-priority server answered: it becomes current. The previous current (backing off
+ * or not) and every server below the new one stop; those above it go on being retried.
+ */
 static void promote_probe(struct xlb_ads_client *c, struct ads_attempt *a)
 {
     XLB_LOG(NOTICE, XDS, "back on %s", c->config.servers[a->server].uri);
+    unsigned old = c->server;
+    c->probes[a->server].attempt = NULL;
+    stop_probe(c, &c->probes[a->server]);
+    for (unsigned i = a->server + 1; i < old; i++)
+        stop_probe(c, &c->probes[i]);
     retire(c, c->current);
-    c->primary_probe = NULL;
+    xlb_loop_cancel(c->loop, c->retry_timer);
+    c->retry_timer = 0;
+    ads_cancel_all_timers(c); /* the old stream's; the new one's start with its requests */
     c->current = a;
     c->server = a->server;
     lend_channel(c, a->channel);
+}
+
+static bool is_probe(const struct xlb_ads_client *c, const struct ads_attempt *a)
+{
+    return a != c->current && c->probes[a->server].attempt == a;
 }
 
 /* ---- the ADS call ---- */
@@ -134,7 +173,7 @@ static void on_message(struct xlb_grpc_stream *s, const uint8_t *msg, size_t len
 {
     struct ads_attempt *a = arg;
     struct xlb_ads_client *c = a->client;
-    if (a == c->primary_probe)
+    if (is_probe(c, a))
         promote_probe(c, a);
     if (a != c->current)
         return;
@@ -161,8 +200,8 @@ static void on_call_closed(struct xlb_grpc_stream *s, int status, const char *me
     snprintf(reason, sizeof(reason), "ADS call ended: status %d: %s", status, message);
     if (a == c->current)
         current_failed(c, reason);
-    else if (a == c->primary_probe)
-        probe_failed(c);
+    else if (is_probe(c, a))
+        probe_failed(c, a);
 }
 
 /* Subscribe to everything watched, on a fresh stream. */
@@ -195,8 +234,8 @@ static void on_closed(struct xlb_grpc_channel *ch, const char *reason, void *arg
     struct xlb_ads_client *c = a->client;
     if (a == c->current)
         current_failed(c, reason);
-    else if (a == c->primary_probe)
-        probe_failed(c);
+    else if (is_probe(c, a))
+        probe_failed(c, a);
 }
 
 static void start_attempt(struct xlb_ads_client *c, unsigned server, bool probe)
@@ -207,20 +246,17 @@ static void start_attempt(struct xlb_ads_client *c, unsigned server, bool probe)
     a->client = c;
     a->server = server;
     if (probe)
-        c->primary_probe = a;
+        c->probes[server].attempt = a;
     else
         c->current = a;
     static const struct xlb_grpc_channel_callbacks cb = {on_ready, on_closed};
     a->channel = xlb_grpc_channel_connect(c->loop, &c->config.servers[server].target, &cb, a);
     if (a->channel == NULL) {
         if (probe)
-            probe_failed(c);
+            probe_failed(c, a);
         else
             current_failed(c, "cannot create a channel (see the log)");
-        return;
     }
-    if (!probe && server > 0 && c->probe_timer == 0)
-        c->probe_timer = xlb_loop_add_timeout(c->loop, XLB_BACKOFF_INITIAL_MS, on_probe, c);
 }
 
 /* ---- public ---- */
@@ -242,6 +278,11 @@ struct xlb_ads_client *xlb_ads_client_create(struct xlb_loop *loop, struct xlb_x
     c->changed = changed;
     c->arg = arg;
     xlb_grpc_backoff_init(&c->backoff, config->backoff_seed);
+    for (unsigned i = 0; i < XLB_ADS_MAX_SERVERS; i++) {
+        c->probes[i].client = c;
+        c->probes[i].server = i;
+        xlb_grpc_backoff_init(&c->probes[i].backoff, config->backoff_seed + i + 1);
+    }
     start_attempt(c, 0, false);
     return c;
 }
@@ -260,8 +301,11 @@ void xlb_ads_client_update_watches(struct xlb_ads_client *c)
         if (a != NULL && a->stream != NULL && xlb_grpc_channel_ready(a->channel) &&
             (c->types[t].n_names > 0 || a->sent[t]) && ads_send_request(c, a, t, NULL) == 0)
             ads_start_timers(c, t, false);
-        if (c->primary_probe != NULL && c->primary_probe->stream != NULL)
-            ads_send_request(c, c->primary_probe, t, NULL);
+        for (unsigned i = 0; i < c->server; i++) {
+            struct ads_attempt *p = c->probes[i].attempt;
+            if (p != NULL && p->stream != NULL)
+                ads_send_request(c, p, t, NULL);
+        }
     }
 }
 
@@ -271,10 +315,10 @@ void xlb_ads_client_destroy(struct xlb_ads_client *c)
         return;
     ads_cancel_all_timers(c);
     xlb_loop_cancel(c->loop, c->retry_timer);
-    xlb_loop_cancel(c->loop, c->probe_timer);
     xlb_loop_cancel(c->loop, c->reap_timer);
     retire(c, c->current);
-    retire(c, c->primary_probe);
+    for (unsigned i = 0; i < XLB_ADS_MAX_SERVERS; i++)
+        stop_probe(c, &c->probes[i]);
     c->reap_timer = 0;
     reap(c);
     for (int t = 0; t < XLB_XDS_TYPES; t++) {
@@ -311,7 +355,10 @@ cJSON *xlb_ads_client_status(const struct xlb_ads_client *c)
                                 (double)(c->next_retry_ms - xlb_now_ms()) / 1000.0);
     if (c->last_error != NULL)
         cJSON_AddStringToObject(s, "last_error", c->last_error);
-    cJSON_AddBoolToObject(s, "probing_primary", c->primary_probe != NULL);
+    cJSON *probing = cJSON_AddArrayToObject(s, "probing");
+    for (unsigned i = 0; i < c->server; i++)
+        cJSON_AddItemToArray(probing, cJSON_CreateString(c->config.servers[i].uri));
+    cJSON_AddBoolToObject(s, "probing_primary", c->server > 0);
     cJSON *types = cJSON_AddObjectToObject(s, "types");
     for (int t = 0; t < XLB_XDS_TYPES; t++) {
         const struct ads_type_state *ts = &c->types[t];

@@ -14,8 +14,10 @@
  *   cached);
  * - reopens a stream that ended after a response at once (A57: no failure); after a failed
  *   connection, or a stream that ended before any response, falls back to the next server in
- *   `xds_servers` order at once while some watched resource is not cached, else retries with
- *   gRPC's backoff; returns to a higher-priority server as soon as it delivers a response (A71).
+ *   `xds_servers` order at once while some watched resource is not cached, else retries the same
+ *   server with gRPC's backoff; while on a fallback, retries every higher-priority server (each
+ *   on its own backoff) and returns to the first that delivers a response (A71);
+ * - unwraps resources sent in an envoy.service.discovery.v3.Resource (resource-in-sotw).
  */
 #ifndef XLB_ADS_CLIENT_H
 #define XLB_ADS_CLIENT_H
@@ -61,8 +63,8 @@ void xlb_ads_client_destroy(struct xlb_ads_client *client);
 /* The cache's `watched` flags changed: subscribe accordingly. */
 void xlb_ads_client_update_watches(struct xlb_ads_client *client);
 
-/* For `xlbctl xds`: servers, stream state, backoff, per-type version/nonce/ACK/NACK, and the
- * NACK history. */
+/* For `xlbctl xds`: servers, stream state, backoff (retry_in_s), the higher-priority servers
+ * being retried (probing), per-type version/nonce/ACK/NACK, and the NACK history. */
 cJSON *xlb_ads_client_status(const struct xlb_ads_client *client);
 
 /* For metrics: the server in use, whether its stream is open and has answered, and the

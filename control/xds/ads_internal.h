@@ -38,6 +38,15 @@ struct ads_attempt {
     struct ads_attempt *next_dead; /* waiting to be freed outside channel callbacks */
 };
 
+/* Retrying one higher-priority server while on a fallback. */
+struct ads_probe {
+    struct xlb_ads_client *client;
+    unsigned server;
+    struct ads_attempt *attempt; /* in progress, or NULL */
+    uint64_t timer;              /* before the next attempt, or 0 */
+    struct xlb_grpc_backoff backoff;
+};
+
 /* A does-not-exist timer of one resource. */
 struct ads_timer {
     struct xlb_ads_client *client;
@@ -54,14 +63,16 @@ struct xlb_ads_client {
     xlb_ads_changed_cb changed;
     void *arg;
 
-    struct ads_attempt *current;       /* the stream resources come from */
-    struct ads_attempt *primary_probe; /* while on a fallback: trying a better server */
-    unsigned server;                   /* index of current's server */
-    struct ads_attempt *dead;          /* finished attempts, freed by reap_timer */
+    struct ads_attempt *current; /* the stream resources come from */
+    unsigned server;             /* index of current's server */
+    struct ads_attempt *dead;    /* finished attempts, freed by reap_timer */
     uint64_t reap_timer;
-    struct xlb_grpc_backoff backoff;
-    uint64_t retry_timer, probe_timer;
+    struct xlb_grpc_backoff backoff; /* current's reconnections */
+    uint64_t retry_timer;
     uint64_t next_retry_ms;
+    /* While on a fallback (A71): every higher-priority server i < server is retried, each with
+     * its own backoff, as gRPC keeps a channel to each; the first to answer becomes current. */
+    struct ads_probe probes[XLB_ADS_MAX_SERVERS];
     char *last_error;
 
     struct ads_type_state types[XLB_XDS_TYPES];

@@ -1,7 +1,8 @@
 /*
- * A DiscoveryResponse applied to the cache: every resource decoded, checked against what was
- * asked for, validated; valid ones applied even when others are not (A46); the response ACKed
- * or NACKed as a whole. And A57's does-not-exist timers.
+ * A DiscoveryResponse applied to the cache: every resource decoded (unwrapped first when the
+ * server sent it in a Resource wrapper), checked against what was asked for, validated; valid
+ * ones applied even when others are not (A46); the response ACKed or NACKed as a whole. And A57's
+ * does-not-exist timers.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -112,25 +113,51 @@ static bool seen_before(char **seen, size_t n, const char *name)
     return false;
 }
 
-/* One resource of the response; its name is added to seen when it was asked for. */
-static void apply_resource(struct xlb_ads_client *c, enum xlb_xds_type type, size_t index,
-                           const Google__Protobuf__Any *any, const char *version, char **seen,
-                           size_t *n_seen, struct xlb_errors *errs)
+/* xds.config.resource-in-sotw: a server may send each resource wrapped in a Resource message
+ * (the name there takes precedence over the resource's own, as in gRPC). */
+#define RESOURCE_WRAPPER_URL "type.googleapis.com/envoy.service.discovery.v3.Resource"
+
+/*
+ * The Any that holds the resource itself: any, or the one inside its wrapper. A wrapper is
+ * unpacked into *wrapper (the caller frees it) and its name, when set, goes to *name. NULL,
+ * with the reason in errs, when the wrapper cannot be used (*name may still be set).
+ */
+static const Google__Protobuf__Any *unwrap(enum xlb_xds_type type, const Google__Protobuf__Any *any,
+                                           const char *where,
+                                           Envoy__Service__Discovery__V3__Resource **wrapper,
+                                           const char **name, struct xlb_errors *errs)
 {
-    char where[32];
-    snprintf(where, sizeof(where), "resources[%zu]", index);
-    if (strcmp(any->type_url, xlb_xds_type_url[type]) != 0) {
-        xlb_errors_add(errs, where, "type %s in a response of type %s", any->type_url,
-                       xlb_xds_type_url[type]);
-        return;
+    *wrapper = NULL;
+    *name = NULL;
+    if (strcmp(any->type_url, RESOURCE_WRAPPER_URL) != 0)
+        return any;
+    *wrapper =
+        envoy__service__discovery__v3__resource__unpack(NULL, any->value.len, any->value.data);
+    if (*wrapper == NULL) {
+        xlb_errors_add(errs, where, "cannot be decoded as a Resource wrapper");
+        return NULL;
     }
-    ProtobufCMessage *m =
-        protobuf_c_message_unpack(descriptors[type], NULL, any->value.len, any->value.data);
-    if (m == NULL) {
-        xlb_errors_add(errs, where, "cannot be decoded as %s", xlb_xds_type_name[type]);
-        return;
+    if ((*wrapper)->name[0] != '\0')
+        *name = (*wrapper)->name;
+    const Google__Protobuf__Any *inner = (*wrapper)->resource;
+    if (inner == NULL) {
+        xlb_errors_add(errs, where, "Resource wrapper without a resource");
+        return NULL;
     }
-    const char *name = resource_name(type, m);
+    if (strcmp(inner->type_url, xlb_xds_type_url[type]) != 0) {
+        xlb_errors_add(errs, where, "Resource wrapper holds type %s in a response of type %s",
+                       inner->type_url[0] ? inner->type_url : "(none)", xlb_xds_type_url[type]);
+        return NULL;
+    }
+    return inner;
+}
+
+/* The decoded resource m, named name: applied when it was asked for (its name is then added to
+ * seen), else freed. */
+static void apply_decoded(struct xlb_ads_client *c, enum xlb_xds_type type, const char *where,
+                          ProtobufCMessage *m, const char *name, const char *version, char **seen,
+                          size_t *n_seen, struct xlb_errors *errs)
+{
     struct xlb_xds_resource *res = name[0] ? xlb_xds_cache_find(c->cache, type, name) : NULL;
     if (name[0] == '\0') {
         xlb_errors_add(errs, where, "%s without a name", xlb_xds_type_name[type]);
@@ -145,6 +172,38 @@ static void apply_resource(struct xlb_ads_client *c, enum xlb_xds_type type, siz
     }
     /* Not asked for (ignored, as gRPC does), or an error already reported. */
     protobuf_c_message_free_unpacked(m, NULL);
+}
+
+/* One resource of the response, plain or wrapped. */
+static void apply_resource(struct xlb_ads_client *c, enum xlb_xds_type type, size_t index,
+                           const Google__Protobuf__Any *any, const char *version, char **seen,
+                           size_t *n_seen, struct xlb_errors *errs)
+{
+    char where[32];
+    snprintf(where, sizeof(where), "resources[%zu]", index);
+    Envoy__Service__Discovery__V3__Resource *wrapper;
+    const char *name;
+    any = unwrap(type, any, where, &wrapper, &name, errs);
+    if (any == NULL) {
+        /* Reported by unwrap. A rejected resource whose name is known keeps its previous value,
+         * as one that fails validation does: not deleted as absent from LDS/CDS. */
+        struct xlb_xds_resource *res = name ? xlb_xds_cache_find(c->cache, type, name) : NULL;
+        if (res != NULL && res->watched && !seen_before(seen, *n_seen, name))
+            seen[(*n_seen)++] = res->name;
+    } else if (strcmp(any->type_url, xlb_xds_type_url[type]) != 0) {
+        xlb_errors_add(errs, where, "type %s in a response of type %s", any->type_url,
+                       xlb_xds_type_url[type]);
+    } else {
+        ProtobufCMessage *m =
+            protobuf_c_message_unpack(descriptors[type], NULL, any->value.len, any->value.data);
+        if (m == NULL)
+            xlb_errors_add(errs, where, "cannot be decoded as %s", xlb_xds_type_name[type]);
+        else
+            apply_decoded(c, type, where, m, name ? name : resource_name(type, m), version, seen,
+                          n_seen, errs);
+    }
+    if (wrapper != NULL)
+        envoy__service__discovery__v3__resource__free_unpacked(wrapper, NULL);
 }
 
 /* State of the world for LDS and CDS: a watched resource missing from the answer is gone. */

@@ -30,11 +30,11 @@ in_ns() { ip netns exec "$NS" "$@"; }
 ip netns add "$NS"
 ip -n "$NS" link set lo up
 
-# start_server NAME PORT: a server on the namespace's loopback (PORT 0: any).
+# start_server NAME PORT [OPTION...]: a server on the namespace's loopback (PORT 0: any).
 start_server() {
     # Not through in_ns: a backgrounded function would make $! a subshell, not the server.
     ip netns exec "$NS" node "$HERE/xds-server/server.js" --host 127.0.0.1 --port "$2" \
-        --control-port 0 --quiet >"$DIR/$1.out" 2>&1 &
+        --control-port 0 --quiet "${@:3}" >"$DIR/$1.out" 2>&1 &
     PIDS+=($!)
     eval "${1}_PID=$!"
     wait_until 100 0.1 grep -q '^READY' "$DIR/$1.out" || fail "server $1 did not start"
@@ -149,6 +149,29 @@ r = json.load(sys.stdin); r = r["requests"] if isinstance(r, dict) else r
 print(next(x["node"]["id"] for x in r if x.get("node")))')
 [ "$node_id" = xlb-interop ] || fail "node id seen by the server: $node_id"
 pass "the server saw node xlb-interop and ACKs; config dump shows acked resources"
+# The whole node, as the bootstrap above describes it, with xlb's user agent and features.
+node_problem=$(control primary GET "/requests?type=lds" | python3 -c '
+import json, sys
+version = sys.argv[1]
+r = json.load(sys.stdin); r = r["requests"] if isinstance(r, dict) else r
+node = next(x["node"] for x in r if x.get("node"))
+def get(snake, camel):
+    return node.get(snake, node.get(camel))
+want = {"cluster": "edge", "locality": {"zone": "z1"}, "metadata": {"role": "test"},
+        "user_agent_name": "xlb", "user_agent_version": version,
+        "client_features": ["envoy.lb.does_not_support_overprovisioning",
+                            "envoy.lrs.supports_send_all_clusters",
+                            "xds.config.resource-in-sotw"]}
+camel = {"user_agent_name": "userAgentName", "user_agent_version": "userAgentVersion",
+         "client_features": "clientFeatures"}
+for key, value in want.items():
+    got = get(key, camel.get(key, key))
+    if key == "client_features":
+        got = sorted(got or [])
+    if got != value:
+        print("%s: %r, not %r" % (key, got, value)); break' "$("$XLBD" --version | awk '{print $2}')")
+[ -z "$node_problem" ] || fail "node seen by the server: $node_problem"
+pass "node: cluster, locality, metadata, user agent xlb $("$XLBD" --version | awk '{print $2}') and the three client features as configured"
 
 # ---- load reports (LRS) for the cluster with lrs_server: self ----
 control primary PUT /lrs-config '{"send_all_clusters": true, "interval_ms": 1000}' >/dev/null
@@ -193,6 +216,31 @@ wait_until 50 0.1 gamma_gone ||
 [ "$(vip_state 0)" = ready ] || fail "a removed cluster took the VIP down"
 pass "cluster removed by the server: does_not_exist, its error stays local, VIP ready"
 
+# ---- an update: beta's endpoint moves to another port, and xlbd applies it ----
+endpoint_port() { # EDS-NAME: the port of its first endpoint in the config dump
+    xlbctl --json config dump | python3 -c '
+import json, sys
+for r in json.load(sys.stdin):
+    if r["type"] == "cluster_load_assignment" and r["name"] == sys.argv[1]:
+        v = json.dumps(r.get("resource", {}))
+        import re
+        m = re.search(r"\"port_?[vV]alue\": (\d+)", v)
+        print(m.group(1) if m else ""); break' "$1"
+}
+[ "$(endpoint_port beta)" = 8082 ] || fail "beta's endpoint before the update: $(endpoint_port beta)"
+control primary PATCH /resources "$(python3 -c '
+import json
+t = "type.googleapis.com/envoy."
+print(json.dumps({"upsert": [{"@type": t + "config.endpoint.v3.ClusterLoadAssignment",
+    "cluster_name": "beta", "endpoints": [{"locality": {"zone": "a"}, "load_balancing_weight": 3,
+    "lb_endpoints": [{"endpoint": {"address": {"socket_address":
+        {"address": "198.18.0.22", "port_value": 8092}}}}]}]}]}))')" >/dev/null
+beta_moved() { [ "$(endpoint_port beta)" = 8092 ]; }
+wait_until 50 0.1 beta_moved || fail "beta's new endpoint not applied: $(endpoint_port beta)"
+[ "$(resource_field cluster_load_assignment beta state)" = acked ] || fail "beta's update not acked"
+[ "$(vip_state 0)" = ready ] || fail "an update took the VIP down"
+pass "update: beta's endpoint moved to port 8092 (weight 3), applied and ACKed, VIP ready"
+
 # ---- the server ends the ADS call (connection kept): xlbd notices and calls again ----
 streams_before=$(control primary GET "/requests?type=lds" | python3 -c '
 import json, sys
@@ -226,11 +274,31 @@ established() { [ "$(stream_state)" = established ]; }
 wait_until 50 0.1 not_established ||
     fail "xlbd did not notice the server going away: $(xlbctl xds)"
 [ "$(vip_state 0)" = ready ] || fail "losing the server took the VIP down"
-start_server primary "$primary_XDS"
+# The new server wraps every resource in a Resource (resource-in-sotw) and changes alpha.
+start_server primary "$primary_XDS" --wrap-resources
 control primary PUT /resources "$(resources 2048)" >/dev/null
 wait_until 80 0.25 established ||
     fail "xlbd did not reconnect: $(xlbctl xds)"
 pass "server restart: xlbd kept serving its configuration and reconnected"
+alpha_ring() {
+    xlbctl --json config dump | python3 -c '
+import json, sys
+for r in json.load(sys.stdin):
+    if r["type"] == "cluster" and r["name"] == "alpha":
+        c = r.get("resource", {}).get("ring_hash_lb_config", r.get("resource", {}).get("ringHashLbConfig", {}))
+        print("%s %s" % (r["state"], c.get("minimum_ring_size", c.get("minimumRingSize", "")))); break'
+}
+alpha_new() { [ "$(alpha_ring)" = "acked 2048" ]; }
+wait_until 80 0.25 alpha_new || fail "the restarted server's alpha did not arrive: $(alpha_ring)"
+[ "$(control primary GET /options | python3 -c 'import json,sys; print(json.load(sys.stdin)["wrap_resources"])')" = True ] ||
+    fail "the restarted server does not wrap resources"
+nacks=$(control primary GET "/requests?kind=nack" | python3 -c '
+import json, sys
+r = json.load(sys.stdin); r = r["requests"] if isinstance(r, dict) else r
+print(len(r))')
+[ "$nacks" = 0 ] || fail "wrapped resources NACKed: $(control primary GET "/requests?kind=nack")"
+[ "$(vip_state 0)" = ready ] || fail "VIP not ready after the restart"
+pass "after the restart the new resources arrived wrapped in Resource (resource-in-sotw): alpha acked with minimum_ring_size 2048, no NACK"
 kill "$XLBD_PID"; wait "$XLBD_PID" || fail "xlbd exit status"
 
 # ---- fallback (A71): the primary is down and nothing is cached ----

@@ -22,6 +22,7 @@ const TYPE_ALIASES = {
 // which a SotW response carries the full set (absence = deletion).
 const FULL_STATE_TYPES = new Set([TYPE_ALIASES.lds, TYPE_ALIASES.cds]);
 const WILDCARD = '*';
+const RESOURCE_WRAPPER_URL = `${T}envoy.service.discovery.v3.Resource`;
 
 function resolveTypeUrl(t) {
   if (!t) return null;
@@ -137,6 +138,10 @@ class XdsServer {
     this.DiscoveryRequest = root.lookupType('envoy.service.discovery.v3.DiscoveryRequest');
     this.DiscoveryResponse = root.lookupType('envoy.service.discovery.v3.DiscoveryResponse');
     this.LoadStatsRequest = root.lookupType('envoy.service.load_stats.v3.LoadStatsRequest');
+    // --wrap-resources / PUT /options: send each resource inside an
+    // envoy.service.discovery.v3.Resource (xds.config.resource-in-sotw).
+    this.Resource = root.lookupType('envoy.service.discovery.v3.Resource');
+    this.wrapResources = false;
     this.LoadStatsResponse = root.lookupType('envoy.service.load_stats.v3.LoadStatsResponse');
   }
 
@@ -307,6 +312,14 @@ class XdsServer {
     return out;
   }
 
+  // One resource of a response: its Any, or that Any wrapped in a Resource named after it.
+  wireResource(r, version) {
+    const any = { type_url: r.any.type_url, value: r.any.value };
+    if (!this.wrapResources) return any;
+    const w = this.Resource.fromObject({ name: r.name, version, resource: any });
+    return { type_url: RESOURCE_WRAPPER_URL, value: Buffer.from(this.Resource.encode(w).finish()) };
+  }
+
   maybeSend(s, typeUrl, subscriptionChanged) {
     const st = s.types.get(typeUrl);
     if (!st || !s.open) return;
@@ -331,7 +344,7 @@ class XdsServer {
     const nonce = String(this.nextNonce++);
     const resp = {
       version_info: version,
-      resources: sel.map((r) => ({ type_url: r.any.type_url, value: r.any.value })),
+      resources: sel.map((r) => this.wireResource(r, version)),
       type_url: typeUrl,
       nonce,
       control_plane: { identifier: 'xlb-interop-xds-server' },
@@ -529,6 +542,13 @@ function controlHandler(x, shutdown) {
           return send(200, { responses: filterStream(x.responses) });
         case 'GET /lrs':
           return send(200, { reports: filterStream(x.lrsReports), config: x.lrsConfig });
+        case 'GET /options':
+          return send(200, { wrap_resources: x.wrapResources });
+        case 'PUT /options': {
+          const b = await readBody(req);
+          if (b.wrap_resources !== undefined) x.wrapResources = !!b.wrap_resources;
+          return send(200, { wrap_resources: x.wrapResources });
+        }
         case 'GET /lrs-config':
           return send(200, x.lrsConfig);
         case 'PUT /lrs-config':
@@ -572,12 +592,12 @@ function usage(msg) {
   if (msg) process.stderr.write(`error: ${msg}\n`);
   process.stderr.write('usage: server.js --port P [--host 127.0.0.1|::1] --control-port C\n' +
     '                 [--tls-cert F --tls-key F] [--client-ca F] [--resources FILE]\n' +
-    '                 [--lrs-interval-ms N] [--quiet]\n');
+    '                 [--lrs-interval-ms N] [--wrap-resources] [--quiet]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { port: null, host: '127.0.0.1', controlPort: null, tlsCert: null, tlsKey: null, clientCa: null, resources: null, lrsIntervalMs: null };
+  const o = { wrapResources: false, port: null, host: '127.0.0.1', controlPort: null, tlsCert: null, tlsKey: null, clientCa: null, resources: null, lrsIntervalMs: null };
   const need = (i) => { if (i + 1 >= argv.length) usage(`${argv[i]} needs a value`); return argv[i + 1]; };
   const num = (v, name) => { const n = Number(v); if (!Number.isInteger(n) || n < 0 || n > 65535) usage(`bad ${name}`); return n; };
   for (let i = 0; i < argv.length; i++) {
@@ -591,6 +611,7 @@ function parseArgs(argv) {
       case '--client-ca': o.clientCa = need(i); i++; break;
       case '--resources': o.resources = need(i); i++; break;
       case '--lrs-interval-ms': o.lrsIntervalMs = Number(need(i)); i++; break;
+      case '--wrap-resources': o.wrapResources = true; break;
       case '--quiet': process.env.XDS_SERVER_QUIET = '1'; break;
       case '-h': case '--help': usage(); break;
       default: usage(`unknown argument ${a}`);
@@ -611,6 +632,7 @@ function hostPort(host, port) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const x = new XdsServer();
+  x.wrapResources = o.wrapResources;
   if (o.lrsIntervalMs !== null) x.setLrsConfig({ interval_ms: o.lrsIntervalMs });
   if (o.resources) {
     const j = JSON.parse(fs.readFileSync(o.resources, 'utf8'));

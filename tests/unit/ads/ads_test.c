@@ -34,6 +34,7 @@ void ads_start(struct ads_fixture *f, unsigned n_servers)
         strcpy(s->target.host, server_names[i]);
         s->target.port = 18000;
         strcpy(s->uri, server_names[i]);
+        s->ignore_resource_deletion = f->ignore_resource_deletion;
     }
     f->client = xlb_ads_client_create(NULL, &f->cache, &config, on_changed, f);
     assert_non_null(f->client);

@@ -28,7 +28,8 @@ struct ads_fixture {
     struct xlb_xds_cache cache;
     struct xlb_ads_client *client;
     Envoy__Config__Core__V3__Node node;
-    unsigned changes; /* calls of the client's changed callback */
+    unsigned changes;              /* calls of the client's changed callback */
+    bool ignore_resource_deletion; /* given to every server by ads_start */
 };
 
 /* A fixture with the clock at 1000 ms and no client yet. */

@@ -1,0 +1,70 @@
+/*
+ * xlb.static_resources (control/xds/static_resources.c): the errors of the loader itself, one
+ * line each naming the JSON path; the valid resources of the same document load all the same.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "static_resources.h"
+
+#define CLUSTER(n)                                                                                 \
+    "{\"name\":\"" n "\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}}"
+
+/* Load the document; exactly one error line, this one, and rc -1. */
+static void expect_one_error(const char *json, const char *line, struct xlb_xds_cache *cache)
+{
+    cJSON *doc = cJSON_Parse(json);
+    assert_non_null(doc);
+    struct xlb_errors errs = {0};
+    assert_int_equal(xlb_static_resources_load(cache, doc, &errs), -1);
+    cJSON_Delete(doc);
+    assert_int_equal(errs.n, 1);
+    assert_string_equal(errs.lines[0], line);
+    xlb_errors_free(&errs);
+}
+
+static void resource_defined_twice(void **state)
+{
+    struct xlb_xds_cache cache;
+    xlb_xds_cache_init(&cache);
+    expect_one_error("{\"clusters\":[" CLUSTER("c") "," CLUSTER("c") "]}",
+                     "xlb.static_resources.clusters[1]: cluster \"c\" is defined twice", &cache);
+    const struct xlb_xds_resource *r = xlb_xds_cache_find(&cache, XLB_XDS_CDS, "c");
+    assert_non_null(r); /* the first one stays */
+    assert_int_equal(r->state, XLB_RES_STATIC);
+    xlb_xds_cache_free(&cache);
+}
+
+static void listener_needs_a_name(void **state)
+{
+    struct xlb_xds_cache cache;
+    xlb_xds_cache_init(&cache);
+    expect_one_error("{\"listeners\":[{\"api_listener\":{}}],\"clusters\":[" CLUSTER("ok") "]}",
+                     "xlb.static_resources.listeners[0]: needs a \"name\"", &cache);
+    assert_non_null(xlb_xds_cache_find(&cache, XLB_XDS_CDS, "ok"));
+    xlb_xds_cache_free(&cache);
+}
+
+/* Endpoints are named by cluster_name; an empty one is no name. */
+static void endpoints_need_a_cluster_name(void **state)
+{
+    struct xlb_xds_cache cache;
+    xlb_xds_cache_init(&cache);
+    expect_one_error("{\"endpoints\":[{\"cluster_name\":\"\"}]}",
+                     "xlb.static_resources.endpoints[0]: needs a \"cluster_name\"", &cache);
+    xlb_xds_cache_free(&cache);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(resource_defined_twice),
+        cmocka_unit_test(listener_needs_a_name),
+        cmocka_unit_test(endpoints_need_a_cluster_name),
+    };
+    return cmocka_run_group_tests_name("static_resources", tests, NULL, NULL);
+}
