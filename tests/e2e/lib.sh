@@ -1,5 +1,6 @@
 # Shared by the end-to-end tests (source it). Each test gets its own namespaces, named after
-# its PID; the EXIT trap stops what the test started (by PID) and removes the namespaces.
+# its PID; the EXIT trap stops what the test started (by PID), removes the namespaces and the
+# DPDK runtime directories, and fails the test if one under its prefix is left.
 set -euo pipefail
 
 E2E_SOURCE=${XLB_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -33,6 +34,9 @@ e2e_cleanup() {
     xlb_stop_all
     [ -z "$E2E_EXTRA_CLEANUP" ] || $E2E_EXTRA_CLEANUP || rc=1
     xlb_remove_run
+    # A DPDK instance the test started under a prefix it did not register in
+    # RUN_DPDK_PREFIXES would leave its runtime directory behind on every run.
+    xlb_check_dpdk_runtime_gone "$RUN_PREFIX" || rc=1
     exit $rc
 }
 trap e2e_cleanup EXIT

@@ -103,4 +103,9 @@ xlbctl status >/dev/null || fail "first daemon lost its socket"
 pass "a second xlbd refuses a live control socket"
 
 e2e_stop_xlbd
-pass "clean exit"
+pass "clean exit on SIGTERM"
+
+# Ctrl-C in a terminal is SIGINT: the same clean exit (status 0, socket removed).
+e2e_start_xlbd
+xlb_stop INT || fail "xlbd did not stop cleanly on SIGINT"
+pass "clean exit on SIGINT"

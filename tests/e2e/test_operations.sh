@@ -161,6 +161,118 @@ assert xds["stream_connected"] == 0 and xds["cluster"]["static"] == 2, xds
 PY
 pass "dpdk-telemetry.py reads /xlb/counters, /xlb/workers, /xlb/status, /xlb/drops, /xlb/clusters, /xlb/endpoints,CLUSTER, /xlb/xds"
 
+# Telemetry of ports, VIPs, neighbours and worker 0's counters, against known values: the
+# configured VIPs, the gateways and backends at their kernels' MACs, 8 echo replies, and rx
+# counts that fall between two `xlbctl --json` readings (the kernels on the link keep talking,
+# so the same count at two instants would be a race).
+xlbctl --json status >"$E2E_DIR/status-before.json"
+xlbctl --json counters >"$E2E_DIR/counters-before.json"
+printf '/xlb/ports\n/xlb/vips\n/xlb/neighbours\n/xlb/counters,0\n' |
+    dpdk-telemetry.py -f "$E2E_PREFIX" >"$E2E_DIR/telemetry-state.txt" 2>&1 || fail "dpdk-telemetry.py"
+xlbctl --json status >"$E2E_DIR/status-after.json"
+xlbctl --json counters >"$E2E_DIR/counters-after.json"
+mac_of() { # NAMESPACE LINK
+    ip -n "$1" -j link show "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'
+}
+macs="198.18.0.1=$(mac_of "$E2E_PREFIX-sw" br0) 2001:2::1=$(mac_of "$E2E_PREFIX-sw" br0)"
+for b in 1 2 3; do macs="$macs 198.18.0.2$b=$(mac_of "$E2E_PREFIX-be$b" eth0)"; done
+python3 - "$E2E_DIR" $macs <<'PY' || { cat "$E2E_DIR/telemetry-state.txt"; fail "telemetry of ports, VIPs, neighbours and counters"; }
+import json, sys
+d = sys.argv[1]
+macs = dict(a.split("=", 1) for a in sys.argv[2:])
+def load(name):
+    return json.load(open(d + "/" + name))
+replies = {}
+for line in open(d + "/telemetry-state.txt"):
+    if line.strip().startswith("{"):
+        replies.update(json.loads(line))
+before, after = load("status-before.json"), load("status-after.json")
+
+ports = list(replies["/xlb/ports"].values())
+assert len(ports) == 1, ports
+port = ports[0]
+assert port["name"] == "net_af_packet0" and port["link_up"] == 1, port
+low, high = before["ports"][0]["rx_packets"], after["ports"][0]["rx_packets"]
+assert 0 < low <= port["rx_packets"] <= high, ("port rx", low, port, high)
+
+configured = load("bootstrap.json")["xlb"]["vips"]
+vips = replies["/xlb/vips"]
+assert len(vips) == len(configured) == 3, vips
+for i, want in enumerate(configured):
+    got = vips["vip_%d" % i]
+    assert got["address"] == want["address"] and got["port"] == want["port"], (got, want)
+    if "cluster" in want:
+        assert got["mode"] == "l4" and got["cluster"] == want["cluster"], (got, want)
+    else:
+        assert got["mode"] == "l7" and got["target"] == want["target"], (got, want)
+    assert got["state"] == after["vips"][i]["state"], (got, after["vips"][i])
+
+neighbours = {n["address"]: n for n in replies["/xlb/neighbours"].values()}
+for address, mac in macs.items():
+    n = neighbours[address]
+    assert n["state"] == "reachable" and n["mac"].lower() == mac.lower(), (n, mac)
+    assert n["port"] == "net_af_packet0", n
+
+worker = replies["/xlb/counters"]
+w0, w1 = load("counters-before.json")["workers"][0], load("counters-after.json")["workers"][0]
+assert 0 < w0["rx_packets"] <= worker["rx_packets"] <= w1["rx_packets"], ("rx", w0, worker, w1)
+assert worker["icmp_echo_replies"] == 8, worker
+assert worker["flows_created"] == w0["events"]["flows_created"] == w1["events"]["flows_created"]
+print("port rx %d <= %d <= %d" % (low, port["rx_packets"], high))
+PY
+pass "dpdk-telemetry.py reads /xlb/ports, /xlb/vips, /xlb/neighbours and /xlb/counters,0: the configured VIPs, neighbours at their MACs, rx within xlbctl's readings"
+
+# Known bad traffic: 7 TCP SYNs to the port address, which serves nothing over TCP. They are
+# written on a raw socket so that each goes out exactly once (a connect() would retransmit).
+no_service=$(counter drops.tcp_no_service)
+in_client python3 - <<'PY' || fail "raw SYNs"
+import socket, struct
+src, dst = socket.inet_aton("198.18.0.2"), socket.inet_aton("198.18.0.10")
+def checksum(data):
+    total = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+for i in range(7):
+    syn = struct.pack("!HHIIBBHHH", 40000 + i, 81, i, 0, 5 << 4, 0x02, 64240, 0, 0)
+    pseudo = src + dst + struct.pack("!BBH", 0, socket.IPPROTO_TCP, len(syn))
+    syn = syn[:16] + struct.pack("!H", checksum(pseudo + syn)) + syn[18:]
+    s.sendto(syn, ("198.18.0.10", 0))
+PY
+no_service_drops() { [ "$(counter drops.tcp_no_service)" -ge "$1" ]; }
+wait_until 50 0.1 no_service_drops $((no_service + 7)) || fail "the SYNs were not dropped as tcp_no_service"
+no_service=$((no_service + 7))
+[ "$(counter drops.tcp_no_service)" = "$no_service" ] || fail "tcp_no_service: $(counter drops.tcp_no_service), not $no_service"
+
+# A reload of the unchanged file, counted as applied.
+kill -HUP "$XLBD_PID"
+reloads_applied() {
+    [ "$(xlbctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["reload"]["applied"])')" = 1 ]
+}
+wait_until 50 0.1 reloads_applied || fail "SIGHUP was not applied"
+
+ip netns exec "$E2E_PREFIX-lb" python3 - "$no_service" <<'PY' || fail "metrics after known drops and a reload"
+import re, sys, urllib.error, urllib.request
+url = "http://127.0.0.1:9100/metrics"
+text = urllib.request.urlopen(url, timeout=5).read().decode()
+values = dict(line.rsplit(" ", 1) for line in text.splitlines() if not line.startswith("#"))
+drops = [float(v) for k, v in values.items()
+         if k.startswith("xlb_worker_drops_total{") and 'reason="tcp_no_service"' in k]
+assert sum(drops) == int(sys.argv[1]), (drops, sys.argv[1])
+assert float(values['xlb_config_reloads_total{result="applied"}']) == 1, values
+assert float(values['xlb_config_reloads_total{result="rejected"}']) == 0, values
+try:
+    urllib.request.urlopen(urllib.request.Request(url, data=b"x", method="POST"), timeout=5)
+    sys.exit("POST /metrics was served")
+except urllib.error.HTTPError as e:
+    assert e.code == 405, e.code
+PY
+out=$(xlbctl counters)
+grep -Eq "^drops\.tcp_no_service +$no_service +$no_service *$" <<<"$out" || fail "xlbctl counters: $out"
+grep -Eq "^events\.icmp_echo_replies +8 +8 *$" <<<"$out" || fail "xlbctl counters: $out"
+pass "7 SYNs to the port address: tcp_no_service $no_service in xlbctl, metrics and the counters table; 1 reload counted; POST /metrics gets 405"
+
 # (Output goes through variables: with pipefail, grep -q closing the pipe early would fail it.)
 out=$(xlbctl status)
 grep -q "BUSY %" <<<"$out" || fail "status shows no worker load: $out"

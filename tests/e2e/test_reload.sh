@@ -2,7 +2,8 @@
 # SIGHUP under traffic: VIP changes apply live; SNAT changes and other restart-only changes
 # are reported and not applied (the started SNAT addresses stay owned, so TCP connections held
 # through the L4 VIP keep working); an invalid file changes nothing; an unchanged VIP never
-# stops answering.
+# stops answering. Then each remaining restart-only setting alone (eal, control_socket,
+# metrics_listen, xds_servers, node) is reported, and metrics_max_series applies live.
 . "$(dirname "$0")/lib.sh"
 
 e2e_setup
@@ -114,6 +115,76 @@ pass "an invalid file is rejected with its reason and changes nothing"
 wait "$steady" || true
 grep -q " 0% packet loss" "$E2E_DIR/steady.txt" || { cat "$E2E_DIR/steady.txt"; fail "the unchanged VIP lost echoes during reloads"; }
 pass "the unchanged VIP answered all 250 echoes across four reloads"
+
+# Each other restart-only setting, changed alone on top of the last applied file, is reported
+# by its name (with the three still pending from above) and keeps its running value.
+applied=2
+restart_only() { # NAME PYTHON-EDIT
+    cp "$E2E_DIR/good.json" "$E2E_DIR/bootstrap.json"
+    e2e_edit_config "$2"
+    applied=$((applied + 1))
+    kill -HUP "$XLBD_PID"
+    wait_until 50 0.1 reloads applied "$applied" || fail "$1: reload not applied"
+    xlbctl --json status | python3 -c '
+import json, sys
+last = json.load(sys.stdin)["reload"]["last"]
+want = sorted(["xlb.mbuf_pool_size", "xlb.snat", "xlb.workers", sys.argv[1]])
+assert sorted(last["needs_restart"]) == want and last["applied"] == [], last
+' "$1" || fail "$1 is not reported as needing a restart: $(xlbctl status)"
+}
+restart_only xlb.eal 'c["xlb"]["eal"].append("--log-level=lib.eal:notice")'
+restart_only xlb.control_socket 'c["xlb"]["control_socket"] += ".new"'
+[ ! -e "$E2E_DIR/xlbd.sock.new" ] || fail "a new control socket was opened without a restart"
+restart_only xlb.metrics_listen 'c["xlb"]["metrics_listen"] = "127.0.0.1:9101"'
+out=$(ip netns exec "$E2E_PREFIX-lb" ss -Hltn 'sport = :9101')
+[ -z "$out" ] || fail "a metrics listener was opened without a restart: $out"
+restart_only "xds_servers and node" \
+    'c["xds_servers"] = [{"server_uri": "198.18.0.2:18000", "channel_creds": [{"type": "insecure"}]}]'
+restart_only "xds_servers and node" 'c["node"]["id"] = "xlb-renamed"'
+pass "xlb.eal, xlb.control_socket, xlb.metrics_listen, xds_servers and node each need a restart"
+
+# metrics_max_series applies live: with 150 more endpoints (cluster "many" behind a new VIP)
+# and the cap at its minimum of 100, all but 100 endpoints are folded into endpoint="other".
+endpoint_series() { # prints: endpoints shown, endpoints folded
+    xlbctl metrics | python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+shown = sum(1 for l in lines if l.startswith("xlb_endpoint_health{"))
+folded = [l.split()[1] for l in lines if l.startswith("xlb_metrics_endpoints_folded ")]
+print(shown, folded[0])'
+}
+cp "$E2E_DIR/good.json" "$E2E_DIR/bootstrap.json"
+e2e_edit_config '
+sr = c["xlb"]["static_resources"]
+sr["clusters"].append({"name": "many", "type": "EDS",
+                       "eds_cluster_config": {"eds_config": {"ads": {}}}})
+sr["endpoints"].append({"cluster_name": "many", "endpoints": [{
+    "locality": {"zone": "m"}, "load_balancing_weight": 1, "lb_endpoints": [
+        {"endpoint": {"address": {"socket_address": {"address": "198.18.2.%d" % i,
+                                                     "port_value": 80}}}}
+        for i in range(1, 151)]}]})
+c["xlb"]["vips"].append({"address": "198.18.0.102", "port": 80, "cluster": "many"})'
+cp "$E2E_DIR/bootstrap.json" "$E2E_DIR/many.json"
+kill -HUP "$XLBD_PID"
+applied=$((applied + 1))
+wait_until 50 0.1 reloads applied "$applied" || fail "reload with 150 endpoints not applied"
+read -r shown folded < <(endpoint_series)
+[ "$shown" -ge 150 ] && [ "$folded" = 0 ] || fail "uncapped: $shown endpoints shown, $folded folded"
+total=$shown
+e2e_edit_config 'c["xlb"]["metrics_max_series"] = 100'
+kill -HUP "$XLBD_PID"
+applied=$((applied + 1))
+wait_until 50 0.1 reloads applied "$applied" || fail "metrics_max_series reload not applied"
+xlbctl --json status | python3 -c '
+import json, sys
+last = json.load(sys.stdin)["reload"]["last"]
+assert last["applied"] == ["xlb.metrics_max_series"], last
+assert sorted(last["needs_restart"]) == ["xlb.mbuf_pool_size", "xlb.snat", "xlb.workers"], last
+' || fail "metrics_max_series reload report: $(xlbctl status)"
+read -r shown folded < <(endpoint_series)
+[ "$shown" = 100 ] && [ "$folded" = $((total - 100)) ] ||
+    fail "metrics_max_series 100 of $total endpoints: $shown shown, $folded folded"
+pass "metrics_max_series applies live: $total endpoints, 100 shown and $folded folded after the reload"
 
 e2e_stop_xlbd
 pass "clean exit"

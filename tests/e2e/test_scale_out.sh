@@ -58,6 +58,7 @@ x["snat"] = ["198.18.0.31", "2001:2::31"]
 json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY
 e2e_start_xlbd
+RUN_DPDK_PREFIXES+=("$E2E_PREFIX-2") # host 2's DPDK runtime directory, removed at exit
 ip netns exec "$E2E_PREFIX-lb2" "$XLBD" --config "$E2E_DIR/host2.json" >"$E2E_DIR/host2.log" 2>&1 &
 host2=$!
 RUN_PIDS+=("$host2")

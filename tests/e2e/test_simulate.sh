@@ -11,9 +11,9 @@ RUN_NAME=xlb-sim
 . "$SRC/tools/lib/netns_xlbd.sh"
 
 write_config() { # DOWN_HAS_ENDPOINT (0/1)
-    python3 - "$DIR" "$1" >"$DIR/bootstrap.json" <<'PY'
+    python3 - "$DIR" "$1" "$EAL_PREFIX" >"$DIR/bootstrap.json" <<'PY'
 import json, sys
-d, down = sys.argv[1], sys.argv[2] == "1"
+d, down, prefix = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
 t = "type.googleapis.com/envoy."
 def ep(addr, health=None):
     e = {"endpoint": {"address": {"socket_address": {"address": addr, "port_value": 8080}}}}
@@ -37,7 +37,7 @@ routes = [
     {"match": {"prefix": "/"}, "route": {"weighted_clusters": {"clusters": [
         {"name": "web", "weight": 75}, {"name": "agg", "weight": 25}]}}}]
 print(json.dumps({"xlb": {
-  "eal": ["--no-huge", "--no-pci", "-m", "128", "--file-prefix=xlbsim-" + d[-6:], "--vdev=net_null0"],
+  "eal": ["--no-huge", "--no-pci", "-m", "128", "--file-prefix=" + prefix, "--vdev=net_null0"],
   "worker_idle_sleep_us": 100, "control_socket": d + "/xlbd.sock",
   "ports": [{"name": "net_null0", "addresses": ["198.18.0.10/24"]}],
   "vips": [{"address": "198.18.0.100", "port": 8080, "target": "xds:///svc"}],

@@ -8,12 +8,12 @@ RUN_NAME=xlb-static
 . "$SRC/tools/lib/netns_xlbd.sh"
 
 write_config() { # MIN_RING_SIZE ENDPOINT_PORT
-    python3 - "$DIR" "$1" "$2" >"$DIR/bootstrap.json" <<'PY'
+    python3 - "$DIR" "$1" "$2" "$EAL_PREFIX" >"$DIR/bootstrap.json" <<'PY'
 import json, sys
-d, ring, port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d, ring, port, prefix = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 t = "type.googleapis.com/envoy."
 print(json.dumps({"xlb": {
-  "eal": ["--no-huge", "--no-pci", "-m", "128", "--file-prefix=xlbs-" + d[-6:], "--vdev=net_null0"],
+  "eal": ["--no-huge", "--no-pci", "-m", "128", "--file-prefix=" + prefix, "--vdev=net_null0"],
   "worker_idle_sleep_us": 100, "control_socket": d + "/xlbd.sock",
   "ports": [{"name": "net_null0", "addresses": ["198.18.0.10/24"]}],
   "vips": [{"address": "198.18.0.100", "port": 8080, "target": "xds:///svc"}],

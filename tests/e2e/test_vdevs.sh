@@ -13,6 +13,7 @@ check_vdev() { # NAME VDEV-ARGUMENT
          "worker_idle_sleep_us": 100, "control_socket": "$E2E_DIR/$name.sock",
          "ports": [{"name": "${vdev%%,*}", "addresses": ["198.18.0.10/24"]}]}}
 JSON
+    RUN_DPDK_PREFIXES+=("$E2E_PREFIX-$name") # its runtime directory, removed at exit
     ip netns exec "$E2E_PREFIX-vdev" "$XLBD" --config "$E2E_DIR/$name.json" >"$E2E_DIR/xlbd.log" 2>&1 &
     local pid=$!
     RUN_PIDS+=("$pid")

@@ -35,6 +35,8 @@ cleanup() {
         echo "--- backends"; tail -n 10 "$DIR/backends.out" 2>/dev/null || true
     fi
     ip netns del "$NS" 2>/dev/null || true
+    # xlbd's DPDK runtime files, under the prefix its bootstrap gave it (below).
+    xlb_remove_dpdk_runtime "xlbp-${DIR: -6}"
     rm -rf "$DIR"
     exit $rc
 }

@@ -19,6 +19,8 @@ cleanup() {
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     [ $rc -eq 0 ] || { echo "--- xlbd log"; tail -n 30 "$DIR/xlbd.log" 2>/dev/null; }
     ip netns del "$NS" 2>/dev/null || true
+    # xlbd's DPDK runtime files, under the prefix its bootstrap gave it (below).
+    xlb_remove_dpdk_runtime "xlbx-${DIR: -6}"
     rm -rf "$DIR"
     exit $rc
 }

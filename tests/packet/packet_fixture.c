@@ -1,6 +1,7 @@
 #include "packet_fixture.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,13 +26,22 @@ void fixture_eal_init(void)
     static bool done;
     if (done)
         return;
+    /* A test process shares its memory with no secondary process: --no-shconf and
+     * --no-telemetry keep DPDK from writing its config, memory maps and sockets to
+     * /var/run/dpdk/PREFIX (megabytes, left there after every run). (--in-memory would say
+     * the same, but --no-huge rules it out.) */
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-packet-test-%d", (int)getpid());
-    char *argv[] = {"packet-test", "--no-huge",           "--no-pci", "-m", "256", "-l",
-                    "0",           "--log-level=warning", prefix,     NULL};
+    char *argv[] = {"packet-test", "--no-huge", "--no-pci", "--no-shconf",         "-m",
+                    "256",         "-l",        "0",        "--log-level=warning", "--no-telemetry",
+                    prefix,        NULL};
     int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
     if (rte_eal_init(argc, argv) < 0)
         fail_msg("rte_eal_init failed");
+    /* DPDK still makes the (empty) runtime directory: remove it now, so that not even a
+     * crashed test leaves it. Failing here means DPDK put something in it after all. */
+    if (rmdir(rte_eal_get_runtime_dir()) != 0)
+        fail_msg("cannot remove %s: %s", rte_eal_get_runtime_dir(), strerror(errno));
     done = true;
 }
 

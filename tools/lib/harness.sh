@@ -28,3 +28,23 @@ wait_until() {
 xlbctl() {
     "$XLBCTL" --socket "${XLB_SOCKET:-$DIR/xlbd.sock}" "$@"
 }
+
+# DPDK leaves a primary process's runtime files (shared config, memory maps, sockets: a few
+# MB, in RAM where /run is a tmpfs) in /var/run/dpdk/PREFIX after it exits, and nothing else
+# removes them. Call this once the run's processes are stopped, with exactly the prefixes the
+# run gave its own processes: never a pattern, so that no other run's directory is touched.
+xlb_remove_dpdk_runtime() { # PREFIX...
+    local prefix
+    for prefix in "$@"; do
+        case $prefix in "" | . | .. | */*) continue ;; esac # one directory name, nothing else
+        rm -rf -- "/var/run/dpdk/$prefix"
+    done
+}
+
+# Fails, naming them, if PREFIX or a PREFIX-* derived from it (a second instance, a generator)
+# still has a runtime directory: one the run created without removing it.
+xlb_check_dpdk_runtime_gone() { # PREFIX
+    local left
+    left=$(compgen -G "/var/run/dpdk/$1" ; compgen -G "/var/run/dpdk/$1-*") || true
+    [ -z "$left" ] || { echo "DPDK runtime directories left behind: $left"; return 1; }
+}

@@ -3,9 +3,13 @@
 #   XLB_BUILD    build directory holding apps/xlbd and apps/xlbctl
 #   RUN_PREFIX   namespace prefix of the topology (see topology.sh)
 #   RUN_DIR      a private temporary directory (bootstrap, socket, log)
-# Every process started is appended to RUN_PIDS, so that cleanup can stop them by PID.
+# Every process started is appended to RUN_PIDS, so that cleanup can stop them by PID. xlbd
+# runs with the DPDK file prefix $RUN_PREFIX; a run that starts DPDK processes with prefixes
+# of their own appends them to RUN_DPDK_PREFIXES, so that cleanup removes their runtime
+# directories too.
 
 RUN_PIDS=()
+RUN_DPDK_PREFIXES=()
 XLBD_PID=""
 
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
@@ -36,12 +40,13 @@ xlb_start() {
     xlb_wait_until 50 0.1 gateways_reachable || { echo "xlbd did not resolve its gateways"; return 1; }
 }
 
-# SIGTERM, then require exit status 0 and the control socket gone.
-xlb_stop() {
-    kill -TERM "$XLBD_PID"
+# SIGTERM (or the signal given), then require exit status 0 and the control socket gone.
+xlb_stop() { # [SIGNAL]
+    local signal=${1:-TERM}
+    kill -"$signal" "$XLBD_PID"
     local rc=0
     wait "$XLBD_PID" || rc=$?
-    [ $rc -eq 0 ] || { echo "xlbd exited with $rc after SIGTERM"; return 1; }
+    [ $rc -eq 0 ] || { echo "xlbd exited with $rc after SIG$signal"; return 1; }
     [ ! -e "$RUN_DIR/xlbd.sock" ] || { echo "control socket left behind"; return 1; }
 }
 
@@ -55,10 +60,12 @@ xlb_stop_all() {
     done
 }
 
-# Remove the run's namespaces (and with them every link) and its files.
+# Remove the run's namespaces (and with them every link), its files and its DPDK runtime
+# directories (call it once the run's processes are stopped).
 xlb_remove_run() {
     topo_destroy "$RUN_PREFIX"
     rm -rf "$RUN_DIR"
+    xlb_remove_dpdk_runtime "$RUN_PREFIX" "${RUN_DPDK_PREFIXES[@]}"
 }
 
 xlb_cleanup_run() {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -194,19 +195,24 @@ static struct xlb_lb_cluster *compile_cluster(void)
 
 void eal_init(bool hugepages, uint32_t memory_mib)
 {
-    char mib[16];
+    char mib[16], prefix[64];
     snprintf(mib, sizeof(mib), "%u", memory_mib);
-    char *no_huge[] = {"bench_fwd", "--no-shconf",    "--no-huge", "-m", mib,
-                       "--no-pci",  "--no-telemetry", "-l",        "0",  "--log-level=warning",
-                       NULL};
-    char *huge[] = {"bench_fwd", "--no-shconf",         "--no-pci", "--no-telemetry", "-l",
-                    "0",         "--log-level=warning", NULL};
+    /* A prefix of its own: the runtime directory removed below is then this run's alone. */
+    snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-bench-fwd-%d", (int)getpid());
+    char *no_huge[] = {
+        "bench_fwd",           "--no-shconf",    "--no-huge", "--no-pci", "-l",   "0",
+        "--log-level=warning", "--no-telemetry", "-m",        mib,        prefix, NULL};
+    char *huge[] = {"bench_fwd",           "--no-shconf",    "--no-pci", "-l", "0",
+                    "--log-level=warning", "--no-telemetry", prefix,     NULL};
     char **argv = hugepages ? huge : no_huge;
     int argc = 0;
     while (argv[argc] != NULL)
         argc++;
     if (rte_eal_init(argc, argv) < 0)
         die("rte_eal_init failed");
+    /* With --no-shconf and --no-telemetry DPDK writes nothing there, but still makes the
+     * directory, which would stay behind after every run. */
+    rmdir(rte_eal_get_runtime_dir());
 }
 
 void setup(void)
