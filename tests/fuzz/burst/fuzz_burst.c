@@ -8,8 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
-
+#include "fuzz_eal.h"
 #include "burst.h"
 #include "xlb_msg.h"
 
@@ -27,16 +26,7 @@ static void add(const char *text, uint8_t role)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-fuzz-%d", (int)getpid());
-    /* No shared config, memory maps or telemetry socket in /var/run/dpdk: nothing attaches to
-     * a fuzzer, and every run would leave megabytes there. */
-    char *eal[] = {"fuzz", "--no-huge", "--no-pci", "--no-shconf",       "--no-telemetry", "-m",
-                   "128",  "-l",        "0",        "--log-level=error", prefix,           NULL};
-    if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0)
-        abort();
-    /* What DPDK still creates is the empty runtime directory itself. */
-    rmdir(rte_eal_get_runtime_dir());
+    fuzz_eal_init("xlb-fuzz");
     pool = rte_pktmbuf_pool_create("fuzz_pool", 255, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
     ctx.to_control = xlb_msg_ring_create("fuzz_ring", 0);
     snap = xlb_snapshot_alloc(1, 16, 1);
