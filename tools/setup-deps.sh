@@ -11,9 +11,10 @@ PACKAGES=(
     build-essential meson ninja-build pkg-config
     libdpdk-dev libpcap-dev libelf-dev protobuf-c-compiler libprotobuf-c-dev libnghttp2-dev
     libssl-dev libcjson-dev libcmocka-dev libxxhash-dev libpcre2-dev
-    # run and test: DPDK tools, network namespaces, real kernel peers
+    # run and test: DPDK tools, network namespaces, real kernel peers; gRPC peers
+    # (tools/lib/grpc_backend.py, grpc_client.py) run on Debian's /usr/bin/python3
     dpdk dpdk-dev iproute2 iputils-ping iputils-arping ethtool procps python3 nghttp2-client
-    nghttp2-server curl netcat-openbsd
+    nghttp2-server curl netcat-openbsd python3-grpcio
     # sanitizers and fuzzing
     clang libclang-rt-14-dev
 )

@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""A real gRPC test backend (Debian's python3-grpcio; no generated code, no protoc).
+
+    grpc_backend.py --name NAME --port PORT [--address ADDR]... [--fail]
+                    [--echo-header HEADER]... [--set-cookie COOKIE] [--lifetime SECONDS]
+
+It serves the unary method /xlb.test.Echo/Who with raw bytes in and out (a generic handler
+with no (de)serializers): the reply is NAME. With --echo-header the reply is NAME, a newline,
+then a JSON object mapping each named header (metadata key) to the list of the values the
+request carried ([] when absent), so a client can check that metadata arrived. With --fail
+every RPC fails with UNAVAILABLE (message "backend NAME fails on purpose"), for outlier
+ejection tests. With --set-cookie 'N=V; Attr...' the response's initial metadata carries
+`set-cookie: N=V; Attr...` unless the request's `cookie` already holds N=V: what a
+stateful-session cookie looks like, so that clients' cookie jars can be tested without xlb.
+
+--address (repeatable, default "::") takes IPv4 or IPv6 addresses; "::" binds both families.
+It prints "ready" once every address is bound and the server runs, then one line per call it
+sees: "rpc METHOD PEER" for Who (PEER as gRPC names it, ipv4:A:P or ipv6:[A]:P, so a test can
+count the distinct client connections), "rpc METHOD unimplemented" for any other method. It
+exits 0 on SIGTERM or SIGINT (after a 1 s grace for calls in flight), and by itself after
+--lifetime seconds (default 600), so it is bounded even if nobody stops it.
+"""
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from concurrent import futures
+
+import grpc
+
+SERVICE = "xlb.test.Echo"
+METHOD = "/" + SERVICE + "/Who"
+
+_print_lock = threading.Lock()
+
+
+def say(line):
+    with _print_lock:
+        print(line, flush=True)
+
+
+def cookie_pairs(metadata):
+    """The NAME=VALUE pairs of every cookie header of a request, stripped."""
+    pairs = set()
+    for key, value in metadata:
+        if key == "cookie":
+            for part in value.split(";"):
+                if part.strip():
+                    pairs.add(part.strip())
+    return pairs
+
+
+class Backend:
+    def __init__(self, args):
+        self.args = args
+        self.set_cookie = args.set_cookie
+        self.cookie_pair = args.set_cookie.split(";", 1)[0].strip() if args.set_cookie else None
+
+    def who(self, request, context):
+        metadata = context.invocation_metadata()
+        say("rpc %s %s" % (METHOD, context.peer()))
+        if self.set_cookie and self.cookie_pair not in cookie_pairs(metadata):
+            context.send_initial_metadata((("set-cookie", self.set_cookie),))
+        if self.args.fail:
+            context.abort(grpc.StatusCode.UNAVAILABLE,
+                          "backend %s fails on purpose" % self.args.name)
+        reply = self.args.name
+        if self.args.echo_header:
+            echoed = {h: [v for k, v in metadata if k == h] for h in self.args.echo_header}
+            reply += "\n" + json.dumps(echoed, sort_keys=True)
+        return reply.encode()
+
+
+class LogUnknown(grpc.GenericRpcHandler):
+    """Registered after the Who handler: sees only the calls nothing else took, logs them and
+    lets gRPC answer UNIMPLEMENTED."""
+
+    def service(self, handler_call_details):
+        say("rpc %s unimplemented" % handler_call_details.method)
+        return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--address", action="append", default=[])
+    parser.add_argument("--fail", action="store_true")
+    parser.add_argument("--echo-header", action="append", default=[],
+                        type=lambda h: h.lower())
+    parser.add_argument("--set-cookie", default=None)
+    parser.add_argument("--lifetime", type=float, default=600.0)
+    args = parser.parse_args()
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+
+    backend = Backend(args)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=16),
+        # Two servers on one port must not share it silently.
+        options=[("grpc.so_reuseport", 0)],
+        maximum_concurrent_rpcs=256)
+    server.add_generic_rpc_handlers((
+        grpc.method_handlers_generic_handler(SERVICE, {
+            "Who": grpc.unary_unary_rpc_method_handler(backend.who)}),
+        LogUnknown()))
+    for address in args.address or ["::"]:
+        host = "[%s]" % address if ":" in address else address
+        try:
+            bound = server.add_insecure_port("%s:%d" % (host, args.port))
+        except RuntimeError:  # newer grpcio raises where older returns 0
+            bound = 0
+        if bound == 0:
+            print("cannot listen on %s:%d" % (host, args.port), file=sys.stderr, flush=True)
+            return 1
+    server.start()
+    say("ready")
+    deadline = time.monotonic() + args.lifetime
+    while not stop.is_set() and time.monotonic() < deadline:
+        stop.wait(0.2)
+    server.stop(1).wait(5)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
