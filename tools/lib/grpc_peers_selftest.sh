@@ -9,31 +9,26 @@
 # UNAVAILABLE in bounded time; curl --http2-prior-knowledge and h2load with a gRPC POST get
 # answers from the real handler (the command lines the L7 e2e tests use through xlb); every
 # backend exits 0 on SIGTERM. Cleanup kills what it started by PID and deletes the namespaces.
+# Helpers: tools/lib/grpc_peers.sh.
 # meson test: e2e grpc_peers.
 set -euo pipefail
 SRC=${XLB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tools/lib/harness.sh"
 if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root (network namespaces)"; exit 77; fi
-# Debian's python3-grpcio lives in /usr/lib/python3/dist-packages: the system interpreter,
-# not whatever python3 comes first in PATH (a pyenv or venv one does not see it).
-PY=${XLB_GRPC_PYTHON:-/usr/bin/python3}
-"$PY" -c 'import grpc' 2>/dev/null || fail "$PY has no grpc module (tools/setup-deps.sh installs python3-grpcio)"
-for tool in curl h2load; do
-    command -v "$tool" >/dev/null || fail "$tool is missing (tools/setup-deps.sh installs it)"
-done
+. "$SRC/tools/lib/grpc_peers.sh"
+grpc_require
 
 NSC="xlbgrpc$$-c"
 NSS="xlbgrpc$$-s"
 DIR=$(mktemp -d "/tmp/xlb-grpc-peers-XXXXXX")
-PIDS=()
 cleanup() {
     local rc=$?
     if [ $rc -ne 0 ]; then
         for log in "$DIR"/*.log; do [ -f "$log" ] && { echo "--- $log"; tail -n 5 "$log"; }; done
     fi
     local pid
-    for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    for pid in "${RUN_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+    for pid in "${RUN_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     ip netns del "$NSC" 2>/dev/null || true
     ip netns del "$NSS" 2>/dev/null || true
     rm -rf "$DIR"
@@ -54,16 +49,12 @@ ip -n "$NSC" -6 addr add 2001:2:0:1::1/64 dev eth0 nodad
 ip -n "$NSS" -6 addr add 2001:2:0:1::2/64 dev eth0 nodad
 
 COOKIE='xlb-session=MTk4LjE4LjEuMjo1MDA1MTtibHVl'
-# backend LOGNAME ARGS...: one backend in the server namespace, waited for until it is ready.
+# backend NAME ARGS...: one backend in the server namespace, its log $DIR/NAME.log.
 backend() {
     local name=$1
     shift
-    # $! is the backend itself (ip netns exec execs it), so kill by PID reaches it.
-    ip netns exec "$NSS" "$PY" "$SRC/tools/lib/grpc_backend.py" --lifetime 300 "$@" \
-        >"$DIR/$name.log" 2>&1 &
-    PIDS+=($!)
-    eval "PID_$name=$!"
-    xlb_wait_until 100 0.1 grep -qx ready "$DIR/$name.log" || fail "backend $name did not start"
+    grpc_backend "$NSS" "$DIR/$name.log" --lifetime 300 "$@"
+    eval "PID_$name=$GRPC_BACKEND_PID"
 }
 backend b1 --name b1 --port 50051 --address 198.18.1.2 --address 2001:2:0:1::2 \
     --echo-header x-tier --echo-header cookie --set-cookie "$COOKIE; HttpOnly; Path=/; Max-Age=60"
@@ -71,15 +62,8 @@ backend b2 --name b2 --port 50052 --address 198.18.1.2
 backend bfail --name bfail --port 50053 --address 198.18.1.2 --fail
 pass "three gRPC backends serve in their namespace (one on IPv4 and IPv6)"
 
-client() { ip netns exec "$NSC" timeout 150 "$PY" "$SRC/tools/lib/grpc_client.py" "$@"; }
-# expect JSON PYTHON_CONDITION: the condition holds for r, the client's parsed summary.
-expect() {
-    python3 - "$1" "$2" <<'PY' || fail "$2 does not hold for $1"
-import json, sys
-r = json.loads(sys.argv[1])
-sys.exit(0 if eval(sys.argv[2]) else 1)
-PY
-}
+client() { grpc_client "$NSC" "$@"; }
+expect() { grpc_expect "$@"; }
 # The distinct client connections (peer addresses) a backend's log shows.
 peers() { grep '^rpc /xlb.test.Echo/Who ' "$DIR/$1.log" | awk '{print $3}' | sort -u | wc -l; }
 
@@ -111,18 +95,17 @@ pass "the cookie jar keeps a set-cookie across runs and sends NAME=VALUE back as
 out=$(client --target 198.18.1.2:50053 --count 6 --per-connection)
 expect "$out" 'r["backends"] == {} and r["status"] == {"UNAVAILABLE": 6}'
 expect "$out" 'r["details"] == {"UNAVAILABLE: backend bfail fails on purpose": 6}'
-pass "a --fail backend answers UNAVAILABLE: $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["status"])' "$out")"
+pass "a --fail backend answers UNAVAILABLE: $(grpc_field "$out" 'r["status"]')"
 
 out=$(client --target 198.18.1.2:50052 --count 3 --path /other.Svc/X)
 expect "$out" 'r["status"] == {"UNIMPLEMENTED": 3}'
-[ "$(grep -c '^rpc /other.Svc/X unimplemented$' "$DIR/b2.log")" -eq 3 ] || fail "b2 did not log the unknown method"
+[ "$(grpc_rpcs "$DIR/b2.log" /other.Svc/X)" -eq 3 ] || fail "b2 did not log the unknown method"
 out=$(client --target 198.18.1.2:50059 --count 3 --deadline 2)
 expect "$out" 'r["status"] == {"UNAVAILABLE": 3} and r["elapsed_s"] < 10'
 pass "an unknown method is UNIMPLEMENTED (and logged); nothing listening is UNAVAILABLE at once"
 
-# A gRPC request by hand: POST, content-type application/grpc, te: trailers (without it
-# grpc-core answers without calling the handler), a 5-byte frame of an empty message.
-printf '\0\0\0\0\0' >"$DIR/frame.bin"
+# A gRPC request by hand (see grpc_frame).
+grpc_frame "$DIR/frame.bin"
 in_c() { ip netns exec "$NSC" "$@"; }
 in_c curl -sS --max-time 5 --http2-prior-knowledge -D "$DIR/curl.headers" -o "$DIR/curl.body" \
     -H 'content-type: application/grpc' -H 'te: trailers' --data-binary @"$DIR/frame.bin" \
@@ -130,12 +113,12 @@ in_c curl -sS --max-time 5 --http2-prior-knowledge -D "$DIR/curl.headers" -o "$D
 head -n 1 "$DIR/curl.headers" | grep -q '^HTTP/2 200' || fail "curl: $(cat "$DIR/curl.headers")"
 grep -q '^grpc-status: 0' "$DIR/curl.headers" || fail "curl got no grpc-status 0: $(cat "$DIR/curl.headers")"
 grep -q 'b1' "$DIR/curl.body" || fail "curl body: $(od -c "$DIR/curl.body")"
-before=$(grep -c '^rpc /xlb.test.Echo/Who ' "$DIR/b2.log")
+before=$(grpc_rpcs "$DIR/b2.log")
 out=$(in_c timeout 60 h2load -n 200 -c 4 -d "$DIR/frame.bin" -H 'content-type: application/grpc' \
     -H 'te: trailers' http://198.18.1.2:50052/xlb.test.Echo/Who 2>&1) || fail "h2load: $out"
 grep -q "requests: 200 total, 200 started, 200 done, 200 succeeded, 0 failed, 0 errored" <<<"$out" ||
     fail "h2load: $(grep -E '^requests|^status' <<<"$out")"
-after=$(grep -c '^rpc /xlb.test.Echo/Who ' "$DIR/b2.log")
+after=$(grpc_rpcs "$DIR/b2.log")
 [ $((after - before)) -eq 200 ] || fail "h2load's 200 requests reached the handler $((after - before)) times"
 pass "curl --http2-prior-knowledge gets 200, grpc-status 0 and b1's reply; h2load: 200 of 200 reach the handler"
 
