@@ -52,6 +52,7 @@ static const char *const state_names[] = {"syn_sent", "established", "closing", 
 struct flow_copy {
     struct xlb_flow flow;
     struct xlb_flow_key client, reply;
+    uint64_t due_tsc; /* when its idle timeout has passed */
 };
 
 static cJSON *flow_json(unsigned worker, const struct flow_copy *c, uint64_t now, uint64_t hz)
@@ -71,7 +72,7 @@ static cJSON *flow_json(unsigned worker, const struct flow_copy *c, uint64_t now
     cJSON_AddStringToObject(o, "backend", backend);
     cJSON_AddStringToObject(o, "state", f->state < 5 ? state_names[f->state] : "?");
     cJSON_AddNumberToObject(o, "expires_in_ms",
-                            f->expires_tsc > now ? (double)(f->expires_tsc - now) * 1000 / hz : 0);
+                            c->due_tsc > now ? (double)(c->due_tsc - now) * 1000 / hz : 0);
     return o;
 }
 
@@ -123,6 +124,7 @@ cJSON *xlb_flows_list(const struct xlb_shared *shared, const cJSON *args, char *
                 continue;
             xlb_flow_client_key(t, &t->flows[i], &c.client);
             xlb_flow_reply_key(t, &c.flow, &c.reply);
+            c.due_tsc = xlb_flow_due_tsc(t, &c.flow);
             if ((flt.by_vip && !matches(&c.client, false, &flt.vip, flt.vip_port)) ||
                 (flt.by_endpoint && !matches(&c.reply, true, &flt.endpoint, flt.endpoint_port)))
                 continue;

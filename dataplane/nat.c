@@ -8,6 +8,7 @@
 #include <rte_ip.h>
 
 #include "checksum.h"
+#include "nat_window.h"
 #include "xlb_lb.h"
 
 /* ---- keys and addresses ---- */
@@ -125,7 +126,7 @@ static bool next_hop(const struct xlb_snapshot *snap, const struct xlb_addr *dst
 
 /* ---- TCP state ---- */
 
-static uint64_t timeout_tsc(const struct xlb_burst_ctx *ctx, enum xlb_flow_state state)
+static uint32_t timeout_s(enum xlb_flow_state state)
 {
     static const uint32_t seconds[] = {
         [XLB_FLOW_SYN_SENT] = XLB_NAT_SYN_TIMEOUT_S,
@@ -134,7 +135,7 @@ static uint64_t timeout_tsc(const struct xlb_burst_ctx *ctx, enum xlb_flow_state
         [XLB_FLOW_CLOSED] = XLB_NAT_CLOSED_TIMEOUT_S,
         [XLB_FLOW_RESET] = XLB_NAT_RESET_TIMEOUT_S,
     };
-    return ctx->now_tsc + seconds[state] * ctx->tsc_hz;
+    return seconds[state];
 }
 
 static void count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok)
@@ -147,16 +148,22 @@ static void count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok)
         ctx->lb->load->endpoints[slot].failed++;
 }
 
-/* Advance the state on a segment; a connect outcome is one call result for the endpoint. */
-static void track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rte_tcp_hdr *tcp,
-                  bool from_backend)
+/*
+ * Advance the state on a segment that fits the flow's windows; a connect outcome is one call
+ * result for the endpoint. False when the segment is out of window: nothing changes.
+ */
+static bool track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rte_tcp_hdr *tcp,
+                  uint32_t payload, enum xlb_flow_side from)
 {
+    if (!xlb_window_accept(f, tcp, payload, from))
+        return false;
+    bool from_backend = from == XLB_FLOW_FROM_BACKEND;
     uint8_t flags = tcp->tcp_flags, before = f->state;
     if (flags & RTE_TCP_RST_FLAG) {
         if (f->state == XLB_FLOW_SYN_SENT && from_backend)
             count_endpoint(ctx, f->endpoint_slot, false); /* connection refused */
-        /* xlb does not check sequence numbers: the RST may be one the endpoint will discard
-         * (out of window, spoofed). An established connection keeps its flow a while. */
+        /* In the window is not yet exact: the endpoint may answer with a challenge ACK instead
+         * (RFC 5961 3.2). An established connection keeps its flow a while. */
         f->state = f->state == XLB_FLOW_ESTABLISHED || f->state == XLB_FLOW_RESET ? XLB_FLOW_RESET
                                                                                   : XLB_FLOW_CLOSED;
     } else if (f->state == XLB_FLOW_RESET && !(flags & RTE_TCP_SYN_FLAG)) {
@@ -170,13 +177,14 @@ static void track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rt
     if ((flags & RTE_TCP_FIN_FLAG) && !(flags & RTE_TCP_RST_FLAG) &&
         f->state == XLB_FLOW_ESTABLISHED)
         f->state = XLB_FLOW_CLOSING;
-    f->expires_tsc = timeout_tsc(ctx, f->state);
+    xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, timeout_s(f->state));
     if (before == XLB_FLOW_SYN_SENT && f->state != XLB_FLOW_SYN_SENT && ctx->flows->n_syn > 0)
         ctx->flows->n_syn--;
     /* The wheel follows a later deadline lazily, but a state with a shorter timeout must move
      * the flow to an earlier slot now. Rare: a few state changes per connection. */
     if (f->state != before && f->scheduled)
         xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
+    return true;
 }
 
 static void release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
@@ -336,8 +344,9 @@ static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     f->client_port_index = p->port_index;
     f->backend_mac = mac;
     f->backend_port_index = out_port;
-    f->endpoint_slot = e->slot;
-    f->cluster_slot = trace.cluster->cluster_slot;
+    /* Slots beyond the counters (none expected) are stored as the limit: nothing counted. */
+    f->endpoint_slot = RTE_MIN(e->slot, (uint32_t)XLB_ENDPOINT_SLOTS);
+    f->cluster_slot = RTE_MIN(trace.cluster->cluster_slot, (uint32_t)XLB_CLUSTER_SLOTS);
     f->state = XLB_FLOW_SYN_SENT;
     ctx->flows->n_syn++;
     ctx->stats->events[XLB_EVENT_FLOWS_CREATED]++;
@@ -427,7 +436,10 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
         if (verdict != XLB_VERDICT_TX)
             return verdict;
     }
-    track(ctx, f, p->tcp, false);
+    uint32_t payload = tcp_len - (uint32_t)(p->tcp->data_off >> 4) * 4;
+    /* Never refused for a flow new_flow just made: a client SYN on a half-open flow fits. */
+    if (!track(ctx, f, p->tcp, payload, XLB_FLOW_FROM_CLIENT))
+        return XLB_DROP_TCP_OUT_OF_WINDOW;
     if (!f->scheduled)
         xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
     rewrite(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port), f->backend,
@@ -461,11 +473,14 @@ static xlb_verdict steer_to_owner(struct xlb_burst_ctx *ctx, struct xlb_frame *f
 
 xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                  struct xlb_frame *frame, struct xlb_tcp_packet *p,
-                                 const struct xlb_flow_key *key, struct xlb_flow *f)
+                                 uint32_t tcp_len, const struct xlb_flow_key *key,
+                                 struct xlb_flow *f)
 {
     if (f == NULL)
         return steer_to_owner(ctx, frame, rte_be_to_cpu_16(key->dst_port));
-    track(ctx, f, p->tcp, true);
+    uint32_t payload = tcp_len - (uint32_t)(p->tcp->data_off >> 4) * 4;
+    if (!track(ctx, f, p->tcp, payload, XLB_FLOW_FROM_BACKEND))
+        return XLB_DROP_TCP_OUT_OF_WINDOW;
     struct xlb_flow_key client;
     xlb_flow_client_key(ctx->flows, f, &client);
     rewrite(p, client.dst, client.dst_port, client.src, client.src_port);

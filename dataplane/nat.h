@@ -49,17 +49,19 @@ xlb_verdict xlb_nat_defer(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *
 void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                          xlb_verdict *verdicts);
 
-/* client -> VIP on flow f (the key's flow, or NULL): forward on it, pick a backend for a SYN,
- * or answer a segment of no known connection with a RST. tcp_len: the segment's length. */
+/* client -> VIP on flow f (the key's flow, or NULL): forward on it if the segment fits the
+ * flow's windows, pick a backend for a SYN, or answer a segment of no known connection with a
+ * RST. tcp_len: the segment's length. */
 xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                 struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                                 const struct xlb_flow_key *key, struct xlb_flow *f);
 
 /* backend -> SNAT address on flow f (or NULL: perhaps another worker's): rewrite back to the
- * client. */
+ * client if the segment fits the flow's windows. tcp_len: the segment's length. */
 xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                  struct xlb_frame *frame, struct xlb_tcp_packet *p,
-                                 const struct xlb_flow_key *key, struct xlb_flow *f);
+                                 uint32_t tcp_len, const struct xlb_flow_key *key,
+                                 struct xlb_flow *f);
 
 /* Free up to XLB_NAT_EXPIRE_BUDGET idle flows; called once per poll loop. */
 void xlb_nat_expire(struct xlb_burst_ctx *ctx);

@@ -28,7 +28,7 @@ xlb_verdict xlb_nat_defer(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *
             return xlb_nat_from_client(ctx, snap, frame, p, tcp_len, &key,
                                        xlb_flow_lookup_client(ctx->flows, &key));
         return xlb_nat_from_backend(
-            ctx, snap, frame, p, &key,
+            ctx, snap, frame, p, tcp_len, &key,
             xlb_flow_lookup_reply_at(ctx->flows, &key, p->owned->snat_index));
     }
     ctx->pending[ctx->n_pending++] = (struct xlb_nat_pending){
@@ -97,7 +97,7 @@ void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *s
                 xlb_nat_from_client(ctx, snap, &frame, &p, ctx->pending[i].tcp_len, &keys[i], f);
         } else {
             verdicts[i] =
-                xlb_nat_from_backend(ctx, snap, &frame, &p, &keys[i],
+                xlb_nat_from_backend(ctx, snap, &frame, &p, ctx->pending[i].tcp_len, &keys[i],
                                      xlb_flow_lookup_reply_at(t, &keys[i], p.owned->snat_index));
         }
     }

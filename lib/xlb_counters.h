@@ -33,6 +33,7 @@
     X(TCP_MALFORMED, "tcp_malformed")                                                              \
     X(TCP_NO_SERVICE, "tcp_no_service")                                                            \
     X(TCP_NO_FLOW, "tcp_no_flow")                                                                  \
+    X(TCP_OUT_OF_WINDOW, "tcp_out_of_window")                                                      \
     X(NO_BACKEND, "no_backend")                                                                    \
     X(LB_DROP_OVERLOAD, "lb_drop_overload")                                                        \
     X(LB_CIRCUIT_OPEN, "lb_circuit_open")                                                          \

@@ -347,7 +347,7 @@ static void wheel_unlink(struct xlb_flow_table *t, struct xlb_flow *f)
 /* Link f into the slot of the second its deadline falls in, never one already passed. */
 static void wheel_link(struct xlb_flow_table *t, struct xlb_flow *f)
 {
-    uint64_t second = f->expires_tsc / t->wheel_hz;
+    uint64_t second = f->expires_s;
     if (second < t->wheel_second)
         second = t->wheel_second;
     /* Never a lap ahead: that slot is the one being processed, and the flow would come back
@@ -367,10 +367,7 @@ static void wheel_link(struct xlb_flow_table *t, struct xlb_flow *f)
 
 void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t now_tsc, uint64_t hz)
 {
-    if (t->wheel_hz == 0) {
-        t->wheel_hz = hz > 0 ? hz : 1;
-        t->wheel_second = now_tsc / t->wheel_hz;
-    }
+    xlb_flow_start_clock(t, now_tsc, hz);
     wheel_unlink(t, f);
     wheel_link(t, f);
 }
@@ -389,9 +386,9 @@ bool xlb_flow_evict_oldest(struct xlb_flow_table *t, uint32_t budget, struct xlb
             struct xlb_flow *f = &t->flows[i];
             uint32_t next = f->wheel_next;
             budget--;
-            if (nearest == NULL || f->expires_tsc < nearest->expires_tsc)
+            if (nearest == NULL || f->expires_s < nearest->expires_s)
                 nearest = f;
-            if (f->expires_tsc / t->wheel_hz <= second) {
+            if (f->expires_s <= second) {
                 nearest = f;
                 budget = 0;
                 break;
@@ -429,8 +426,8 @@ uint32_t xlb_flow_due(struct xlb_flow_table *t, uint64_t now_tsc, uint32_t budge
         struct xlb_flow *f = &t->flows[i];
         budget--;
         wheel_unlink(t, f);
-        if (f->expires_tsc <= now_tsc)
-            due[n++] = f;
+        if (f->expires_s < now_second)
+            due[n++] = f; /* its deadline's second has passed */
         else
             wheel_link(t, f); /* refreshed since: on to a later slot */
     }

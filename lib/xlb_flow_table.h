@@ -12,11 +12,11 @@
  * rewrite. SNAT source ports come from this worker's own slice of each SNAT address's port
  * range, so two workers never hand out the same port.
  *
- * Expiry: a timer wheel of one-second slots. Each entry carries the TSC at which its state's
- * idle timeout ends and sits in the slot of that second. A packet only moves the deadline
- * (no list work on the fast path); when a slot's second has passed, its entries are either
- * due (handed to the caller) or, refreshed since, moved on to their current slot. Work per
- * call is bounded; a slot not finished in one call is continued in the next.
+ * Expiry: a timer wheel of one-second slots. Each entry carries the second (TSC / hz) in which
+ * its state's idle timeout ends and sits in the slot of that second. A packet only moves the
+ * deadline (no list work on the fast path); when a slot's second has passed, its entries are
+ * either due (handed to the caller) or, refreshed since, moved on to their current slot. Work
+ * per call is bounded; a slot not finished in one call is continued in the next.
  */
 #ifndef XLB_FLOW_TABLE_H
 #define XLB_FLOW_TABLE_H
@@ -31,6 +31,7 @@
 #include "xlb_addr.h"
 #include "xlb_flow_hkey.h"
 #include "xlb_limits.h"
+#include "xlb_load.h"
 
 #define XLB_FLOW_MAX_SNAT    XLB_MAX_SNAT /* SNAT addresses a worker hands ports from */
 #define XLB_FLOW_NONE        UINT32_MAX
@@ -50,27 +51,58 @@ enum xlb_flow_state {
     XLB_FLOW_ESTABLISHED, /* the backend answered SYN-ACK */
     XLB_FLOW_CLOSING,     /* a FIN was seen */
     XLB_FLOW_CLOSED,      /* a RST answered the SYN, or one was seen while closing */
-    XLB_FLOW_RESET,       /* a RST was seen on an established connection */
+    XLB_FLOW_RESET,       /* an in-window RST was seen on an established connection */
 };
 
-/* One cache line. The client key is not here: it is the hash's key at the flow's index. */
+/* The side of a flow that sends a segment: the index of its half of struct xlb_flow_window. */
+enum xlb_flow_side { XLB_FLOW_FROM_CLIENT, XLB_FLOW_FROM_BACKEND };
+
+#define XLB_FLOW_WSCALE_NONE 15 /* the side's SYN offered no window scale (shifts are 0-14) */
+
+/*
+ * What an L4 flow knows of each side's TCP sequence space, enough to drop the segments that
+ * fall outside the windows (dataplane/nat_window.c), indexed by enum xlb_flow_side. Exact
+ * right window edges (each side's last ACK) would take 8 bytes more than the entry has; the
+ * sender's own highest end plus the receiver's largest window is never tighter than them.
+ * L7 flows will keep their own per-flow data in a union with this struct, so it is one group:
+ * 12 bytes, 4-byte aligned.
+ */
+struct xlb_flow_window {
+    uint32_t end[2];    /* the highest sequence number sent, plus one (SYN and FIN count) */
+    uint8_t max_win[2]; /* the largest window advertised, as 1 + log2 rounded up; 0: none yet */
+    uint8_t wscale[2];  /* the window scale shift of the side's windows, or WSCALE_NONE */
+};
+
+/*
+ * One cache line, packed to make room for the window: the client key is not here (it is the
+ * hash's key at the flow's index), the deadline is a second count, slots and port indexes are
+ * bit fields. Endpoint and cluster slots at or above their limits are stored as the limit
+ * (nothing counted), as the LB core's counters expect.
+ */
 struct xlb_flow {
     uint8_t backend[16];               /* the backend's address (IPv4 in the first 4 bytes) */
     struct rte_ether_addr client_mac;  /* where the client's packets came from (return hop) */
     struct rte_ether_addr backend_mac; /* the backend's next hop */
     uint16_t backend_port;             /* network order */
     uint16_t snat_port;                /* host order */
-    uint32_t endpoint_slot;
-    uint16_t cluster_slot;
-    uint8_t client_port_index, backend_port_index;
-    uint8_t state;
+    uint32_t wheel_next, wheel_prev;   /* links in its wheel slot */
+    uint32_t expires_s;                /* the second (TSC / hz) its idle timeout ends in */
+    uint32_t endpoint_slot : 18;
+    uint32_t cluster_slot : 14;
+    uint16_t wheel_slot : 9;
+    uint16_t state : 3; /* enum xlb_flow_state */
+    uint16_t used : 1;
+    uint16_t scheduled : 1; /* in a wheel slot */
     uint8_t snat_index;
-    bool used;
-    bool scheduled; /* in a wheel slot */
-    uint16_t wheel_slot;
-    uint32_t wheel_next, wheel_prev; /* links in its wheel slot */
-    uint64_t expires_tsc;
+    uint8_t client_port_index : 4, backend_port_index : 4;
+    struct xlb_flow_window window;
 } __rte_cache_aligned;
+
+_Static_assert(sizeof(struct xlb_flow) == 64, "a flow entry is one cache line");
+_Static_assert(XLB_ENDPOINT_LOAD_SLOTS < (1 << 18) && XLB_CLUSTER_LOAD_SLOTS < (1 << 14),
+               "slots and their out-of-range value fit the bit fields");
+_Static_assert(XLB_MAX_PORTS <= 16, "port indexes fit four bits");
+_Static_assert(XLB_FLOW_WHEEL_SLOTS <= 512, "wheel slots fit nine bits");
 
 struct xlb_flow_table {
     struct rte_hash *hash; /* client keys; a key's position is its flow's index */
@@ -87,6 +119,8 @@ struct xlb_flow_table {
     /* The timer wheel: slot heads, the next second to process, TSC ticks per second. */
     uint32_t wheel[XLB_FLOW_WHEEL_SLOTS];
     uint64_t wheel_second, wheel_hz;
+    uint64_t clock_tsc; /* the last TSC reading turned into a second, and that second */
+    uint32_t clock_second;
     /* This worker's SNAT ports: [port_base, port_base + port_count) on every SNAT address. */
     uint16_t port_base, port_count;
     uint8_t n_snat;
@@ -178,7 +212,42 @@ void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f);
  */
 bool xlb_flow_evict_oldest(struct xlb_flow_table *t, uint32_t budget, struct xlb_flow *evicted);
 
-/* Put a new flow on the wheel at its expires_tsc (the first call starts the wheel's clock). */
+/* Start the wheel's clock, at the first flow: hz TSC ticks a second. */
+static inline void xlb_flow_start_clock(struct xlb_flow_table *t, uint64_t now_tsc, uint64_t hz)
+{
+    if (t->wheel_hz == 0) {
+        t->wheel_hz = hz > 0 ? hz : 1;
+        t->wheel_second = now_tsc / t->wheel_hz;
+    }
+}
+
+/* The second a TSC reading falls in. The worker reads the TSC once per poll loop, so this
+ * divides once per loop, not once per packet. */
+static inline uint32_t xlb_flow_second(struct xlb_flow_table *t, uint64_t now_tsc)
+{
+    if (now_tsc != t->clock_tsc) {
+        t->clock_tsc = now_tsc;
+        t->clock_second = (uint32_t)(now_tsc / t->wheel_hz);
+    }
+    return t->clock_second;
+}
+
+/* Give f `seconds` of idle time from now (its wheel slot follows lazily, or at schedule). */
+static inline void xlb_flow_set_timeout(struct xlb_flow_table *t, struct xlb_flow *f,
+                                        uint64_t now_tsc, uint64_t hz, uint32_t seconds)
+{
+    xlb_flow_start_clock(t, now_tsc, hz);
+    f->expires_s = xlb_flow_second(t, now_tsc) + seconds;
+}
+
+/* The TSC at which f becomes due: the end of its deadline's second. */
+static inline uint64_t xlb_flow_due_tsc(const struct xlb_flow_table *t, const struct xlb_flow *f)
+{
+    return ((uint64_t)f->expires_s + 1) * t->wheel_hz;
+}
+
+/* Put a flow on the wheel at its expires_s, or move it there (the first call starts the
+ * wheel's clock). */
 void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t now_tsc, uint64_t hz);
 
 /*

@@ -164,7 +164,7 @@ static void check_wheel(const struct xlb_flow_table *t, uint64_t now_tsc)
             assert_int_equal(f->wheel_prev, prev);
             assert_int_equal(on_wheel[i], 0);
             on_wheel[i] = 1;
-            uint64_t deadline = f->expires_tsc / t->wheel_hz;
+            uint64_t deadline = f->expires_s;
             if (examined > RTE_MAX(deadline, now))
                 fail_msg("flow %u (state %u) expires at second %" PRIu64 " but its slot %u is "
                          "only examined at second %" PRIu64 " (wheel at %" PRIu64 ", now %" PRIu64
@@ -286,7 +286,7 @@ void check_expiry_progress(struct robust *r, uint64_t closed_before)
              "%d expires at second %" PRIu64 " (state %d)",
              r->bursts, r->frames_rx, r->stuck_calls, t->wheel_second,
              r->f->ctx.now_tsc / t->wheel_hz, t->n_used, head == XLB_FLOW_NONE ? -1 : (int)head,
-             head == XLB_FLOW_NONE ? 0 : t->flows[head].expires_tsc / t->wheel_hz,
+             head == XLB_FLOW_NONE ? 0 : (uint64_t)t->flows[head].expires_s,
              head == XLB_FLOW_NONE ? -1 : t->flows[head].state);
 }
 

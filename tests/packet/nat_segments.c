@@ -67,12 +67,14 @@ static size_t put_eth(uint8_t *buf, const struct seg *s, uint16_t type)
     return sizeof(*eth);
 }
 
-/* TCP header with a 4-byte option (MSS) on SYNs, then the payload; returns its length. */
+/* TCP header with a 4-byte option (MSS) on SYNs, and a window scale (NOP, kind 3) if asked,
+ * then the payload; returns its length. */
 static size_t put_tcp(uint8_t *l4, const struct seg *s)
 {
     struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)l4;
     bool syn = s->flags & RTE_TCP_SYN_FLAG;
-    size_t hlen = sizeof(*tcp) + (syn ? 4 : 0);
+    bool wscale = syn && s->wscale != 0;
+    size_t hlen = sizeof(*tcp) + (syn ? 4 : 0) + (wscale ? 4 : 0);
     memset(tcp, 0, sizeof(*tcp));
     tcp->src_port = htons(s->sport);
     tcp->dst_port = htons(s->dport);
@@ -80,11 +82,15 @@ static size_t put_tcp(uint8_t *l4, const struct seg *s)
     tcp->recv_ack = htonl(s->ack);
     tcp->data_off = (uint8_t)((hlen / 4) << 4);
     tcp->tcp_flags = s->flags;
-    tcp->rx_win = htons(29200);
+    tcp->rx_win = htons(s->zero_window ? 0 : s->window != 0 ? s->window : 29200);
     tcp->tcp_urp = 0;
     if (syn) {
         const uint8_t mss[4] = {2, 4, 0x05, 0xb4};
         memcpy(l4 + sizeof(*tcp), mss, 4);
+    }
+    if (wscale) {
+        const uint8_t ws[4] = {1, 3, 3, (uint8_t)(s->wscale - 1)};
+        memcpy(l4 + sizeof(*tcp) + 4, ws, 4);
     }
     size_t plen = s->payload != NULL ? strlen(s->payload) : 0;
     if (plen > 0)
@@ -141,28 +147,53 @@ size_t tcp_frame(uint8_t *buf, const struct seg *s)
 }
 
 /* The segment as the client sends it to the VIP, and as the backend sends it to the SNAT. */
+/* A side's sequence number before it sent data: its ISN on a SYN, one further after it. */
+static uint32_t first_seq(uint32_t isn, uint8_t flags)
+{
+    return flags & RTE_TCP_SYN_FLAG ? isn : isn + 1;
+}
+
+static uint32_t first_ack(uint32_t peer_isn, uint8_t flags)
+{
+    return flags & RTE_TCP_ACK_FLAG ? peer_isn + 1 : 0;
+}
+
 struct seg from_client4(uint16_t sport, uint8_t flags, const char *payload)
 {
-    return (struct seg){&client_mac, &port_mac, FIX_PEER4,  FIX_VIP4, sport,
-                        VIP_PORT,    flags,     SEQ_CLIENT, 0,        payload};
+    return (struct seg){&client_mac,
+                        &port_mac,
+                        FIX_PEER4,
+                        FIX_VIP4,
+                        sport,
+                        VIP_PORT,
+                        flags,
+                        first_seq(SEQ_CLIENT, flags),
+                        first_ack(SEQ_BACKEND, flags),
+                        payload};
 }
 
 struct seg from_client6(uint16_t sport, uint8_t flags, const char *payload)
 {
-    return (struct seg){&client_mac, &port_mac, FIX_PEER6,  FIX_VIP6, sport,
-                        VIP_PORT,    flags,     SEQ_CLIENT, 0,        payload};
+    struct seg s = from_client4(sport, flags, payload);
+    s.src = FIX_PEER6;
+    s.dst = FIX_VIP6;
+    return s;
 }
 
 struct seg from_backend4(uint16_t snat_port, uint8_t flags, const char *payload)
 {
-    return (struct seg){&backend_mac, &port_mac, BACKEND4,    SNAT4,          VIP_PORT,
-                        snat_port,    flags,     SEQ_BACKEND, SEQ_CLIENT + 1, payload};
+    return (struct seg){&backend_mac,   &port_mac, BACKEND4, SNAT4,
+                        VIP_PORT,       snat_port, flags,    first_seq(SEQ_BACKEND, flags),
+                        SEQ_CLIENT + 1, payload};
 }
 
 struct seg from_backend6(uint16_t snat_port, uint8_t flags, const char *payload)
 {
-    return (struct seg){&backend6_mac, &port_mac, BACKEND6,    SNAT6,          VIP_PORT,
-                        snat_port,     flags,     SEQ_BACKEND, SEQ_CLIENT + 1, payload};
+    struct seg s = from_backend4(snat_port, flags, payload);
+    s.eth_src = &backend6_mac;
+    s.src = BACKEND6;
+    s.dst = SNAT6;
+    return s;
 }
 
 /* What xlb must emit for a client segment: SNAT:port -> backend, from the port's MAC. */

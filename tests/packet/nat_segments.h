@@ -43,13 +43,19 @@ struct seg {
     uint8_t flags;
     uint32_t seq, ack;
     const char *payload; /* NULL: none */
+    uint16_t window;     /* 0: 29200 */
+    bool zero_window;    /* a window of 0 instead */
+    uint8_t wscale;      /* SYNs: 1 + the window scale shift offered; 0: no such option */
 };
 
 bool is_v6(const struct seg *s);
-/* The segment's frame into buf (an MSS option on SYNs); returns its length. */
+/* The segment's frame into buf (an MSS option on SYNs, and a window scale if asked); returns
+ * its length. */
 size_t tcp_frame(uint8_t *buf, const struct seg *s);
 
-/* The segment as the client sends it to the VIP, and as the backend sends it to the SNAT. */
+/* The segment as the client sends it to the VIP, and as the backend sends it to the SNAT, in
+ * a connection where neither has sent data yet: the SYN at the side's ISN, anything else one
+ * further, and the ACK (when set) of the other side's SYN. */
 struct seg from_client4(uint16_t sport, uint8_t flags, const char *payload);
 struct seg from_client6(uint16_t sport, uint8_t flags, const char *payload);
 struct seg from_backend4(uint16_t snat_port, uint8_t flags, const char *payload);

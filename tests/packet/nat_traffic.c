@@ -148,6 +148,20 @@ static uint8_t backend_flags(struct robust *r)
     return chance(r, 3) ? (uint8_t)rnd(r) : flags[below(r, sizeof(flags))];
 }
 
+/*
+ * Sequence and acknowledgment numbers as a sender on flow f would use them, at or just behind
+ * what each side has sent, so that most segments fit the flow's windows and move its states;
+ * now and then (and on no flow) anything, which the windows mostly refuse.
+ */
+static void plausible_numbers(struct robust *r, const struct xlb_flow *f, enum xlb_flow_side from,
+                              struct spec *s)
+{
+    if (f == NULL || chance(r, 15))
+        return;
+    s->seq = f->window.end[from] - below(r, 64);
+    s->ack = f->window.end[!from] - below(r, 64);
+}
+
 /* A used flow: a remembered client's, else the first used entry of a few random probes. */
 static const struct xlb_flow *existing_flow(struct robust *r)
 {
@@ -390,12 +404,17 @@ size_t traffic_generate(struct robust *r, uint8_t *buf, bool *clean, struct layo
         xlb_flow_reply_key(r->flows, f, &reply);
         from_backend_key(r, &reply, &s);
         s.flags = backend_flags(r);
+        plausible_numbers(r, f, XLB_FLOW_FROM_BACKEND, &s);
         break;
     }
-    case K_CLIENT_FLOW:
+    case K_CLIENT_FLOW: {
+        struct xlb_flow_key key;
+        client_key(r, known, &key);
         from_client(r, known, &s);
         s.flags = client_flags(r);
+        plausible_numbers(r, xlb_flow_lookup(r->flows, &key), XLB_FLOW_FROM_CLIENT, &s);
         break;
+    }
     case K_CLIENT_NOFLOW:
         new_client(r, &c);
         from_client(r, &c, &s);

@@ -3,15 +3,15 @@
  * mix of traffic goes through the burst function with a live flow table, LB trees and redirect
  * rings: client SYNs from many addresses and ports to an IPv4 and an IPv6 L4 VIP, backend
  * replies (SYN-ACK, data, FIN, RST) on flows that exist and to random SNAT ports, client
- * segments on flows that exist and that do not, ICMP errors about flows, other traffic to the
- * VIPs, hostile noise, and mutations of all of these (byte flips, truncation at every length,
- * bad data offsets, bad IP lengths, IPv4 options, VLAN tags, wrong checksums, fragments,
- * extension headers). The virtual clock advances every burst, with now and then a long pause,
- * and xlb_nat_expire and xlb_nat_flush_step run once per burst, as in the worker's loop. Phases
- * change the SYN rate, the clock speed, the address family mix and the configuration (an
- * unresolved backend, a VIP without LB tree, a backend of the wrong family, a flush of a
- * backend's flows), so the table fills and evicts, the SYN pool fills, SNAT ports run out, the
- * circuit breaker opens, and the table drains again.
+ * segments on flows that exist and that do not (mostly in the flows' windows, some not), ICMP
+ * errors about flows, other traffic to the VIPs, hostile noise, and mutations of all of these (byte
+ * flips, truncation at every length, bad data offsets, bad IP lengths, IPv4 options, VLAN tags,
+ * wrong checksums, fragments, extension headers). The virtual clock advances every burst, with now
+ * and then a long pause, and xlb_nat_expire and xlb_nat_flush_step run once per burst, as in the
+ * worker's loop. Phases change the SYN rate, the clock speed, the address family mix and the
+ * configuration (an unresolved backend, a VIP without LB tree, a backend of the wrong family, a
+ * flush of a backend's flows), so the table fills and evicts, the SYN pool fills, SNAT ports run
+ * out, the circuit breaker opens, and the table drains again.
  *
  * Checked: no crash (and no ASan/UBSan report in sanitized builds); every frame accounted for
  * (rx + redirected in == tx + drops + handled silently + redirected out); every mbuf back in the
@@ -354,6 +354,7 @@ static void nat_robustness(void **state)
         XLB_DROP_NO_BACKEND,          XLB_DROP_LB_CIRCUIT_OPEN,      XLB_DROP_BACKEND_FAMILY,
         XLB_DROP_NEXT_HOP_UNRESOLVED, XLB_DROP_SYN_POOL_FULL,        XLB_DROP_SNAT_PORTS_EXHAUSTED,
         XLB_DROP_FLOW_OTHER_WORKER,   XLB_DROP_PROTOCOL_UNSUPPORTED, XLB_DROP_ICMP_MALFORMED,
+        XLB_DROP_TCP_OUT_OF_WINDOW,
     };
     for (size_t i = 0; i < sizeof(reached) / sizeof(reached[0]); i++)
         if (s->drops[reached[i]] == 0)

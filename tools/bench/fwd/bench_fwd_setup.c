@@ -83,8 +83,14 @@ static void client_tuple(uint32_t i, struct tuple *u)
 
 /* ---- frames ---- */
 
+/* A segment of a connection whose client starts at sequence number CLIENT_ISN and whose
+ * backend at BACKEND_ISN: each data segment resends the first bytes, which the flows' windows
+ * take as a retransmission. */
+#define CLIENT_ISN  1000u
+#define BACKEND_ISN 5000u
+
 static void tmpl_make(struct tmpl *t, const struct rte_ether_addr *src_mac, uint8_t flags,
-                      uint16_t payload)
+                      uint32_t seq, uint32_t ack, uint16_t payload)
 {
     memset(t, 0, sizeof(*t));
     struct rte_ether_hdr *eth = (struct rte_ether_hdr *)t->bytes;
@@ -102,8 +108,8 @@ static void tmpl_make(struct tmpl *t, const struct rte_ether_addr *src_mac, uint
     ip->time_to_live = 64;
     ip->next_proto_id = IPPROTO_TCP;
     t->sum = rte_raw_cksum(ip, sizeof(*ip)); /* addresses and checksum still zero */
-    tcp->sent_seq = htonl(1000);
-    tcp->recv_ack = (flags & RTE_TCP_ACK_FLAG) ? htonl(2000) : 0;
+    tcp->sent_seq = htonl(seq);
+    tcp->recv_ack = (flags & RTE_TCP_ACK_FLAG) ? htonl(ack) : 0;
     tcp->data_off = 5 << 4;
     tcp->tcp_flags = flags;
     tcp->rx_win = htons(65535);
@@ -273,11 +279,13 @@ void setup(void)
     b.ctx.tsc_hz = b.tsc_hz;
 
     struct rte_ether_addr backend0 = backend_mac(0);
-    tmpl_make(&b.data, &router_mac, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD);
-    tmpl_make(&b.back_data, &backend0, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD);
-    tmpl_make(&b.syn, &router_mac, RTE_TCP_SYN_FLAG, 0);
-    tmpl_make(&b.syn_ack, &backend0, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, 0);
-    tmpl_make(&b.ack, &router_mac, RTE_TCP_ACK_FLAG, 0);
+    const uint8_t data = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
+    tmpl_make(&b.data, &router_mac, data, CLIENT_ISN + 1, BACKEND_ISN + 1, PAYLOAD);
+    tmpl_make(&b.back_data, &backend0, data, BACKEND_ISN + 1, CLIENT_ISN + 1, PAYLOAD);
+    tmpl_make(&b.syn, &router_mac, RTE_TCP_SYN_FLAG, CLIENT_ISN, 0, 0);
+    tmpl_make(&b.syn_ack, &backend0, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, BACKEND_ISN,
+              CLIENT_ISN + 1, 0);
+    tmpl_make(&b.ack, &router_mac, RTE_TCP_ACK_FLAG, CLIENT_ISN + 1, BACKEND_ISN + 1, 0);
 }
 
 void teardown(void)

@@ -1,0 +1,29 @@
+/*
+ * TCP sequence windows of the L4 full NAT: a segment of a known flow is forwarded only if its
+ * sequence range and its acknowledgment fit what the two sides have sent and advertised, in
+ * the spirit of Linux conntrack's tcp_in_window but with 12 bytes per flow (struct
+ * xlb_flow_window). docs/forwarding.md says what is checked and where it is liberal.
+ */
+#ifndef XLB_NAT_WINDOW_H
+#define XLB_NAT_WINDOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_tcp.h>
+
+#include "xlb_flow_table.h"
+
+/* The window scale a SYN offers (RFC 7323 option 3, a shift above 14 taken as 14), or
+ * XLB_FLOW_WSCALE_NONE; the header's data offset must have been checked against the segment. */
+uint8_t xlb_window_syn_scale(const struct rte_tcp_hdr *tcp);
+
+/*
+ * Whether a segment of flow f (in its state before the segment) fits the windows; if it does,
+ * the windows take it in. payload: the segment's data bytes. A client SYN on a half-open flow
+ * (the flow's first, or a retransmission) starts the client's side afresh and always fits.
+ */
+bool xlb_window_accept(struct xlb_flow *f, const struct rte_tcp_hdr *tcp, uint32_t payload,
+                       enum xlb_flow_side from);
+
+#endif
