@@ -529,6 +529,8 @@ static void read_xlb_section(const cJSON *xlb, struct xlb_bootstrap *out, struct
         out->mbuf_pool_size = (unsigned)value;
     if (xlb_json_integer(xlb, "flows_per_worker", "xlb", 1024, 1 << 24, &value, errs))
         out->flows_per_worker = (uint32_t)value;
+    if (xlb_json_integer(xlb, "l7_connections_per_worker", "xlb", 0, 1 << 20, &value, errs))
+        out->l7_connections_per_worker = (uint32_t)value;
     const cJSON *compat =
         cJSON_GetObjectItemCaseSensitive(xlb, "aggregate_cluster_backward_compat");
     if (compat != NULL && !cJSON_IsBool(compat))
@@ -561,6 +563,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->workers = 1;
     out->mbuf_pool_size = XLB_DEFAULT_MBUFS;
     out->flows_per_worker = XLB_DEFAULT_FLOWS_PER_WORKER;
+    out->l7_connections_per_worker = XLB_L7_CONNECTIONS_AUTO;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;
     snprintf(out->control_socket, sizeof(out->control_socket), "%s", XLB_DEFAULT_CONTROL_SOCKET);
     unsigned errors_before = errs->n + errs->dropped;

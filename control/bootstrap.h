@@ -18,6 +18,8 @@
 #define XLB_DEFAULT_CONTROL_SOCKET "/run/xlb/xlbd.sock"
 #define XLB_DEFAULT_MBUFS          8191
 #define XLB_DEFAULT_FLOWS_PER_WORKER 65536
+#define XLB_L7_CONNECTIONS_AUTO      UINT32_MAX
+#define XLB_DEFAULT_L7_CONNECTIONS   1024
 #define XLB_DEFAULT_MAX_SERIES     10000
 #define XLB_SOCKET_PATH_MAX        107 /* sizeof(sun_path) - 1 */
 
@@ -70,6 +72,9 @@ struct xlb_bootstrap {
     unsigned n_snat;
     struct xlb_addr *snat;
     uint32_t flows_per_worker; /* NAT flow table entries per worker */
+    /* HTTP/2 (L7) connections per worker; XLB_L7_CONNECTIONS_AUTO: a default when a VIP has a
+     * target, else none. */
+    uint32_t l7_connections_per_worker;
     bool aggregate_cluster_backward_compat; /* pre-A75 aggregate clusters */
     unsigned n_vips;
     struct xlb_vip_config *vips;

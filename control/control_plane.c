@@ -93,13 +93,13 @@ static int watch_signals(struct xlb_control_plane *cp)
     return xlb_loop_add_fd(cp->loop, cp->signal_fd, EPOLLIN, on_signal, cp);
 }
 
-/* On-link backends of L4 VIPs: forwarded flows go straight to them, so their MACs are
- * resolved like gateways'. Off-link backends go through the gateway. */
+/* On-link backends of every VIP (L4 flows and spliced L7 connections go straight to them), so
+ * their MACs are resolved like gateways'. Off-link backends go through the gateway. */
 static int want_backends(struct xlb_control_plane *cp, struct xlb_neighbour_table *wanted)
 {
     for (unsigned v = 0; cp->xds.lb != NULL && v < cp->bootstrap.n_vips; v++) {
         const struct xlb_lb_vip *vip = xlb_lb_state_vip(cp->xds.lb, v);
-        if (vip == NULL || vip->routes != NULL)
+        if (vip == NULL)
             continue;
         for (uint32_t t = 0; t < vip->n_targets; t++)
             for (uint32_t l = 0; l < vip->targets[t].n_leaves; l++) {

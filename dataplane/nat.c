@@ -8,6 +8,7 @@
 #include <rte_ip.h>
 
 #include "checksum.h"
+#include "l7.h"
 #include "nat_window.h"
 #include "xlb_lb.h"
 
@@ -189,6 +190,8 @@ static bool track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rt
 
 static void release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
 {
+    if (f->l7)
+        xlb_l7_release(ctx, f);
     if (ctx->lb != NULL && ctx->lb->load != NULL && f->cluster_slot < XLB_CLUSTER_SLOTS)
         ctx->lb->load->clusters[f->cluster_slot].finished++;
     xlb_flow_remove(ctx->flows, f);
@@ -298,6 +301,8 @@ static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct 
     struct xlb_flow evicted;
     if (f != NULL || *why != 0 || !xlb_flow_evict_oldest(t, XLB_NAT_EVICT_BUDGET, &evicted))
         return f;
+    if (evicted.l7)
+        xlb_l7_release(ctx, &evicted); /* its streams end; its connection goes back */
     if (ctx->lb->load != NULL && evicted.cluster_slot < XLB_CLUSTER_SLOTS)
         ctx->lb->load->clusters[evicted.cluster_slot].finished++;
     ctx->stats->events[XLB_EVENT_FLOWS_EVICTED]++;
@@ -429,7 +434,15 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
         release(ctx, f);
         f = NULL;
     }
+    if (f != NULL && f->l7)
+        return xlb_l7_from_client(ctx, snap, frame, p, tcp_len, f);
     if (f == NULL) {
+        const struct xlb_vip_view *vip = xlb_nat_vip_of(snap, key);
+        if (vip != NULL && vip->l7) {
+            xlb_verdict verdict = xlb_l7_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
+            return verdict == XLB_DROP_TCP_NO_FLOW ? reset_reply(ctx, snap, frame, p, tcp_len)
+                                                   : verdict;
+        }
         if (!syn)
             return reset_reply(ctx, snap, frame, p, tcp_len);
         xlb_verdict verdict = new_flow(ctx, snap, frame, p, key, &f);
@@ -478,6 +491,8 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
 {
     if (f == NULL)
         return steer_to_owner(ctx, frame, rte_be_to_cpu_16(key->dst_port));
+    if (f->l7)
+        return xlb_l7_from_backend(ctx, snap, frame, p, 0, f);
     uint32_t payload = tcp_len - (uint32_t)(p->tcp->data_off >> 4) * 4;
     if (!track(ctx, f, p->tcp, payload, XLB_FLOW_FROM_BACKEND))
         return XLB_DROP_TCP_OUT_OF_WINDOW;
@@ -486,4 +501,41 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
     rewrite(p, client.dst, client.dst_port, client.src, client.src_port);
     send_frame(ctx, snap, frame, f->client_port_index, &f->client_mac);
     return XLB_VERDICT_SENT;
+}
+
+/* ---- for the L7 mode (dataplane/l7_*.c) ---- */
+
+const struct xlb_vip_view *xlb_nat_vip_of(const struct xlb_snapshot *snap,
+                                          const struct xlb_flow_key *key)
+{
+    struct xlb_addr vip_addr;
+    addr_of(key->family, key->dst, &vip_addr);
+    return find_vip(snap, &vip_addr, rte_be_to_cpu_16(key->dst_port));
+}
+
+bool xlb_nat_next_hop(const struct xlb_snapshot *snap, const struct xlb_addr *dst,
+                      struct rte_ether_addr *mac, uint16_t *port_index)
+{
+    return next_hop(snap, dst, mac, port_index);
+}
+
+uint64_t xlb_nat_connection_hash(const struct xlb_flow_key *key)
+{
+    return connection_hash(NULL, key);
+}
+
+void xlb_nat_count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok)
+{
+    count_endpoint(ctx, slot, ok);
+}
+
+void xlb_nat_request_ended(struct xlb_burst_ctx *ctx, uint32_t cluster_slot)
+{
+    if (ctx->lb->load != NULL && cluster_slot < XLB_CLUSTER_SLOTS)
+        ctx->lb->load->clusters[cluster_slot].finished++;
+}
+
+void xlb_nat_remove_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
+{
+    release(ctx, f);
 }

@@ -73,4 +73,21 @@ void xlb_nat_expire(struct xlb_burst_ctx *ctx);
  * loop, until the whole table has been seen. */
 void xlb_nat_flush_step(struct xlb_burst_ctx *ctx);
 
+/* ---- what the L7 mode (dataplane/l7_*.c) shares with the NAT ---- */
+
+/* The VIP a client key is addressed to, or NULL. */
+const struct xlb_vip_view *xlb_nat_vip_of(const struct xlb_snapshot *snap,
+                                          const struct xlb_flow_key *key);
+/* The MAC and port for dst: the neighbour itself when on-link, else the port's gateway. */
+bool xlb_nat_next_hop(const struct xlb_snapshot *snap, const struct xlb_addr *dst,
+                      struct rte_ether_addr *mac, uint16_t *port_index);
+/* A connection's request hash for ring hash (A42). */
+uint64_t xlb_nat_connection_hash(const struct xlb_flow_key *key);
+/* One call result for an endpoint: a connect outcome. */
+void xlb_nat_count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok);
+/* A pick's request start that will have no flow: end it for circuit breaking. */
+void xlb_nat_request_ended(struct xlb_burst_ctx *ctx, uint32_t cluster_slot);
+/* Remove a flow with its accounting (and its L7 connection). */
+void xlb_nat_remove_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f);
+
 #endif

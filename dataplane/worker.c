@@ -9,11 +9,13 @@
 #include "burst.h"
 #include "xlb_flow_table.h"
 #include "nat.h"
+#include "l7.h"
 #include "xlb_lb.h"
 #include "xlb_log.h"
 
 int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb_addr *snat,
-                                 unsigned n_snat, uint32_t flows_per_worker)
+                                 unsigned n_snat, uint32_t flows_per_worker,
+                                 uint32_t l7_connections)
 {
     struct xlb_shared *shared = cfg->shared;
     if (n_snat == 0)
@@ -36,6 +38,11 @@ int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb
         xlb_worker_forwarding_free(cfg);
         return -1;
     }
+    if (l7_connections > 0 &&
+        (cfg->l7 = xlb_l7_worker_create(cfg->id, l7_connections, (int)rte_socket_id())) == NULL) {
+        xlb_worker_forwarding_free(cfg);
+        return -1;
+    }
     return 0;
 }
 
@@ -45,6 +52,8 @@ void xlb_worker_forwarding_free(struct xlb_worker_config *cfg)
     if (cfg->lb != NULL)
         xlb_lb_worker_fini(cfg->lb);
     free(cfg->lb);
+    xlb_l7_worker_free(cfg->l7);
+    cfg->l7 = NULL;
     cfg->flows = NULL;
     cfg->lb = NULL;
 }
@@ -87,6 +96,7 @@ int xlb_worker_main(void *arg)
         .pool = cfg->pool,
         .flows = cfg->flows,
         .lb = cfg->lb,
+        .l7 = cfg->l7,
         .worker_id = cfg->id,
         .snat_port_base = cfg->snat_port_base,
         .snat_slice = cfg->snat_slice,
@@ -108,6 +118,7 @@ int xlb_worker_main(void *arg)
         ctx.now_tsc = rte_rdtsc();
         xlb_nat_expire(&ctx);
         xlb_nat_flush_step(&ctx);
+        xlb_l7_poll(&ctx, snap);
         drain_messages(&ctx, snap, shared->to_worker[cfg->id]);
         for (unsigned q = 0; q < cfg->n_rxq; q++) {
             const struct xlb_worker_rxq *rxq = &cfg->rxq[q];

@@ -45,6 +45,13 @@
     X(FLOW_OTHER_WORKER, "flow_other_worker")                                                      \
     X(REDIRECT_FULL, "redirect_ring_full")                                                         \
     X(SYN_POOL_FULL, "syn_pool_full")                                                              \
+    X(L7_POOL_FULL, "l7_pool_full")                                                                \
+    X(L7_NO_MBUF, "l7_no_mbuf")                                                                    \
+    X(L7_UNEXPECTED, "l7_unexpected_segment")                                                      \
+    X(L7_CONNECTING, "l7_while_connecting")                                                        \
+    X(L7_REPLAYED, "l7_already_replayed")                                                          \
+    X(L7_OUT_OF_ORDER, "l7_out_of_order")                                                          \
+    X(L7_NO_ROOM, "l7_no_room")                                                                    \
     X(PROTOCOL_UNSUPPORTED, "l4_protocol_unsupported")                                             \
     X(MULTI_SEGMENT, "multi_segment")                                                              \
     X(NO_MBUF, "no_mbuf")                                                                          \
@@ -74,7 +81,23 @@ enum xlb_drop_reason {
     X(TCP_RESETS_SENT, "tcp_resets_sent")                                                          \
     X(FLOWS_FLUSHED, "flows_flushed")                                                              \
     X(FLOWS_EVICTED, "flows_evicted")                                                              \
-    X(ICMP_ERRORS_TRANSLATED, "icmp_errors_translated")
+    X(ICMP_ERRORS_TRANSLATED, "icmp_errors_translated")                                            \
+    X(L7_SYN_COOKIES_SENT, "l7_syn_cookies_sent")                                                  \
+    X(L7_BAD_COOKIES, "l7_bad_cookies")                                                            \
+    X(L7_CONNECTIONS, "l7_connections")                                                            \
+    X(L7_PROTOCOL_ERRORS, "l7_protocol_errors")                                                    \
+    X(L7_RECEIVE_OVERFLOWS, "l7_receive_overflows")                                                \
+    X(L7_RECEIVE_TIMEOUTS, "l7_receive_timeouts")                                                  \
+    X(L7_ABORTED, "l7_aborted")                                                                    \
+    X(L7_REJECTED, "l7_rejected")                                                                  \
+    X(L7_BOUND, "l7_bound")                                                                        \
+    X(L7_SPLICED, "l7_spliced")                                                                    \
+    X(L7_SET_COOKIES, "l7_set_cookies")                                                            \
+    X(L7_SET_COOKIE_MISSED, "l7_set_cookie_missed")                                                \
+    X(L7_STREAMS, "l7_streams")                                                                    \
+    X(L7_STREAMS_UNTRACKED, "l7_streams_untracked")                                                \
+    X(L7_COOKIE_OTHER_ENDPOINT, "l7_cookie_other_endpoint")                                        \
+    X(L7_INSPECT_ERRORS, "l7_inspect_errors")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

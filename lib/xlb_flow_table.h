@@ -93,9 +93,13 @@ struct xlb_flow {
     uint16_t state : 3; /* enum xlb_flow_state */
     uint16_t used : 1;
     uint16_t scheduled : 1; /* in a wheel slot */
+    uint16_t l7 : 1;        /* an HTTP/2 connection (dataplane/l7.h): l7_conn, not window */
     uint8_t snat_index;
     uint8_t client_port_index : 4, backend_port_index : 4;
-    struct xlb_flow_window window;
+    union {
+        struct xlb_flow_window window; /* L4 */
+        uint32_t l7_conn;              /* L7: the connection's index in its worker's pool */
+    };
 } __rte_cache_aligned;
 
 _Static_assert(sizeof(struct xlb_flow) == 64, "a flow entry is one cache line");

@@ -157,6 +157,17 @@ static void release(struct xlbd *d)
     rte_mempool_free(d->pool);
 }
 
+/* HTTP/2 connections per worker: as configured, or a default when a VIP needs them. */
+static uint32_t l7_connections(const struct xlb_bootstrap *b)
+{
+    if (b->l7_connections_per_worker != XLB_L7_CONNECTIONS_AUTO)
+        return b->l7_connections_per_worker;
+    for (unsigned v = 0; v < b->n_vips; v++)
+        if (b->vips[v].target != NULL)
+            return XLB_DEFAULT_L7_CONNECTIONS;
+    return 0;
+}
+
 static int run(struct xlbd *d, const char *config_path)
 {
     d->shared = xlb_shared_create(d->bootstrap.workers);
@@ -166,7 +177,8 @@ static int run(struct xlbd *d, const char *config_path)
     plan_workers(d);
     for (unsigned w = 0; w < d->shared->n_workers; w++) {
         if (xlb_worker_forwarding_create(&d->workers[w], d->bootstrap.snat, d->bootstrap.n_snat,
-                                         d->bootstrap.flows_per_worker) != 0)
+                                         d->bootstrap.flows_per_worker,
+                                         l7_connections(&d->bootstrap)) != 0)
             return -1;
         d->shared->flows[w] = d->workers[w].flows;
     }

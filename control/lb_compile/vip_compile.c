@@ -124,7 +124,8 @@ static int compile_session_cookies(const struct xlb_dm_vip *vip, struct xlb_lb_v
     if (filter == NULL)
         return 0;
     v->route_cookie = calloc(v->routes->n_routes + 1, sizeof(char *));
-    if (v->route_cookie == NULL)
+    v->route_cookie_attrs = calloc(v->routes->n_routes + 1, sizeof(*v->route_cookie_attrs));
+    if (v->route_cookie == NULL || v->route_cookie_attrs == NULL)
         return -ENOMEM;
     uint32_t route = 0;
     const struct xlb_route_config *rc = vip->routes;
@@ -138,6 +139,12 @@ static int compile_session_cookies(const struct xlb_dm_vip *vip, struct xlb_lb_v
             v->route_cookie[route] = strdup(s->cookie.name);
             if (v->route_cookie[route] == NULL)
                 return -ENOMEM;
+            struct xlb_lb_cookie_attrs *a = &v->route_cookie_attrs[route];
+            if (s->cookie.path != NULL && s->cookie.path[0] != '\0' &&
+                (a->path = strdup(s->cookie.path)) == NULL)
+                return -ENOMEM;
+            a->has_max_age = s->cookie.has_ttl;
+            a->max_age_s = s->cookie.has_ttl ? (uint32_t)s->cookie.ttl.seconds : 0;
         }
     return 0;
 }
@@ -187,6 +194,7 @@ static int share_routing(struct xlb_lb_vip *prev, struct xlb_lb_vip *v)
     v->hash_policies = prev->hash_policies;
     v->n_hash_policies = prev->n_hash_policies;
     v->route_cookie = prev->route_cookie;
+    v->route_cookie_attrs = prev->route_cookie_attrs;
     return 0;
 }
 

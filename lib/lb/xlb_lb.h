@@ -127,6 +127,14 @@ struct xlb_lb_target {
     struct xlb_lb_cluster **leaves; /* references held */
 };
 
+/* A session cookie's attributes (A55): the filter applies to requests whose path matches `path`
+ * (RFC 6265 5.1.4; NULL: every path), and its Set-Cookie carries them. */
+struct xlb_lb_cookie_attrs {
+    char *path;
+    bool has_max_age;
+    uint32_t max_age_s; /* the cookie's ttl, whole seconds */
+};
+
 struct xlb_lb_vip {
     struct xlb_route_table *routes; /* L7; NULL for an L4 VIP (target 0 always) */
     uint32_t n_targets;             /* = routes->n_clusters for L7, 1 for L4 */
@@ -136,8 +144,9 @@ struct xlb_lb_vip {
     struct xlb_lb_hash_policy *hash_policies;
     uint32_t n_hash_policies;
     /* Per route (L7): the session cookie's name when stateful session affinity applies to
-     * it (A55, with A39 per-route overrides resolved), else NULL. */
+     * it (A55, with A39 per-route overrides resolved), else NULL; and its attributes. */
     char **route_cookie;
+    struct xlb_lb_cookie_attrs *route_cookie_attrs;
     uint32_t refs; /* control plane only */
     /* Control plane only. The routing part above (routes, hash policies, cookies) depends on
      * the listener and route configuration alone, so successive trees of a VIP share it while
@@ -213,6 +222,7 @@ struct xlb_lb_trace {
     uint64_t hash;
     const char *drop_category;
     const char *session_cookie; /* the route's session cookie name, NULL when none applies */
+    const struct xlb_lb_cookie_attrs *session_attrs; /* its attributes, with session_cookie */
 };
 
 /*
@@ -261,6 +271,14 @@ const char *xlb_lb_override_name(enum xlb_lb_override_outcome outcome);
  * followed by ";cluster". The cluster name points into `scratch` (at least len bytes).
  * Returns 0, or -EINVAL for anything malformed (then the request goes without override).
  */
+/* The value of cookie `name` in the request's "cookie" fields ("a=1; b=2"), or NULL. */
+const char *xlb_lb_find_cookie(const struct xlb_route_request *http, const char *name,
+                               uint32_t *len);
+
+/* RFC 6265 5.1.4: whether a request path matches a cookie path. */
+bool xlb_lb_cookie_path_match(const char *request_path, uint32_t request_len,
+                              const char *cookie_path);
+
 int xlb_lb_session_decode(const char *value, uint32_t len, char *scratch, uint32_t scratch_len,
                           struct xlb_lb_session *out);
 

@@ -88,6 +88,10 @@ static void routing_free(struct xlb_lb_vip *v)
          r++)
         free(v->route_cookie[r]);
     free(v->route_cookie);
+    for (uint32_t r = 0;
+         v->route_cookie_attrs != NULL && v->routes != NULL && r < v->routes->n_routes; r++)
+        free(v->route_cookie_attrs[r].path);
+    free(v->route_cookie_attrs);
     free(v->route_first_hash);
     free(v->route_n_hash);
     xlb_route_table_free(v->routes);

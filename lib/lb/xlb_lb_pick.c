@@ -167,7 +167,7 @@ static enum xlb_lb_outcome route_request(const struct xlb_lb_vip *vip,
 }
 
 /* The value of cookie `name` in the request's "cookie" fields ("a=1; b=2"), or NULL. */
-static const char *find_cookie(const struct xlb_route_request *http, const char *name,
+const char *xlb_lb_find_cookie(const struct xlb_route_request *http, const char *name,
                                uint32_t *len)
 {
     size_t name_len = strlen(name);
@@ -192,6 +192,18 @@ static const char *find_cookie(const struct xlb_route_request *http, const char 
     return NULL;
 }
 
+bool xlb_lb_cookie_path_match(const char *request_path, uint32_t request_len,
+                              const char *cookie_path)
+{
+    /* The request's path without its query. */
+    const char *query = memchr(request_path, '?', request_len);
+    uint32_t len = query != NULL ? (uint32_t)(query - request_path) : request_len;
+    size_t cookie_len = strlen(cookie_path);
+    if (len < cookie_len || memcmp(request_path, cookie_path, cookie_len) != 0)
+        return false;
+    return len == cookie_len || cookie_path[cookie_len - 1] == '/' || request_path[cookie_len] == '/';
+}
+
 /* A55: the route's session cookie, decoded into *out; NULL when absent or malformed. */
 static const struct xlb_lb_session *route_session(const struct xlb_lb_vip *vip,
                                                   const struct xlb_lb_request *request,
@@ -200,11 +212,17 @@ static const struct xlb_lb_session *route_session(const struct xlb_lb_vip *vip,
 {
     if (request->session != NULL || vip->route_cookie == NULL)
         return request->session;
-    trace->session_cookie = vip->route_cookie[trace->route];
-    if (trace->session_cookie == NULL)
-        return NULL;
+    const char *name = vip->route_cookie[trace->route];
+    const struct xlb_lb_cookie_attrs *attrs =
+        vip->route_cookie_attrs != NULL ? &vip->route_cookie_attrs[trace->route] : NULL;
+    if (name == NULL || (attrs != NULL && attrs->path != NULL &&
+                         !xlb_lb_cookie_path_match(request->http->path, request->http->path_len,
+                                                   attrs->path)))
+        return NULL; /* A55: the filter does nothing for a path outside the cookie's */
+    trace->session_cookie = name;
+    trace->session_attrs = attrs;
     uint32_t len;
-    const char *value = find_cookie(request->http, trace->session_cookie, &len);
+    const char *value = xlb_lb_find_cookie(request->http, name, &len);
     if (value == NULL || len > XLB_LB_COOKIE_MAX ||
         xlb_lb_session_decode(value, len, scratch, XLB_LB_COOKIE_MAX, out) != 0)
         return NULL;

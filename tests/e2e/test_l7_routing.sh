@@ -1,8 +1,4 @@
 #!/usr/bin/env bash
-# DRAFT, not registered in tests/e2e/meson.build yet: enable it (add 'l7_routing' to the list
-# there) once the L7 data plane forwards. Run by hand as root after a build:
-#   XLB_BUILD_DIR=build tests/e2e/test_l7_routing.sh
-#
 # L7 HTTP/2 routing (gRPC A28) through xlbd with real gRPC peers (tools/lib/grpc_backend.py and
 # grpc_client.py, Debian's python3-grpcio): the VIPs 198.18.0.100:50051 and [2001:2::100]:50051
 # take cleartext HTTP/2 for the listener's route configuration:
@@ -182,6 +178,20 @@ grpc_expect "$out" 'r["status"] == {"UNAVAILABLE": 10} and r["backends"] == {}'
 grep -q '^rpc /xlb.test.Echo/Who ipv6:%5B2001:2::11%5D:' "$E2E_DIR/b-gold-1.log" "$E2E_DIR/b-gold-2.log" ||
     fail "no gold backend saw xlb's IPv6 source-NAT address"
 pass "IPv6 VIP: 3:1 split ($split), x-tier gold to gold, no route UNAVAILABLE"
+
+# Robustness: mutated HTTP/2 streams (flipped bytes, truncation, garbage, oversized frames, a
+# PING storm, a header block over the buffer, CONTINUATION misuse, bad HPACK, early FINs).
+# xlbd must keep serving, count the protocol errors, and free every connection it took.
+out=$(in_client timeout 300 "$GRPC_PY" "$E2E_SOURCE/tools/lib/h2_mutate.py" \
+    --target 198.18.0.100:50051 --count 200 --seed 7) || fail "h2_mutate: $out"
+errors=$(counter events.l7_protocol_errors)
+[ "${errors:-0}" -gt 0 ] || fail "no l7_protocol_errors after mutated streams: $out"
+out2=$(client --target 198.18.0.100:50051 --count 5 --per-connection)
+grpc_expect "$out2" 'r["status"] == {"OK": 5}'
+no_flows() { xlbctl flows | grep -q '^0 flows match'; }
+# Closed connections keep their flow for the closing timeout (30 s) before it is freed.
+wait_until 180 0.5 no_flows || fail "connections left after the mutated streams: $(xlbctl flows | tail -n 3)"
+pass "200 mutated HTTP/2 streams: $errors protocol errors counted, RPCs still served, every connection freed"
 
 e2e_stop_xlbd
 pass "clean exit"

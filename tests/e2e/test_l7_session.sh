@@ -1,14 +1,10 @@
 #!/usr/bin/env bash
-# DRAFT, not registered in tests/e2e/meson.build yet: enable it (add 'l7_session' to the list
-# there) once the L7 data plane forwards and inserts Set-Cookie. Run by hand as root after a
-# build:
-#   XLB_BUILD_DIR=build tests/e2e/test_l7_session.sh
-#
 # Cookie-based stateful session affinity (gRPC A55, A60) through an L7 VIP with real gRPC peers
 # (tools/lib/grpc_backend.py and grpc_client.py with its cookie jar, Debian's python3-grpcio).
 # The listener 198.18.0.100:50051 has the stateful session filter (cookie xlb-session, path /,
 # ttl 60 s) before the router; its one route sends /xlb.test.Echo/ to cluster sess, three
-# endpoints b-sess-1..3 (be1..be3, port 50051), whose override_host_status admits DRAINING
+# endpoints b-sess-1..3 in priority 0 and b-sess-4 in priority 1 (be1..be4, port 50051), whose
+# override_host_status admits DRAINING
 # endpoints (A60: without it a DRAINING endpoint is reached by no cookie either). Checked:
 #   - a request without a cookie gets Set-Cookie: xlb-session=base64("ADDR:PORT;sess");
 #     HttpOnly; Path=/; Max-Age=60, naming the backend that answered;
@@ -16,13 +12,15 @@
 #   - once that endpoint is DRAINING in EDS (static_resources edited, SIGHUP), the cookie still
 #     reaches it while connections without a cookie never do (and each gets a Set-Cookie);
 #   - once it is removed from EDS, the cookie is re-picked to another endpoint and a new
-#     Set-Cookie for that one arrives, which the following connections then follow.
+#     Set-Cookie for that one arrives, which the following connections then follow;
+#   - once every endpoint of priority 0 is DRAINING, new connections fail over to priority 1
+#     (b-sess-4) while the cookie still reaches its endpoint in the failed-over priority.
 # Each RPC is its own connection (--per-connection): xlb binds per connection.
 . "$(dirname "$0")/lib.sh"
 . "$E2E_SOURCE/tools/lib/grpc_peers.sh"
 grpc_require
 
-topo_create "$E2E_PREFIX" 3
+topo_create "$E2E_PREFIX" 4
 xlb_write_config
 e2e_edit_config '
 t = "type.googleapis.com/envoy."
@@ -47,10 +45,13 @@ x["static_resources"] = {
       "load_balancing_weight": 1, "lb_endpoints": [
           {"endpoint": {"address": {"socket_address": {"address": "198.18.0.2%d" % i,
                                                        "port_value": 50051}}}}
-          for i in (1, 2, 3)]}]}]}'
+          for i in (1, 2, 3)]},
+      {"locality": {"zone": "b"}, "priority": 1, "load_balancing_weight": 1, "lb_endpoints": [
+          {"endpoint": {"address": {"socket_address": {"address": "198.18.0.24",
+                                                       "port_value": 50051}}}}]}]}]}'
 "$XLBD" --check --config "$E2E_DIR/bootstrap.json" >/dev/null || fail "xlbd --check rejected the L7 bootstrap"
 
-for i in 1 2 3; do
+for i in 1 2 3 4; do
     grpc_backend "$E2E_PREFIX-be$i" "$E2E_DIR/b-sess-$i.log" --name "b-sess-$i" --port 50051 \
         --address "198.18.0.2$i" --echo-header cookie
 done
@@ -89,15 +90,15 @@ PY
 # set_health ADDR (DRAINING|remove): edit ADDR's entry in sess's EDS and reload with SIGHUP.
 set_health() {
     e2e_edit_config "
-for e in c['xlb']['static_resources']['endpoints']:
-    for loc in e['endpoints']:
-        eps = loc['lb_endpoints']
-        mine = [l for l in eps if l['endpoint']['address']['socket_address']['address'] == '$1']
-        assert len(mine) == 1, eps
-        if '$2' == 'remove':
-            eps.remove(mine[0])
-        else:
-            mine[0]['health_status'] = '$2'"
+mine = [(loc['lb_endpoints'], l) for e in c['xlb']['static_resources']['endpoints']
+        for loc in e['endpoints'] for l in loc['lb_endpoints']
+        if l['endpoint']['address']['socket_address']['address'] == '$1']
+assert len(mine) == 1, mine
+eps, ep = mine[0]
+if '$2' == 'remove':
+    eps.remove(ep)
+else:
+    ep['health_status'] = '$2'"
     kill -HUP "$XLBD_PID"
 }
 # endpoint_state ADDR: draining, removed, or the endpoint's health as xlbctl shows it.
@@ -153,13 +154,32 @@ grpc_expect "$out" 'r["status"] == {"OK": 6} and r["set_cookie"] == 1 and len(r[
 grpc_expect "$out" '"'"$pinned"'" not in r["backends"] and r["cookie"] != "'"$cookie"'"'
 # The first RPC carried the stale cookie and got the new one; the other five carried the new one.
 new_cookie=$(grpc_field "$out" 'r["cookie"]')
-# The control plane reads the data plane's cookie alike: simulate pins it to the same endpoint.
-sim=$(xlbctl simulate --vip 198.18.0.100:50051 --path /xlb.test.Echo/Who --cookie "$cookie" --n 20 --json)
-grpc_expect "$sim" '[(e["address"], e["picks"]) for e in r["endpoints"]] == [("'"$(address_of "$pinned")"':50051", 20)]'
 grpc_expect "$out" 'r["echo"]["cookie"] == {"'"$cookie"'": 1, "'"$new_cookie"'": 5}'
 repinned=$(grpc_field "$out" 'list(r["backends"])[0]')
+# The control plane reads the new cookie alike: simulate pins it to the re-picked endpoint.
+sim=$(xlbctl simulate --vip 198.18.0.100:50051 --path /xlb.test.Echo/Who --cookie "$new_cookie" --n 20 --json)
+grpc_expect "$sim" '[(e["address"], e["picks"]) for e in r["endpoints"]] == [("'"$(address_of "$repinned")"':50051", 20)]'
 decoded=$(check_set_cookie "$out") || fail "re-picked Set-Cookie: $decoded"
 pass "$pinned removed: the cookie is re-picked to $repinned with a new Set-Cookie ($decoded), which the next 5 connections follow"
+
+# Every endpoint of priority 0 DRAINING: new connections go to priority 1 (A56), the session
+# stays on its endpoint in the priority that was failed over (A55 override host, DRAINING
+# admitted by override_host_status).
+for n in 1 2 3; do
+    [ "b-sess-$n" = "$pinned" ] || set_health "198.18.0.2$n" DRAINING
+done
+repinned_addr=$(address_of "$repinned")
+all_draining() {
+    for n in 1 2 3; do
+        [ "b-sess-$n" = "$pinned" ] || [ "$(endpoint_state "198.18.0.2$n")" = draining ] || return 1
+    done
+}
+wait_until 50 0.1 all_draining || fail "priority 0 not all DRAINING: $(xlbctl endpoints sess)"
+out=$(client --count 20 --per-connection)
+grpc_expect "$out" 'r["status"] == {"OK": 20} and r["backends"] == {"b-sess-4": 20} and r["set_cookie"] == 20'
+out=$(client --count 10 --per-connection --cookie-jar "$JAR")
+grpc_expect "$out" 'r["status"] == {"OK": 10} and r["backends"] == {"'"$repinned"'": 10} and r["set_cookie"] == 0'
+pass "priority 0 all DRAINING: 20 new connections fail over to b-sess-4 (priority 1); the cookie still reaches $repinned (10 of 10)"
 
 e2e_stop_xlbd
 pass "clean exit"

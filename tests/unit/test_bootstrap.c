@@ -59,6 +59,7 @@ static void minimal_document_gets_defaults(void **state)
     assert_int_equal(b.mbuf_pool_size, XLB_DEFAULT_MBUFS);
     assert_int_equal(b.worker_idle_sleep_us, 0);
     assert_int_equal(b.flows_per_worker, XLB_DEFAULT_FLOWS_PER_WORKER);
+    assert_int_equal(b.l7_connections_per_worker, XLB_L7_CONNECTIONS_AUTO);
     assert_false(b.aggregate_cluster_backward_compat);
     assert_int_equal(b.n_ports, 1);
     assert_string_equal(b.ports[0].name, "p0");
@@ -173,6 +174,7 @@ static void forwarding_keys_are_checked(void **state)
     struct xlb_bootstrap b =
         parse_ok(DOC(", \"flows_per_worker\": 2048, \"aggregate_cluster_backward_compat\": true"));
     assert_int_equal(b.flows_per_worker, 2048);
+    assert_int_equal(b.l7_connections_per_worker, XLB_L7_CONNECTIONS_AUTO); /* not given */
     assert_true(b.aggregate_cluster_backward_compat);
     xlb_bootstrap_free(&b);
     b = parse_ok(DOC(", \"aggregate_cluster_backward_compat\": false"));
@@ -184,6 +186,10 @@ static void forwarding_keys_are_checked(void **state)
                   "xlb.flows_per_worker: must be 1024..16777216", NULL);
     expect_errors(DOC(", \"flows_per_worker\": \"64k\""),
                   "xlb.flows_per_worker: must be an integer", NULL);
+    expect_errors(DOC(", \"l7_connections_per_worker\": 1048577"),
+                  "xlb.l7_connections_per_worker: must be 0..1048576", NULL);
+    expect_errors(DOC(", \"l7_connections_per_worker\": -1"),
+                  "xlb.l7_connections_per_worker: must be 0..1048576", NULL);
     expect_errors(DOC(", \"aggregate_cluster_backward_compat\": \"yes\""),
                   "xlb.aggregate_cluster_backward_compat: must be true or false", NULL);
     expect_errors(DOC(", \"aggregate_cluster_backward_compat\": 1"),

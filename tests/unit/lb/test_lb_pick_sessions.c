@@ -312,6 +312,45 @@ static void test_session_decode_malformed(void **state)
         xlb_lb_session_decode("MTk4LjE4LjAuMjE6ODA4MA==", 24, small, sizeof(small), &s), -EINVAL);
 }
 
+/* ---- A55: the cookie's path scopes the filter (RFC 6265 5.1.4) ---- */
+
+static bool path_matches(const char *request, const char *cookie)
+{
+    return xlb_lb_cookie_path_match(request, (uint32_t)strlen(request), cookie);
+}
+
+static void test_cookie_path_match(void **state)
+{
+    (void)state;
+    assert_true(path_matches("/", "/"));
+    assert_true(path_matches("/xlb.test.Echo/Who", "/"));
+    assert_true(path_matches("/xlb.test.Echo", "/xlb.test.Echo"));
+    assert_true(path_matches("/xlb.test.Echo/Who", "/xlb.test.Echo"));
+    assert_false(path_matches("/xlb.test.EchoX/Who", "/xlb.test.Echo"));
+    assert_false(path_matches("/xlb", "/xlb.test.Echo"));
+    assert_true(path_matches("/a/b", "/a/"));
+    assert_false(path_matches("/a", "/a/"));
+    assert_true(path_matches("/a?x=/b", "/a"));
+    assert_false(path_matches("/b?/a", "/a"));
+}
+
+static void test_find_cookie(void **state)
+{
+    (void)state;
+    struct xlb_route_field fields[] = {
+        {.name = "cookie", .name_len = 6, .value = "a=1; xlb=abc", .value_len = 12},
+        {.name = "cookie", .name_len = 6, .value = "xlb=second", .value_len = 10},
+    };
+    struct xlb_route_request r = {.path = "/", .path_len = 1, .fields = fields, .n_fields = 2};
+    uint32_t len = 0;
+    const char *v = xlb_lb_find_cookie(&r, "xlb", &len);
+    assert_non_null(v);
+    assert_int_equal(len, 3); /* the first cookie of that name */
+    assert_memory_equal(v, "abc", 3);
+    assert_null(xlb_lb_find_cookie(&r, "xl", &len));
+    assert_null(xlb_lb_find_cookie(&r, "b", &len));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +364,8 @@ int main(void)
         cmocka_unit_test(test_override_second_address),
         cmocka_unit_test(test_session_decode_valid),
         cmocka_unit_test(test_session_decode_malformed),
+        cmocka_unit_test(test_cookie_path_match),
+        cmocka_unit_test(test_find_cookie),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,48 @@
+/*
+ * L7 mode: VIPs with an xDS `target` take cleartext HTTP/2 (prior knowledge). A connection is
+ * bound to a backend by its first request (route, session cookie, LB core) and then spliced;
+ * see dataplane/l7_conn.h for its phases and docs/l7.md for the behaviour.
+ *
+ * The NAT (dataplane/nat.c) hands over every segment of an L7 VIP that has no flow, and every
+ * segment, either direction, of a flow that is an L7 connection.
+ */
+#ifndef XLB_L7_H
+#define XLB_L7_H
+
+#include "nat.h"
+
+/* Connections each worker can hold (its mempool), unless the configuration says otherwise. */
+#define XLB_L7_DEFAULT_CONNECTIONS 1024u
+/* Idle timeout of a connection waiting for its first request. */
+#define XLB_L7_RECEIVING_TIMEOUT_S 10
+
+struct xlb_l7_worker;
+
+/* Create a worker's L7 state on the main lcore: a pool of `connections` entries. NULL on
+ * failure (logged). */
+struct xlb_l7_worker *xlb_l7_worker_create(unsigned worker_id, uint32_t connections, int socket);
+void xlb_l7_worker_free(struct xlb_l7_worker *w);
+/* Bytes one pooled connection takes (docs/performance.md). */
+size_t xlb_l7_connection_bytes(void);
+
+/* A segment to an L7 VIP with no flow: a SYN gets a SYN cookie, the ACK that returns one
+ * becomes a connection, anything else a RST. */
+xlb_verdict xlb_l7_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                           struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
+                           const struct xlb_flow_key *key, const struct xlb_vip_view *vip);
+
+/* A segment of an L7 connection from the client, or from its backend. */
+xlb_verdict xlb_l7_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                               struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
+                               struct xlb_flow *f);
+xlb_verdict xlb_l7_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
+                                struct xlb_flow *f);
+
+/* Retransmissions due and secret rotation; once per poll loop, bounded. */
+void xlb_l7_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap);
+
+/* The flow is being removed (expired, flushed, evicted, closed): free its connection. */
+void xlb_l7_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f);
+
+#endif
