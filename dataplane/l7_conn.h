@@ -283,7 +283,10 @@ void xlb_l7_inserts_fold(struct xlb_l7_conn *c, uint32_t client_ack);
 /* Apply the insertions (new and remembered) that fall in a backend segment of `*payload_len`
  * bytes at backend seq `seq`, growing it. false: a remembered one did not fit (drop it). */
 bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, struct xlb_frame *frame,
-                         struct xlb_tcp_packet *p, uint32_t seq, uint32_t *payload_len);
+                         struct xlb_tcp_packet *p, uint32_t seq, uint32_t *payload_len, bool again);
+/* Whether a remembered insertion is at backend seq b: a retransmission from b carries it again
+ * at its start (pass again = true to insert_apply, and shift it one field less). */
+bool xlb_l7_insert_at(const struct xlb_l7_conn *c, uint32_t b);
 /* After translation: a segment over the client's MSS is cut in two. Returns the second part
  * (translated, checksummed) to send after the first, or NULL when no cut was needed or made. */
 struct rte_mbuf *xlb_l7_split_to_mss(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c,

@@ -129,14 +129,27 @@ static bool insert_one(struct xlb_l7_conn *c, struct xlb_frame *frame, struct xl
     return true;
 }
 
-/* Whether insertion `ins` belongs to segment (seq, len): its point in (seq, seq + len]. */
-static bool falls_in(const struct xlb_l7_insert *ins, uint32_t seq, uint32_t len)
+/*
+ * Whether insertion `ins` belongs to segment (seq, len): its point in (seq, seq + len]. A
+ * point at the segment's very start belongs to the segment before, except in a retransmission
+ * from there (`again`): the client acknowledged up to or into the field, so the field goes out
+ * again at the start (whatever of it the client has, it drops).
+ */
+static bool falls_in(const struct xlb_l7_insert *ins, uint32_t seq, uint32_t len, bool again)
 {
-    return SEQ_LT(seq, ins->at) && SEQ_LE(ins->at, seq + len);
+    return (SEQ_LT(seq, ins->at) || (again && ins->at == seq)) && SEQ_LE(ins->at, seq + len);
+}
+
+bool xlb_l7_insert_at(const struct xlb_l7_conn *c, uint32_t b)
+{
+    for (uint8_t i = 0; i < c->n_inserts; i++)
+        if (c->inserts[i].at == b)
+            return true;
+    return false;
 }
 
 bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, struct xlb_frame *frame,
-                         struct xlb_tcp_packet *p, uint32_t seq, uint32_t *payload_len)
+                         struct xlb_tcp_packet *p, uint32_t seq, uint32_t *payload_len, bool again)
 {
     uint32_t original = *payload_len;
     /* Back to front, so that earlier offsets stay valid: the new insertions lie past every
@@ -149,7 +162,7 @@ bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, struc
     }
     bool ok = true;
     for (int i = c->n_inserts - 1; i >= 0 && ok; i--)
-        if (falls_in(&c->inserts[i], seq, original))
+        if (falls_in(&c->inserts[i], seq, original, again))
             ok = insert_one(c, frame, p, seq, payload_len, &c->inserts[i]);
     for (uint8_t i = 0; i < c->n_new; i++)
         if (done[i])

@@ -158,10 +158,12 @@ xlb_verdict xlb_l7_splice_from_backend(struct xlb_burst_ctx *ctx, const struct x
         xlb_l7_reject(ctx, snap, c, "xlb: the backend reset the connection");
         return XLB_VERDICT_CONSUMED;
     }
+    bool again = payload != 0 && SEQ_LT(seq, c->s2c_next) && xlb_l7_insert_at(c, seq);
     if (!xlb_l7_inspect_backend(ctx, c, seq, (uint8_t *)tcp + (tcp->data_off >> 4) * 4, payload))
         return XLB_DROP_L7_OUT_OF_ORDER;
-    uint32_t shift = c->s2c_seq_add + xlb_l7_inserted_before(c, seq);
-    if (!xlb_l7_insert_apply(ctx, c, frame, p, seq, &payload))
+    uint32_t shift =
+        c->s2c_seq_add + xlb_l7_inserted_before(c, seq) - (again ? c->cookie_field_len : 0u);
+    if (!xlb_l7_insert_apply(ctx, c, frame, p, seq, &payload, again))
         return XLB_DROP_L7_NO_ROOM;
     struct xlb_flow *f = c->flow;
     if (o.has_ts)
@@ -182,6 +184,9 @@ xlb_verdict xlb_l7_splice_from_backend(struct xlb_burst_ctx *ctx, const struct x
     xlb_flow_client_key(ctx->flows, f, &client);
     set_addresses(p, client.dst, client.dst_port, client.src, client.src_port);
     c->s2c_sent += payload;
+    /* The Ethernet header first: a cut copies the whole header into its second part. */
+    frame->eth->src_addr = snap->ports[f->client_port_index].mac;
+    frame->eth->dst_addr = f->client_mac;
     struct rte_mbuf *second = xlb_l7_split_to_mss(ctx, c, frame, p, payload);
     forward(ctx, snap, frame, p, f->client_port_index, &f->client_mac);
     if (second != NULL)

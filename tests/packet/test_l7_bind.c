@@ -277,15 +277,12 @@ static void no_route_gets_unavailable_goaway_and_fin(void **state)
 }
 
 /*
- * ENGINE BUG (skipped): once xlb has rejected the request (phase CLOSED), l7_worker.c's
- * closing() acknowledges the client's FIN without taking the FIN's TSval into ts_recent, so the
- * ACK echoes the TSval of the client's request segment instead of the FIN's (RFC 7323 4.3:
- * TS.Recent takes the TSval of a segment at Last.ACK.sent). The client's RTT sample from this
- * ACK is off by the time between its request and its FIN.
+ * Once xlb has rejected the request, the client's FIN is acknowledged with the FIN's own TSval
+ * echoed (RFC 7323 4.3: TS.Recent takes the TSval of a segment at Last.ACK.sent), not the
+ * request segment's, which would skew the client's RTT sample.
  */
 static void fin_after_rejection_is_acknowledged_with_its_tsval(void **state)
 {
-    skip(); /* ENGINE BUG: closing() echoes a stale TSecr */
     struct l7_fixture *x = *state;
     struct l7_conn c;
     struct h2_peer peer;

@@ -286,17 +286,14 @@ static void later_stream_without_cookie_gets_a_set_cookie(void **state)
 }
 
 /*
- * ENGINE BUG (skipped): the client acknowledged up to (or into) the inserted field, so its ACK
- * maps to the backend's insertion point (docs/l7.md: "an ACK inside an inserted field means up
- * to it") and the backend retransmits from exactly there. l7_insert.c's falls_in() takes an
- * insertion only for a point strictly after the segment's first byte, so the field is not put
- * back, while xlb_l7_inserted_before() counts it for the segment's seq: the retransmission
- * reaches the client k bytes further on and the field's bytes the client lacks are never sent
- * again; the client's stream has a hole nobody fills (the connection stalls).
+ * The client acknowledged up to (or into) the inserted field, so its ACK maps to the backend's
+ * insertion point (docs/l7.md: "an ACK inside an inserted field means up to it") and the
+ * backend retransmits from exactly there: the retransmission must start with the whole field
+ * at the field's client-side position, or the field's bytes the client lacks would never be
+ * sent again and the connection would stall.
  */
 static void retransmission_from_the_insertion_point_carries_the_field(void **state)
 {
-    skip(); /* ENGINE BUG: a retransmission starting at the insertion point lacks the field */
     struct l7_fixture *x = *state;
     struct spliced s;
     establish(x, &s, NULL);
@@ -333,15 +330,12 @@ static void retransmission_from_the_insertion_point_carries_the_field(void **sta
 }
 
 /*
- * ENGINE BUG (skipped): a response segment that the insertion pushes over the client's MSS is
- * cut in two (xlb_l7_split_to_mss), but the second part is copied from the frame before
- * l7_splice.c's forward() writes the Ethernet addresses, so it leaves with the backend's
- * frame header: destination xlb's own port MAC, source the backend's MAC, instead of
- * port MAC -> client MAC. The client never receives it.
+ * A response segment that the insertion pushes over the client's MSS is cut in two, and both
+ * parts go from the port's MAC to the client's MAC (the second part is copied from the first
+ * after its Ethernet header is rewritten).
  */
 static void response_over_the_mss_is_cut_in_two(void **state)
 {
-    skip(); /* ENGINE BUG: the second part of a cut segment keeps the backend's MACs */
     struct l7_fixture *x = *state;
     struct spliced s;
     establish(x, &s, NULL);
