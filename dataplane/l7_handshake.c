@@ -81,28 +81,8 @@ static xlb_verdict answer_syn(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
     tcp->rx_win = rte_cpu_to_be_16(UINT16_MAX);
     tcp->tcp_urp = 0;
     memcpy(tcp + 1, options, options_len);
-    uint32_t tcp_len = (uint32_t)sizeof(*tcp) + options_len, l3_len;
-    if (p->family == AF_INET) {
-        struct rte_ipv4_hdr *ip = p->ip;
-        rte_be32_t a = ip->src_addr;
-        ip->src_addr = ip->dst_addr;
-        ip->dst_addr = a;
-        ip->time_to_live = 64;
-        l3_len = rte_ipv4_hdr_len(ip) + tcp_len;
-        ip->total_length = rte_cpu_to_be_16((uint16_t)l3_len);
-    } else {
-        struct rte_ipv6_hdr *ip = p->ip;
-        uint8_t a[16];
-        memcpy(a, ip->src_addr, 16);
-        memcpy(ip->src_addr, ip->dst_addr, 16);
-        memcpy(ip->dst_addr, a, 16);
-        ip->hop_limits = 64;
-        ip->payload_len = rte_cpu_to_be_16((uint16_t)tcp_len);
-        l3_len = (uint32_t)sizeof(*ip) + tcp_len;
-    }
-    if (!xlb_frame_set_l3_len(frame, l3_len))
+    if (!xlb_frame_set_l3_len(frame, xlb_nat_turn_around(p, (uint32_t)sizeof(*tcp) + options_len)))
         return XLB_DROP_TCP_MALFORMED;
-    xlb_l7_checksums(p);
     xlb_frame_reply_ethernet(frame, &snap->ports[p->port_index].mac);
     ctx->stats->events[XLB_EVENT_L7_SYN_COOKIES_SENT]++;
     return XLB_VERDICT_TX;

@@ -392,32 +392,7 @@ static xlb_verdict reset_reply(struct xlb_burst_ctx *ctx, const struct xlb_snaps
     tcp->tcp_flags = out_flags;
     tcp->rx_win = 0;
     tcp->tcp_urp = 0;
-    tcp->cksum = 0;
-    uint32_t l3_len;
-    if (p->family == AF_INET) {
-        struct rte_ipv4_hdr *ip = p->ip;
-        uint32_t hlen = rte_ipv4_hdr_len(ip);
-        rte_be32_t a = ip->src_addr;
-        ip->src_addr = ip->dst_addr;
-        ip->dst_addr = a;
-        ip->total_length = rte_cpu_to_be_16((uint16_t)(hlen + sizeof(*tcp)));
-        ip->time_to_live = 64;
-        ip->hdr_checksum = 0;
-        ip->hdr_checksum = rte_ipv4_cksum(ip);
-        tcp->cksum = rte_ipv4_udptcp_cksum(ip, tcp);
-        l3_len = hlen + (uint32_t)sizeof(*tcp);
-    } else {
-        struct rte_ipv6_hdr *ip = p->ip;
-        uint8_t a[16];
-        memcpy(a, ip->src_addr, 16);
-        memcpy(ip->src_addr, ip->dst_addr, 16);
-        memcpy(ip->dst_addr, a, 16);
-        ip->payload_len = rte_cpu_to_be_16(sizeof(*tcp));
-        ip->hop_limits = 64;
-        tcp->cksum = rte_ipv6_udptcp_cksum(ip, tcp);
-        l3_len = (uint32_t)(sizeof(*ip) + sizeof(*tcp));
-    }
-    xlb_frame_set_l3_len(frame, l3_len);
+    xlb_frame_set_l3_len(frame, xlb_nat_turn_around(p, (uint32_t)sizeof(*tcp)));
     xlb_frame_reply_ethernet(frame, &snap->ports[p->port_index].mac);
     ctx->stats->events[XLB_EVENT_TCP_RESETS_SENT]++;
     return XLB_VERDICT_TX;
@@ -504,6 +479,35 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
 }
 
 /* ---- for the L7 mode (dataplane/l7_*.c) ---- */
+
+uint32_t xlb_nat_turn_around(struct xlb_tcp_packet *p, uint32_t tcp_len)
+{
+    uint32_t l3_len;
+    p->tcp->cksum = 0;
+    if (p->family == AF_INET) {
+        struct rte_ipv4_hdr *ip = p->ip;
+        rte_be32_t a = ip->src_addr;
+        ip->src_addr = ip->dst_addr;
+        ip->dst_addr = a;
+        l3_len = rte_ipv4_hdr_len(ip) + tcp_len;
+        ip->total_length = rte_cpu_to_be_16((uint16_t)l3_len);
+        ip->time_to_live = 64;
+        ip->hdr_checksum = 0;
+        ip->hdr_checksum = rte_ipv4_cksum(ip);
+        p->tcp->cksum = rte_ipv4_udptcp_cksum(ip, p->tcp);
+    } else {
+        struct rte_ipv6_hdr *ip = p->ip;
+        uint8_t a[16];
+        memcpy(a, ip->src_addr, 16);
+        memcpy(ip->src_addr, ip->dst_addr, 16);
+        memcpy(ip->dst_addr, a, 16);
+        ip->payload_len = rte_cpu_to_be_16((uint16_t)tcp_len);
+        ip->hop_limits = 64;
+        l3_len = (uint32_t)sizeof(*ip) + tcp_len;
+        p->tcp->cksum = rte_ipv6_udptcp_cksum(ip, p->tcp);
+    }
+    return l3_len;
+}
 
 const struct xlb_vip_view *xlb_nat_vip_of(const struct xlb_snapshot *snap,
                                           const struct xlb_flow_key *key)

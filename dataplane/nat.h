@@ -75,6 +75,10 @@ void xlb_nat_flush_step(struct xlb_burst_ctx *ctx);
 
 /* ---- what the L7 mode (dataplane/l7_*.c) shares with the NAT ---- */
 
+/* Send a segment back where it came from: addresses swapped, TTL 64, lengths for a TCP segment
+ * of tcp_len bytes (header and options already written), checksums computed. The L3 length. */
+uint32_t xlb_nat_turn_around(struct xlb_tcp_packet *p, uint32_t tcp_len);
+
 /* The VIP a client key is addressed to, or NULL. */
 const struct xlb_vip_view *xlb_nat_vip_of(const struct xlb_snapshot *snap,
                                           const struct xlb_flow_key *key);
