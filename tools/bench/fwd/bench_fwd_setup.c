@@ -1,5 +1,7 @@
-/* bench_fwd's fixture; see bench_fwd_setup.h. */
+/* bench_fwd's fixture (bench_l7 uses it too); see bench_fwd_setup.h. */
+#define _GNU_SOURCE /* program_invocation_short_name */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -23,13 +25,14 @@ struct bench_fwd b;
 
 _Noreturn void die(const char *what)
 {
-    fprintf(stderr, "bench_fwd: %s\n", what);
+    fprintf(stderr, "%s: %s\n", program_invocation_short_name, what);
     exit(1);
 }
 
 _Noreturn void die_dropped(const char *when)
 {
-    fprintf(stderr, "bench_fwd: %s: a packet was not forwarded; drops:", when);
+    fprintf(stderr, "%s: %s: a packet was not forwarded; drops:", program_invocation_short_name,
+            when);
     for (int d = 0; d < XLB_DROP_MAX; d++)
         if (b.stats.drops[d] != 0)
             fprintf(stderr, " %s=%llu", xlb_drop_reason_name((enum xlb_drop_reason)d),

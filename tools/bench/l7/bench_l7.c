@@ -1,0 +1,975 @@
+/*
+ * bench_l7: what the L7 (HTTP/2) mode (dataplane/l7_*.c) costs a worker, measured in-process
+ * without a NIC, as bench_fwd measures the L4 path.
+ *
+ * The fixture is bench_fwd's (tools/bench/fwd/bench_fwd_setup.c): EAL, one port, a snapshot
+ * whose VIP 198.18.0.100:443 reaches a compiled round-robin cluster of 16 on-link backends,
+ * four SNAT addresses, a real flow table and LB worker state with its load counters. Here the
+ * VIP is made an L7 VIP: its LB tree gets a compiled route table (lib/route, from
+ * control/route_compile: one virtual host "*", one prefix route "/xlb.test.Echo/" to the
+ * cluster) and, in the "cookie" variant, the route's A55 session cookie "xlb-session" (path "/",
+ * max-age 3600), as the demo's StatefulSession filter gives it. The worker's L7 state comes from
+ * xlb_l7_worker_create and sits in ctx->l7, as xlb_worker_main has it.
+ *
+ * Every frame is crafted as a Linux client (MSS 1460, SACK, timestamps, window scale 7) and a
+ * gRPC backend would send it, and goes through the real burst function, xlb_burst_process. HPACK
+ * blocks come from nghttp2's deflater, as h2load and gRPC make them: the first request or
+ * response of a connection adds its fields to the dynamic table, the later ones are indexed.
+ *
+ * A new connection is, in bursts of 32 connections:
+ *   1. SYN                     -> xlb answers with a SYN cookie (the SYN-ACK's ISN and TSval are
+ *                                 read from the tx batch, as the client would)
+ *   2. ACK returning the cookie -> a connection from the pool, a flow, xlb's SETTINGS
+ *   3. preface, SETTINGS, WINDOW_UPDATE, the first request's HEADERS and a DATA frame
+ *                              -> kept, scanned, HPACK-decoded; xlb ACKs
+ *   4. SETTINGS ACK            -> binding: route, pick, Set-Cookie field; ACK to the client and
+ *                                 SYN to the backend
+ *   5. the backend's SYN-ACK   -> spliced; xlb replays the client's bytes to the backend
+ * and its removal, later, by the idle expiry (xlb_nat_expire). Only the cycles spent in
+ * xlb_burst_process (and xlb_nat_expire for the removal) are counted. "hot": 32 connections
+ * go through the five steps together; "spread": each step is taken by every connection of the
+ * pool before the next step starts, so a connection's state is cold when its next packet comes.
+ *
+ * Per inspected packet, on connections spliced that way (then the backend's ACK of the replay,
+ * its SETTINGS, SETTINGS ACK and the response HEADERS of stream 1, and the client's SETTINGS
+ * ACK): each packet goes to a connection drawn at random, and carries
+ *   - DATA: one DATA frame on stream 1 (a streaming call), 64 bytes of TCP payload, either
+ *     direction;
+ *   - unary RPC: the client's request (HEADERS + DATA with END_STREAM on a new stream) and the
+ *     backend's answer (HEADERS, DATA, trailers HEADERS with grpc-status 0) -- with the cookie,
+ *     xlb inserts its Set-Cookie in every response (the requests carry no cookie, like h2load's).
+ * Every segment carries the client's or backend's current sequence number and ACK, read back
+ * from what xlb forwarded, so every segment is in order and scanned. The loop does what
+ * xlb_worker_main does around rx and tx: TSC into now_tsc, xlb_nat_expire, xlb_l7_poll, the
+ * burst function, then the tx batch is freed. Cycles of those three calls are xlb's; the
+ * baseline ("bare loop") is the same rx and tx -- the same frames built in mbufs, put on the tx
+ * batch unparsed and freed -- measured in the same process, interleaved with the others.
+ *
+ * Memory: sizeof the pool element (xlb_l7_connection_bytes()) and the rte_malloc heap the
+ * worker's L7 state holds per connection, besides the flow table's entry (bench_fwd).
+ *
+ * Each figure is the median of RUNS runs. Targets are printed for comparison only: a benchmark
+ * never passes or fails. It stops when a packet is not answered or forwarded as expected,
+ * because the figures would then not measure what they say.
+ */
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nghttp2/nghttp2.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "bench_fwd_setup.h"
+#include "l7.h"
+#include "nat.h"
+#include "route_compile.h"
+#include "xlb_tcp_options.h"
+
+#define RUNS            5
+#define PACKETS         (1u << 18) /* per per-packet run, and RPCs per RPC run */
+#define MIN_CONNECTIONS 16384u     /* per new-connection run: rounds over the pool until then */
+#define TARGET_CONN_CYCLES 10000
+
+#define CLIENT_MSS    1460
+#define CLIENT_WSCALE 7
+#define DATA_PAYLOAD  64 /* TCP payload of a DATA workload segment: a 9-byte frame header + 55 */
+#define FRAME_MAX     512
+#define MAX_CONNS     65536u
+
+#define H2_DATA          0
+#define H2_HEADERS       1
+#define H2_SETTINGS      4
+#define H2_WINDOW_UPDATE 8
+#define H2_END_STREAM    0x1
+#define H2_ACK           0x1
+#define H2_END_HEADERS   0x4
+
+static const struct rte_ether_addr router = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
+static const struct rte_ether_addr port_mac = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x10}};
+
+/* ---- HTTP/2 bytes, made once ---- */
+
+struct bytes {
+    uint8_t b[FRAME_MAX];
+    uint32_t len;
+};
+
+static struct {
+    /* HPACK blocks, in the order a connection sends them: requests; the response of stream 1,
+     * then the first unary call's response and trailers, then every later call's. */
+    struct bytes req_first, req_next;
+    struct bytes resp_first, resp_second, resp_next;
+    struct bytes trailers_first, trailers_next;
+    struct bytes hello;         /* the client's first segment (step 3) */
+    struct bytes settings_ack;  /* a SETTINGS ACK frame */
+    struct bytes backend_hello; /* the backend's first data: SETTINGS, SETTINGS ACK, response */
+    struct bytes data;          /* one DATA frame on stream 1: DATA_PAYLOAD bytes */
+    uint8_t message[5 + 16];    /* a gRPC message: 16 bytes */
+} h2;
+
+static uint32_t frame(uint8_t *out, uint8_t type, uint8_t flags, uint32_t stream,
+                      const void *payload, uint32_t len)
+{
+    out[0] = (uint8_t)(len >> 16);
+    out[1] = (uint8_t)(len >> 8);
+    out[2] = (uint8_t)len;
+    out[3] = type;
+    out[4] = flags;
+    out[5] = (uint8_t)(stream >> 24);
+    out[6] = (uint8_t)(stream >> 16);
+    out[7] = (uint8_t)(stream >> 8);
+    out[8] = (uint8_t)stream;
+    if (len != 0)
+        memcpy(out + 9, payload, len);
+    return 9 + len;
+}
+
+static void append_frame(struct bytes *b, uint8_t type, uint8_t flags, uint32_t stream,
+                         const void *payload, uint32_t len)
+{
+    if (b->len + 9 + len > sizeof(b->b))
+        die("frame too long");
+    b->len += frame(b->b + b->len, type, flags, stream, payload, len);
+}
+
+#define NV(n, v)                                                                                   \
+    {                                                                                              \
+        (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, sizeof(v) - 1, NGHTTP2_NV_FLAG_NONE         \
+    }
+
+static void deflate(nghttp2_hd_deflater *d, const nghttp2_nv *nv, size_t n, struct bytes *out)
+{
+    ssize_t len = nghttp2_hd_deflate_hd(d, out->b, sizeof(out->b), nv, n);
+    if (len < 0)
+        die("nghttp2_hd_deflate_hd");
+    out->len = (uint32_t)len;
+}
+
+static bool same(const struct bytes *a, const struct bytes *b_)
+{
+    return a->len == b_->len && memcmp(a->b, b_->b, a->len) == 0;
+}
+
+static void h2_make(void)
+{
+    /* What grpc-python sends for a unary call (h2load's own fields are similar). */
+    static const nghttp2_nv request[] = {
+        NV(":method", "POST"),
+        NV(":scheme", "http"),
+        NV(":path", "/xlb.test.Echo/Who"),
+        NV(":authority", "198.18.0.100:443"),
+        NV("te", "trailers"),
+        NV("content-type", "application/grpc"),
+        NV("user-agent", "grpc-python/1.51.1 grpc-c/29.0.0 (linux; chttp2)"),
+        NV("grpc-accept-encoding", "identity, deflate, gzip"),
+    };
+    static const nghttp2_nv response[] = {
+        NV(":status", "200"),
+        NV("content-type", "application/grpc"),
+        NV("grpc-accept-encoding", "identity, deflate, gzip"),
+    };
+    static const nghttp2_nv trailers[] = {NV("grpc-status", "0")};
+    nghttp2_hd_deflater *client, *backend;
+    if (nghttp2_hd_deflate_new(&client, 4096) != 0 || nghttp2_hd_deflate_new(&backend, 4096) != 0)
+        die("nghttp2_hd_deflate_new");
+    struct bytes check;
+    deflate(client, request, 8, &h2.req_first);
+    deflate(client, request, 8, &h2.req_next);
+    deflate(client, request, 8, &check);
+    if (!same(&check, &h2.req_next))
+        die("the request's HPACK block does not settle");
+    /* The backend answers stream 1 first (no trailers), then unary calls: the first call's
+     * trailers add grpc-status to the table, which moves the indexes of what came before. */
+    deflate(backend, response, 3, &h2.resp_first);
+    deflate(backend, response, 3, &h2.resp_second);
+    deflate(backend, trailers, 1, &h2.trailers_first);
+    deflate(backend, response, 3, &h2.resp_next);
+    deflate(backend, trailers, 1, &h2.trailers_next);
+    deflate(backend, response, 3, &check);
+    if (!same(&check, &h2.resp_next))
+        die("the response's HPACK block does not settle");
+    deflate(backend, trailers, 1, &check);
+    if (!same(&check, &h2.trailers_next))
+        die("the trailers' HPACK block does not settle");
+    nghttp2_hd_deflate_del(client);
+    nghttp2_hd_deflate_del(backend);
+
+    memset(h2.message, 0, sizeof(h2.message));
+    h2.message[4] = 16;
+    memset(h2.message + 5, 'x', 16);
+
+    /* The client's first segment: preface, SETTINGS (max concurrent streams, initial window),
+     * WINDOW_UPDATE of the connection, the request on stream 1 and its first message; the
+     * stream stays open (a streaming call) for the DATA workload. */
+    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    static const uint8_t settings[] = {0, 3, 0, 0, 0, 100, 0, 4, 0, 0x40, 0, 0};
+    static const uint8_t increment[] = {0, 0x3f, 0, 1};
+    memcpy(h2.hello.b, preface, 24);
+    h2.hello.len = 24;
+    append_frame(&h2.hello, H2_SETTINGS, 0, 0, settings, sizeof(settings));
+    append_frame(&h2.hello, H2_WINDOW_UPDATE, 0, 0, increment, sizeof(increment));
+    append_frame(&h2.hello, H2_HEADERS, H2_END_HEADERS, 1, h2.req_first.b, h2.req_first.len);
+    append_frame(&h2.hello, H2_DATA, 0, 1, h2.message, sizeof(h2.message));
+
+    append_frame(&h2.settings_ack, H2_SETTINGS, H2_ACK, 0, NULL, 0);
+
+    static const uint8_t backend_settings[] = {0, 3, 0, 0, 0, 100};
+    append_frame(&h2.backend_hello, H2_SETTINGS, 0, 0, backend_settings, sizeof(backend_settings));
+    append_frame(&h2.backend_hello, H2_SETTINGS, H2_ACK, 0, NULL, 0);
+    append_frame(&h2.backend_hello, H2_HEADERS, H2_END_HEADERS, 1, h2.resp_first.b,
+                 h2.resp_first.len);
+
+    uint8_t filler[DATA_PAYLOAD - 9];
+    memset(filler, 'x', sizeof(filler));
+    append_frame(&h2.data, H2_DATA, 0, 1, filler, sizeof(filler));
+}
+
+/* A unary call on `stream`: the client's request, or the backend's answer. */
+static uint32_t rpc_request(uint8_t *out, uint32_t stream)
+{
+    uint32_t n = frame(out, H2_HEADERS, H2_END_HEADERS, stream, h2.req_next.b, h2.req_next.len);
+    return n + frame(out + n, H2_DATA, H2_END_STREAM, stream, h2.message, sizeof(h2.message));
+}
+
+static uint32_t rpc_response(uint8_t *out, uint32_t stream, bool first_call)
+{
+    const struct bytes *h = first_call ? &h2.resp_second : &h2.resp_next;
+    const struct bytes *t = first_call ? &h2.trailers_first : &h2.trailers_next;
+    uint32_t n = frame(out, H2_HEADERS, H2_END_HEADERS, stream, h->b, h->len);
+    n += frame(out + n, H2_DATA, 0, stream, h2.message, sizeof(h2.message));
+    return n + frame(out + n, H2_HEADERS, H2_END_HEADERS | H2_END_STREAM, stream, t->b, t->len);
+}
+
+/* ---- connections, as the bench's client and backend see them ---- */
+
+struct conn {
+    rte_be32_t client;
+    rte_be16_t client_port;
+    rte_be32_t snat, backend; /* once bound */
+    rte_be16_t snat_port, backend_port;
+    struct rte_ether_addr backend_mac;
+    uint32_t c_isn, c_seq, c_ack; /* the client's next seq, and what it acknowledges */
+    uint32_t c_tsval, c_tsecr;
+    uint32_t b_isn, b_seq, b_ack; /* the backend's */
+    uint32_t b_tsval, b_tsecr;
+    uint32_t xlb_isn; /* the cookie */
+    uint32_t next_stream;
+    bool trailers_sent;
+};
+
+struct bench_l7 {
+    struct xlb_l7_worker *l7;
+    struct flows flows;
+    uint32_t n;
+    struct conn *conns;
+    uint64_t clock_offset; /* expiry runs move the worker's clock ahead of the TSC */
+    uint32_t isn_serial;
+} L;
+
+/* One segment, as the NIC would deliver it (valid IPv4 header checksum, offload flag set; the
+ * TCP checksum is left 0: xlb never verifies it, it recomputes it on L7 segments). */
+struct seg {
+    const struct rte_ether_addr *src_mac;
+    rte_be32_t src, dst;
+    rte_be16_t sport, dport;
+    uint32_t seq, ack;
+    uint8_t flags;
+    uint16_t window;
+    const uint8_t *options;
+    uint32_t options_len;
+    const uint8_t *payload;
+    uint32_t len;
+};
+
+static void build(struct rte_mbuf *m, const struct seg *s)
+{
+    uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+    struct rte_ether_hdr *eth = (struct rte_ether_hdr *)d;
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
+    uint32_t tcp_len = (uint32_t)sizeof(*tcp) + s->options_len + s->len;
+    eth->dst_addr = port_mac;
+    eth->src_addr = *s->src_mac;
+    eth->ether_type = htons(RTE_ETHER_TYPE_IPV4);
+    *ip = (struct rte_ipv4_hdr){
+        .version_ihl = 0x45,
+        .total_length = htons((uint16_t)(sizeof(*ip) + tcp_len)),
+        .fragment_offset = htons(RTE_IPV4_HDR_DF_FLAG),
+        .time_to_live = 64,
+        .next_proto_id = IPPROTO_TCP,
+        .src_addr = s->src,
+        .dst_addr = s->dst,
+    };
+    ip->hdr_checksum = rte_ipv4_cksum(ip);
+    *tcp = (struct rte_tcp_hdr){
+        .src_port = s->sport,
+        .dst_port = s->dport,
+        .sent_seq = htonl(s->seq),
+        .recv_ack = htonl(s->ack),
+        .data_off = (uint8_t)(((sizeof(*tcp) + s->options_len) / 4) << 4),
+        .tcp_flags = s->flags,
+        .rx_win = htons(s->window),
+    };
+    uint8_t *body = (uint8_t *)(tcp + 1);
+    if (s->options_len != 0)
+        memcpy(body, s->options, s->options_len);
+    if (s->len != 0)
+        memcpy(body + s->options_len, s->payload, s->len);
+    uint32_t len = (uint32_t)(sizeof(*eth) + sizeof(*ip)) + tcp_len;
+    len = len < MIN_FRAME ? MIN_FRAME : len;
+    m->data_len = (uint16_t)len;
+    m->pkt_len = len;
+    m->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+}
+
+/* A segment from the connection's client, or from its backend, with timestamps. */
+static void client_seg(struct rte_mbuf *m, struct conn *c, uint8_t flags, const uint8_t *payload,
+                       uint32_t len)
+{
+    uint8_t opts[12];
+    c->c_tsval++;
+    struct seg s = {&router, c->client, htonl(RTE_IPV4(198, 18, 0, 100)), c->client_port,
+                    htons(VIP_PORT), c->c_seq, c->c_ack, flags, 502, opts,
+                    xlb_tcp_options_write_ts(opts, c->c_tsval, c->c_tsecr), payload, len};
+    build(m, &s);
+    c->c_seq += len;
+}
+
+static void backend_seg(struct rte_mbuf *m, struct conn *c, uint8_t flags, const uint8_t *payload,
+                        uint32_t len)
+{
+    uint8_t opts[12];
+    c->b_tsval++;
+    struct seg s = {&c->backend_mac, c->backend, c->snat, c->backend_port, c->snat_port,
+                    c->b_seq, c->b_ack, flags, 502, opts,
+                    xlb_tcp_options_write_ts(opts, c->b_tsval, c->b_tsecr), payload, len};
+    build(m, &s);
+    c->b_seq += len;
+}
+
+/* ---- what xlb sent ---- */
+
+struct sent {
+    struct rte_ipv4_hdr *ip;
+    struct rte_tcp_hdr *tcp;
+    struct xlb_tcp_opts opts;
+    uint32_t seq, ack, len;
+    uint8_t flags;
+};
+
+static void read_sent(unsigned i, struct sent *s)
+{
+    struct rte_mbuf *m = b.ctx.tx[0].pkts[i];
+    s->ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
+    s->tcp = (struct rte_tcp_hdr *)((uint8_t *)s->ip + rte_ipv4_hdr_len(s->ip));
+    uint32_t hlen = (uint32_t)(s->tcp->data_off >> 4) * 4;
+    s->seq = ntohl(s->tcp->sent_seq);
+    s->ack = ntohl(s->tcp->recv_ack);
+    s->flags = s->tcp->tcp_flags;
+    s->len = ntohs(s->ip->total_length) - rte_ipv4_hdr_len(s->ip) - hlen;
+    if (xlb_tcp_options_parse((const uint8_t *)(s->tcp + 1), hlen - sizeof(*s->tcp), &s->opts) !=
+        0)
+        die("xlb sent malformed TCP options");
+}
+
+static _Noreturn void unexpected(const char *when, unsigned got, unsigned want)
+{
+    fprintf(stderr, "bench_l7: %s: xlb sent %u segments, expected %u\n", when, got, want);
+    die_dropped(when);
+}
+
+static uint64_t drops_total(void)
+{
+    uint64_t n = 0;
+    for (int d = 0; d < XLB_DROP_MAX; d++)
+        n += b.stats.drops[d];
+    return n;
+}
+
+/* The burst through the worker's calls of one poll loop; returns the cycles they took. */
+static uint64_t process(struct rte_mbuf **pkts, uint16_t n, const char *when, unsigned want_tx)
+{
+    uint64_t drops = drops_total();
+    uint64_t t0 = rte_rdtsc();
+    b.ctx.now_tsc = t0 + L.clock_offset;
+    xlb_nat_expire(&b.ctx);
+    xlb_l7_poll(&b.ctx, b.snap);
+    xlb_burst_process(&b.ctx, b.snap, 0, pkts, n);
+    uint64_t cycles = rte_rdtsc() - t0;
+    if (b.ctx.tx[0].n != want_tx || drops_total() != drops)
+        unexpected(when, b.ctx.tx[0].n, want_tx);
+    return cycles;
+}
+
+static void alloc(struct rte_mbuf **pkts, unsigned n)
+{
+    if (rte_pktmbuf_alloc_bulk(b.pool, pkts, n) != 0)
+        die("mbuf pool empty");
+}
+
+/* ---- new connections ---- */
+
+struct steps {
+    uint64_t syn, ack, hello, settings_ack, syn_ack;
+};
+
+/* Steps 1-5 for connections [first, first + k), k <= BURST; cycles added to *st. */
+static void step(struct steps *st, int which, uint32_t first, uint16_t k)
+{
+    struct rte_mbuf *pkts[BURST];
+    alloc(pkts, k);
+    for (uint16_t j = 0; j < k; j++) {
+        struct conn *c = &L.conns[first + j];
+        switch (which) {
+        case 1: {
+            c->c_isn = 0x10000000u + (L.isn_serial++ * 0x9e3779b9u);
+            c->c_seq = c->c_isn;
+            c->c_ack = 0;
+            c->c_tsval = (uint32_t)rte_rdtsc();
+            c->c_tsecr = 0;
+            uint8_t opts[40];
+            struct xlb_tcp_opts o = {.mss = CLIENT_MSS,
+                                     .has_wscale = true,
+                                     .wscale = CLIENT_WSCALE,
+                                     .sack_ok = true,
+                                     .has_ts = true,
+                                     .tsval = c->c_tsval};
+            struct seg s = {&router,   c->client, htonl(RTE_IPV4(198, 18, 0, 100)),
+                            c->client_port, htons(VIP_PORT), c->c_seq, 0, RTE_TCP_SYN_FLAG,
+                            64240,     opts,      xlb_tcp_options_write_syn(opts, &o), NULL, 0};
+            build(pkts[j], &s);
+            c->c_seq++;
+            break;
+        }
+        case 2:
+            client_seg(pkts[j], c, RTE_TCP_ACK_FLAG, NULL, 0);
+            break;
+        case 3:
+            client_seg(pkts[j], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, h2.hello.b, h2.hello.len);
+            break;
+        case 4:
+            client_seg(pkts[j], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, h2.settings_ack.b,
+                       h2.settings_ack.len);
+            break;
+        default: {
+            uint8_t opts[40];
+            c->b_isn = 0x50000000u + (L.isn_serial++ * 0x7f4a7c15u);
+            c->b_seq = c->b_isn;
+            c->b_ack = c->c_isn + 1;
+            c->b_tsval = (uint32_t)rte_rdtsc() >> 8;
+            struct xlb_tcp_opts o = {.mss = CLIENT_MSS,
+                                     .has_wscale = true,
+                                     .wscale = CLIENT_WSCALE,
+                                     .sack_ok = true,
+                                     .has_ts = true,
+                                     .tsval = c->b_tsval,
+                                     .tsecr = c->b_tsecr};
+            struct seg s = {&c->backend_mac,
+                            c->backend,
+                            c->snat,
+                            c->backend_port,
+                            c->snat_port,
+                            c->b_seq,
+                            c->b_ack,
+                            RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
+                            65160,
+                            opts,
+                            xlb_tcp_options_write_syn(opts, &o),
+                            NULL,
+                            0};
+            build(pkts[j], &s);
+            c->b_seq++;
+            break;
+        }
+        }
+    }
+    static const char *names[] = {"", "SYN", "cookie ACK", "first request", "SETTINGS ACK",
+                                  "backend SYN-ACK"};
+    unsigned per = which == 4 ? 2 : 1; /* binding: the ACK to the client and the SYN */
+    uint64_t cycles = process(pkts, k, names[which], per * k);
+    uint64_t *slot[] = {NULL, &st->syn, &st->ack, &st->hello, &st->settings_ack, &st->syn_ack};
+    *slot[which] += cycles;
+    /* What the client and the backend learn from xlb's answers. */
+    for (uint16_t j = 0; j < k; j++) {
+        struct conn *c = &L.conns[first + j];
+        struct sent s;
+        read_sent(j * per + (per - 1), &s);
+        switch (which) {
+        case 1:
+            if (s.flags != (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG) || s.ack != c->c_isn + 1)
+                die("step 1: no SYN-ACK");
+            c->xlb_isn = s.seq;
+            c->c_ack = s.seq + 1;
+            c->c_tsecr = s.opts.tsval;
+            break;
+        case 2: /* xlb's SETTINGS */
+            if (s.seq != c->c_ack || s.len != 9)
+                die("step 2: no SETTINGS from xlb");
+            c->c_ack += s.len;
+            c->c_tsecr = s.opts.tsval;
+            break;
+        case 3:
+            if (s.ack != c->c_seq)
+                die("step 3: the request was not acknowledged");
+            break;
+        case 4:
+            if (s.flags != RTE_TCP_SYN_FLAG || s.seq != c->c_isn)
+                die("step 4: no SYN to the backend");
+            c->snat = s.ip->src_addr;
+            c->backend = s.ip->dst_addr;
+            c->snat_port = s.tcp->src_port;
+            c->backend_port = s.tcp->dst_port;
+            c->backend_mac = rte_pktmbuf_mtod(b.ctx.tx[0].pkts[j * per + 1],
+                                              struct rte_ether_hdr *)->dst_addr;
+            c->b_tsecr = s.opts.tsval;
+            break;
+        default: /* the replay */
+            if (s.seq != c->c_isn + 1 || s.len == 0)
+                die("step 5: no replay to the backend");
+            c->b_ack = s.seq + s.len;
+            c->b_tsecr = s.opts.tsval;
+            break;
+        }
+    }
+    free_tx();
+}
+
+/* Every connection of the pool, `window` at a time (BURST: hot; the pool: spread). */
+static void connect_all(uint32_t window, struct steps *st)
+{
+    for (uint32_t w = 0; w < L.n; w += window) {
+        uint32_t end = L.n - w < window ? L.n : w + window;
+        for (int which = 1; which <= 5; which++)
+            for (uint32_t i = w; i < end; i += BURST)
+                step(st, which, i, (uint16_t)(end - i < BURST ? end - i : BURST));
+    }
+    if (L.flows.table->n_used != L.n)
+        die("not every connection has its flow");
+}
+
+/* Every flow expires: the worker's clock past the established timeout, xlb_nat_expire until
+ * the table is empty (connections go back to the pool). */
+static uint64_t expire_all(void)
+{
+    L.clock_offset += (uint64_t)(XLB_NAT_ESTABLISHED_TIMEOUT_S + 2) * b.tsc_hz;
+    uint64_t limit = (uint64_t)L.n * 4 + 65536, calls = 0;
+    uint64_t t0 = rte_rdtsc();
+    b.ctx.now_tsc = t0 + L.clock_offset;
+    while (L.flows.table->n_used != 0 && calls++ < limit)
+        xlb_nat_expire(&b.ctx);
+    uint64_t cycles = rte_rdtsc() - t0;
+    if (L.flows.table->n_used != 0)
+        die("flows left after the expiry sweep");
+    if (b.ctx.tx[0].n != 0)
+        free_tx();
+    return cycles;
+}
+
+/* ---- spliced connections ---- */
+
+/* After step 5: the backend's ACK, SETTINGS, SETTINGS ACK and the response HEADERS of stream 1;
+ * the client's SETTINGS ACK. Then both sides' numbers are as xlb forwarded them. */
+static void establish(void)
+{
+    struct rte_mbuf *pkts[BURST];
+    for (uint32_t i = 0; i < L.n; i += BURST) {
+        uint16_t k = (uint16_t)(L.n - i < BURST ? L.n - i : BURST);
+        alloc(pkts, k);
+        for (uint16_t j = 0; j < k; j++)
+            backend_seg(pkts[j], &L.conns[i + j], RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+                        h2.backend_hello.b, h2.backend_hello.len);
+        process(pkts, k, "backend's first data", k);
+        for (uint16_t j = 0; j < k; j++) {
+            struct sent s;
+            read_sent(j, &s);
+            L.conns[i + j].c_ack = s.seq + s.len; /* with xlb's Set-Cookie, when it has one */
+            L.conns[i + j].c_tsecr = s.opts.tsval;
+        }
+        free_tx();
+        alloc(pkts, k);
+        for (uint16_t j = 0; j < k; j++) {
+            L.conns[i + j].next_stream = 3;
+            L.conns[i + j].trailers_sent = false;
+            client_seg(pkts[j], &L.conns[i + j], RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+                       h2.settings_ack.b, h2.settings_ack.len);
+        }
+        process(pkts, k, "client's SETTINGS ACK to the backend", k);
+        for (uint16_t j = 0; j < k; j++) {
+            struct sent s;
+            read_sent(j, &s);
+            L.conns[i + j].b_ack = s.seq + s.len;
+        }
+        free_tx();
+    }
+}
+
+static inline uint32_t draw(uint64_t *rng)
+{
+    return next_index(rng, L.n);
+}
+
+enum direction { C2B, B2C };
+
+/* The baseline: the same frames built, put on the tx batch unparsed, freed. */
+static uint64_t loop_bare(uint64_t seed)
+{
+    struct rte_mbuf *pkts[BURST];
+    uint64_t rng = seed;
+    uint64_t start = rte_rdtsc();
+    for (uint32_t k = 0; k < PACKETS / BURST; k++) {
+        alloc(pkts, BURST);
+        for (unsigned i = 0; i < BURST; i++) {
+            struct conn *c = &L.conns[draw(&rng)];
+            uint32_t seq = c->c_seq;
+            client_seg(pkts[i], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, h2.data.b, h2.data.len);
+            c->c_seq = seq; /* nothing was sent */
+            xlb_tx_enqueue(&b.ctx, 0, pkts[i]);
+        }
+        free_tx();
+    }
+    return rte_rdtsc() - start;
+}
+
+/* DATA frames one way; returns xlb's cycles (expiry, poll, burst function). */
+static uint64_t loop_data(enum direction dir, uint64_t seed, uint64_t *total)
+{
+    struct rte_mbuf *pkts[BURST];
+    struct conn *which[BURST];
+    uint64_t rng = seed, xlb = 0;
+    uint64_t start = rte_rdtsc();
+    for (uint32_t k = 0; k < PACKETS / BURST; k++) {
+        alloc(pkts, BURST);
+        for (unsigned i = 0; i < BURST; i++) {
+            struct conn *c = which[i] = &L.conns[draw(&rng)];
+            if (dir == C2B)
+                client_seg(pkts[i], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, h2.data.b,
+                           h2.data.len);
+            else
+                backend_seg(pkts[i], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, h2.data.b,
+                            h2.data.len);
+        }
+        xlb += process(pkts, BURST, dir == C2B ? "DATA to the backend" : "DATA to the client",
+                       BURST);
+        for (unsigned i = 0; i < BURST; i++) {
+            struct sent s;
+            read_sent(i, &s);
+            if (dir == C2B)
+                which[i]->b_ack = s.seq + s.len;
+            else
+                which[i]->c_ack = s.seq + s.len;
+        }
+        free_tx();
+    }
+    *total = rte_rdtsc() - start;
+    return xlb;
+}
+
+/* PACKETS unary calls: 32 requests on connections drawn at random, then their 32 answers. */
+static void loop_rpc(uint64_t seed, uint64_t *c2b, uint64_t *b2c)
+{
+    struct rte_mbuf *pkts[BURST];
+    struct conn *which[BURST];
+    uint32_t streams[BURST];
+    uint8_t payload[FRAME_MAX];
+    uint64_t rng = seed;
+    *c2b = *b2c = 0;
+    for (uint32_t k = 0; k < PACKETS / BURST; k++) {
+        alloc(pkts, BURST);
+        for (unsigned i = 0; i < BURST; i++) {
+            struct conn *c = which[i] = &L.conns[draw(&rng)];
+            streams[i] = c->next_stream;
+            c->next_stream += 2;
+            uint32_t n = rpc_request(payload, streams[i]);
+            client_seg(pkts[i], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, payload, n);
+        }
+        *c2b += process(pkts, BURST, "requests", BURST);
+        for (unsigned i = 0; i < BURST; i++) {
+            struct sent s;
+            read_sent(i, &s);
+            which[i]->b_ack = s.seq + s.len;
+        }
+        free_tx();
+        alloc(pkts, BURST);
+        for (unsigned i = 0; i < BURST; i++) {
+            struct conn *c = which[i];
+            uint32_t n = rpc_response(payload, streams[i], !c->trailers_sent);
+            c->trailers_sent = true;
+            backend_seg(pkts[i], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, payload, n);
+        }
+        *b2c += process(pkts, BURST, "responses", BURST);
+        for (unsigned i = 0; i < BURST; i++) {
+            struct sent s;
+            read_sent(i, &s);
+            which[i]->c_ack = s.seq + s.len;
+            which[i]->c_tsecr = s.opts.tsval;
+        }
+        free_tx();
+    }
+}
+
+/* ---- reports ---- */
+
+static int compare_u64(const void *a, const void *b_)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b_;
+    return (x > y) - (x < y);
+}
+
+static double median_per(uint64_t *runs, uint64_t count)
+{
+    qsort(runs, RUNS, sizeof(runs[0]), compare_u64);
+    return (double)runs[RUNS / 2] / (double)count;
+}
+
+static double lo_per(const uint64_t *sorted, uint64_t count)
+{
+    return (double)sorted[0] / (double)count;
+}
+
+static double hi_per(const uint64_t *sorted, uint64_t count)
+{
+    return (double)sorted[RUNS - 1] / (double)count;
+}
+
+static uint64_t event(enum xlb_event_counter e)
+{
+    return b.stats.events[e];
+}
+
+static void per_packet(const char *variant, double *bare_out)
+{
+    uint64_t bare[RUNS], c2b[RUNS], b2c[RUNS], c2b_all[RUNS], b2c_all[RUNS], rq[RUNS], rs[RUNS];
+    uint64_t t;
+    /* Warm-up: one of each, not counted. */
+    loop_bare(1);
+    loop_data(C2B, 1, &t);
+    loop_data(B2C, 1, &t);
+    loop_rpc(1, &rq[0], &rs[0]);
+    uint64_t cookies = event(XLB_EVENT_L7_SET_COOKIES), missed = event(XLB_EVENT_L7_SET_COOKIE_MISSED),
+             inspect_errors = event(XLB_EVENT_L7_INSPECT_ERRORS);
+    for (int r = 0; r < RUNS; r++) {
+        uint64_t seed = 1000 + (uint64_t)r;
+        bare[r] = loop_bare(seed);
+        c2b[r] = loop_data(C2B, seed, &c2b_all[r]);
+        b2c[r] = loop_data(B2C, seed, &b2c_all[r]);
+        loop_rpc(seed, &rq[r], &rs[r]);
+    }
+    uint64_t rpc[RUNS];
+    for (int r = 0; r < RUNS; r++)
+        rpc[r] = rq[r] + rs[r];
+    double bare_pp = median_per(bare, PACKETS);
+    *bare_out = bare_pp;
+    printf("%-7s %-6u %-34s %8.1f %7.1f-%-7.1f\n", variant, L.n, "bare rx/tx loop, per packet",
+           bare_pp, lo_per(bare, PACKETS), hi_per(bare, PACKETS));
+    struct {
+        const char *name;
+        uint64_t *runs;
+    } rows[] = {{"DATA client -> backend, per packet", c2b},
+                {"DATA backend -> client, per packet", b2c},
+                {"unary RPC: request (client seg.)", rq},
+                {"unary RPC: response (backend seg.)", rs},
+                {"unary RPC: both, per RPC", rpc}};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        double x = median_per(rows[i].runs, PACKETS);
+        double base = i == 4 ? 2 * bare_pp : bare_pp;
+        printf("%-7s %-6u %-34s %8.1f %7.1f-%-7.1f %7.2f x %7.2f\n", variant, L.n, rows[i].name, x,
+               lo_per(rows[i].runs, PACKETS), hi_per(rows[i].runs, PACKETS), x / base,
+               base / (base + x));
+    }
+    printf("%-7s %-6u (whole DATA loops, harness included: %.1f and %.1f cycles per packet; "
+           "Set-Cookie inserted %llu times, missed %llu, inspection given up %llu)\n",
+           variant, L.n, median_per(c2b_all, PACKETS), median_per(b2c_all, PACKETS),
+           (unsigned long long)(event(XLB_EVENT_L7_SET_COOKIES) - cookies),
+           (unsigned long long)(event(XLB_EVENT_L7_SET_COOKIE_MISSED) - missed),
+           (unsigned long long)(event(XLB_EVENT_L7_INSPECT_ERRORS) - inspect_errors));
+}
+
+static void new_connections(const char *variant, uint32_t window, const char *name, double bare)
+{
+    uint32_t rounds = (MIN_CONNECTIONS + L.n - 1) / L.n;
+    uint64_t syn[RUNS], ack[RUNS], hello[RUNS], sack[RUNS], synack[RUNS], removal[RUNS],
+        total[RUNS];
+    struct steps st;
+    memset(&st, 0, sizeof(st));
+    connect_all(window, &st); /* warm-up */
+    expire_all();
+    for (int r = 0; r < RUNS; r++) {
+        memset(&st, 0, sizeof(st));
+        uint64_t expired = 0;
+        for (uint32_t k = 0; k < rounds; k++) {
+            connect_all(window, &st);
+            expired += expire_all();
+        }
+        syn[r] = st.syn;
+        ack[r] = st.ack;
+        hello[r] = st.hello;
+        sack[r] = st.settings_ack;
+        synack[r] = st.syn_ack;
+        removal[r] = expired;
+        total[r] = st.syn + st.ack + st.hello + st.settings_ack + st.syn_ack;
+    }
+    uint64_t conns = (uint64_t)rounds * L.n;
+    double t = median_per(total, conns);
+    printf("%-7s %-6u %-17s %7.0f %6.0f-%-6.0f  SYN %5.0f  ACK %5.0f  request %5.0f  "
+           "SETTINGS ACK %5.0f  SYN-ACK %5.0f | removal %4.0f | %4.1f bare pkts  <= %d\n",
+           variant, L.n, name, t, lo_per(total, conns), hi_per(total, conns),
+           median_per(syn, conns), median_per(ack, conns), median_per(hello, conns),
+           median_per(sack, conns), median_per(synack, conns), median_per(removal, conns),
+           t / bare, TARGET_CONN_CYCLES);
+}
+
+/* ---- the L7 VIP ---- */
+
+static struct xlb_route_table *routes;
+static char *cookie_names[1] = {"xlb-session"};
+static struct xlb_lb_cookie_attrs cookie_attrs[1] = {{"/", true, 3600}};
+
+static void make_l7_vip(void)
+{
+    struct xlb_domain dom = {"*", XLB_DOMAIN_UNIVERSE};
+    struct xlb_route route = {0};
+    route.match.path_type = XLB_PATH_PREFIX;
+    route.match.path = "/xlb.test.Echo/";
+    route.match.case_sensitive = true;
+    route.action = XLB_ROUTE_CLUSTER;
+    route.cluster = b.cluster->name;
+    struct xlb_virtual_host vh = {0};
+    vh.domains = &dom;
+    vh.n_domains = 1;
+    vh.routes = &route;
+    vh.n_routes = 1;
+    struct xlb_route_config cfg = {0};
+    cfg.vhosts = &vh;
+    cfg.n_vhosts = 1;
+    const char *names[1] = {b.cluster->name};
+    if (xlb_route_compile(&cfg, names, 1, &routes) != 0 || routes->n_clusters != 1)
+        die("route compile");
+    b.vip.routes = routes;
+    b.vip.n_targets = 1;
+    b.snap->vips[0].l7 = true;
+}
+
+static void set_cookie(bool on)
+{
+    b.vip.route_cookie = on ? cookie_names : NULL;
+    b.vip.route_cookie_attrs = on ? cookie_attrs : NULL;
+}
+
+static void memory(void)
+{
+    const uint32_t sizes[] = {256, 1024};
+    printf("\nmemory per L7 connection: sizeof the pool element (xlb_l7_connection_bytes) %zu "
+           "bytes\n",
+           xlb_l7_connection_bytes());
+    printf("  %-12s %14s %14s\n", "connections", "heap, per conn", "total MiB");
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        uint64_t h0 = heap_bytes();
+        struct xlb_l7_worker *w = xlb_l7_worker_create(7, sizes[i], (int)rte_socket_id());
+        uint64_t h1 = heap_bytes();
+        if (w == NULL)
+            die("cannot create the L7 worker state (raise -m?)");
+        xlb_l7_worker_free(w);
+        printf("  %-12u %14.0f %14.1f\n", sizes[i], (double)(h1 - h0) / sizes[i],
+               (double)(h1 - h0) / (1 << 20));
+    }
+    printf("  (heap: the rte_malloc heap xlb_l7_worker_create(n) holds -- pool elements with "
+           "their mempool headers, the index, the worker's encoder -- divided by n; each "
+           "connection also has a flow table entry, ~120 bytes: bench_fwd)\n");
+}
+
+/* ---- main ---- */
+
+static void run(uint32_t n, bool cookie)
+{
+    const char *variant = cookie ? "cookie" : "plain";
+    set_cookie(cookie);
+    L.n = n;
+    L.conns = xcalloc(n, sizeof(*L.conns));
+    for (uint32_t i = 0; i < n; i++) {
+        L.conns[i].client = htonl(0x64400000u + 1 + i % 4096); /* 100.64.0.0/10 */
+        L.conns[i].client_port = htons((uint16_t)(1024 + i / 4096));
+    }
+    L.l7 = xlb_l7_worker_create(0, n, (int)rte_socket_id());
+    if (L.l7 == NULL)
+        die("cannot create the L7 worker state (raise -m?)");
+    b.ctx.l7 = L.l7;
+    flows_create(&L.flows, n);
+
+    struct steps st;
+    memset(&st, 0, sizeof(st));
+    connect_all(BURST, &st);
+    establish();
+    double bare;
+    per_packet(variant, &bare);
+    expire_all();
+    new_connections(variant, BURST, "new conn, hot", bare);
+    new_connections(variant, n, "new conn, spread", bare);
+
+    flows_free(&L.flows);
+    b.ctx.l7 = NULL;
+    xlb_l7_worker_free(L.l7);
+    free(L.conns);
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t sizes[8];
+    unsigned n_sizes = 0;
+    for (int i = 1; i < argc; i++) {
+        long n = strtol(argv[i], NULL, 10);
+        if (n < BURST || n > (long)MAX_CONNS || n_sizes == 8) {
+            fprintf(stderr, "usage: bench_l7 [connections %u..%u]...\n", BURST, MAX_CONNS);
+            return 2;
+        }
+        sizes[n_sizes++] = (uint32_t)n;
+    }
+    if (n_sizes == 0) {
+        sizes[n_sizes++] = 64;
+        sizes[n_sizes++] = 1024;
+    }
+    uint32_t largest = 1024;
+    for (unsigned i = 0; i < n_sizes; i++)
+        largest = sizes[i] > largest ? sizes[i] : largest;
+    eal_init(false, (uint32_t)(512 + (uint64_t)largest * 2 * xlb_l7_connection_bytes() / (1 << 20)));
+    setup();
+    make_l7_vip();
+    h2_make();
+
+    printf("bench_l7: L7 (HTTP/2) connections through xlb_burst_process, TSC %.2f GHz, 4 KiB "
+           "pages, bursts of %u, median of %d runs\n",
+           (double)b.tsc_hz / 1e9, BURST, RUNS);
+    printf("plain: no session affinity; cookie: the route has an A55 session cookie (a "
+           "Set-Cookie field is prepared at binding and inserted in responses)\n");
+    printf("first request segment %u bytes (preface, SETTINGS, WINDOW_UPDATE, HEADERS %u-byte "
+           "block, DATA); later request blocks %u bytes, response %u, trailers %u\n\n",
+           h2.hello.len, h2.req_first.len, h2.req_next.len, h2.resp_next.len,
+           h2.trailers_next.len);
+    printf("per packet, %u packets (RPCs) per run; cycles in xlb (expiry, poll, burst function); "
+           "'x bare': against the bare loop (per RPC: two bare packets); 'rate': bare / (bare + "
+           "xlb)\n",
+           PACKETS);
+    printf("'new conn' rows: cycles per new connection in the burst function, median (min-max), "
+           "then by step (SYN, cookie ACK, first request, SETTINGS ACK: binding, backend SYN-ACK: "
+           "replay), the removal by expiry (not in the total), and the total in bare-loop "
+           "packets; %u connections or more per run\n",
+           MIN_CONNECTIONS);
+    printf("%-7s %-6s %-34s %8s %-15s %9s %7s\n", "variant", "conns", "", "median", " (min-max)",
+           "x bare", "rate");
+    for (unsigned i = 0; i < n_sizes; i++)
+        for (int cookie = 0; cookie < 2; cookie++)
+            run(sizes[i], cookie);
+    memory();
+    b.snap->vips[0].l7 = false;
+    b.vip.routes = NULL;
+    set_cookie(false);
+    xlb_route_table_free(routes);
+    teardown();
+    rte_eal_cleanup();
+    return 0;
+}
