@@ -467,7 +467,7 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
     if (f == NULL)
         return steer_to_owner(ctx, frame, rte_be_to_cpu_16(key->dst_port));
     if (f->l7)
-        return xlb_l7_from_backend(ctx, snap, frame, p, 0, f);
+        return xlb_l7_from_backend(ctx, snap, frame, p, tcp_len, f);
     uint32_t payload = tcp_len - (uint32_t)(p->tcp->data_off >> 4) * 4;
     if (!track(ctx, f, p->tcp, payload, XLB_FLOW_FROM_BACKEND))
         return XLB_DROP_TCP_OUT_OF_WINDOW;
