@@ -53,8 +53,10 @@
 #define XLB_L7_STREAMS 32u
 /* The Set-Cookie field xlb inserts (HPACK bytes), and insertions remembered for retransmission. */
 #define XLB_L7_COOKIE_FIELD_MAX 384u
-#define XLB_L7_INSERTS          8u
-#define XLB_L7_NEW_INSERTS      4u /* in one segment */
+#define XLB_L7_INSERTS          32u
+#define XLB_L7_NEW_INSERTS      16u /* in one segment (a cut in two must still fit the MSS) */
+/* Requests on other streams before binding, registered when the connection is bound. */
+#define XLB_L7_EARLY_STREAMS    8u
 #define XLB_L7_CLUSTER_NAME_MAX 128u
 /* Backend SYN and replay retransmissions: first after this, doubling, at most this many. */
 #define XLB_L7_RETRY_MS  250u
@@ -72,6 +74,8 @@ struct xlb_l7_stream {
     uint32_t id;
     bool responded;    /* the response's first header block went by */
     bool needs_cookie; /* its response gets xlb's Set-Cookie (A55/A60) */
+    bool grpc;         /* the request's content-type is application/grpc...: trailers expected */
+    bool http_ok;      /* the response's :status is 2xx */
 };
 
 /* A Set-Cookie insertion into the backend's byte stream, kept to redo it on retransmission. */
@@ -107,6 +111,8 @@ struct xlb_l7_conn {
     bool request_seen;   /* the first request's header block is decoded */
     bool request_ok;     /* and fitted */
     uint32_t first_stream;
+    uint8_t n_early;
+    uint32_t early_streams[XLB_L7_EARLY_STREAMS];
     struct xlb_h2_headers request;
     /* Backend connection. */
     uint32_t replay_len;  /* bytes replayed, from backend seq client_isn + 1 */
@@ -252,6 +258,9 @@ struct xlb_l7_stream *xlb_l7_stream_find(struct xlb_l7_conn *c, uint32_t id);
 /* The stream ended: ok or not; it is forgotten. */
 void xlb_l7_stream_end(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, struct xlb_l7_stream *s,
                        bool ok);
+/* DATA with END_STREAM from the backend: a response without trailers ends. */
+void xlb_l7_stream_data_end(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c,
+                            struct xlb_l7_stream *s);
 /* A response header block: its status, and whether it ends the stream. */
 void xlb_l7_stream_response(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c,
                             struct xlb_l7_stream *s, const struct xlb_h2_headers *h,

@@ -28,6 +28,7 @@ static void cut_strips(struct xlb_l7_conn *c)
     write += c->in_len - read;
     c->stripped = c->in_len - write;
     c->replay_len = write;
+    c->in_len = write; /* what the client sends while xlb connects goes on from here */
 }
 
 static void reason_of(const struct xlb_lb_trace *trace, enum xlb_lb_outcome outcome, char *out,
@@ -172,6 +173,7 @@ static void connected(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap
     /* Backend timestamps are moved past every one xlb sent the client (PAWS, RFC 7323). */
     c->ts_add = (uint32_t)xlb_l7_now_ms(ctx) + 1 - o->tsval;
     c->s2c_seq_add = c->snd_nxt - (c->backend_isn + 1);
+    c->replay_len = c->in_len; /* with what came while connecting */
     c->phase = XLB_L7_SPLICED;
     struct xlb_flow *f = c->flow;
     f->state = XLB_FLOW_ESTABLISHED;
@@ -199,9 +201,19 @@ xlb_verdict xlb_l7_connecting(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
         xlb_l7_reject(ctx, snap, c, "xlb: the backend refused the connection");
         return XLB_VERDICT_CONSUMED;
     }
+    uint32_t ack = rte_be_to_cpu_32(tcp->recv_ack);
+    if ((flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) == RTE_TCP_ACK_FLAG &&
+        ack != c->client_isn + 1) {
+        /* An ACK of an older connection on this SNAT port (the backend's TIME-WAIT): reset it
+         * as a client would (RFC 9293 3.10.7.3) and send the SYN again at once. */
+        struct xlb_l7_segment rst = {.seq = ack, .flags = RTE_TCP_RST_FLAG};
+        xlb_l7_send(ctx, snap, c->flow, XLB_L7_TO_BACKEND, &rst);
+        send_syn(ctx, snap, c);
+        return XLB_DROP_L7_UNEXPECTED;
+    }
     if ((flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) !=
             (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG) ||
-        rte_be_to_cpu_32(tcp->recv_ack) != c->client_isn + 1)
+        ack != c->client_isn + 1)
         return XLB_DROP_L7_UNEXPECTED;
     uint32_t hlen = (uint32_t)(tcp->data_off >> 4) * 4;
     struct xlb_tcp_opts o;

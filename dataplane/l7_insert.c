@@ -156,8 +156,13 @@ bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, struc
      * remembered one (they were found in bytes scanned for the first time). */
     bool done[XLB_L7_NEW_INSERTS] = {false};
     uint8_t room = (uint8_t)(XLB_L7_INSERTS - c->n_inserts);
+    /* At most what one cut in two can carry: the segment is then never more than twice the MSS. */
+    uint32_t mss = c->client.mss != 0 ? c->client.mss : 536, fits = 0;
+    while (fits < c->n_new && original + (fits + 1u) * c->cookie_field_len <= 2 * mss)
+        fits++;
     for (int i = c->n_new - 1; i >= 0; i--) {
-        done[i] = i < room && insert_one(c, frame, p, seq, payload_len, &c->new_inserts[i]);
+        done[i] = i < room && (uint32_t)i < fits &&
+                  insert_one(c, frame, p, seq, payload_len, &c->new_inserts[i]);
         ctx->stats->events[done[i] ? XLB_EVENT_L7_SET_COOKIES : XLB_EVENT_L7_SET_COOKIE_MISSED]++;
     }
     bool ok = true;

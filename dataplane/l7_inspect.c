@@ -53,7 +53,11 @@ static int on_frame_end(struct inspect_step *r, const struct xlb_h2_frame *f,
                         const uint8_t *payload, uint32_t len, bool from_backend)
 {
     struct xlb_l7_conn *c = r->c;
-    if (f->type == XLB_H2_RST_STREAM) {
+    if (f->type == XLB_H2_DATA && from_backend && (f->flags & XLB_H2_FLAG_END_STREAM)) {
+        struct xlb_l7_stream *s = xlb_l7_stream_find(c, f->stream_id);
+        if (s != NULL)
+            xlb_l7_stream_data_end(r->ctx, c, s);
+    } else if (f->type == XLB_H2_RST_STREAM) {
         struct xlb_l7_stream *s = xlb_l7_stream_find(c, f->stream_id);
         if (s != NULL)
             xlb_l7_stream_end(r->ctx, c, s, false);

@@ -1,7 +1,8 @@
 /*
- * RECEIVING: xlb is the client's TCP peer until the first request is in. Bytes are taken in
- * order only (a segment ahead of rcv_nxt is left for the client to retransmit), kept for the
- * replay, and scanned as HTTP/2: the client's ACK of xlb's SETTINGS and its PINGs are meant
+ * RECEIVING: xlb is the client's TCP peer until the first request is in. While it connects to
+ * the backend (CONNECTING) it goes on taking the client's bytes the same way, for the replay. Bytes
+ * are taken in order only (a segment ahead of rcv_nxt is left for the client to retransmit), kept
+ * for the replay, and scanned as HTTP/2: the client's ACK of xlb's SETTINGS and its PINGs are meant
  * for xlb, so they are answered or noted and cut from the replay. xlb's own bytes (SETTINGS,
  * PING ACKs) are resent with every answer until acknowledged: nothing else retransmits them.
  */
@@ -39,6 +40,8 @@ static int on_frame_end(void *user, const struct xlb_h2_frame *f, const uint8_t 
     struct receive_step *r = user;
     struct xlb_l7_conn *c = r->c;
     bool ack = f->flags & XLB_H2_FLAG_END_STREAM;
+    if (c->phase != XLB_L7_RECEIVING)
+        return 0; /* bound: everything goes to the backend (it answers PINGs itself) */
     if (f->type == XLB_H2_SETTINGS && ack && !c->settings_acked) {
         c->settings_acked = true; /* the backend never sent these SETTINGS: not replayed */
         return strip(c, f);
@@ -60,11 +63,17 @@ static int on_header_block(void *user, uint32_t stream_id, bool end_stream, cons
     struct receive_step *r = user;
     struct xlb_l7_conn *c = r->c;
     if (c->request_seen) {
-        /* A later request before binding: decoded only to keep the table in step. */
+        /* A later request before the splice: decoded to keep the table in step, and its stream
+         * followed (from the binding on; before it, noted for the binding). */
         struct xlb_h2_headers later;
-        char storage[512];
-        return xlb_hpack_decode(&c->hpack, block, len, &later, storage, sizeof(storage)) == 0 ? 0
-                                                                                              : -1;
+        char storage[1024];
+        if (xlb_hpack_decode(&c->hpack, block, len, &later, storage, sizeof(storage)) != 0)
+            return -1;
+        if (c->phase == XLB_L7_CONNECTING && c->scan.block_type == XLB_H2_HEADERS)
+            xlb_l7_stream_request(r->ctx, c, stream_id, &later);
+        else if (stream_id != c->first_stream && c->n_early < XLB_L7_EARLY_STREAMS)
+            c->early_streams[c->n_early++] = stream_id;
+        return 0;
     }
     int rc = xlb_hpack_decode(&c->hpack, block, len, &c->request, c->storage, sizeof(c->storage));
     if (rc != 0)
@@ -141,15 +150,18 @@ xlb_verdict xlb_l7_receive(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
         xlb_l7_abort(ctx, snap, c);
         return XLB_VERDICT_CONSUMED;
     }
-    if ((flags & RTE_TCP_FIN_FLAG) && seq + len == c->rcv_nxt) {
+    bool receiving = c->phase == XLB_L7_RECEIVING;
+    /* While xlb connects to the backend, a FIN is left unacknowledged: the client sends it
+     * again, and then it passes to the backend. */
+    if (receiving && (flags & RTE_TCP_FIN_FLAG) && seq + len == c->rcv_nxt) {
         xlb_l7_abort(ctx, snap, c); /* the client gave up before its request was bound */
         return XLB_VERDICT_CONSUMED;
     }
-    if (ready(c)) {
+    if (receiving && ready(c)) {
         xlb_l7_bind(ctx, snap, c);
         return XLB_VERDICT_CONSUMED;
     }
-    if (c->in_len == XLB_L7_IN_MAX) {
+    if (receiving && c->in_len == XLB_L7_IN_MAX) {
         ctx->stats->events[XLB_EVENT_L7_RECEIVE_OVERFLOWS]++;
         xlb_l7_abort(ctx, snap, c);
         return XLB_VERDICT_CONSUMED;

@@ -54,11 +54,34 @@ static struct xlb_l7_stream *add(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *
     return s;
 }
 
+static bool is_grpc(const struct xlb_h2_headers *h)
+{
+    for (uint32_t i = 0; i < h->request.n_fields; i++) {
+        const struct xlb_route_field *f = &h->request.fields[i];
+        if (f->name_len == 12 && memcmp(f->name, "content-type", 12) == 0)
+            return f->value_len >= 16 && memcmp(f->value, "application/grpc", 16) == 0;
+    }
+    return false;
+}
+
 void xlb_l7_streams_bind(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, bool needs_cookie)
 {
     struct xlb_l7_stream *s = add(ctx, c, c->first_stream);
-    if (s != NULL)
+    if (s != NULL) {
         s->needs_cookie = needs_cookie && c->cookie_field_len != 0;
+        s->grpc = is_grpc(&c->request);
+    }
+    /* Requests the client sent before the binding: started now, with the first one's cookie
+     * decision (their own cookies were not kept). */
+    for (uint8_t i = 0; i < c->n_early; i++) {
+        struct xlb_l7_stream *e = add(ctx, c, c->early_streams[i]);
+        if (e == NULL)
+            break;
+        count_start(ctx, c);
+        e->needs_cookie = s != NULL && s->needs_cookie;
+        e->grpc = s != NULL && s->grpc;
+    }
+    c->n_early = 0;
 }
 
 struct xlb_l7_stream *xlb_l7_stream_find(struct xlb_l7_conn *c, uint32_t id)
@@ -99,6 +122,7 @@ struct xlb_l7_stream *xlb_l7_stream_request(struct xlb_burst_ctx *ctx, struct xl
     if (s == NULL)
         return NULL;
     count_start(ctx, c);
+    s->grpc = is_grpc(h);
     if (c->cookie_field_len != 0 && !cookie_is_ours(c, h)) {
         /* Binding is per connection: a cookie naming another endpoint cannot be honoured. */
         uint32_t len;
@@ -127,9 +151,18 @@ void xlb_l7_stream_response(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c,
                             struct xlb_l7_stream *s, const struct xlb_h2_headers *h,
                             bool end_stream)
 {
+    if (!s->responded)
+        s->http_ok = h->status != NULL && h->status_len == 3 && h->status[0] == '2';
     s->responded = true;
     if (end_stream)
         xlb_l7_stream_end(ctx, c, s, status_ok(h));
+}
+
+void xlb_l7_stream_data_end(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c,
+                            struct xlb_l7_stream *s)
+{
+    /* A gRPC response must end with trailers (grpc-status): without, the call failed. */
+    xlb_l7_stream_end(ctx, c, s, s->http_ok && !s->grpc);
 }
 
 void xlb_l7_streams_goaway(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, uint32_t last_id)

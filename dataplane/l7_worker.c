@@ -136,11 +136,10 @@ xlb_verdict xlb_l7_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snaps
     struct xlb_l7_conn *c = xlb_l7_conn_of(ctx, f);
     switch (c->phase) {
     case XLB_L7_RECEIVING:
+    case XLB_L7_CONNECTING: /* kept for the replay */
         return xlb_l7_receive(ctx, snap, p, tcp_len, c);
     case XLB_L7_SPLICED:
         return xlb_l7_splice_from_client(ctx, snap, frame, p, tcp_len, c);
-    case XLB_L7_CONNECTING:
-        return XLB_DROP_L7_CONNECTING; /* retransmitted once the backend is there */
     default:
         return closing(ctx, snap, p, tcp_len, c);
     }

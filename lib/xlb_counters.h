@@ -48,7 +48,6 @@
     X(L7_POOL_FULL, "l7_pool_full")                                                                \
     X(L7_NO_MBUF, "l7_no_mbuf")                                                                    \
     X(L7_UNEXPECTED, "l7_unexpected_segment")                                                      \
-    X(L7_CONNECTING, "l7_while_connecting")                                                        \
     X(L7_REPLAYED, "l7_already_replayed")                                                          \
     X(L7_OUT_OF_ORDER, "l7_out_of_order")                                                          \
     X(L7_NO_ROOM, "l7_no_room")                                                                    \

@@ -300,7 +300,12 @@ struct l7_seg l7_spliced_to_client(const struct l7_conn *c, struct l7_seg s)
 
 uint16_t l7_receive_window(const struct l7_conn *c)
 {
-    uint32_t held = c->c_seq - (c->c_isn + 1);
+    return l7_window_after_cut(c, 0);
+}
+
+uint16_t l7_window_after_cut(const struct l7_conn *c, uint32_t stripped)
+{
+    uint32_t held = c->c_seq - (c->c_isn + 1) - stripped;
     return (uint16_t)((L7_IN_MAX - held) >> L7_WSCALE);
 }
 
@@ -385,9 +390,9 @@ void l7_request(struct l7_fixture *x, struct l7_conn *c, const uint8_t *data, ui
     assert_int_equal(l7_send(x, &seg), 2);
     c->c_seq += len;
     assert_int_equal(l7_event(x, XLB_EVENT_L7_BOUND), bound + 1);
-    /* The client's bytes are acknowledged at once. */
-    struct l7_seg ack =
-        l7_by_xlb_to_client(c, RTE_TCP_ACK_FLAG, c->x_seq, c->c_seq, l7_receive_window(c), NULL, 0);
+    /* The client's bytes are acknowledged at once; the window counts the bytes cut as free. */
+    struct l7_seg ack = l7_by_xlb_to_client(c, RTE_TCP_ACK_FLAG, c->x_seq, c->c_seq,
+                                            l7_window_after_cut(c, stripped), NULL, 0);
     opts_ts(&ack, l7_now_ms(x), tsval);
     l7_expect(x, 0, &ack);
     c->x_tsval = l7_now_ms(x);

@@ -183,6 +183,8 @@ struct l7_seg l7_spliced_to_client(const struct l7_conn *c, struct l7_seg s);
 
 /* The window xlb announces while receiving: the room left of its 8 KiB, scaled. */
 uint16_t l7_receive_window(const struct l7_conn *c);
+/* The same once binding has cut `stripped` bytes (frames meant for xlb) from what it holds. */
+uint16_t l7_window_after_cut(const struct l7_conn *c, uint32_t stripped);
 
 /* 1. The SYN (MSS 1460, SACK, TS, WS 7): exactly one SYN-ACK with the cookie; no flow. */
 void l7_syn(struct l7_fixture *x, struct l7_conn *c);
