@@ -116,6 +116,16 @@ static bool route_to(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
     return true;
 }
 
+/* A pick counted a call issued and in flight that will never be sent: it ends, failed. */
+static void unsent(struct xlb_burst_ctx *ctx, const struct xlb_lb_trace *trace)
+{
+    const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
+    uint32_t slot = trace->cluster->priorities[e->priority].localities[e->locality].load_slot;
+    xlb_nat_request_ended(ctx, trace->cluster->cluster_slot);
+    if (ctx->lb->load != NULL && slot < XLB_LOCALITY_SLOTS)
+        ctx->lb->load->localities[slot].failed++;
+}
+
 void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct xlb_l7_conn *c)
 {
     struct xlb_flow_key key;
@@ -139,7 +149,7 @@ void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, str
         char reason[160];
         if (outcome == XLB_LB_PICKED) {
             snprintf(reason, sizeof(reason), "xlb: no next hop to the endpoint");
-            xlb_nat_request_ended(ctx, trace.cluster->cluster_slot);
+            unsent(ctx, &trace);
         } else {
             reason_of(&trace, outcome, reason, sizeof(reason));
         }

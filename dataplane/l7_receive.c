@@ -112,9 +112,10 @@ static bool take(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, uint32_t seq,
 
 static void acknowledged(struct xlb_l7_conn *c, uint32_t ack)
 {
-    if (!SEQ_LT(c->snd_una, ack) || !SEQ_LE(ack, c->snd_nxt))
-        return;
+    /* Unsigned distance: an ACK 2^31 away is neither ahead nor behind in serial arithmetic. */
     uint32_t n = ack - c->snd_una;
+    if (n == 0 || n > c->out_len)
+        return;
     memmove(c->out, c->out + n, c->out_len - n);
     c->out_len = (uint16_t)(c->out_len - n);
     c->snd_una = ack;
