@@ -12,7 +12,8 @@ void h2t_append(struct h2t_bytes *b, const void *data, size_t len)
         b->data = realloc(b->data, b->cap);
         assert_non_null(b->data);
     }
-    memcpy(b->data + b->len, data, len);
+    if (len != 0) /* data may be NULL then (memcpy's arguments must not be) */
+        memcpy(b->data + b->len, data, len);
     b->len += len;
 }
 
