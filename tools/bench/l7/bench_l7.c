@@ -66,185 +66,24 @@
 #include <rte_mbuf.h>
 
 #include "bench_fwd_setup.h"
+#include "bench_l7_h2.h"
+#include "bench_l7_vip.h"
 #include "l7.h"
 #include "nat.h"
 #include "route_compile.h"
 #include "xlb_tcp_options.h"
 
-#define RUNS            5
-#define PACKETS         (1u << 18) /* per per-packet run, and RPCs per RPC run */
-#define MIN_CONNECTIONS 16384u     /* per new-connection run: rounds over the pool until then */
+#define RUNS               5
+#define PACKETS            (1u << 18) /* per per-packet run, and RPCs per RPC run */
+#define MIN_CONNECTIONS    16384u     /* per new-connection run: rounds over the pool until then */
 #define TARGET_CONN_CYCLES 10000
 
 #define CLIENT_MSS    1460
 #define CLIENT_WSCALE 7
-#define DATA_PAYLOAD  64 /* TCP payload of a DATA workload segment: a 9-byte frame header + 55 */
-#define FRAME_MAX     512
 #define MAX_CONNS     65536u
-
-#define H2_DATA          0
-#define H2_HEADERS       1
-#define H2_SETTINGS      4
-#define H2_WINDOW_UPDATE 8
-#define H2_END_STREAM    0x1
-#define H2_ACK           0x1
-#define H2_END_HEADERS   0x4
 
 static const struct rte_ether_addr router = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
 static const struct rte_ether_addr port_mac = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x10}};
-
-/* ---- HTTP/2 bytes, made once ---- */
-
-struct bytes {
-    uint8_t b[FRAME_MAX];
-    uint32_t len;
-};
-
-static struct {
-    /* HPACK blocks, in the order a connection sends them: requests; the response of stream 1,
-     * then the first unary call's response and trailers, then every later call's. */
-    struct bytes req_first, req_next;
-    struct bytes resp_first, resp_second, resp_next;
-    struct bytes trailers_first, trailers_next;
-    struct bytes hello;         /* the client's first segment (step 3) */
-    struct bytes settings_ack;  /* a SETTINGS ACK frame */
-    struct bytes backend_hello; /* the backend's first data: SETTINGS, SETTINGS ACK, response */
-    struct bytes data;          /* one DATA frame on stream 1: DATA_PAYLOAD bytes */
-    uint8_t message[5 + 16];    /* a gRPC message: 16 bytes */
-} h2;
-
-static uint32_t frame(uint8_t *out, uint8_t type, uint8_t flags, uint32_t stream,
-                      const void *payload, uint32_t len)
-{
-    out[0] = (uint8_t)(len >> 16);
-    out[1] = (uint8_t)(len >> 8);
-    out[2] = (uint8_t)len;
-    out[3] = type;
-    out[4] = flags;
-    out[5] = (uint8_t)(stream >> 24);
-    out[6] = (uint8_t)(stream >> 16);
-    out[7] = (uint8_t)(stream >> 8);
-    out[8] = (uint8_t)stream;
-    if (len != 0)
-        memcpy(out + 9, payload, len);
-    return 9 + len;
-}
-
-static void append_frame(struct bytes *b, uint8_t type, uint8_t flags, uint32_t stream,
-                         const void *payload, uint32_t len)
-{
-    if (b->len + 9 + len > sizeof(b->b))
-        die("frame too long");
-    b->len += frame(b->b + b->len, type, flags, stream, payload, len);
-}
-
-#define NV(n, v)                                                                                   \
-    {                                                                                              \
-        (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, sizeof(v) - 1, NGHTTP2_NV_FLAG_NONE         \
-    }
-
-static void deflate(nghttp2_hd_deflater *d, const nghttp2_nv *nv, size_t n, struct bytes *out)
-{
-    ssize_t len = nghttp2_hd_deflate_hd(d, out->b, sizeof(out->b), nv, n);
-    if (len < 0)
-        die("nghttp2_hd_deflate_hd");
-    out->len = (uint32_t)len;
-}
-
-static bool same(const struct bytes *a, const struct bytes *b_)
-{
-    return a->len == b_->len && memcmp(a->b, b_->b, a->len) == 0;
-}
-
-static void h2_make(void)
-{
-    /* What grpc-python sends for a unary call (h2load's own fields are similar). */
-    static const nghttp2_nv request[] = {
-        NV(":method", "POST"),
-        NV(":scheme", "http"),
-        NV(":path", "/xlb.test.Echo/Who"),
-        NV(":authority", "198.18.0.100:443"),
-        NV("te", "trailers"),
-        NV("content-type", "application/grpc"),
-        NV("user-agent", "grpc-python/1.51.1 grpc-c/29.0.0 (linux; chttp2)"),
-        NV("grpc-accept-encoding", "identity, deflate, gzip"),
-    };
-    static const nghttp2_nv response[] = {
-        NV(":status", "200"),
-        NV("content-type", "application/grpc"),
-        NV("grpc-accept-encoding", "identity, deflate, gzip"),
-    };
-    static const nghttp2_nv trailers[] = {NV("grpc-status", "0")};
-    nghttp2_hd_deflater *client, *backend;
-    if (nghttp2_hd_deflate_new(&client, 4096) != 0 || nghttp2_hd_deflate_new(&backend, 4096) != 0)
-        die("nghttp2_hd_deflate_new");
-    struct bytes check;
-    deflate(client, request, 8, &h2.req_first);
-    deflate(client, request, 8, &h2.req_next);
-    deflate(client, request, 8, &check);
-    if (!same(&check, &h2.req_next))
-        die("the request's HPACK block does not settle");
-    /* The backend answers stream 1 first (no trailers), then unary calls: the first call's
-     * trailers add grpc-status to the table, which moves the indexes of what came before. */
-    deflate(backend, response, 3, &h2.resp_first);
-    deflate(backend, response, 3, &h2.resp_second);
-    deflate(backend, trailers, 1, &h2.trailers_first);
-    deflate(backend, response, 3, &h2.resp_next);
-    deflate(backend, trailers, 1, &h2.trailers_next);
-    deflate(backend, response, 3, &check);
-    if (!same(&check, &h2.resp_next))
-        die("the response's HPACK block does not settle");
-    deflate(backend, trailers, 1, &check);
-    if (!same(&check, &h2.trailers_next))
-        die("the trailers' HPACK block does not settle");
-    nghttp2_hd_deflate_del(client);
-    nghttp2_hd_deflate_del(backend);
-
-    memset(h2.message, 0, sizeof(h2.message));
-    h2.message[4] = 16;
-    memset(h2.message + 5, 'x', 16);
-
-    /* The client's first segment: preface, SETTINGS (max concurrent streams, initial window),
-     * WINDOW_UPDATE of the connection, the request on stream 1 and its first message; the
-     * stream stays open (a streaming call) for the DATA workload. */
-    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-    static const uint8_t settings[] = {0, 3, 0, 0, 0, 100, 0, 4, 0, 0x40, 0, 0};
-    static const uint8_t increment[] = {0, 0x3f, 0, 1};
-    memcpy(h2.hello.b, preface, 24);
-    h2.hello.len = 24;
-    append_frame(&h2.hello, H2_SETTINGS, 0, 0, settings, sizeof(settings));
-    append_frame(&h2.hello, H2_WINDOW_UPDATE, 0, 0, increment, sizeof(increment));
-    append_frame(&h2.hello, H2_HEADERS, H2_END_HEADERS, 1, h2.req_first.b, h2.req_first.len);
-    append_frame(&h2.hello, H2_DATA, 0, 1, h2.message, sizeof(h2.message));
-
-    append_frame(&h2.settings_ack, H2_SETTINGS, H2_ACK, 0, NULL, 0);
-
-    static const uint8_t backend_settings[] = {0, 3, 0, 0, 0, 100};
-    append_frame(&h2.backend_hello, H2_SETTINGS, 0, 0, backend_settings, sizeof(backend_settings));
-    append_frame(&h2.backend_hello, H2_SETTINGS, H2_ACK, 0, NULL, 0);
-    append_frame(&h2.backend_hello, H2_HEADERS, H2_END_HEADERS, 1, h2.resp_first.b,
-                 h2.resp_first.len);
-
-    uint8_t filler[DATA_PAYLOAD - 9];
-    memset(filler, 'x', sizeof(filler));
-    append_frame(&h2.data, H2_DATA, 0, 1, filler, sizeof(filler));
-}
-
-/* A unary call on `stream`: the client's request, or the backend's answer. */
-static uint32_t rpc_request(uint8_t *out, uint32_t stream)
-{
-    uint32_t n = frame(out, H2_HEADERS, H2_END_HEADERS, stream, h2.req_next.b, h2.req_next.len);
-    return n + frame(out + n, H2_DATA, H2_END_STREAM, stream, h2.message, sizeof(h2.message));
-}
-
-static uint32_t rpc_response(uint8_t *out, uint32_t stream, bool first_call)
-{
-    const struct bytes *h = first_call ? &h2.resp_second : &h2.resp_next;
-    const struct bytes *t = first_call ? &h2.trailers_first : &h2.trailers_next;
-    uint32_t n = frame(out, H2_HEADERS, H2_END_HEADERS, stream, h->b, h->len);
-    n += frame(out + n, H2_DATA, 0, stream, h2.message, sizeof(h2.message));
-    return n + frame(out + n, H2_HEADERS, H2_END_HEADERS | H2_END_STREAM, stream, t->b, t->len);
-}
 
 /* ---- connections, as the bench's client and backend see them ---- */
 
@@ -334,9 +173,19 @@ static void client_seg(struct rte_mbuf *m, struct conn *c, uint8_t flags, const 
 {
     uint8_t opts[12];
     c->c_tsval++;
-    struct seg s = {&router, c->client, htonl(RTE_IPV4(198, 18, 0, 100)), c->client_port,
-                    htons(VIP_PORT), c->c_seq, c->c_ack, flags, 502, opts,
-                    xlb_tcp_options_write_ts(opts, c->c_tsval, c->c_tsecr), payload, len};
+    struct seg s = {&router,
+                    c->client,
+                    htonl(RTE_IPV4(198, 18, 0, 100)),
+                    c->client_port,
+                    htons(VIP_PORT),
+                    c->c_seq,
+                    c->c_ack,
+                    flags,
+                    502,
+                    opts,
+                    xlb_tcp_options_write_ts(opts, c->c_tsval, c->c_tsecr),
+                    payload,
+                    len};
     build(m, &s);
     c->c_seq += len;
 }
@@ -346,9 +195,19 @@ static void backend_seg(struct rte_mbuf *m, struct conn *c, uint8_t flags, const
 {
     uint8_t opts[12];
     c->b_tsval++;
-    struct seg s = {&c->backend_mac, c->backend, c->snat, c->backend_port, c->snat_port,
-                    c->b_seq, c->b_ack, flags, 502, opts,
-                    xlb_tcp_options_write_ts(opts, c->b_tsval, c->b_tsecr), payload, len};
+    struct seg s = {&c->backend_mac,
+                    c->backend,
+                    c->snat,
+                    c->backend_port,
+                    c->snat_port,
+                    c->b_seq,
+                    c->b_ack,
+                    flags,
+                    502,
+                    opts,
+                    xlb_tcp_options_write_ts(opts, c->b_tsval, c->b_tsecr),
+                    payload,
+                    len};
     build(m, &s);
     c->b_seq += len;
 }
@@ -373,8 +232,7 @@ static void read_sent(unsigned i, struct sent *s)
     s->ack = ntohl(s->tcp->recv_ack);
     s->flags = s->tcp->tcp_flags;
     s->len = ntohs(s->ip->total_length) - rte_ipv4_hdr_len(s->ip) - hlen;
-    if (xlb_tcp_options_parse((const uint8_t *)(s->tcp + 1), hlen - sizeof(*s->tcp), &s->opts) !=
-        0)
+    if (xlb_tcp_options_parse((const uint8_t *)(s->tcp + 1), hlen - sizeof(*s->tcp), &s->opts) != 0)
         die("xlb sent malformed TCP options");
 }
 
@@ -440,9 +298,19 @@ static void step(struct steps *st, int which, uint32_t first, uint16_t k)
                                      .sack_ok = true,
                                      .has_ts = true,
                                      .tsval = c->c_tsval};
-            struct seg s = {&router,   c->client, htonl(RTE_IPV4(198, 18, 0, 100)),
-                            c->client_port, htons(VIP_PORT), c->c_seq, 0, RTE_TCP_SYN_FLAG,
-                            64240,     opts,      xlb_tcp_options_write_syn(opts, &o), NULL, 0};
+            struct seg s = {&router,
+                            c->client,
+                            htonl(RTE_IPV4(198, 18, 0, 100)),
+                            c->client_port,
+                            htons(VIP_PORT),
+                            c->c_seq,
+                            0,
+                            RTE_TCP_SYN_FLAG,
+                            64240,
+                            opts,
+                            xlb_tcp_options_write_syn(opts, &o),
+                            NULL,
+                            0};
             build(pkts[j], &s);
             c->c_seq++;
             break;
@@ -489,8 +357,8 @@ static void step(struct steps *st, int which, uint32_t first, uint16_t k)
         }
         }
     }
-    static const char *names[] = {"", "SYN", "cookie ACK", "first request", "SETTINGS ACK",
-                                  "backend SYN-ACK"};
+    static const char *names[] = {
+        "", "SYN", "cookie ACK", "first request", "SETTINGS ACK", "backend SYN-ACK"};
     unsigned per = which == 4 ? 2 : 1; /* binding: the ACK to the client and the SYN */
     uint64_t cycles = process(pkts, k, names[which], per * k);
     uint64_t *slot[] = {NULL, &st->syn, &st->ack, &st->hello, &st->settings_ack, &st->syn_ack};
@@ -525,8 +393,8 @@ static void step(struct steps *st, int which, uint32_t first, uint16_t k)
             c->backend = s.ip->dst_addr;
             c->snat_port = s.tcp->src_port;
             c->backend_port = s.tcp->dst_port;
-            c->backend_mac = rte_pktmbuf_mtod(b.ctx.tx[0].pkts[j * per + 1],
-                                              struct rte_ether_hdr *)->dst_addr;
+            c->backend_mac =
+                rte_pktmbuf_mtod(b.ctx.tx[0].pkts[j * per + 1], struct rte_ether_hdr *)->dst_addr;
             c->b_tsecr = s.opts.tsval;
             break;
         default: /* the replay */
@@ -648,14 +516,13 @@ static uint64_t loop_data(enum direction dir, uint64_t seed, uint64_t *total)
         for (unsigned i = 0; i < BURST; i++) {
             struct conn *c = which[i] = &L.conns[draw(&rng)];
             if (dir == C2B)
-                client_seg(pkts[i], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, h2.data.b,
-                           h2.data.len);
+                client_seg(pkts[i], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, h2.data.b, h2.data.len);
             else
                 backend_seg(pkts[i], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, h2.data.b,
                             h2.data.len);
         }
-        xlb += process(pkts, BURST, dir == C2B ? "DATA to the backend" : "DATA to the client",
-                       BURST);
+        xlb +=
+            process(pkts, BURST, dir == C2B ? "DATA to the backend" : "DATA to the client", BURST);
         for (unsigned i = 0; i < BURST; i++) {
             struct sent s;
             read_sent(i, &s);
@@ -751,7 +618,8 @@ static void per_packet(const char *variant, double *bare_out)
     loop_data(C2B, 1, &t);
     loop_data(B2C, 1, &t);
     loop_rpc(1, &rq[0], &rs[0]);
-    uint64_t cookies = event(XLB_EVENT_L7_SET_COOKIES), missed = event(XLB_EVENT_L7_SET_COOKIE_MISSED),
+    uint64_t cookies = event(XLB_EVENT_L7_SET_COOKIES),
+             missed = event(XLB_EVENT_L7_SET_COOKIE_MISSED),
              inspect_errors = event(XLB_EVENT_L7_INSPECT_ERRORS);
     for (int r = 0; r < RUNS; r++) {
         uint64_t seed = 1000 + (uint64_t)r;
@@ -820,67 +688,8 @@ static void new_connections(const char *variant, uint32_t window, const char *na
            "SETTINGS ACK %5.0f  SYN-ACK %5.0f | removal %4.0f | %4.1f bare pkts  <= %d\n",
            variant, L.n, name, t, lo_per(total, conns), hi_per(total, conns),
            median_per(syn, conns), median_per(ack, conns), median_per(hello, conns),
-           median_per(sack, conns), median_per(synack, conns), median_per(removal, conns),
-           t / bare, TARGET_CONN_CYCLES);
-}
-
-/* ---- the L7 VIP ---- */
-
-static struct xlb_route_table *routes;
-static char *cookie_names[1] = {"xlb-session"};
-static struct xlb_lb_cookie_attrs cookie_attrs[1] = {{"/", true, 3600}};
-
-static void make_l7_vip(void)
-{
-    struct xlb_domain dom = {"*", XLB_DOMAIN_UNIVERSE};
-    struct xlb_route route = {0};
-    route.match.path_type = XLB_PATH_PREFIX;
-    route.match.path = "/xlb.test.Echo/";
-    route.match.case_sensitive = true;
-    route.action = XLB_ROUTE_CLUSTER;
-    route.cluster = b.cluster->name;
-    struct xlb_virtual_host vh = {0};
-    vh.domains = &dom;
-    vh.n_domains = 1;
-    vh.routes = &route;
-    vh.n_routes = 1;
-    struct xlb_route_config cfg = {0};
-    cfg.vhosts = &vh;
-    cfg.n_vhosts = 1;
-    const char *names[1] = {b.cluster->name};
-    if (xlb_route_compile(&cfg, names, 1, &routes) != 0 || routes->n_clusters != 1)
-        die("route compile");
-    b.vip.routes = routes;
-    b.vip.n_targets = 1;
-    b.snap->vips[0].l7 = true;
-}
-
-static void set_cookie(bool on)
-{
-    b.vip.route_cookie = on ? cookie_names : NULL;
-    b.vip.route_cookie_attrs = on ? cookie_attrs : NULL;
-}
-
-static void memory(void)
-{
-    const uint32_t sizes[] = {256, 1024};
-    printf("\nmemory per L7 connection: sizeof the pool element (xlb_l7_connection_bytes) %zu "
-           "bytes\n",
-           xlb_l7_connection_bytes());
-    printf("  %-12s %14s %14s\n", "connections", "heap, per conn", "total MiB");
-    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-        uint64_t h0 = heap_bytes();
-        struct xlb_l7_worker *w = xlb_l7_worker_create(7, sizes[i], (int)rte_socket_id());
-        uint64_t h1 = heap_bytes();
-        if (w == NULL)
-            die("cannot create the L7 worker state (raise -m?)");
-        xlb_l7_worker_free(w);
-        printf("  %-12u %14.0f %14.1f\n", sizes[i], (double)(h1 - h0) / sizes[i],
-               (double)(h1 - h0) / (1 << 20));
-    }
-    printf("  (heap: the rte_malloc heap xlb_l7_worker_create(n) holds -- pool elements with "
-           "their mempool headers, the index, the worker's encoder -- divided by n; each "
-           "connection also has a flow table entry, ~120 bytes: bench_fwd)\n");
+           median_per(sack, conns), median_per(synack, conns), median_per(removal, conns), t / bare,
+           TARGET_CONN_CYCLES);
 }
 
 /* ---- main ---- */
@@ -888,7 +697,7 @@ static void memory(void)
 static void run(uint32_t n, bool cookie)
 {
     const char *variant = cookie ? "cookie" : "plain";
-    set_cookie(cookie);
+    l7_vip_cookie(cookie);
     L.n = n;
     L.conns = xcalloc(n, sizeof(*L.conns));
     for (uint32_t i = 0; i < n; i++) {
@@ -936,9 +745,10 @@ int main(int argc, char **argv)
     uint32_t largest = 1024;
     for (unsigned i = 0; i < n_sizes; i++)
         largest = sizes[i] > largest ? sizes[i] : largest;
-    eal_init(false, (uint32_t)(512 + (uint64_t)largest * 2 * xlb_l7_connection_bytes() / (1 << 20)));
+    eal_init(false,
+             (uint32_t)(512 + (uint64_t)largest * 2 * xlb_l7_connection_bytes() / (1 << 20)));
     setup();
-    make_l7_vip();
+    l7_vip_make();
     h2_make();
 
     printf("bench_l7: L7 (HTTP/2) connections through xlb_burst_process, TSC %.2f GHz, 4 KiB "
@@ -948,8 +758,7 @@ int main(int argc, char **argv)
            "Set-Cookie field is prepared at binding and inserted in responses)\n");
     printf("first request segment %u bytes (preface, SETTINGS, WINDOW_UPDATE, HEADERS %u-byte "
            "block, DATA); later request blocks %u bytes, response %u, trailers %u\n\n",
-           h2.hello.len, h2.req_first.len, h2.req_next.len, h2.resp_next.len,
-           h2.trailers_next.len);
+           h2.hello.len, h2.req_first.len, h2.req_next.len, h2.resp_next.len, h2.trailers_next.len);
     printf("per packet, %u packets (RPCs) per run; cycles in xlb (expiry, poll, burst function); "
            "'x bare': against the bare loop (per RPC: two bare packets); 'rate': bare / (bare + "
            "xlb)\n",
@@ -964,11 +773,9 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < n_sizes; i++)
         for (int cookie = 0; cookie < 2; cookie++)
             run(sizes[i], cookie);
-    memory();
+    l7_memory_report();
     b.snap->vips[0].l7 = false;
-    b.vip.routes = NULL;
-    set_cookie(false);
-    xlb_route_table_free(routes);
+    l7_vip_free();
     teardown();
     rte_eal_cleanup();
     return 0;
