@@ -35,11 +35,12 @@ pass "xlbd runs on hugepages"
 # an attach failure, or a dumpcap that timed out without its packets, is retried with a fresh
 # xlbd (at most 3 attempts); any other failure fails the test.
 capture_once() {
-    timeout 40 dpdk-dumpcap --file-prefix="$E2E_PREFIX" -i net_af_packet0 -c 8 -q \
+    timeout 40 dpdk-dumpcap --file-prefix="$E2E_PREFIX" -i net_af_packet0 -c 32 -q \
         -w "$E2E_DIR/capture.pcapng" >"$E2E_DIR/dumpcap.log" 2>&1 &
     local dumpcap=$!
     RUN_PIDS+=("$dumpcap")
-    # Keep pinging (bounded) until dumpcap has its 8 packets and exits.
+    # Keep pinging (bounded) until dumpcap has its 32 packets and exits: the first ones may all
+    # be xlb resolving its gateways and the VIPs' on-link backends (ARP, ND) after its start.
     for _ in $(seq 1 20); do
         in_client ping -c 2 -i 0.2 -W 1 198.18.0.100 >/dev/null 2>&1 || true
         kill -0 "$dumpcap" 2>/dev/null || break
@@ -72,7 +73,7 @@ while offset + 12 <= len(data):
         captured = struct.unpack_from("<I", data, offset + 20)[0]
         packets.append(data[offset + 28: offset + 28 + captured])
     offset += length
-assert len(packets) >= 8, len(packets)
+assert len(packets) >= 32, len(packets)
 def icmp_type(frame):
     if frame[12:14] != b"\x08\x00" or frame[23] != 1:
         return None
