@@ -513,6 +513,25 @@ static void read_metrics(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb
     out->metrics_enabled = true;
 }
 
+/* "auto" (the default), "off", or the largest MSS a forwarded SYN may offer. 536 is the least
+ * every IPv4 host must accept (RFC 9293 3.7.1); 65495 what a 65,535-byte datagram carries. */
+static void read_mss_clamp(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_errors *errs)
+{
+    const cJSON *clamp = cJSON_GetObjectItemCaseSensitive(xlb, "tcp_mss_clamp");
+    if (clamp == NULL)
+        return;
+    if (cJSON_IsString(clamp) && strcmp(clamp->valuestring, "auto") == 0)
+        out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;
+    else if (cJSON_IsString(clamp) && strcmp(clamp->valuestring, "off") == 0)
+        out->tcp_mss_clamp = XLB_MSS_CLAMP_OFF;
+    else if (cJSON_IsNumber(clamp) && clamp->valuedouble >= 536 && clamp->valuedouble <= 65495 &&
+             clamp->valuedouble == (double)(int)clamp->valuedouble)
+        out->tcp_mss_clamp = (uint16_t)clamp->valuedouble;
+    else
+        xlb_errors_add(errs, "xlb.tcp_mss_clamp",
+                       "must be \"auto\", \"off\" or an integer in 536..65495");
+}
+
 static void read_xlb_section(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_errors *errs)
 {
     int64_t value;
@@ -536,6 +555,7 @@ static void read_xlb_section(const cJSON *xlb, struct xlb_bootstrap *out, struct
     if (compat != NULL && !cJSON_IsBool(compat))
         xlb_errors_add(errs, "xlb.aggregate_cluster_backward_compat", "must be true or false");
     out->aggregate_cluster_backward_compat = cJSON_IsTrue(compat);
+    read_mss_clamp(xlb, out, errs);
     read_ports(xlb, out, errs);
     read_snat(xlb, out, errs);
     read_vips(xlb, out, errs);
@@ -564,6 +584,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->mbuf_pool_size = XLB_DEFAULT_MBUFS;
     out->flows_per_worker = XLB_DEFAULT_FLOWS_PER_WORKER;
     out->l7_connections_per_worker = XLB_L7_CONNECTIONS_AUTO;
+    out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;
     snprintf(out->control_socket, sizeof(out->control_socket), "%s", XLB_DEFAULT_CONTROL_SOCKET);
     unsigned errors_before = errs->n + errs->dropped;

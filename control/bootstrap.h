@@ -15,13 +15,15 @@
 #include "xlb_host_port.h"
 #include "xlb_limits.h"
 
-#define XLB_DEFAULT_CONTROL_SOCKET "/run/xlb/xlbd.sock"
-#define XLB_DEFAULT_MBUFS          8191
+#define XLB_DEFAULT_CONTROL_SOCKET   "/run/xlb/xlbd.sock"
+#define XLB_DEFAULT_MBUFS            8191
 #define XLB_DEFAULT_FLOWS_PER_WORKER 65536
 #define XLB_L7_CONNECTIONS_AUTO      UINT32_MAX
+#define XLB_MSS_CLAMP_AUTO           UINT16_MAX /* no limit beyond the ports' MTUs */
+#define XLB_MSS_CLAMP_OFF            0
 #define XLB_DEFAULT_L7_CONNECTIONS   1024
-#define XLB_DEFAULT_MAX_SERIES     10000
-#define XLB_SOCKET_PATH_MAX        107 /* sizeof(sun_path) - 1 */
+#define XLB_DEFAULT_MAX_SERIES       10000
+#define XLB_SOCKET_PATH_MAX          107 /* sizeof(sun_path) - 1 */
 
 enum xlb_channel_creds { XLB_CREDS_INSECURE, XLB_CREDS_TLS };
 
@@ -76,9 +78,12 @@ struct xlb_bootstrap {
      * target, else none. */
     uint32_t l7_connections_per_worker;
     bool aggregate_cluster_backward_compat; /* pre-A75 aggregate clusters */
+    /* The largest MSS a forwarded SYN or SYN-ACK may offer: XLB_MSS_CLAMP_AUTO (what the
+     * ports' MTUs carry), a lower number, or XLB_MSS_CLAMP_OFF (offers left alone). */
+    uint16_t tcp_mss_clamp;
     unsigned n_vips;
     struct xlb_vip_config *vips;
-    unsigned n_vip6_addresses; /* distinct IPv6 VIP addresses among them */
+    unsigned n_vip6_addresses;           /* distinct IPv6 VIP addresses among them */
     cJSON *static_resources;             /* owned copy, or NULL; parsed by the xDS layer */
     bool metrics_enabled;                /* serve /metrics over HTTP on metrics_listen */
     struct xlb_host_port metrics_listen; /* a loopback address */

@@ -68,6 +68,13 @@ static cJSON *port_status(struct xlb_control_plane *cp, unsigned p)
     cJSON_AddStringToObject(port, "name", cp->bootstrap.ports[p].name);
     cJSON_AddNumberToObject(port, "port_id", view->port_id);
     add_mac(port, "mac", &view->mac);
+    cJSON_AddNumberToObject(port, "mtu", view->mtu);
+    uint16_t clamp = cp->bootstrap.tcp_mss_clamp;
+    if (clamp != 0) {
+        cJSON_AddNumberToObject(port, "tcp_mss_max_ipv4",
+                                xlb_port_mss_max(view->mtu, clamp, false));
+        cJSON_AddNumberToObject(port, "tcp_mss_max_ipv6", xlb_port_mss_max(view->mtu, clamp, true));
+    }
     cJSON *addresses = cJSON_AddArrayToObject(port, "addresses");
     for (unsigned a = 0; a < view->n_prefixes; a++) {
         char text[XLB_ADDR_STRLEN], prefix[XLB_ADDR_STRLEN + 8];

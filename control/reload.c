@@ -1,9 +1,9 @@
 /*
  * SIGHUP: re-read the bootstrap and apply, without a restart and without touching what the
  * workers are doing, every part that only feeds the snapshot: VIPs, static resources, port
- * addresses and gateways, metrics_max_series. Parts that shape the process (EAL, workers,
- * ports, sockets, xDS servers, node, SNAT addresses) are compared and reported as needing a
- * restart; they keep their running values. An invalid file changes nothing.
+ * addresses and gateways, metrics_max_series, tcp_mss_clamp. Parts that shape the process (EAL,
+ * workers, ports, sockets, xDS servers, node, SNAT addresses) are compared and reported as needing
+ * a restart; they keep their running values. An invalid file changes nothing.
  *
  * SNAT addresses are restart-only because the workers' flow tables hand out ports of the set
  * xlbd started with and the NIC's steering rules match it: an address dropped from the
@@ -169,6 +169,9 @@ static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap 
     SWAP(running->vips, fresh->vips);
     SWAP(running->static_resources, fresh->static_resources);
     running->metrics_max_series = fresh->metrics_max_series;
+    if (running->tcp_mss_clamp != fresh->tcp_mss_clamp)
+        note(applied, "xlb.tcp_mss_clamp");
+    running->tcp_mss_clamp = fresh->tcp_mss_clamp;
     /* Addresses of ports that no longer match by name and count are not applied. */
     if (!same_port_names(running, fresh) || same_port_addressing(running, fresh))
         return;

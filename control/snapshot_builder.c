@@ -58,6 +58,8 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
         snap->ports[p].n_gateways = (uint8_t)b->ports[p].n_gateways;
         for (unsigned g = 0; g < b->ports[p].n_gateways; g++)
             snap->ports[p].gateways[g] = b->ports[p].gateways[g];
+        snap->ports[p].mss_max_ipv4 = xlb_port_mss_max(ports[p].mtu, b->tcp_mss_clamp, false);
+        snap->ports[p].mss_max_ipv6 = xlb_port_mss_max(ports[p].mtu, b->tcp_mss_clamp, true);
         for (unsigned a = 0; a < ports[p].n_prefixes; a++)
             add_owned(snap, &ports[p].prefixes[a].addr, XLB_ROLE_PORT_ADDRESS, 1u << p, 0);
     }

@@ -61,8 +61,12 @@ static void reason_of(const struct xlb_lb_trace *trace, enum xlb_lb_outcome outc
 static void send_syn(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                      struct xlb_l7_conn *c)
 {
+    /* The client's MSS, lowered to what the ports between backend and client carry. */
+    const struct xlb_flow *f = c->flow;
+    uint16_t max = xlb_nat_mss_max(snap, ctx->flows->snat[f->snat_index].family,
+                                   f->client_port_index, f->backend_port_index);
     struct xlb_tcp_opts o = {
-        .mss = c->client.mss,
+        .mss = max != 0 && c->client.mss > max ? max : c->client.mss,
         .has_wscale = c->client.has_wscale,
         .wscale = c->client.wscale,
         .sack_ok = c->client.sack_ok,

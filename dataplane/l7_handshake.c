@@ -12,10 +12,14 @@
 #include "l7_conn.h"
 #include "xlb_lb.h"
 
-/* The MSS xlb announces: a 1500-byte path, less the IP and TCP headers. */
-static uint16_t xlb_mss(uint8_t family)
+/* The MSS xlb announces: what the client's port carries (xlb.tcp_mss_clamp, its MTU), or a
+ * 1500-byte path's when clamping is off. */
+static uint16_t xlb_mss(const struct xlb_snapshot *snap, const struct xlb_tcp_packet *p)
 {
-    return family == AF_INET ? 1460 : 1440;
+    uint16_t max = xlb_nat_mss_max(snap, p->family, p->port_index, p->port_index);
+    if (max != 0)
+        return max;
+    return p->family == AF_INET ? 1460 : 1440;
 }
 
 static void cookie_tuple(const struct xlb_flow_key *key, struct xlb_syn_cookie_tuple *t)
@@ -61,7 +65,7 @@ static xlb_verdict answer_syn(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
     uint32_t isn = xlb_syn_cookie_make(&ctx->l7->keys, &t, client_isn, &want, xlb_l7_now_ms(ctx),
                                        &tsval, &got);
     struct xlb_tcp_opts out = {
-        .mss = xlb_mss(p->family),
+        .mss = xlb_mss(snap, p),
         .has_wscale = got.has_wscale,
         .wscale = XLB_L7_WSCALE,
         .sack_ok = got.sack_ok,

@@ -10,6 +10,7 @@
 #include "checksum.h"
 #include "l7.h"
 #include "nat_window.h"
+#include "tcp_syn_options.h"
 #include "xlb_lb.h"
 
 /* ---- keys and addresses ---- */
@@ -97,6 +98,20 @@ static void send_frame(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sna
     frame->eth->src_addr = snap->ports[port_index].mac;
     frame->eth->dst_addr = *next_hop;
     xlb_tx_enqueue(ctx, port_index, frame->m);
+}
+
+/*
+ * A SYN or SYN-ACK may offer an MSS larger than a port on the flow's path carries (its peer
+ * has a larger MTU than xlb's ports, or xlb.tcp_mss_clamp is lower): lowered to what both the
+ * port it came in by and the one it leaves by carry, so that neither end sends segments xlb
+ * would have to drop.
+ */
+static void clamp_mss(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                      struct xlb_tcp_packet *p, uint16_t out_port_index)
+{
+    uint16_t max = xlb_nat_mss_max(snap, p->family, p->port_index, out_port_index);
+    if (max != 0 && xlb_syn_clamp_mss(p->tcp, max))
+        ctx->stats->events[XLB_EVENT_TCP_MSS_CLAMPED]++;
 }
 
 /* ---- next hops ---- */
@@ -430,6 +445,8 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
         return XLB_DROP_TCP_OUT_OF_WINDOW;
     if (!f->scheduled)
         xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
+    if (p->tcp->tcp_flags & RTE_TCP_SYN_FLAG)
+        clamp_mss(ctx, snap, p, f->backend_port_index);
     rewrite(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port), f->backend,
             f->backend_port);
     send_frame(ctx, snap, frame, f->backend_port_index, &f->backend_mac);
@@ -471,6 +488,8 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
     uint32_t payload = tcp_len - (uint32_t)(p->tcp->data_off >> 4) * 4;
     if (!track(ctx, f, p->tcp, payload, XLB_FLOW_FROM_BACKEND))
         return XLB_DROP_TCP_OUT_OF_WINDOW;
+    if (p->tcp->tcp_flags & RTE_TCP_SYN_FLAG)
+        clamp_mss(ctx, snap, p, f->client_port_index);
     struct xlb_flow_key client;
     xlb_flow_client_key(ctx->flows, f, &client);
     rewrite(p, client.dst, client.dst_port, client.src, client.src_port);
@@ -521,6 +540,16 @@ bool xlb_nat_next_hop(const struct xlb_snapshot *snap, const struct xlb_addr *ds
                       struct rte_ether_addr *mac, uint16_t *port_index)
 {
     return next_hop(snap, dst, mac, port_index);
+}
+
+uint16_t xlb_nat_mss_max(const struct xlb_snapshot *snap, uint8_t family, uint16_t port_a,
+                         uint16_t port_b)
+{
+    const struct xlb_port_view *x = &snap->ports[port_a], *y = &snap->ports[port_b];
+    bool ipv6 = family == AF_INET6;
+    uint16_t a = ipv6 ? x->mss_max_ipv6 : x->mss_max_ipv4;
+    uint16_t b = ipv6 ? y->mss_max_ipv6 : y->mss_max_ipv4;
+    return a == 0 ? b : b == 0 || a < b ? a : b; /* 0: no clamping on that port */
 }
 
 uint64_t xlb_nat_connection_hash(const struct xlb_flow_key *key)

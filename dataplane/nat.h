@@ -85,6 +85,10 @@ const struct xlb_vip_view *xlb_nat_vip_of(const struct xlb_snapshot *snap,
 /* The MAC and port for dst: the neighbour itself when on-link, else the port's gateway. */
 bool xlb_nat_next_hop(const struct xlb_snapshot *snap, const struct xlb_addr *dst,
                       struct rte_ether_addr *mac, uint16_t *port_index);
+/* The largest MSS a SYN between these two ports may offer (xlb.tcp_mss_clamp and the ports'
+ * MTUs, docs/forwarding.md); 0 when neither clamps. */
+uint16_t xlb_nat_mss_max(const struct xlb_snapshot *snap, uint8_t family, uint16_t port_a,
+                         uint16_t port_b);
 /* A connection's request hash for ring hash (A42). */
 uint64_t xlb_nat_connection_hash(const struct xlb_flow_key *key);
 /* One call result for an endpoint: a connect outcome. */

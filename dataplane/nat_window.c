@@ -26,6 +26,8 @@
 
 #include <rte_byteorder.h>
 
+#include "tcp_syn_options.h"
+
 /* 1 + log2 of 65,536: an unscaled window field can say no more. */
 #define UNSCALED_WINDOW_LOG 17
 
@@ -63,21 +65,10 @@ static inline void segment_of(const struct rte_tcp_hdr *tcp, uint32_t payload, s
 
 uint8_t xlb_window_syn_scale(const struct rte_tcp_hdr *tcp)
 {
-    const uint8_t *opt = (const uint8_t *)(tcp + 1);
-    uint32_t len = (uint32_t)(tcp->data_off >> 4) * 4 - (uint32_t)sizeof(*tcp);
-    uint32_t i = 0;
-    while (i < len && opt[i] != 0) { /* kind 0: end of options */
-        if (opt[i] == 1) {           /* no-operation */
-            i++;
-            continue;
-        }
-        if (i + 1 >= len || opt[i + 1] < 2 || opt[i + 1] > len - i)
-            break; /* malformed: what follows cannot be trusted */
-        if (opt[i] == 3 && opt[i + 1] == 3)
-            return opt[i + 2] > 14 ? 14 : opt[i + 2];
-        i += opt[i + 1];
-    }
-    return XLB_FLOW_WSCALE_NONE;
+    const uint8_t *ws = xlb_syn_option_find(tcp, 3, 3); /* kind 3, length 3 */
+    if (ws == NULL)
+        return XLB_FLOW_WSCALE_NONE;
+    return ws[2] > 14 ? 14 : ws[2];
 }
 
 /* A SYN or SYN-ACK starts its side: what it sent, its window (never scaled), its offer. */

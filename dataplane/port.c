@@ -87,8 +87,10 @@ int xlb_port_open(const char *name, unsigned n_workers, struct rte_mempool *pool
     out->port_id = port_id;
     out->n_rxq = n_rxq;
     rte_eth_macaddr_get(port_id, &out->mac);
-    XLB_LOG(INFO, PORT, "port %s: id %u, %u rx and %u tx queues, " RTE_ETHER_ADDR_PRT_FMT, name,
-            port_id, n_rxq, n_workers, RTE_ETHER_ADDR_BYTES(&out->mac));
+    if (rte_eth_dev_get_mtu(port_id, &out->mtu) != 0 || out->mtu == 0)
+        out->mtu = RTE_ETHER_MTU;
+    XLB_LOG(INFO, PORT, "port %s: id %u, %u rx and %u tx queues, MTU %u, " RTE_ETHER_ADDR_PRT_FMT,
+            name, port_id, n_rxq, n_workers, out->mtu, RTE_ETHER_ADDR_BYTES(&out->mac));
     return 0;
 }
 

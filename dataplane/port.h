@@ -12,6 +12,7 @@ struct xlb_port_info {
     uint16_t n_rxq; /* workers 0..n_rxq-1 poll one each */
     unsigned flow_rules; /* rte_flow rules steering replies to their worker (0: rings) */
     struct rte_ether_addr mac;
+    uint16_t mtu; /* RTE_ETHER_MTU when the driver does not say */
 };
 
 struct rte_mempool *xlb_port_pool_create(unsigned n_mbufs);

@@ -96,7 +96,8 @@ enum xlb_drop_reason {
     X(L7_STREAMS, "l7_streams")                                                                    \
     X(L7_STREAMS_UNTRACKED, "l7_streams_untracked")                                                \
     X(L7_COOKIE_OTHER_ENDPOINT, "l7_cookie_other_endpoint")                                        \
-    X(L7_INSPECT_ERRORS, "l7_inspect_errors")
+    X(L7_INSPECT_ERRORS, "l7_inspect_errors")                                                      \
+    X(TCP_MSS_CLAMPED, "tcp_mss_clamped")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

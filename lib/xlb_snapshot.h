@@ -46,7 +46,23 @@ struct xlb_port_view {
     struct xlb_prefix prefixes[XLB_MAX_PORT_PREFIXES];
     uint8_t n_gateways; /* next hops for destinations that are not on-link */
     struct xlb_addr gateways[XLB_MAX_GATEWAYS];
+    uint16_t mtu; /* the device's, read when the port starts; 0: unknown, taken as 1500 */
+    /* The largest MSS a SYN or SYN-ACK forwarded through this port may offer, by family:
+     * what its MTU carries after the IP and TCP headers, or less (xlb.tcp_mss_clamp). 0: no
+     * clamping. Set by the snapshot builder. */
+    uint16_t mss_max_ipv4, mss_max_ipv6;
 };
+
+/* What a port of `mtu` bytes (0: 1500) carries as TCP payload after the family's IP and TCP
+ * headers without options, capped by `clamp` (UINT16_MAX: no cap); 0 when clamp is 0 (off). */
+static inline uint16_t xlb_port_mss_max(uint16_t mtu, uint16_t clamp, bool ipv6)
+{
+    if (clamp == 0)
+        return 0;
+    unsigned headers = (ipv6 ? 40u : 20u) + 20u, path = mtu != 0 ? mtu : 1500u;
+    unsigned carried = path > headers + 64u ? path - headers : 64u; /* IPv4's least MTU is 68 */
+    return (uint16_t)(carried < clamp ? carried : clamp);
+}
 
 struct xlb_lb_vip;
 

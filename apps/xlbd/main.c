@@ -101,6 +101,7 @@ static int open_ports(struct xlbd *d)
         struct xlb_port_view *view = &d->views[p];
         view->port_id = d->port_info[p].port_id;
         view->mac = d->port_info[p].mac;
+        view->mtu = d->port_info[p].mtu;
         view->n_prefixes = (uint8_t)cfg->n_addresses;
         memcpy(view->prefixes, cfg->addresses, cfg->n_addresses * sizeof(cfg->addresses[0]));
     }

@@ -67,14 +67,15 @@ static size_t put_eth(uint8_t *buf, const struct seg *s, uint16_t type)
     return sizeof(*eth);
 }
 
-/* TCP header with a 4-byte option (MSS) on SYNs, and a window scale (NOP, kind 3) if asked,
- * then the payload; returns its length. */
+/* TCP header with an MSS option on SYNs (4 bytes, or 8 with the NOPs of mss_after_nop), and a
+ * window scale (NOP, kind 3) if asked, then the payload; returns its length. */
 static size_t put_tcp(uint8_t *l4, const struct seg *s)
 {
     struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)l4;
     bool syn = s->flags & RTE_TCP_SYN_FLAG;
     bool wscale = syn && s->wscale != 0;
-    size_t hlen = sizeof(*tcp) + (syn ? 4 : 0) + (wscale ? 4 : 0);
+    size_t mss_len = syn ? (s->mss_after_nop ? 8 : 4) : 0;
+    size_t hlen = sizeof(*tcp) + mss_len + (wscale ? 4 : 0);
     memset(tcp, 0, sizeof(*tcp));
     tcp->src_port = htons(s->sport);
     tcp->dst_port = htons(s->dport);
@@ -85,12 +86,15 @@ static size_t put_tcp(uint8_t *l4, const struct seg *s)
     tcp->rx_win = htons(s->zero_window ? 0 : s->window != 0 ? s->window : 29200);
     tcp->tcp_urp = 0;
     if (syn) {
-        const uint8_t mss[4] = {2, 4, 0x05, 0xb4};
-        memcpy(l4 + sizeof(*tcp), mss, 4);
+        uint16_t value = s->mss != 0 ? s->mss : 1460;
+        const uint8_t mss[4] = {2, 4, (uint8_t)(value >> 8), (uint8_t)value};
+        const uint8_t nops[4] = {1, 1, 1, 1};
+        memcpy(l4 + sizeof(*tcp), nops, mss_len);
+        memcpy(l4 + sizeof(*tcp) + (s->mss_after_nop ? 1 : 0), mss, 4);
     }
     if (wscale) {
         const uint8_t ws[4] = {1, 3, 3, (uint8_t)(s->wscale - 1)};
-        memcpy(l4 + sizeof(*tcp) + 4, ws, 4);
+        memcpy(l4 + sizeof(*tcp) + mss_len, ws, 4);
     }
     size_t plen = s->payload != NULL ? strlen(s->payload) : 0;
     if (plen > 0)

@@ -46,11 +46,13 @@ struct seg {
     uint16_t window;     /* 0: 29200 */
     bool zero_window;    /* a window of 0 instead */
     uint8_t wscale;      /* SYNs: 1 + the window scale shift offered; 0: no such option */
+    uint16_t mss;        /* SYNs: the MSS offered; 0: 1460 */
+    bool mss_after_nop;  /* SYNs: NOP, MSS, NOP, NOP, NOP (the MSS value off 16-bit words) */
 };
 
 bool is_v6(const struct seg *s);
-/* The segment's frame into buf (an MSS option on SYNs, and a window scale if asked); returns
- * its length. */
+/* The segment's frame into buf (an MSS option on SYNs, aligned or after a NOP, and a window
+ * scale if asked); returns its length. */
 size_t tcp_frame(uint8_t *buf, const struct seg *s);
 
 /* The segment as the client sends it to the VIP, and as the backend sends it to the SNAT, in

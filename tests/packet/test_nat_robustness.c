@@ -104,6 +104,9 @@ static int setup(void **state)
     };
     r->nat = nat_fixture_create(&cfg);
     r->f = r->nat->f;
+    /* A low MSS limit: the SYNs and SYN-ACKs, mutated options included, go through the clamp. */
+    r->f->snap->ports[0].mss_max_ipv4 = 600;
+    r->f->snap->ports[0].mss_max_ipv6 = 580;
     r->flows = r->nat->flows;
     r->load = r->nat->load;
 

@@ -60,6 +60,7 @@ static void minimal_document_gets_defaults(void **state)
     assert_int_equal(b.worker_idle_sleep_us, 0);
     assert_int_equal(b.flows_per_worker, XLB_DEFAULT_FLOWS_PER_WORKER);
     assert_int_equal(b.l7_connections_per_worker, XLB_L7_CONNECTIONS_AUTO);
+    assert_int_equal(b.tcp_mss_clamp, XLB_MSS_CLAMP_AUTO);
     assert_false(b.aggregate_cluster_backward_compat);
     assert_int_equal(b.n_ports, 1);
     assert_string_equal(b.ports[0].name, "p0");
@@ -194,6 +195,27 @@ static void forwarding_keys_are_checked(void **state)
                   "xlb.aggregate_cluster_backward_compat: must be true or false", NULL);
     expect_errors(DOC(", \"aggregate_cluster_backward_compat\": 1"),
                   "xlb.aggregate_cluster_backward_compat: must be true or false", NULL);
+}
+
+static void mss_clamp_is_auto_off_or_a_size(void **state)
+{
+    (void)state;
+    struct xlb_bootstrap b = parse_ok(DOC(", \"tcp_mss_clamp\": \"off\""));
+    assert_int_equal(b.tcp_mss_clamp, XLB_MSS_CLAMP_OFF);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(DOC(", \"tcp_mss_clamp\": \"auto\""));
+    assert_int_equal(b.tcp_mss_clamp, XLB_MSS_CLAMP_AUTO);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(DOC(", \"tcp_mss_clamp\": 1360"));
+    assert_int_equal(b.tcp_mss_clamp, 1360);
+    xlb_bootstrap_free(&b);
+    const char *want = "xlb.tcp_mss_clamp: must be \"auto\", \"off\" or an integer in 536..65495";
+    expect_errors(DOC(", \"tcp_mss_clamp\": 535"), want, NULL);
+    expect_errors(DOC(", \"tcp_mss_clamp\": 65496"), want, NULL);
+    expect_errors(DOC(", \"tcp_mss_clamp\": 1360.5"), want, NULL);
+    expect_errors(DOC(", \"tcp_mss_clamp\": 1e300"), want, NULL);
+    expect_errors(DOC(", \"tcp_mss_clamp\": \"1360\""), want, NULL);
+    expect_errors(DOC(", \"tcp_mss_clamp\": true"), want, NULL);
 }
 
 /* cJSON keeps a double: an integral value is accepted however it is spelt, a fraction is not. */
@@ -599,6 +621,7 @@ int main(void)
         cmocka_unit_test(node_is_checked),
         cmocka_unit_test(static_resources_are_checked),
         cmocka_unit_test(metrics_settings_are_checked),
+        cmocka_unit_test(mss_clamp_is_auto_off_or_a_size),
         cmocka_unit_test(every_problem_is_reported_at_once),
         cmocka_unit_test(load_reports_file_problems),
     };

@@ -1,8 +1,9 @@
 """A test backend: a TCP server on [::]:PORT (IPv4 too) answering each connection with NAME.
 
-    name_server.py PORT NAME [--echo] [--lifetime SECONDS]
+    name_server.py PORT NAME [--echo] [--mss] [--lifetime SECONDS]
 
-Without --echo the connection is closed after the name; with --echo it then echoes what the
+With --mss the answer is "NAME MSS", MSS being the connection's TCP_MAXSEG as this kernel
+sees it (what the client's SYN offered, less the options every segment carries). Without --echo the connection is closed after the name; with --echo it then echoes what the
 client sends until the client closes (one thread per connection). The server ends by itself
 after its lifetime (default 300 s), so it is bounded even if nobody stops it; tests stop it by
 PID earlier. Used by the demo and the forwarding tests.
@@ -15,7 +16,11 @@ import time
 
 class Answer(socketserver.BaseRequestHandler):
     def handle(self):
-        self.request.sendall(self.server.name)
+        answer = self.server.name
+        if self.server.mss:
+            mss = self.request.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+            answer += b" %d" % mss
+        self.request.sendall(answer)
         while self.server.echo:
             data = self.request.recv(64)
             if not data:
@@ -39,10 +44,12 @@ def main():
     parser.add_argument("port", type=int)
     parser.add_argument("name")
     parser.add_argument("--echo", action="store_true")
+    parser.add_argument("--mss", action="store_true")
     parser.add_argument("--lifetime", type=float, default=300)
     args = parser.parse_args()
     server = Server(("::", args.port), Answer)
     server.name, server.echo, server.timeout = args.name.encode(), args.echo, 0.5
+    server.mss = args.mss
     deadline = time.time() + args.lifetime
     while time.time() < deadline:
         server.handle_request()

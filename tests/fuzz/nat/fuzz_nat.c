@@ -85,6 +85,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     snap->n_ports = 1;
     snap->ports[0].mac = (struct rte_ether_addr){{0x02, 0, 0, 0, 0, 0x10}};
+    /* A low MSS limit, so that most SYNs and SYN-ACKs go through the clamp. */
+    snap->ports[0].mss_max_ipv4 = 600;
+    snap->ports[0].mss_max_ipv6 = 580;
     snap->ports[0].n_prefixes = 2;
     xlb_prefix_parse("198.18.0.10/24", &snap->ports[0].prefixes[0]);
     xlb_prefix_parse("2001:2::10/64", &snap->ports[0].prefixes[1]);
