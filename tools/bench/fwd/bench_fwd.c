@@ -47,6 +47,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "bench_fwd_memif.h"
 #include "bench_fwd_setup.h"
 #include "nat.h"
 
@@ -311,6 +312,34 @@ static void new_connections(struct flows *f, uint32_t window, bool shuffle, cons
            per(median(removal), conns), window, (unsigned long long)conns, TARGET_CONN_CYCLES);
 }
 
+static bool with_memif; /* --memif */
+
+/* The memif rows: RUNS runs of each loop, interleaved, on the established flows of f. */
+static void run_memif(const struct flows *f)
+{
+    uint64_t bare[RUNS], c2b[RUNS], b2c[RUNS];
+    struct memif_cycles c;
+    memif_run(f, PACKETS, 1, &c); /* warm-up */
+    for (int r = 0; r < RUNS; r++) {
+        memif_run(f, PACKETS, 1000 + (uint64_t)r, &c);
+        bare[r] = c.bare;
+        c2b[r] = c.c2b;
+        b2c[r] = c.b2c;
+    }
+    double bare_cycles = per(median(bare), PACKETS);
+    printf("%-8u %-20s %8.1f %6.1f-%-6.1f %6.2f\n", f->n, "memif bare rx/tx", bare_cycles,
+           per(bare[0], PACKETS), per(bare[RUNS - 1], PACKETS), mpps(bare_cycles));
+    const char *names[] = {"memif client -> bknd", "memif backend -> cl"};
+    uint64_t *runs[] = {c2b, b2c};
+    for (int d = 0; d < 2; d++) {
+        double cycles = per(median(runs[d]), PACKETS);
+        printf("%-8u %-20s %8.1f %6.1f-%-6.1f %6.2f %8s %7s %7.1f %5.2f x %6.2f  >= %.1f\n", f->n,
+               names[d], cycles, per(runs[d][0], PACKETS), per(runs[d][RUNS - 1], PACKETS),
+               mpps(cycles), "", "", cycles - bare_cycles, cycles / bare_cycles,
+               bare_cycles / cycles, TARGET_RATE_RATIO);
+    }
+}
+
 static void run_size(uint32_t n)
 {
     struct flows f;
@@ -345,6 +374,8 @@ static void run_size(uint32_t n)
            per(bare[0], PACKETS), per(bare[RUNS - 1], PACKETS), mpps(bare_cycles));
     print_fwd(n, "client -> backend", c2b, c2b_process, c2b_expire, bare_cycles);
     print_fwd(n, "backend -> client", b2c, b2c_process, b2c_expire, bare_cycles);
+    if (with_memif)
+        run_memif(&f);
     if (f.table->n_used != n)
         die("flows were lost while forwarding");
     printf("%-8s (flow table %.1f MiB; reference: one dependent random read over as many bytes "
@@ -435,7 +466,8 @@ static double rdtsc_pair(void)
 
 /*
  * Arguments: flow counts (default 1000 and 100000); "--hugepages" runs EAL on hugepages
- * instead of --no-huge (4 KiB pages), where the machine has them.
+ * instead of --no-huge (4 KiB pages), where the machine has them; "--memif" adds the rows
+ * measured through a memif pair (bench_fwd_memif.h).
  */
 int main(int argc, char **argv)
 {
@@ -447,9 +479,14 @@ int main(int argc, char **argv)
             hugepages = true;
             continue;
         }
+        if (strcmp(argv[i], "--memif") == 0) {
+            with_memif = true;
+            continue;
+        }
         long n = strtol(argv[i], NULL, 10);
         if (n < 1 || n > (long)MAX_FLOWS || n_sizes == 16) {
-            fprintf(stderr, "usage: bench_fwd [--hugepages] [flows 1..%u]...\n", MAX_FLOWS);
+            fprintf(stderr, "usage: bench_fwd [--hugepages] [--memif] [flows 1..%u]...\n",
+                    MAX_FLOWS);
             return 2;
         }
         sizes[n_sizes++] = (uint32_t)n;
@@ -462,8 +499,13 @@ int main(int argc, char **argv)
     uint64_t largest = MEMORY_MAX_CAPACITY; /* the memory table's largest */
     for (unsigned i = 0; i < n_sizes; i++)
         largest = sizes[i] > largest ? sizes[i] : largest;
-    eal_init(hugepages, (uint32_t)(1024 + largest * 256 / (1 << 20)));
+    char server[128], client[128], *vdevs[] = {server, client, NULL};
+    if (with_memif)
+        memif_eal_args(server, client);
+    eal_init(hugepages, (uint32_t)(1024 + largest * 256 / (1 << 20)), with_memif ? vdevs : NULL);
     setup();
+    if (with_memif)
+        memif_open();
 
     printf("bench_fwd: full NAT through xlb_burst_process, TSC %.2f GHz, %s pages, %d-byte data "
            "segments (%u-byte frames), bursts of %u, median of %d runs of %u packets\n",
@@ -478,6 +520,8 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < n_sizes; i++)
         run_size(sizes[i]);
     memory();
+    if (with_memif)
+        memif_close();
     teardown();
     rte_eal_cleanup();
     return 0;

@@ -202,7 +202,7 @@ static struct xlb_lb_cluster *compile_cluster(void)
     return c;
 }
 
-void eal_init(bool hugepages, uint32_t memory_mib)
+void eal_init(bool hugepages, uint32_t memory_mib, char *const *extra)
 {
     char mib[16], prefix[64];
     snprintf(mib, sizeof(mib), "%u", memory_mib);
@@ -213,11 +213,14 @@ void eal_init(bool hugepages, uint32_t memory_mib)
         "--log-level=warning", "--no-telemetry", "-m",        mib,        prefix, NULL};
     char *huge[] = {"bench_fwd",           "--no-shconf",    "--no-pci", "-l", "0",
                     "--log-level=warning", "--no-telemetry", prefix,     NULL};
-    char **argv = hugepages ? huge : no_huge;
+    char *args[24];
     int argc = 0;
-    while (argv[argc] != NULL)
-        argc++;
-    if (rte_eal_init(argc, argv) < 0)
+    for (char **arg = hugepages ? huge : no_huge; *arg != NULL; arg++)
+        args[argc++] = *arg;
+    for (; extra != NULL && *extra != NULL && argc < 23; extra++)
+        args[argc++] = *extra;
+    args[argc] = NULL;
+    if (rte_eal_init(argc, args) < 0)
         die("rte_eal_init failed");
     /* With --no-shconf and --no-telemetry DPDK writes nothing there, but still makes the
      * directory, which would stay behind after every run. */

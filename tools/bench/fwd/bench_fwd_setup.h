@@ -80,8 +80,9 @@ _Noreturn void die_dropped(const char *when);
 
 void *xcalloc(size_t n, size_t size);
 
-/* One lcore, no PCI devices, no shared config: a stand-alone process. */
-void eal_init(bool hugepages, uint32_t memory_mib);
+/* One lcore, no PCI devices, no shared config: a stand-alone process. extra: more arguments
+ * (NULL-terminated; NULL for none), e.g. --vdev. */
+void eal_init(bool hugepages, uint32_t memory_mib, char *const *extra);
 
 /* The pool, snapshot, VIP and LB tree, LB worker, burst context and frame templates. */
 void setup(void);

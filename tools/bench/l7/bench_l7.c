@@ -745,8 +745,8 @@ int main(int argc, char **argv)
     uint32_t largest = 1024;
     for (unsigned i = 0; i < n_sizes; i++)
         largest = sizes[i] > largest ? sizes[i] : largest;
-    eal_init(false,
-             (uint32_t)(512 + (uint64_t)largest * 2 * xlb_l7_connection_bytes() / (1 << 20)));
+    eal_init(false, (uint32_t)(512 + (uint64_t)largest * 2 * xlb_l7_connection_bytes() / (1 << 20)),
+             NULL);
     setup();
     l7_vip_make();
     h2_make();
