@@ -88,7 +88,7 @@ static size_t put_tcp(uint8_t *l4, const struct seg *s)
     if (syn) {
         uint16_t value = s->mss != 0 ? s->mss : 1460;
         const uint8_t mss[4] = {2, 4, (uint8_t)(value >> 8), (uint8_t)value};
-        const uint8_t nops[4] = {1, 1, 1, 1};
+        const uint8_t nops[8] = {1, 1, 1, 1, 1, 1, 1, 1};
         memcpy(l4 + sizeof(*tcp), nops, mss_len);
         memcpy(l4 + sizeof(*tcp) + (s->mss_after_nop ? 1 : 0), mss, 4);
     }
