@@ -31,10 +31,8 @@ xlb_verdict xlb_ipv4_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
     if (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
         return XLB_DROP_IPV4_FRAGMENT;
 
-    struct xlb_addr dst;
-    xlb_addr_from_ipv4(ip->dst_addr, &dst);
     const struct xlb_addr_entry *owned =
-        xlb_owned_cache_on_port(&ctx->owned, snap, &dst, port_index);
+        xlb_owned_cache_on_port_v4(&ctx->owned, snap, ip->dst_addr, port_index);
     if (owned == NULL)
         return XLB_DROP_NOT_OUR_ADDRESS;
     /* Ethernet pads short frames: from here on the frame ends where the datagram does. */

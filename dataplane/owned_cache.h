@@ -9,6 +9,7 @@
 #ifndef XLB_OWNED_CACHE_H
 #define XLB_OWNED_CACHE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -24,16 +25,23 @@ struct xlb_owned_cache {
     const struct xlb_addr_entry *entry[XLB_OWNED_CACHE_SLOTS];
 };
 
-/* The snapshot's entry for addr, through the cache; NULL when xlb does not own addr. */
-static inline const struct xlb_addr_entry *xlb_owned_cache_lookup(struct xlb_owned_cache *c,
-                                                                  const struct xlb_snapshot *snap,
-                                                                  const struct xlb_addr *addr)
+/* Empty the cache if its entries are from another snapshot than snap. */
+static inline void xlb_owned_cache_follow(struct xlb_owned_cache *c,
+                                          const struct xlb_snapshot *snap)
 {
     if (c->snap != snap || c->generation != snap->generation) {
         memset(c->entry, 0, sizeof(c->entry));
         c->snap = snap;
         c->generation = snap->generation;
     }
+}
+
+/* The snapshot's entry for addr, through the cache; NULL when xlb does not own addr. */
+static inline const struct xlb_addr_entry *xlb_owned_cache_lookup(struct xlb_owned_cache *c,
+                                                                  const struct xlb_snapshot *snap,
+                                                                  const struct xlb_addr *addr)
+{
+    xlb_owned_cache_follow(c, snap);
     /* The address's last byte picks the slot: VIPs and SNAT addresses are usually neighbours. */
     unsigned slot = addr->bytes[addr->family == AF_INET ? 3 : 15] & (XLB_OWNED_CACHE_SLOTS - 1);
     /* Compared field by field, as the caller just wrote them (a wider read of the fresh
@@ -51,6 +59,12 @@ static inline const struct xlb_addr_entry *xlb_owned_cache_lookup(struct xlb_own
     return e;
 }
 
+/* Whether e is an address xlb owns on the port. */
+static inline bool xlb_owned_on_port(const struct xlb_addr_entry *e, uint16_t port_index)
+{
+    return e != NULL && e->role != XLB_ROLE_NEIGHBOUR && (e->port_mask & (1u << port_index));
+}
+
 /* xlb_snapshot_owned_on_port, through the cache. */
 static inline const struct xlb_addr_entry *xlb_owned_cache_on_port(struct xlb_owned_cache *c,
                                                                    const struct xlb_snapshot *snap,
@@ -58,9 +72,29 @@ static inline const struct xlb_addr_entry *xlb_owned_cache_on_port(struct xlb_ow
                                                                    uint16_t port_index)
 {
     const struct xlb_addr_entry *e = xlb_owned_cache_lookup(c, snap, addr);
-    if (e == NULL || e->role == XLB_ROLE_NEIGHBOUR || !(e->port_mask & (1u << port_index)))
-        return NULL;
-    return e;
+    return xlb_owned_on_port(e, port_index) ? e : NULL;
+}
+
+/*
+ * The same for an IPv4 address as the header carries it (network order). A hit compares the 4
+ * bytes in a register with the slot's: no struct xlb_addr is built (a call, a clear and the
+ * stores) unless the address has to be looked up in the snapshot.
+ */
+static inline const struct xlb_addr_entry *
+xlb_owned_cache_on_port_v4(struct xlb_owned_cache *c, const struct xlb_snapshot *snap,
+                           uint32_t be_addr, uint16_t port_index)
+{
+    xlb_owned_cache_follow(c, snap);
+    const uint8_t *bytes = (const uint8_t *)&be_addr;
+    unsigned slot = bytes[3] & (XLB_OWNED_CACHE_SLOTS - 1); /* as xlb_owned_cache_lookup */
+    const struct xlb_addr_entry *e = c->entry[slot];
+    if (e == NULL || c->addr[slot].family != AF_INET ||
+        memcmp(c->addr[slot].bytes, bytes, 4) != 0) {
+        struct xlb_addr addr;
+        xlb_addr_from_ipv4(be_addr, &addr);
+        e = xlb_owned_cache_lookup(c, snap, &addr);
+    }
+    return xlb_owned_on_port(e, port_index) ? e : NULL;
 }
 
 #endif
