@@ -16,6 +16,7 @@
 #include <rte_prefetch.h>
 
 #include "nat.h"
+#include "xlb_flow_hkey.h"
 
 xlb_verdict xlb_nat_defer(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                           struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len)
@@ -59,46 +60,70 @@ static void unpack(const struct xlb_nat_pending *d, struct xlb_frame *frame,
     *p = (struct xlb_tcp_packet){d->family, d->port_index, d->ip, d->tcp, d->owned};
 }
 
+/* What the first pass learns of the held segments, for the lookups and the second. */
+struct lookups {
+    struct xlb_flow_key keys[XLB_RX_BURST];
+    struct xlb_flow *flows[XLB_RX_BURST]; /* client segments: the bulk lookup's flow */
+    const uint32_t *slots[XLB_RX_BURST];  /* replies: their port map entry, or NULL */
+    struct xlb_flow_hkey hkeys[XLB_RX_BURST];
+    uint16_t hkey_of[XLB_RX_BURST]; /* the segment of hkeys[j] */
+    uint16_t n_hkeys;
+};
+
+/*
+ * Each segment's key; client keys in the hash's compact form for the bulk lookup, and the
+ * replies' port map entries found (once) and prefetched. A client key no flow can have (an
+ * IPv6 VIP the table has not numbered) is looked up no further.
+ */
+static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
+{
+    const struct xlb_flow_table *t = ctx->flows;
+    l->n_hkeys = 0;
+    for (uint16_t i = 0; i < ctx->n_pending; i++) {
+        const struct xlb_nat_pending *d = &ctx->pending[i];
+        struct xlb_tcp_packet p = {d->family, d->port_index, d->ip, d->tcp, d->owned};
+        xlb_nat_key_of(&p, &l->keys[i]);
+        if (d->owned->role == XLB_ROLE_VIP) {
+            l->flows[i] = NULL;
+            if (xlb_flow_hkey_of(&t->vip6, &l->keys[i], &l->hkeys[l->n_hkeys]))
+                l->hkey_of[l->n_hkeys++] = i;
+        } else {
+            l->slots[i] = xlb_flow_reply_slot(t, &l->keys[i], d->owned->snat_index);
+            if (l->slots[i] != NULL)
+                rte_prefetch0(l->slots[i]);
+        }
+    }
+}
+
 void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                          xlb_verdict *verdicts)
 {
     uint16_t n = ctx->n_pending;
     struct xlb_flow_table *t = ctx->flows;
-    struct xlb_flow_key keys[XLB_RX_BURST];
-    const struct xlb_flow_key *client_keys[XLB_RX_BURST];
-    struct xlb_flow *client_flows[XLB_RX_BURST];
-    uint16_t n_client = 0;
-    for (uint16_t i = 0; i < n; i++) {
-        struct xlb_frame frame;
-        struct xlb_tcp_packet p;
-        unpack(&ctx->pending[i], &frame, &p);
-        xlb_nat_key_of(&p, &keys[i]);
-        if (p.owned->role == XLB_ROLE_VIP)
-            client_keys[n_client++] = &keys[i];
-        else
-            xlb_flow_prefetch_reply_port(t, &keys[i], p.owned->snat_index);
-    }
+    struct lookups l;
+    struct xlb_flow *found[XLB_RX_BURST];
+    first_pass(ctx, &l);
     /* The client keys' bulk lookup gives the replies' port map reads time to arrive. */
-    xlb_flow_lookup_client_bulk(t, client_keys, n_client, client_flows);
+    xlb_flow_lookup_client_bulk(t, l.hkeys, l.n_hkeys, found);
+    for (uint16_t j = 0; j < l.n_hkeys; j++)
+        l.flows[l.hkey_of[j]] = found[j];
     for (uint16_t i = 0; i < n; i++)
         if (ctx->pending[i].owned->role != XLB_ROLE_VIP)
-            xlb_flow_prefetch_reply(t, &keys[i], ctx->pending[i].owned->snat_index);
+            xlb_flow_prefetch_slot(t, l.slots[i]);
     uint32_t changes = t->changes;
-    uint16_t c = 0;
     for (uint16_t i = 0; i < n; i++) {
         struct xlb_frame frame;
         struct xlb_tcp_packet p;
         unpack(&ctx->pending[i], &frame, &p);
+        uint32_t tcp_len = ctx->pending[i].tcp_len;
         if (p.owned->role == XLB_ROLE_VIP) {
-            struct xlb_flow *f = client_flows[c++];
+            struct xlb_flow *f = l.flows[i];
             if (t->changes != changes)
-                f = xlb_flow_lookup_client(t, &keys[i]);
-            verdicts[i] =
-                xlb_nat_from_client(ctx, snap, &frame, &p, ctx->pending[i].tcp_len, &keys[i], f);
+                f = xlb_flow_lookup_client(t, &l.keys[i]);
+            verdicts[i] = xlb_nat_from_client(ctx, snap, &frame, &p, tcp_len, &l.keys[i], f);
         } else {
-            verdicts[i] =
-                xlb_nat_from_backend(ctx, snap, &frame, &p, ctx->pending[i].tcp_len, &keys[i],
-                                     xlb_flow_lookup_reply_at(t, &keys[i], p.owned->snat_index));
+            verdicts[i] = xlb_nat_from_backend(ctx, snap, &frame, &p, tcp_len, &l.keys[i],
+                                               xlb_flow_reply_at_slot(t, l.slots[i], &l.keys[i]));
         }
     }
     ctx->n_pending = 0;

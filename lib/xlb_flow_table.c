@@ -118,6 +118,7 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
         .hash_func_init_val = (uint32_t)rte_rand(),
         .socket_id = socket,
     };
+    t->hash_init = params.hash_func_init_val;
     if (xlb_flow_table_needs_ext(params.entries))
         params.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
     t->hash = rte_hash_create(&params);
@@ -150,38 +151,42 @@ void xlb_flow_table_free(struct xlb_flow_table *t)
     rte_free(t);
 }
 
+/* What the hash's own function gives for a key (rte_hash_crc from the table's start value),
+ * with the length a constant: three CRC instructions. */
+static inline hash_sig_t key_hash(const struct xlb_flow_table *t, const struct xlb_flow_hkey *h)
+{
+    return rte_hash_crc(h, sizeof(*h), t->hash_init);
+}
+
 struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
                                         const struct xlb_flow_key *key)
 {
     struct xlb_flow_hkey h;
     if (!xlb_flow_hkey_of(&t->vip6, key, &h))
         return NULL;
-    int32_t pos = rte_hash_lookup(t->hash, &h);
+    int32_t pos = rte_hash_lookup_with_hash(t->hash, &h, key_hash(t, &h));
     return pos < 0 ? NULL : &t->flows[pos];
 }
 
-void xlb_flow_lookup_client_bulk(const struct xlb_flow_table *t, const struct xlb_flow_key **keys,
+void xlb_flow_lookup_client_bulk(const struct xlb_flow_table *t, const struct xlb_flow_hkey *keys,
                                  uint32_t n, struct xlb_flow **out)
 {
-    struct xlb_flow_hkey h[RTE_HASH_LOOKUP_BULK_MAX];
     const void *lookup[RTE_HASH_LOOKUP_BULK_MAX];
-    uint32_t which[RTE_HASH_LOOKUP_BULK_MAX], m = 0;
+    hash_sig_t sig[RTE_HASH_LOOKUP_BULK_MAX];
     int32_t pos[RTE_HASH_LOOKUP_BULK_MAX];
-    for (uint32_t i = 0; i < n; i++) {
-        out[i] = NULL;
-        if (xlb_flow_hkey_of(&t->vip6, keys[i], &h[m])) {
-            lookup[m] = &h[m];
-            which[m++] = i;
-        }
-    }
-    if (m == 0)
+    if (n == 0)
         return;
-    rte_hash_lookup_bulk(t->hash, lookup, m, pos);
-    for (uint32_t j = 0; j < m; j++) {
-        if (pos[j] >= 0) {
-            out[which[j]] = &t->flows[pos[j]];
-            rte_prefetch0(out[which[j]]);
-        }
+    /* The hash computed here, inline: rte_hash would call its hash function through a
+     * pointer for each key. */
+    for (uint32_t i = 0; i < n; i++) {
+        lookup[i] = &keys[i];
+        sig[i] = key_hash(t, &keys[i]);
+    }
+    rte_hash_lookup_with_hash_bulk(t->hash, lookup, sig, n, pos);
+    for (uint32_t i = 0; i < n; i++) {
+        out[i] = pos[i] < 0 ? NULL : &t->flows[pos[i]];
+        if (out[i] != NULL)
+            rte_prefetch0(out[i]);
     }
 }
 
@@ -210,53 +215,46 @@ static int snat_of(const struct xlb_flow_table *t, const struct xlb_flow_key *ke
     return -1;
 }
 
-/* The flow index a reply key's SNAT address and port map to, or XLB_FLOW_NONE. */
-static uint32_t reply_index(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
-                            unsigned snat_hint)
+const uint32_t *xlb_flow_reply_slot(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
+                                    unsigned snat_hint)
 {
     uint16_t port = rte_be_to_cpu_16(key->dst_port);
     if (port < t->port_base || port - t->port_base >= t->port_count)
-        return XLB_FLOW_NONE;
+        return NULL;
     int s = snat_of(t, key, snat_hint);
-    return s < 0 ? XLB_FLOW_NONE : t->port_flow[s][port - t->port_base];
+    return s < 0 ? NULL : &t->port_flow[s][port - t->port_base];
 }
 
-struct xlb_flow *xlb_flow_lookup_reply_at(const struct xlb_flow_table *t,
-                                          const struct xlb_flow_key *key, unsigned snat_hint)
+struct xlb_flow *xlb_flow_reply_at_slot(const struct xlb_flow_table *t, const uint32_t *slot,
+                                        const struct xlb_flow_key *key)
 {
-    uint32_t i = reply_index(t, key, snat_hint);
-    if (i == XLB_FLOW_NONE)
+    if (slot == NULL || *slot == XLB_FLOW_NONE)
         return NULL;
-    struct xlb_flow *f = &t->flows[i];
+    struct xlb_flow *f = &t->flows[*slot];
     /* The port may since serve a connection to another backend. */
     if (f->backend_port != key->src_port || !same_address(key->family, f->backend, key->src))
         return NULL;
     return f;
 }
 
+void xlb_flow_prefetch_slot(const struct xlb_flow_table *t, const uint32_t *slot)
+{
+    if (slot == NULL || *slot == XLB_FLOW_NONE)
+        return;
+    rte_prefetch0(&t->flows[*slot]);
+    rte_prefetch0(t->key_base + (size_t)*slot * t->key_stride);
+}
+
+struct xlb_flow *xlb_flow_lookup_reply_at(const struct xlb_flow_table *t,
+                                          const struct xlb_flow_key *key, unsigned snat_hint)
+{
+    return xlb_flow_reply_at_slot(t, xlb_flow_reply_slot(t, key, snat_hint), key);
+}
+
 struct xlb_flow *xlb_flow_lookup_reply(const struct xlb_flow_table *t,
                                        const struct xlb_flow_key *key)
 {
     return xlb_flow_lookup_reply_at(t, key, UINT_MAX);
-}
-
-void xlb_flow_prefetch_reply_port(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
-                                  unsigned snat_hint)
-{
-    uint16_t port = rte_be_to_cpu_16(key->dst_port);
-    int s = snat_of(t, key, snat_hint);
-    if (s >= 0 && port >= t->port_base && port - t->port_base < t->port_count)
-        rte_prefetch0(&t->port_flow[s][port - t->port_base]);
-}
-
-void xlb_flow_prefetch_reply(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
-                             unsigned snat_hint)
-{
-    uint32_t i = reply_index(t, key, snat_hint);
-    if (i == XLB_FLOW_NONE)
-        return;
-    rte_prefetch0(&t->flows[i]);
-    rte_prefetch0(t->key_base + (size_t)i * t->key_stride);
 }
 
 struct xlb_flow *xlb_flow_lookup(const struct xlb_flow_table *t, const struct xlb_flow_key *key)

@@ -110,6 +110,7 @@ _Static_assert(XLB_FLOW_WHEEL_SLOTS <= 512, "wheel slots fit nine bits");
 
 struct xlb_flow_table {
     struct rte_hash *hash; /* client keys; a key's position is its flow's index */
+    uint32_t hash_init;    /* its hash function's start value */
     struct xlb_flow *flows;
     uint32_t capacity, n_used;
     uint32_t changes; /* flows created and removed: lookups made before a change are stale */
@@ -151,10 +152,11 @@ struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
                                         const struct xlb_flow_key *key);
 
 /*
- * Client keys of a burst at once (n <= RTE_HASH_LOOKUP_BULK_MAX): rte_hash overlaps their
- * bucket and key reads, and the flow entries found are prefetched. out[i] is NULL on a miss.
+ * Client keys of a burst at once, in the hash's compact form (n <= RTE_HASH_LOOKUP_BULK_MAX):
+ * rte_hash overlaps their bucket and key reads, and the flow entries found are prefetched.
+ * out[i] is NULL on a miss.
  */
-void xlb_flow_lookup_client_bulk(const struct xlb_flow_table *t, const struct xlb_flow_key **keys,
+void xlb_flow_lookup_client_bulk(const struct xlb_flow_table *t, const struct xlb_flow_hkey *keys,
                                  uint32_t n, struct xlb_flow **out);
 
 /* The flow of a reply key (backend -> SNAT address and port), or NULL. */
@@ -166,14 +168,19 @@ struct xlb_flow *xlb_flow_lookup_reply(const struct xlb_flow_table *t,
 struct xlb_flow *xlb_flow_lookup_reply_at(const struct xlb_flow_table *t,
                                           const struct xlb_flow_key *key, unsigned snat_hint);
 
-/* Start reading the port map entry a reply key names: the first of the reply's two reads.
- * Once it has arrived, xlb_flow_prefetch_reply starts the second. */
-void xlb_flow_prefetch_reply_port(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
-                                  unsigned snat_hint);
-
-/* Start reading what xlb_flow_lookup_reply_at will read for this key. */
-void xlb_flow_prefetch_reply(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
-                             unsigned snat_hint);
+/*
+ * A reply found in two reads, for a burst's replies to overlap: the port map entry its SNAT
+ * address and port name (NULL when they are none of this worker's; snat_hint as above), then
+ * the flow that entry holds. The entry is read when the reply is handled, so it follows the
+ * flows created and removed in between.
+ */
+const uint32_t *xlb_flow_reply_slot(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
+                                    unsigned snat_hint);
+/* The reply's flow from its port map entry, or NULL (no entry, or another backend's flow). */
+struct xlb_flow *xlb_flow_reply_at_slot(const struct xlb_flow_table *t, const uint32_t *slot,
+                                        const struct xlb_flow_key *key);
+/* Start reading the flow entry and stored key a port map entry names, once it has arrived. */
+void xlb_flow_prefetch_slot(const struct xlb_flow_table *t, const uint32_t *slot);
 
 /* The flow either kind of key names, or NULL. */
 struct xlb_flow *xlb_flow_lookup(const struct xlb_flow_table *t, const struct xlb_flow_key *key);
