@@ -285,6 +285,9 @@ static void read_ports(const cJSON *xlb, struct xlb_bootstrap *out, struct xlb_e
                 xlb_errors_add(errs, path, "name \"%s\" is used by xlb.ports[%u] too", name, other);
         read_port_addresses(port, path, out, cfg, errs);
         read_gateways(port, path, cfg, errs);
+        int64_t mtu;
+        if (xlb_json_integer(port, "mtu", path, 576, XLB_PORT_MTU_MAX, &mtu, errs))
+            cfg->mtu = (uint16_t)mtu;
     }
 }
 

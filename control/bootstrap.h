@@ -43,8 +43,13 @@ struct xlb_node_config {
     cJSON *metadata; /* owned copy, or NULL */
 };
 
+/* The largest MTU xlb's mbufs take without chaining: their 2,048-byte data room less an
+ * Ethernet header and two VLAN tags. Jumbo frames are not supported. */
+#define XLB_PORT_MTU_MAX 2026
+
 struct xlb_port_config {
     char name[XLB_PORT_NAME_MAX + 1];
+    uint16_t mtu; /* 0: the device's default (1500) */
     unsigned n_addresses;
     struct xlb_prefix addresses[XLB_MAX_PORT_PREFIXES];
     unsigned n_gateways;

@@ -49,6 +49,14 @@ static bool same_port_names(const struct xlb_bootstrap *a, const struct xlb_boot
     return true;
 }
 
+static bool same_port_mtus(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
+{
+    for (unsigned p = 0; p < a->n_ports && p < b->n_ports; p++)
+        if (a->ports[p].mtu != b->ports[p].mtu)
+            return false;
+    return true;
+}
+
 static bool same_json(const cJSON *a, const cJSON *b)
 {
     return (a == NULL && b == NULL) || (a != NULL && b != NULL && cJSON_Compare(a, b, true));
@@ -115,6 +123,7 @@ static void list_restart_only(const struct xlb_bootstrap *running,
          running->aggregate_cluster_backward_compat == fresh->aggregate_cluster_backward_compat},
         {"xlb.snat", same_snat(running, fresh)},
         {"xlb.ports (names or count)", same_port_names(running, fresh)},
+        {"xlb.ports[].mtu", same_port_mtus(running, fresh)},
         {"xlb.metrics_listen", same_metrics_listener(running, fresh)},
         {"xds_servers and node", same_xds(running, fresh)},
     };
@@ -179,6 +188,7 @@ static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap 
     for (unsigned p = 0; p < running->n_ports; p++) {
         struct xlb_port_config *port = &running->ports[p];
         SWAP(*port, fresh->ports[p]);
+        port->mtu = fresh->ports[p].mtu; /* the device keeps the MTU it started with */
         cp->ports[p].n_prefixes = (uint8_t)port->n_addresses;
         memcpy(cp->ports[p].prefixes, port->addresses,
                port->n_addresses * sizeof(port->addresses[0]));

@@ -54,7 +54,7 @@ static int setup_queues(uint16_t port_id, uint16_t n_rxq, uint16_t n_txq, struct
     return 0;
 }
 
-int xlb_port_open(const char *name, unsigned n_workers, struct rte_mempool *pool,
+int xlb_port_open(const char *name, unsigned n_workers, uint16_t mtu, struct rte_mempool *pool,
                   struct xlb_port_info *out)
 {
     uint16_t port_id;
@@ -72,9 +72,15 @@ int xlb_port_open(const char *name, unsigned n_workers, struct rte_mempool *pool
                 info.max_tx_queues, n_workers, n_workers);
         return -1;
     }
+    if (mtu != 0 && (mtu < info.min_mtu || mtu > info.max_mtu)) {
+        XLB_LOG(ERR, PORT, "port %s: MTU %u is outside what the device takes (%u..%u)", name, mtu,
+                info.min_mtu, info.max_mtu);
+        return -1;
+    }
     uint16_t n_rxq = (uint16_t)RTE_MIN(n_workers, (unsigned)info.max_rx_queues);
     struct rte_eth_conf conf;
     configure_offloads(&info, n_rxq, &conf);
+    conf.rxmode.mtu = mtu; /* 0: the ethdev default, 1500 */
     if (setup_queues(port_id, n_rxq, (uint16_t)n_workers, pool, &conf) != 0 ||
         rte_eth_dev_start(port_id) != 0) {
         XLB_LOG(ERR, PORT, "port %s: cannot configure and start: %s", name,

@@ -9,7 +9,7 @@
 
 struct xlb_port_info {
     uint16_t port_id;
-    uint16_t n_rxq; /* workers 0..n_rxq-1 poll one each */
+    uint16_t n_rxq;      /* workers 0..n_rxq-1 poll one each */
     unsigned flow_rules; /* rte_flow rules steering replies to their worker (0: rings) */
     struct rte_ether_addr mac;
     uint16_t mtu; /* RTE_ETHER_MTU when the driver does not say */
@@ -17,8 +17,9 @@ struct xlb_port_info {
 
 struct rte_mempool *xlb_port_pool_create(unsigned n_mbufs);
 
-/* Configure and start the named device; on failure logs why and returns -1. */
-int xlb_port_open(const char *name, unsigned n_workers, struct rte_mempool *pool,
+/* Configure and start the named device with `mtu` (0: its default); on failure logs why and
+ * returns -1. */
+int xlb_port_open(const char *name, unsigned n_workers, uint16_t mtu, struct rte_mempool *pool,
                   struct xlb_port_info *out);
 void xlb_port_close(uint16_t port_id);
 

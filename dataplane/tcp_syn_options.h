@@ -21,9 +21,9 @@
 const uint8_t *xlb_syn_option_find(const struct rte_tcp_hdr *tcp, uint8_t kind, uint8_t len);
 
 /*
- * Lower the segment's MSS option to `max` if it offers more, patching the TCP checksum.
- * Returns true when it did. A segment without an MSS option is left alone: its sender then
- * assumes 536 (IPv4) or 1220 (IPv6), which fits every port.
+ * Lower the segment's MSS options (normally one) to `max` where they offer more, patching the
+ * TCP checksum. Returns true when it lowered one. A segment without an MSS option is left alone:
+ * its sender then assumes 536 (IPv4) or 1220 (IPv6), which fits every port.
  */
 bool xlb_syn_clamp_mss(struct rte_tcp_hdr *tcp, uint16_t max);
 

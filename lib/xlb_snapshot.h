@@ -53,15 +53,20 @@ struct xlb_port_view {
     uint16_t mss_max_ipv4, mss_max_ipv6;
 };
 
-/* What a port of `mtu` bytes (0: 1500) carries as TCP payload after the family's IP and TCP
- * headers without options, capped by `clamp` (UINT16_MAX: no cap); 0 when clamp is 0 (off). */
+/*
+ * What a port of `mtu` bytes (0: 1500) carries as TCP payload after the family's IP and TCP
+ * headers without options, capped by `clamp`: UINT16_MAX no cap, 0 off (returns 0), else an
+ * IPv4 MSS, which for IPv6 means 20 bytes less (the same packet size, IPv6's header being 20
+ * bytes longer).
+ */
 static inline uint16_t xlb_port_mss_max(uint16_t mtu, uint16_t clamp, bool ipv6)
 {
     if (clamp == 0)
         return 0;
     unsigned headers = (ipv6 ? 40u : 20u) + 20u, path = mtu != 0 ? mtu : 1500u;
     unsigned carried = path > headers + 64u ? path - headers : 64u; /* IPv4's least MTU is 68 */
-    return (uint16_t)(carried < clamp ? carried : clamp);
+    unsigned cap = clamp == UINT16_MAX || !ipv6 ? clamp : clamp - 20u;
+    return (uint16_t)(carried < cap ? carried : cap);
 }
 
 struct xlb_lb_vip;

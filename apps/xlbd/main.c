@@ -95,7 +95,8 @@ static int open_ports(struct xlbd *d)
 {
     for (unsigned p = 0; p < d->bootstrap.n_ports; p++) {
         const struct xlb_port_config *cfg = &d->bootstrap.ports[p];
-        if (xlb_port_open(cfg->name, d->bootstrap.workers, d->pool, &d->port_info[p]) != 0)
+        if (xlb_port_open(cfg->name, d->bootstrap.workers, cfg->mtu, d->pool, &d->port_info[p]) !=
+            0)
             return -1;
         d->n_ports++;
         struct xlb_port_view *view = &d->views[p];

@@ -8,8 +8,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
 #include <rte_tcp.h>
 
 #include "nat.h"
@@ -89,6 +92,61 @@ static void ipv6_mss_after_a_nop(void **state)
     assert_int_equal(clamped(n), 2);
 }
 
+/* The same straddling value over IPv4, on a SYN that the client sends again (its first was
+ * lost): each copy is clamped on its own. */
+static void ipv4_after_a_nop_and_again(void **state)
+{
+    struct nat_fixture *n = *state;
+    limit_port(n, MSS_MAX4, MSS_MAX6);
+    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    syn.mss = 1460;
+    syn.mss_after_nop = true;
+    struct seg out = to_backend(syn, PORT_BASE);
+    out.mss = MSS_MAX4;
+    forward(n, &syn, &out);
+    forward(n, &syn, &out);
+    assert_int_equal(clamped(n), 2);
+    assert_int_equal(n->flows->n_used, 1);
+}
+
+/* Two MSS options (malformed but seen): both are lowered, whichever the backend believes. */
+static void every_mss_option_is_clamped(void **state)
+{
+    struct nat_fixture *n = *state;
+    limit_port(n, MSS_MAX4, MSS_MAX6);
+    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    uint8_t frame[256];
+    size_t len = tcp_frame(frame, &syn);
+    /* Append a second MSS option, 9000, after the first (the header grows by 4 bytes). */
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(frame + sizeof(struct rte_ether_hdr));
+    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
+    const uint8_t second[4] = {2, 4, 9000 >> 8, 9000 & 0xff};
+    memcpy(frame + len, second, 4);
+    len += 4;
+    tcp->data_off = (uint8_t)(tcp->data_off + (1 << 4));
+    ip->total_length = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(ip->total_length) + 4));
+    ip->hdr_checksum = 0;
+    ip->hdr_checksum = rte_ipv4_cksum(ip);
+    tcp->cksum = 0;
+    tcp->cksum = rte_ipv4_udptcp_cksum(ip, tcp);
+
+    struct rte_mbuf *m = rte_pktmbuf_alloc(n->f->pool);
+    assert_non_null(m);
+    memcpy(rte_pktmbuf_append(m, (uint16_t)len), frame, len);
+    unsigned before = n->f->ctx.tx[0].n;
+    xlb_burst_process(&n->f->ctx, n->f->snap, 0, &m, 1);
+    assert_int_equal(n->f->ctx.tx[0].n, before + 1);
+    size_t out_len;
+    const uint8_t *out = fixture_tx(n->f, before, &out_len);
+    assert_int_equal(out_len, len);
+    const struct rte_ipv4_hdr *oip = (const void *)(out + sizeof(struct rte_ether_hdr));
+    const uint8_t *opts = (const uint8_t *)(oip + 1) + sizeof(struct rte_tcp_hdr);
+    assert_int_equal(opts[2] << 8 | opts[3], MSS_MAX4);
+    assert_int_equal(opts[6] << 8 | opts[7], MSS_MAX4);
+    assert_int_equal(rte_ipv4_udptcp_cksum_verify(oip, oip + 1), 0);
+    assert_int_equal(clamped(n), 1);
+}
+
 static void a_port_without_a_limit_changes_nothing(void **state)
 {
     struct nat_fixture *n = *state;
@@ -127,6 +185,9 @@ static void limits_from_mtu_and_setting(void **state)
     assert_int_equal(xlb_port_mss_max(0, UINT16_MAX, false), 1460); /* unknown MTU: 1500 */
     assert_int_equal(xlb_port_mss_max(9000, UINT16_MAX, false), 8960);
     assert_int_equal(xlb_port_mss_max(1500, 1360, false), 1360);
+    assert_int_equal(xlb_port_mss_max(1500, 1360, true), 1340); /* the same packet size */
+    assert_int_equal(xlb_port_mss_max(1400, UINT16_MAX, false), 1360);
+    assert_int_equal(xlb_port_mss_max(1400, UINT16_MAX, true), 1340);
     assert_int_equal(xlb_port_mss_max(1500, 0, false), 0); /* off */
 }
 
@@ -136,6 +197,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(syn_and_syn_ack_are_clamped, nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(smaller_offers_pass_unchanged, nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(ipv6_mss_after_a_nop, nat_setup, nat_teardown),
+        cmocka_unit_test_setup_teardown(ipv4_after_a_nop_and_again, nat_setup, nat_teardown),
+        cmocka_unit_test_setup_teardown(every_mss_option_is_clamped, nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(a_port_without_a_limit_changes_nothing, nat_setup,
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(two_ports_take_the_lower_limit, nat_setup, nat_teardown),

@@ -197,6 +197,23 @@ static void forwarding_keys_are_checked(void **state)
                   "xlb.aggregate_cluster_backward_compat: must be true or false", NULL);
 }
 
+static void port_mtu_is_optional_and_bounded(void **state)
+{
+    (void)state;
+#define MTU_DOC(mtu)                                                                               \
+    "{\"xlb\": {\"ports\": [{\"name\": \"p0\", \"addresses\": [\"198.18.0.10/24\"], \"mtu\": " mtu \
+    "}]}}"
+    struct xlb_bootstrap b = parse_ok(DOC(""));
+    assert_int_equal(b.ports[0].mtu, 0); /* the device's default */
+    xlb_bootstrap_free(&b);
+    b = parse_ok(MTU_DOC("1400"));
+    assert_int_equal(b.ports[0].mtu, 1400);
+    xlb_bootstrap_free(&b);
+    expect_errors(MTU_DOC("575"), "xlb.ports[0].mtu: must be 576..2026", NULL);
+    expect_errors(MTU_DOC("9000"), "xlb.ports[0].mtu: must be 576..2026", NULL);
+#undef MTU_DOC
+}
+
 static void mss_clamp_is_auto_off_or_a_size(void **state)
 {
     (void)state;
@@ -622,6 +639,7 @@ int main(void)
         cmocka_unit_test(static_resources_are_checked),
         cmocka_unit_test(metrics_settings_are_checked),
         cmocka_unit_test(mss_clamp_is_auto_off_or_a_size),
+        cmocka_unit_test(port_mtu_is_optional_and_bounded),
         cmocka_unit_test(every_problem_is_reported_at_once),
         cmocka_unit_test(load_reports_file_problems),
     };
