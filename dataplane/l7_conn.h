@@ -121,6 +121,7 @@ struct xlb_l7_conn {
     uint32_t backend_una; /* the backend's cumulative ACK, backend space */
     uint8_t backend_wscale;
     bool backend_ts;
+    uint16_t backend_mss;   /* from its SYN-ACK; 0: it offered none (536) */
     uint32_t backend_tsval; /* the backend's latest TSval, echoed back to it */
     uint32_t ts_add;        /* backend TSval + ts_add = TSval toward the client */
     uint32_t s2c_seq_add;   /* backend seq + s2c_seq_add = client-facing seq */
@@ -212,6 +213,15 @@ struct xlb_l7_segment {
 bool xlb_l7_send(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct xlb_flow *f,
                  enum xlb_l7_side side, const struct xlb_l7_segment *s);
 
+/*
+ * The most payload one segment toward `side` may carry: the receiver's MSS (the client's from
+ * its SYN, the backend's from its SYN-ACK; 536 when it offered none), lowered to what the
+ * path through xlb's ports carries (xlb_nat_mss_max), less `options_len` bytes of TCP options
+ * the segment carries (RFC 9293 3.7.1: the MSS counts no options).
+ */
+uint32_t xlb_l7_payload_max(const struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                            const struct xlb_l7_conn *c, enum xlb_l7_side side,
+                            uint32_t options_len);
 /* A segment with only the timestamp option (when the connection has timestamps). */
 bool xlb_l7_send_ts(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                     struct xlb_l7_conn *c, enum xlb_l7_side side, uint32_t seq, uint32_t ack,
@@ -291,16 +301,18 @@ uint32_t xlb_l7_client_to_backend(const struct xlb_l7_conn *c, uint32_t a);
 void xlb_l7_inserts_fold(struct xlb_l7_conn *c, uint32_t client_ack);
 /* Apply the insertions (new and remembered) that fall in a backend segment of `*payload_len`
  * bytes at backend seq `seq`, growing it. false: a remembered one did not fit (drop it). */
-bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, struct xlb_frame *frame,
-                         struct xlb_tcp_packet *p, uint32_t seq, uint32_t *payload_len, bool again);
+bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                         struct xlb_l7_conn *c, struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                         uint32_t seq, uint32_t *payload_len, bool again);
 /* Whether a remembered insertion is at backend seq b: a retransmission from b carries it again
  * at its start (pass again = true to insert_apply, and shift it one field less). */
 bool xlb_l7_insert_at(const struct xlb_l7_conn *c, uint32_t b);
-/* After translation: a segment over the client's MSS is cut in two. Returns the second part
- * (translated, checksummed) to send after the first, or NULL when no cut was needed or made. */
-struct rte_mbuf *xlb_l7_split_to_mss(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c,
-                                     struct xlb_frame *frame, struct xlb_tcp_packet *p,
-                                     uint32_t payload_len);
+/* After translation: a segment over what the client takes (xlb_l7_payload_max) is cut in two.
+ * Returns the second part (translated, checksummed) to send after the first, or NULL when no
+ * cut was needed or made. */
+struct rte_mbuf *xlb_l7_split_to_mss(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                     struct xlb_l7_conn *c, struct xlb_frame *frame,
+                                     struct xlb_tcp_packet *p, uint32_t payload_len);
 
 /* ---- l7_splice.c ---- */
 xlb_verdict xlb_l7_splice_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

@@ -84,12 +84,14 @@ static void send_syn(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
     xlb_l7_send(ctx, snap, c->flow, XLB_L7_TO_BACKEND, &s);
 }
 
-/* The replay from the backend's cumulative ACK on, in segments of the client's MSS. */
+/* The replay from the backend's cumulative ACK on, in segments the backend takes (its MSS, the
+ * path's, less the timestamp option they carry). */
 static void send_replay(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                         struct xlb_l7_conn *c)
 {
     uint32_t first = c->client_isn + 1, done = c->backend_una - first;
-    uint32_t mss = c->client.mss != 0 ? c->client.mss : 536;
+    uint32_t mss = xlb_l7_payload_max(ctx, snap, c, XLB_L7_TO_BACKEND,
+                                      c->client.has_ts ? XLB_TCPOLEN_TS + 2 : 0);
     while (done < c->replay_len) {
         uint32_t n = c->replay_len - done > mss ? mss : c->replay_len - done;
         bool last = done + n == c->replay_len;
@@ -183,6 +185,7 @@ static void connected(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap
     c->backend_isn = rte_be_to_cpu_32(tcp->sent_seq);
     c->backend_wscale = o->has_wscale && c->client.has_wscale ? o->wscale : 0;
     c->backend_ts = o->has_ts;
+    c->backend_mss = o->mss;
     c->backend_tsval = o->tsval;
     /* Backend timestamps are moved past every one xlb sent the client (PAWS, RFC 7323). */
     c->ts_add = (uint32_t)xlb_l7_now_ms(ctx) + 1 - o->tsval;

@@ -148,8 +148,15 @@ bool xlb_l7_insert_at(const struct xlb_l7_conn *c, uint32_t b)
     return false;
 }
 
-bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, struct xlb_frame *frame,
-                         struct xlb_tcp_packet *p, uint32_t seq, uint32_t *payload_len, bool again)
+/* Bytes of TCP options the segment carries (its header beyond the fixed 20). */
+static uint32_t options_of(const struct xlb_tcp_packet *p)
+{
+    return (uint32_t)(p->tcp->data_off >> 4) * 4 - (uint32_t)sizeof(struct rte_tcp_hdr);
+}
+
+bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                         struct xlb_l7_conn *c, struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                         uint32_t seq, uint32_t *payload_len, bool again)
 {
     uint32_t original = *payload_len;
     /* Back to front, so that earlier offsets stay valid: the new insertions lie past every
@@ -157,7 +164,7 @@ bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, struc
     bool done[XLB_L7_NEW_INSERTS] = {false};
     uint8_t room = (uint8_t)(XLB_L7_INSERTS - c->n_inserts);
     /* At most what one cut in two can carry: the segment is then never more than twice the MSS. */
-    uint32_t mss = c->client.mss != 0 ? c->client.mss : 536, fits = 0;
+    uint32_t mss = xlb_l7_payload_max(ctx, snap, c, XLB_L7_TO_CLIENT, options_of(p)), fits = 0;
     while (fits < c->n_new && original + (fits + 1u) * c->cookie_field_len <= 2 * mss)
         fits++;
     for (int i = c->n_new - 1; i >= 0; i--) {
@@ -176,11 +183,11 @@ bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, struc
     return ok;
 }
 
-struct rte_mbuf *xlb_l7_split_to_mss(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c,
-                                     struct xlb_frame *frame, struct xlb_tcp_packet *p,
-                                     uint32_t payload_len)
+struct rte_mbuf *xlb_l7_split_to_mss(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                     struct xlb_l7_conn *c, struct xlb_frame *frame,
+                                     struct xlb_tcp_packet *p, uint32_t payload_len)
 {
-    uint32_t mss = c->client.mss != 0 ? c->client.mss : 536;
+    uint32_t mss = xlb_l7_payload_max(ctx, snap, c, XLB_L7_TO_CLIENT, options_of(p));
     if (payload_len <= mss)
         return NULL;
     uint32_t head = (uint32_t)(payload_of(p) - rte_pktmbuf_mtod(frame->m, uint8_t *));

@@ -111,6 +111,21 @@ bool xlb_l7_send(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, str
     return true;
 }
 
+uint32_t xlb_l7_payload_max(const struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                            const struct xlb_l7_conn *c, enum xlb_l7_side side,
+                            uint32_t options_len)
+{
+    uint32_t mss = side == XLB_L7_TO_CLIENT ? c->client.mss : c->backend_mss;
+    if (mss == 0)
+        mss = 536;
+    const struct xlb_flow *f = c->flow;
+    uint32_t path = xlb_nat_mss_max(snap, ctx->flows->snat[f->snat_index].family,
+                                    f->client_port_index, f->backend_port_index);
+    if (path != 0 && path < mss)
+        mss = path;
+    return mss > options_len + 64 ? mss - options_len : 64; /* never below 64 bytes a segment */
+}
+
 bool xlb_l7_send_ts(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                     struct xlb_l7_conn *c, enum xlb_l7_side side, uint32_t seq, uint32_t ack,
                     uint8_t flags, uint16_t window, const uint8_t *payload, uint32_t len)

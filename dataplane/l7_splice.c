@@ -163,7 +163,7 @@ xlb_verdict xlb_l7_splice_from_backend(struct xlb_burst_ctx *ctx, const struct x
         return XLB_DROP_L7_OUT_OF_ORDER;
     uint32_t shift =
         c->s2c_seq_add + xlb_l7_inserted_before(c, seq) - (again ? c->cookie_field_len : 0u);
-    if (!xlb_l7_insert_apply(ctx, c, frame, p, seq, &payload, again))
+    if (!xlb_l7_insert_apply(ctx, snap, c, frame, p, seq, &payload, again))
         return XLB_DROP_L7_NO_ROOM;
     struct xlb_flow *f = c->flow;
     if (o.has_ts)
@@ -187,7 +187,7 @@ xlb_verdict xlb_l7_splice_from_backend(struct xlb_burst_ctx *ctx, const struct x
     /* The Ethernet header first: a cut copies the whole header into its second part. */
     frame->eth->src_addr = snap->ports[f->client_port_index].mac;
     frame->eth->dst_addr = f->client_mac;
-    struct rte_mbuf *second = xlb_l7_split_to_mss(ctx, c, frame, p, payload);
+    struct rte_mbuf *second = xlb_l7_split_to_mss(ctx, snap, c, frame, p, payload);
     forward(ctx, snap, frame, p, f->client_port_index, &f->client_mac);
     if (second != NULL)
         xlb_tx_enqueue(ctx, f->client_port_index, second);

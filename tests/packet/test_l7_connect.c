@@ -123,6 +123,8 @@ static void backend_rst_to_the_syn_is_a_refusal(void **state)
  * last). The backend acknowledges the first only: after 250 ms the rest is sent again, and
  * once all of it is acknowledged nothing more.
  */
+#define BACKEND_MSS 1400 /* below the client's L7_CLIENT_MSS */
+
 static void long_replay_goes_in_mss_segments_until_acknowledged(void **state)
 {
     struct l7_fixture *x = *state;
@@ -154,19 +156,22 @@ static void long_replay_goes_in_mss_segments_until_acknowledged(void **state)
 
     struct h2_bytes replay = hello;
     h2_append(&replay, more.b, more.len);
-    assert_true(replay.len > L7_CLIENT_MSS && replay.len <= 2 * L7_CLIENT_MSS);
+    /* The backend takes less than the client offered: its MSS governs, less the 12 bytes of
+     * the timestamp option every replayed segment carries. */
+    const uint32_t seg_len = BACKEND_MSS - 12;
+    assert_true(replay.len > seg_len && replay.len <= 2 * seg_len);
     struct l7_seg syn_ack =
         l7_from_backend(&c, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, c.b_seq, c.c_isn + 1, NULL, 0);
-    opts_syn(&syn_ack, 1460, true, true, c.b_tsval, c.b_tsecr, L7_BACKEND_WS);
+    opts_syn(&syn_ack, BACKEND_MSS, true, true, c.b_tsval, c.b_tsecr, L7_BACKEND_WS);
     assert_int_equal(l7_send(x, &syn_ack), 2);
     c.b_seq++;
     c.ts_add = l7_now_ms(x) + 1 - c.b_tsval;
-    struct l7_seg first = l7_by_xlb_to_backend(&c, RTE_TCP_ACK_FLAG, c.c_isn + 1, c.b_seq, 502,
-                                               replay.b, L7_CLIENT_MSS);
+    struct l7_seg first =
+        l7_by_xlb_to_backend(&c, RTE_TCP_ACK_FLAG, c.c_isn + 1, c.b_seq, 502, replay.b, seg_len);
     opts_ts(&first, c.b_tsecr, c.b_tsval);
     struct l7_seg rest =
-        l7_by_xlb_to_backend(&c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, c.c_isn + 1 + L7_CLIENT_MSS,
-                             c.b_seq, 502, replay.b + L7_CLIENT_MSS, replay.len - L7_CLIENT_MSS);
+        l7_by_xlb_to_backend(&c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, c.c_isn + 1 + seg_len,
+                             c.b_seq, 502, replay.b + seg_len, replay.len - seg_len);
     opts_ts(&rest, c.b_tsecr, c.b_tsval);
     l7_expect(x, 0, &first);
     l7_expect(x, 1, &rest);
@@ -174,7 +179,7 @@ static void long_replay_goes_in_mss_segments_until_acknowledged(void **state)
 
     /* The backend has the first segment only; its ACK goes on to the client. */
     struct l7_seg part =
-        l7_from_backend(&c, RTE_TCP_ACK_FLAG, c.b_seq, c.c_isn + 1 + L7_CLIENT_MSS, NULL, 0);
+        l7_from_backend(&c, RTE_TCP_ACK_FLAG, c.b_seq, c.c_isn + 1 + seg_len, NULL, 0);
     assert_int_equal(l7_send(x, &part), 1);
     l7_clear(x);
     assert_int_equal(poll_after(x, 249), 0);

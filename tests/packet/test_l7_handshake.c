@@ -81,6 +81,29 @@ static void syn_without_options_gets_mss_only(void **state)
     l7_expect(x, 0, &want);
 }
 
+/* On a port whose MTU carries less (xlb.tcp_mss_clamp, or the port's mtu), xlb's SYN-ACK
+ * offers what the port carries, not a 1500-byte path's 1460. */
+static void syn_ack_offers_what_the_port_carries(void **state)
+{
+    struct l7_fixture *x = *state;
+    x->n->f->snap->ports[0].mss_max_ipv4 = 1400;
+    struct l7_conn c;
+    l7_conn_init(&c, false);
+    struct l7_seg syn = l7_from_client(&c, RTE_TCP_SYN_FLAG, c.c_isn, 0, NULL, 0);
+    syn.opts_len = 0;
+    syn.ip_id = 0;
+    syn.window = 29200;
+    assert_int_equal(l7_send(x, &syn), 1);
+    struct l7_out o;
+    l7_read(x, 0, &o);
+    struct l7_seg want = l7_by_xlb_to_client(&c, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, o.seq,
+                                             c.c_isn + 1, 65535, NULL, 0);
+    const uint8_t mss[4] = {2, 4, 1400 >> 8, 1400 & 0xff};
+    memcpy(want.opts, mss, 4);
+    want.opts_len = 4;
+    l7_expect(x, 0, &want);
+}
+
 /* The ACK returning the cookie carries the 24-byte preface and a SETTINGS frame: a flow
  * appears (the table has one used entry, an L7 one), and xlb sends ACK + its own empty
  * SETTINGS (00 00 00 04 00 00 00 00 00) with seq = cookie + 1, ack = the client's seq after
@@ -205,6 +228,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(syn_gets_a_syn_cookie, l7_setup, l7_teardown),
         cmocka_unit_test_setup_teardown(ipv6_syn_gets_a_syn_cookie, l7_setup, l7_teardown),
         cmocka_unit_test_setup_teardown(syn_without_options_gets_mss_only, l7_setup, l7_teardown),
+        cmocka_unit_test_setup_teardown(syn_ack_offers_what_the_port_carries, l7_setup,
+                                        l7_teardown),
         cmocka_unit_test_setup_teardown(cookie_ack_with_preface_opens_a_connection, l7_setup,
                                         l7_teardown),
         cmocka_unit_test_setup_teardown(bare_cookie_ack_gets_settings_then_preface_an_ack, l7_setup,

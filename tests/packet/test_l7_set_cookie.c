@@ -330,9 +330,9 @@ static void retransmission_from_the_insertion_point_carries_the_field(void **sta
 }
 
 /*
- * A response segment that the insertion pushes over the client's MSS is cut in two, and both
- * parts go from the port's MAC to the client's MAC (the second part is copied from the first
- * after its Ethernet header is rewritten).
+ * A response segment that the insertion pushes over what the client takes (its MSS less the
+ * segment's options) is cut in two, and both parts go from the port's MAC to the client's MAC
+ * (the second part is copied from the first after its Ethernet header is rewritten).
  */
 static void response_over_the_mss_is_cut_in_two(void **state)
 {
@@ -345,22 +345,23 @@ static void response_over_the_mss_is_cut_in_two(void **state)
     h2_response_block(&s.backend, &block);
     uint32_t frame_at = h2_headers(&in, 1, false, &block);
     uint32_t at = in.len;
-    h2_message(&in, 1, false, L7_CLIENT_MSS - in.len - 9 - 5);
-    assert_int_equal(in.len, L7_CLIENT_MSS);
+    /* A full segment for the client: its MSS less the timestamp option's 12 bytes. */
+    const uint32_t full = L7_CLIENT_MSS - 12;
+    h2_message(&in, 1, false, full - in.len - 9 - 5);
+    assert_int_equal(in.len, full);
     struct l7_seg sent = l7_from_backend(c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, c->b_seq,
                                          c->c_seq - 9, in.b, in.len);
     assert_int_equal(l7_send(x, &sent), 2);
     struct l7_out o0, o1;
     l7_read(x, 0, &o0);
     l7_read(x, 1, &o1);
-    assert_int_equal(o0.len, L7_CLIENT_MSS);
+    assert_int_equal(o0.len, full);
     uint32_t k = o1.len;
     struct h2_bytes want = {.len = 0};
     l7_with_field(&want, &in, frame_at, at, o0.payload + at, k);
     /* The first part: one MSS, PSH removed; the second: the rest, PSH kept. */
-    l7_expect_to_client(x, c, 0, &sent, c->x_seq, RTE_TCP_ACK_FLAG, want.b, L7_CLIENT_MSS);
-    l7_expect_to_client(x, c, 1, &sent, c->x_seq + L7_CLIENT_MSS, sent.flags,
-                        want.b + L7_CLIENT_MSS, k);
+    l7_expect_to_client(x, c, 0, &sent, c->x_seq, RTE_TCP_ACK_FLAG, want.b, full);
+    l7_expect_to_client(x, c, 1, &sent, c->x_seq + full, sent.flags, want.b + full, k);
     finish(&s);
 }
 
