@@ -92,6 +92,11 @@ static void client_tuple(uint32_t i, struct tuple *u)
 #define CLIENT_ISN  1000u
 #define BACKEND_ISN 5000u
 
+/* What Linux puts in a SYN and its SYN-ACK: MSS 1460, SACK-permitted, timestamps, window
+ * scale 7. */
+static const uint8_t linux_syn_options[20] = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0,
+                                              0, 1, 0,    0,    0, 0, 1, 3,  3, 7};
+
 static void tmpl_make(struct tmpl *t, const struct rte_ether_addr *src_mac, uint8_t flags,
                       uint32_t seq, uint32_t ack, uint16_t payload)
 {
@@ -99,24 +104,26 @@ static void tmpl_make(struct tmpl *t, const struct rte_ether_addr *src_mac, uint
     struct rte_ether_hdr *eth = (struct rte_ether_hdr *)t->bytes;
     struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
     struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
-    size_t len = sizeof(*eth) + sizeof(*ip) + sizeof(*tcp) + payload;
+    size_t opts = (flags & RTE_TCP_SYN_FLAG) ? sizeof(linux_syn_options) : 0;
+    size_t len = sizeof(*eth) + sizeof(*ip) + sizeof(*tcp) + opts + payload;
     if (len > FRAME_COPY)
         die("frame template too long");
     eth->dst_addr = port_mac;
     eth->src_addr = *src_mac;
     eth->ether_type = htons(RTE_ETHER_TYPE_IPV4);
     ip->version_ihl = 0x45;
-    ip->total_length = htons((uint16_t)(sizeof(*ip) + sizeof(*tcp) + payload));
+    ip->total_length = htons((uint16_t)(sizeof(*ip) + sizeof(*tcp) + opts + payload));
     ip->fragment_offset = htons(RTE_IPV4_HDR_DF_FLAG);
     ip->time_to_live = 64;
     ip->next_proto_id = IPPROTO_TCP;
     t->sum = rte_raw_cksum(ip, sizeof(*ip)); /* addresses and checksum still zero */
     tcp->sent_seq = htonl(seq);
     tcp->recv_ack = (flags & RTE_TCP_ACK_FLAG) ? htonl(ack) : 0;
-    tcp->data_off = 5 << 4;
+    tcp->data_off = (uint8_t)((5 + opts / 4) << 4);
     tcp->tcp_flags = flags;
     tcp->rx_win = htons(65535);
-    memset(tcp + 1, 'x', payload);
+    memcpy(tcp + 1, linux_syn_options, opts);
+    memset((uint8_t *)(tcp + 1) + opts, 'x', payload);
     t->len = (uint16_t)(len < MIN_FRAME ? MIN_FRAME : len);
 }
 
