@@ -49,26 +49,34 @@ static void ipv6_syn_gets_a_syn_cookie(void **state)
 /* A SYN without options: the SYN-ACK carries xlb's MSS only (without timestamps the cookie
  * cannot carry window scale or SACK), the cookie says MSS 536 and no timestamps. Its ACK (no
  * options either) is accepted: xlb's SETTINGS come without options, the window unscaled. */
-static void syn_without_options_gets_mss_only(void **state)
+/* A SYN without options from c; xlb's SYN-ACK must carry only an MSS option of `mss`. Returns
+ * the SYN-ACK as read. */
+static struct l7_out bare_syn_gets_mss(struct l7_fixture *x, struct l7_conn *c, uint16_t mss)
 {
-    struct l7_fixture *x = *state;
-    struct l7_conn c;
-    l7_conn_init(&c, false);
-    struct l7_seg syn = l7_from_client(&c, RTE_TCP_SYN_FLAG, c.c_isn, 0, NULL, 0);
+    struct l7_seg syn = l7_from_client(c, RTE_TCP_SYN_FLAG, c->c_isn, 0, NULL, 0);
     syn.opts_len = 0;
     syn.ip_id = 0;
     syn.window = 29200;
     assert_int_equal(l7_send(x, &syn), 1);
     struct l7_out o;
     l7_read(x, 0, &o);
-    assert_int_equal(o.seq & 7, 0);         /* 536: the MSS of a SYN without one */
-    assert_int_equal(o.seq & (1u << 5), 0); /* no timestamps */
-    struct l7_seg want = l7_by_xlb_to_client(&c, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, o.seq,
-                                             c.c_isn + 1, 65535, NULL, 0);
-    const uint8_t mss[4] = {2, 4, 0x05, 0xb4};
-    memcpy(want.opts, mss, 4);
+    struct l7_seg want = l7_by_xlb_to_client(c, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, o.seq,
+                                             c->c_isn + 1, 65535, NULL, 0);
+    const uint8_t option[4] = {2, 4, (uint8_t)(mss >> 8), (uint8_t)mss};
+    memcpy(want.opts, option, 4);
     want.opts_len = 4;
     l7_expect(x, 0, &want);
+    return o;
+}
+
+static void syn_without_options_gets_mss_only(void **state)
+{
+    struct l7_fixture *x = *state;
+    struct l7_conn c;
+    l7_conn_init(&c, false);
+    struct l7_out o = bare_syn_gets_mss(x, &c, 1460);
+    assert_int_equal(o.seq & 7, 0);         /* 536: the MSS of a SYN without one */
+    assert_int_equal(o.seq & (1u << 5), 0); /* no timestamps */
     l7_clear(x);
     assert_int_equal(x->n->flows->n_used, 0);
 
@@ -76,8 +84,8 @@ static void syn_without_options_gets_mss_only(void **state)
     ack.opts_len = 0;
     assert_int_equal(l7_send(x, &ack), 1);
     assert_int_equal(x->n->flows->n_used, 1);
-    want = l7_by_xlb_to_client(&c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, o.seq + 1, c.c_isn + 1,
-                               L7_IN_MAX, xlb_settings, 9);
+    struct l7_seg want = l7_by_xlb_to_client(&c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, o.seq + 1,
+                                             c.c_isn + 1, L7_IN_MAX, xlb_settings, 9);
     l7_expect(x, 0, &want);
 }
 
@@ -89,19 +97,7 @@ static void syn_ack_offers_what_the_port_carries(void **state)
     x->n->f->snap->ports[0].mss_max_ipv4 = 1400;
     struct l7_conn c;
     l7_conn_init(&c, false);
-    struct l7_seg syn = l7_from_client(&c, RTE_TCP_SYN_FLAG, c.c_isn, 0, NULL, 0);
-    syn.opts_len = 0;
-    syn.ip_id = 0;
-    syn.window = 29200;
-    assert_int_equal(l7_send(x, &syn), 1);
-    struct l7_out o;
-    l7_read(x, 0, &o);
-    struct l7_seg want = l7_by_xlb_to_client(&c, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, o.seq,
-                                             c.c_isn + 1, 65535, NULL, 0);
-    const uint8_t mss[4] = {2, 4, 1400 >> 8, 1400 & 0xff};
-    memcpy(want.opts, mss, 4);
-    want.opts_len = 4;
-    l7_expect(x, 0, &want);
+    bare_syn_gets_mss(x, &c, 1400);
 }
 
 /* The ACK returning the cookie carries the 24-byte preface and a SETTINGS frame: a flow

@@ -32,22 +32,28 @@ static uint64_t clamped(struct nat_fixture *n)
     return n->f->stats.events[XLB_EVENT_TCP_MSS_CLAMPED];
 }
 
+/* The client's SYN and the backend's SYN-ACK through xlb, on the flow of CLIENT_PORT and
+ * PORT_BASE; each must leave with its MSS option at syn_out and syn_ack_out (0: as it came). */
+static void handshake(struct nat_fixture *n, struct seg syn, struct seg syn_ack, uint16_t syn_out,
+                      uint16_t syn_ack_out)
+{
+    struct seg out = to_backend(syn, PORT_BASE);
+    out.mss = syn_out != 0 ? syn_out : syn.mss;
+    forward(n, &syn, &out);
+    struct seg back = to_client(syn_ack, CLIENT_PORT);
+    back.mss = syn_ack_out != 0 ? syn_ack_out : syn_ack.mss;
+    forward(n, &syn_ack, &back);
+}
+
 static void syn_and_syn_ack_are_clamped(void **state)
 {
     struct nat_fixture *n = *state;
     limit_port(n, MSS_MAX4, MSS_MAX6);
     struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
     syn.wscale = 1 + 7;
-    struct seg out = to_backend(syn, PORT_BASE);
-    out.mss = MSS_MAX4;
-    forward(n, &syn, &out);
-    assert_int_equal(clamped(n), 1);
-
     struct seg syn_ack = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
     syn_ack.mss = 8960; /* a jumbo-frame backend */
-    struct seg back = to_client(syn_ack, CLIENT_PORT);
-    back.mss = MSS_MAX4;
-    forward(n, &syn_ack, &back);
+    handshake(n, syn, syn_ack, MSS_MAX4, MSS_MAX4);
     assert_int_equal(clamped(n), 2);
 
     /* Data carries no MSS option: forwarded as it came. */
@@ -63,12 +69,9 @@ static void smaller_offers_pass_unchanged(void **state)
     limit_port(n, MSS_MAX4, MSS_MAX6);
     struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
     syn.mss = 1200;
-    struct seg out = to_backend(syn, PORT_BASE);
-    forward(n, &syn, &out);
     struct seg syn_ack = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
     syn_ack.mss = MSS_MAX4; /* exactly the limit */
-    struct seg back = to_client(syn_ack, CLIENT_PORT);
-    forward(n, &syn_ack, &back);
+    handshake(n, syn, syn_ack, 0, 0);
     assert_int_equal(clamped(n), 0);
 }
 
@@ -80,15 +83,10 @@ static void ipv6_mss_after_a_nop(void **state)
     struct seg syn = from_client6(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
     syn.mss = 1440;
     syn.mss_after_nop = true;
-    struct seg out = to_backend(syn, PORT_BASE);
-    out.mss = MSS_MAX6;
-    forward(n, &syn, &out);
     struct seg syn_ack = from_backend6(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
     syn_ack.mss = 0xffff;
     syn_ack.mss_after_nop = true;
-    struct seg back = to_client(syn_ack, CLIENT_PORT);
-    back.mss = MSS_MAX6;
-    forward(n, &syn_ack, &back);
+    handshake(n, syn, syn_ack, MSS_MAX6, MSS_MAX6);
     assert_int_equal(clamped(n), 2);
 }
 
