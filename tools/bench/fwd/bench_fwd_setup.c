@@ -218,8 +218,9 @@ void eal_init(bool hugepages, uint32_t memory_mib, char *const *extra)
     char *no_huge[] = {
         "bench_fwd",           "--no-shconf",    "--no-huge", "--no-pci", "-l",   "0",
         "--log-level=warning", "--no-telemetry", "-m",        mib,        prefix, NULL};
-    char *huge[] = {"bench_fwd",           "--no-shconf",    "--no-pci", "-l", "0",
-                    "--log-level=warning", "--no-telemetry", prefix,     NULL};
+    /* --huge-unlink: the hugepage files go when the process does, whatever its end. */
+    char *huge[] = {"bench_fwd",           "--no-shconf",    "--no-pci",      "-l",   "0",
+                    "--log-level=warning", "--no-telemetry", "--huge-unlink", prefix, NULL};
     char *args[24];
     int argc = 0;
     for (char **arg = hugepages ? huge : no_huge; *arg != NULL; arg++)
