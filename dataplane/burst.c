@@ -7,6 +7,7 @@
 #include "arp.h"
 #include "ip_input.h"
 #include "nat.h"
+#include "nat_fast_path.h"
 #include "neighbour_discovery.h"
 #include "packet_parse.h"
 
@@ -76,7 +77,8 @@ void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sna
     for (uint16_t i = 0; i < n; i++) {
         if (i + 1 < n)
             rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-        dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
+        if (!xlb_nat_fast_hold(ctx, snap, port_index, pkts[i]))
+            dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
         if (ctx->n_pending == XLB_RX_BURST)
             finish_pending(ctx, snap); /* a burst longer than the batch */
     }

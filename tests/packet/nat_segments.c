@@ -273,6 +273,8 @@ void forward_burst(struct nat_fixture *n, const struct seg *in, const struct seg
         burst[i] = rte_pktmbuf_alloc(n->f->pool);
         assert_non_null(burst[i]);
         memcpy(rte_pktmbuf_append(burst[i], (uint16_t)len), frame, len);
+        if (in[i].nic_checked)
+            burst[i]->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD;
     }
     unsigned before = n->f->ctx.tx[0].n;
     uint64_t drops_before = fixture_total_drops(n->f);

@@ -48,6 +48,7 @@ struct seg {
     uint8_t wscale;      /* SYNs: 1 + the window scale shift offered; 0: no such option */
     uint16_t mss;        /* SYNs: the MSS offered; 0: 1460 */
     bool mss_after_nop;  /* SYNs: NOP, MSS, NOP, NOP, NOP (the MSS value off 16-bit words) */
+    bool nic_checked;    /* received with RTE_MBUF_F_RX_IP_CKSUM_GOOD, as a NIC sets it */
 };
 
 bool is_v6(const struct seg *s);

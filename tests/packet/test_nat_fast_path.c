@@ -1,0 +1,143 @@
+/*
+ * The NAT's fast path (dataplane/nat_fast_path.h) takes plain IPv4 TCP frames whose header
+ * checksum holds: a whole connection goes through it byte for byte as through the full path, a
+ * padded frame is trimmed, and every frame it must refuse (another MAC, a bad checksum, a port
+ * address, a length that does not add up, a TCP header longer than the segment) still gets the
+ * full path's verdict.
+ */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+
+#include "nat.h"
+#include "nat_segments.h"
+
+/* One frame in, with the NIC's verdict on its IPv4 header checksum; returns frames out. */
+static unsigned send_flagged(struct nat_fixture *n, const uint8_t *frame, size_t len,
+                             uint64_t cksum_flags)
+{
+    struct rte_mbuf *m = rte_pktmbuf_alloc(n->f->pool);
+    assert_non_null(m);
+    memcpy(rte_pktmbuf_append(m, (uint16_t)len), frame, len);
+    m->ol_flags |= cksum_flags;
+    unsigned before = n->f->ctx.tx[0].n;
+    xlb_burst_process(&n->f->ctx, n->f->snap, 0, &m, 1);
+    return n->f->ctx.tx[0].n - before;
+}
+
+static unsigned send_checked(struct nat_fixture *n, const uint8_t *frame, size_t len)
+{
+    return send_flagged(n, frame, len, RTE_MBUF_F_RX_IP_CKSUM_GOOD);
+}
+
+/* frame, with these checksum flags, must be dropped for `reason`, once. */
+static void refused_flagged(struct nat_fixture *n, const uint8_t *frame, size_t len,
+                            uint64_t cksum_flags, enum xlb_drop_reason reason)
+{
+    uint64_t before = fixture_drops(n->f, reason), total = fixture_total_drops(n->f);
+    assert_int_equal(send_flagged(n, frame, len, cksum_flags), 0);
+    assert_int_equal(fixture_drops(n->f, reason), before + 1);
+    assert_int_equal(fixture_total_drops(n->f), total + 1);
+}
+
+static void refused(struct nat_fixture *n, const uint8_t *frame, size_t len,
+                    enum xlb_drop_reason reason)
+{
+    refused_flagged(n, frame, len, RTE_MBUF_F_RX_IP_CKSUM_GOOD, reason);
+}
+
+static struct seg checked(struct seg s)
+{
+    s.nic_checked = true;
+    return s;
+}
+
+static void a_connection_goes_through_byte_for_byte(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct seg in[4] = {
+        checked(from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL)),
+        checked(from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL)),
+        checked(from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD_TEXT)),
+        checked(from_backend4(PORT_BASE, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, "HTTP/1.1 200")),
+    };
+    struct seg out[4] = {to_backend(in[0], PORT_BASE), to_client(in[1], CLIENT_PORT),
+                         to_backend(in[2], PORT_BASE), to_client(in[3], CLIENT_PORT)};
+    for (unsigned i = 0; i < 4; i++) /* one at a time, then the same again in one burst */
+        forward(n, &in[i], &out[i]);
+    struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
+    assert_non_null(f);
+    assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
+    forward_burst(n, &in[2], &out[2], 2);
+
+    /* A bare ACK padded to 60 bytes leaves without the padding. */
+    struct seg ack = checked(from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG, NULL));
+    uint8_t frame[256], want[256];
+    size_t len = tcp_frame(frame, &ack);
+    memset(frame + len, 0xee, 60 - len);
+    struct seg ack_out = to_backend(ack, PORT_BASE);
+    size_t want_len = tcp_frame(want, &ack_out);
+    unsigned before = n->f->ctx.tx[0].n;
+    assert_int_equal(send_checked(n, frame, 60), 1);
+    size_t out_len;
+    const uint8_t *sent = fixture_tx(n->f, before, &out_len);
+    assert_int_equal(out_len, want_len);
+    assert_memory_equal(sent, want, want_len);
+}
+
+static void refused_frames_get_the_full_paths_verdict(void **state)
+{
+    struct nat_fixture *n = *state;
+    client_syn4(n, CLIENT_PORT, PORT_BASE);
+    struct seg data = from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD_TEXT);
+    uint8_t frame[256];
+    size_t len = tcp_frame(frame, &data);
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(frame + sizeof(struct rte_ether_hdr));
+    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
+
+    /* Another MAC. */
+    frame[0] ^= 0x02;
+    refused(n, frame, len, XLB_DROP_NOT_OUR_MAC);
+    frame[0] ^= 0x02;
+    /* A header checksum the NIC found bad, or that does not hold where it said nothing. */
+    refused_flagged(n, frame, len, RTE_MBUF_F_RX_IP_CKSUM_BAD, XLB_DROP_IPV4_BAD_CHECKSUM);
+    ip->hdr_checksum ^= 0x0101;
+    refused_flagged(n, frame, len, 0, XLB_DROP_IPV4_BAD_CHECKSUM);
+    ip->hdr_checksum ^= 0x0101;
+    /* A datagram longer than the frame. */
+    uint16_t total = ip->total_length;
+    ip->total_length = htons((uint16_t)(ntohs(total) + 1));
+    refused(n, frame, len, XLB_DROP_IPV4_MALFORMED);
+    ip->total_length = total;
+    /* A TCP header longer than the segment (data offset 15 words in a 20-byte segment). */
+    struct seg bare = from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG, NULL);
+    len = tcp_frame(frame, &bare);
+    tcp->data_off = 15 << 4;
+    refused(n, frame, len, XLB_DROP_TCP_MALFORMED);
+    /* TCP to one of xlb's own port addresses. */
+    struct seg to_port = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    to_port.dst = FIX_PORT4;
+    len = tcp_frame(frame, &to_port);
+    refused(n, frame, len, XLB_DROP_TCP_NO_SERVICE);
+    /* Nothing was forwarded, and the flow is as the SYN left it. */
+    assert_int_equal(client_flow(n, FIX_PEER4, CLIENT_PORT)->state, XLB_FLOW_SYN_SENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(a_connection_goes_through_byte_for_byte, nat_setup,
+                                        nat_teardown),
+        cmocka_unit_test_setup_teardown(refused_frames_get_the_full_paths_verdict, nat_setup,
+                                        nat_teardown),
+    };
+    return cmocka_run_group_tests_name("nat_fast_path", tests, NULL, NULL);
+}
