@@ -5,16 +5,6 @@
 #include "ip_input.h"
 #include "tcp_input.h"
 
-static bool checksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip, uint32_t hlen)
-{
-    uint64_t flags = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
-    if (flags == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
-        return true;
-    if (flags == RTE_MBUF_F_RX_IP_CKSUM_BAD)
-        return false;
-    return rte_raw_cksum(ip, hlen) == 0xffff;
-}
-
 xlb_verdict xlb_ipv4_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                            uint16_t port_index, struct xlb_frame *frame)
 {
@@ -26,7 +16,7 @@ xlb_verdict xlb_ipv4_input(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
     if ((ip->version_ihl >> 4) != 4 || hlen < sizeof(*ip) || hlen > frame->l3_avail ||
         total < hlen || total > frame->l3_avail)
         return XLB_DROP_IPV4_MALFORMED;
-    if (!checksum_ok(frame->m, ip, hlen))
+    if (!xlb_ipv4_checksum_ok(frame->m, ip, hlen))
         return XLB_DROP_IPV4_BAD_CHECKSUM;
     if (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
         return XLB_DROP_IPV4_FRAGMENT;

@@ -24,21 +24,12 @@
 #include <rte_tcp.h>
 
 #include "burst.h"
+#include "ip_input.h"
 #include "owned_cache.h"
 
 #define XLB_FAST_L2 ((uint32_t)sizeof(struct rte_ether_hdr))
 #define XLB_FAST_L3 ((uint32_t)sizeof(struct rte_ipv4_hdr))
 #define XLB_FAST_L4 ((uint32_t)sizeof(struct rte_tcp_hdr))
-
-/* The IPv4 header checksum as ipv4_input judges it: the NIC's verdict, else computed. */
-static inline bool xlb_fast_ipv4_checksum_ok(const struct rte_mbuf *m,
-                                             const struct rte_ipv4_hdr *ip)
-{
-    uint64_t flags = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
-    if (flags == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
-        return true;
-    return flags != RTE_MBUF_F_RX_IP_CKSUM_BAD && rte_raw_cksum(ip, XLB_FAST_L3) == 0xffff;
-}
 
 /* The frame's headers as the full path would accept them, up to the owned-address lookup. */
 static inline bool xlb_fast_plain_ipv4_tcp(const struct rte_mbuf *m,
@@ -50,7 +41,8 @@ static inline bool xlb_fast_plain_ipv4_tcp(const struct rte_mbuf *m,
            eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) && ip->version_ihl == 0x45 &&
            ip->next_proto_id == IPPROTO_TCP &&
            !(ip->fragment_offset & RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) &&
-           rte_is_same_ether_addr(&eth->dst_addr, port_mac) && xlb_fast_ipv4_checksum_ok(m, ip);
+           rte_is_same_ether_addr(&eth->dst_addr, port_mac) &&
+           xlb_ipv4_checksum_ok(m, ip, XLB_FAST_L3);
 }
 
 /*
