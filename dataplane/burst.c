@@ -74,10 +74,13 @@ void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sna
                        uint16_t port_index, struct rte_mbuf **pkts, uint16_t n)
 {
     ctx->stats->rx_packets += n;
+    /* What the fast path assumes of every packet, settled once for the burst. */
+    bool forwarding = ctx->flows != NULL && ctx->lb != NULL;
+    xlb_owned_cache_follow(&ctx->owned, snap);
     for (uint16_t i = 0; i < n; i++) {
         if (i + 1 < n)
             rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-        if (!xlb_nat_fast_hold(ctx, snap, port_index, pkts[i]))
+        if (!forwarding || !xlb_nat_fast_hold(ctx, snap, port_index, pkts[i]))
             dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
         if (ctx->n_pending == XLB_RX_BURST)
             finish_pending(ctx, snap); /* a burst longer than the batch */

@@ -15,27 +15,10 @@
 
 /* ---- keys and addresses ---- */
 
-static void packet_addresses(const struct xlb_tcp_packet *p, const uint8_t **src,
-                             const uint8_t **dst, size_t *len)
-{
-    if (p->family == AF_INET) {
-        struct rte_ipv4_hdr *ip = p->ip;
-        *src = (const uint8_t *)&ip->src_addr;
-        *dst = (const uint8_t *)&ip->dst_addr;
-        *len = 4;
-    } else {
-        struct rte_ipv6_hdr *ip = p->ip;
-        *src = ip->src_addr;
-        *dst = ip->dst_addr;
-        *len = 16;
-    }
-}
-
 void xlb_nat_key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key)
 {
     const uint8_t *src, *dst;
-    size_t len;
-    packet_addresses(p, &src, &dst, &len);
+    size_t len = xlb_nat_addresses(p->family, p->ip, &src, &dst);
     memset(key, 0, sizeof(*key));
     key->family = p->family;
     key->proto = IPPROTO_TCP;
@@ -76,8 +59,9 @@ rewrite_fields(struct rte_tcp_hdr *tcp, uint8_t *src_field, uint8_t *dst_field, 
     tcp->dst_port = dport;
 }
 
-static void rewrite(struct xlb_tcp_packet *p, const uint8_t *src, uint16_t sport,
-                    const uint8_t *dst, uint16_t dport)
+static inline __attribute__((always_inline)) void rewrite(struct xlb_tcp_packet *p,
+                                                          const uint8_t *src, uint16_t sport,
+                                                          const uint8_t *dst, uint16_t dport)
 {
     if (p->family == AF_INET) {
         struct rte_ipv4_hdr *ip = p->ip;
@@ -91,13 +75,37 @@ static void rewrite(struct xlb_tcp_packet *p, const uint8_t *src, uint16_t sport
     }
 }
 
-static void send_frame(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                       struct xlb_frame *frame, uint16_t port_index,
-                       const struct rte_ether_addr *next_hop)
+static inline __attribute__((always_inline)) void
+send_frame(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct rte_mbuf *m,
+           uint16_t port_index, const struct rte_ether_addr *next_hop)
 {
-    frame->eth->src_addr = snap->ports[port_index].mac;
-    frame->eth->dst_addr = *next_hop;
-    xlb_tx_enqueue(ctx, port_index, frame->m);
+    struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+    eth->src_addr = snap->ports[port_index].mac;
+    eth->dst_addr = *next_hop;
+    xlb_tx_enqueue(ctx, port_index, m);
+}
+
+/* A segment of flow f from its client, rewritten from the SNAT address to the backend. */
+static inline __attribute__((always_inline)) void
+to_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct rte_mbuf *m,
+           struct xlb_tcp_packet *p, const struct xlb_flow *f)
+{
+    rewrite(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port), f->backend,
+            f->backend_port);
+    send_frame(ctx, snap, m, f->backend_port_index, &f->backend_mac);
+}
+
+/* A segment of flow f from its backend, rewritten from the VIP to the client. */
+static inline __attribute__((always_inline)) void
+to_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct rte_mbuf *m,
+          struct xlb_tcp_packet *p, const struct xlb_flow *f)
+{
+    const struct xlb_flow_hkey *h = xlb_flow_stored_key(ctx->flows, f);
+    const uint8_t *client, *vip;
+    uint32_t vip4;
+    xlb_flow_hkey_addresses(&ctx->flows->vip6, h, &client, &vip, &vip4);
+    rewrite(p, vip, h->vip_port, client, h->client_port);
+    send_frame(ctx, snap, m, f->client_port_index, &f->client_mac);
 }
 
 /*
@@ -447,9 +455,7 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
         xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
     if (p->tcp->tcp_flags & RTE_TCP_SYN_FLAG)
         clamp_mss(ctx, snap, p, f->backend_port_index);
-    rewrite(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port), f->backend,
-            f->backend_port);
-    send_frame(ctx, snap, frame, f->backend_port_index, &f->backend_mac);
+    to_backend(ctx, snap, frame->m, p, f);
     return XLB_VERDICT_SENT;
 }
 
@@ -490,11 +496,34 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
         return XLB_DROP_TCP_OUT_OF_WINDOW;
     if (p->tcp->tcp_flags & RTE_TCP_SYN_FLAG)
         clamp_mss(ctx, snap, p, f->client_port_index);
-    struct xlb_flow_key client;
-    xlb_flow_client_key(ctx->flows, f, &client);
-    rewrite(p, client.dst, client.dst_port, client.src, client.src_port);
-    send_frame(ctx, snap, frame, f->client_port_index, &f->client_mac);
+    to_client(ctx, snap, frame->m, p, f);
     return XLB_VERDICT_SENT;
+}
+
+/* ---- established flows ---- */
+
+bool xlb_nat_forward_established(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                 const struct xlb_nat_pending *d, struct xlb_flow *f,
+                                 enum xlb_flow_side from, xlb_verdict *verdict)
+{
+    struct rte_tcp_hdr *tcp = d->tcp;
+    if (f == NULL || f->l7 || f->state != XLB_FLOW_ESTABLISHED || !f->scheduled ||
+        (tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_RST_FLAG)))
+        return false;
+    uint32_t payload = d->tcp_len - (uint32_t)(tcp->data_off >> 4) * 4;
+    if (!xlb_window_accept(f, tcp, payload, from)) {
+        *verdict = XLB_DROP_TCP_OUT_OF_WINDOW;
+        return true;
+    }
+    /* What track() leaves of such a segment: the state stays, its timeout starts again. */
+    xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_NAT_ESTABLISHED_TIMEOUT_S);
+    struct xlb_tcp_packet p = {d->family, d->port_index, d->ip, tcp, d->owned};
+    if (from == XLB_FLOW_FROM_CLIENT)
+        to_backend(ctx, snap, d->m, &p, f);
+    else
+        to_client(ctx, snap, d->m, &p, f);
+    *verdict = XLB_VERDICT_SENT;
+    return true;
 }
 
 /* ---- for the L7 mode (dataplane/l7_*.c) ---- */

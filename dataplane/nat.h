@@ -7,6 +7,9 @@
 #ifndef XLB_NAT_H
 #define XLB_NAT_H
 
+#include <sys/socket.h>
+
+#include <rte_ip.h>
 #include <rte_tcp.h>
 
 #include "xlb_flow_table.h"
@@ -32,6 +35,22 @@ struct xlb_tcp_packet {
     const struct xlb_addr_entry *owned; /* the destination address's entry */
 };
 
+/* Where a segment's source and destination addresses are in its IP header; their length. */
+static inline size_t xlb_nat_addresses(uint8_t family, void *ip, const uint8_t **src,
+                                       const uint8_t **dst)
+{
+    if (family == AF_INET) {
+        struct rte_ipv4_hdr *ip4 = ip;
+        *src = (const uint8_t *)&ip4->src_addr;
+        *dst = (const uint8_t *)&ip4->dst_addr;
+        return 4;
+    }
+    struct rte_ipv6_hdr *ip6 = ip;
+    *src = ip6->src_addr;
+    *dst = ip6->dst_addr;
+    return 16;
+}
+
 /* The flow key a segment arrives with: (source, destination) as on the wire. */
 void xlb_nat_key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key);
 
@@ -48,6 +67,17 @@ xlb_verdict xlb_nat_defer(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *
  */
 void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                          xlb_verdict *verdicts);
+
+/*
+ * The bulk of a worker's traffic, forwarded without the general handlers below: a data or ACK
+ * segment (no SYN, FIN or RST) of an established L4 flow. It is judged by the flow's windows,
+ * refreshes the flow's timeout, and is rewritten and queued as those handlers would; *verdict
+ * says which (sent, or dropped out of window). False, with nothing done, for any other segment
+ * or flow (f may be NULL): the general handlers take it.
+ */
+bool xlb_nat_forward_established(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                 const struct xlb_nat_pending *d, struct xlb_flow *f,
+                                 enum xlb_flow_side from, xlb_verdict *verdict);
 
 /* client -> VIP on flow f (the key's flow, or NULL): forward on it if the segment fits the
  * flow's windows, pick a backend for a SYN, or answer a segment of no known connection with a

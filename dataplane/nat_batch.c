@@ -8,7 +8,8 @@
  * Segments are then handled in arrival order, so a flow's packets keep their order. Handling
  * one may create or remove flows (a SYN, an eviction, a reused port), which makes the lookups
  * done for later segments stale: the table counts its changes, and a segment handled after a
- * change looks its flow up again.
+ * change looks its flow up again. Most segments are data and ACKs of established flows, which
+ * xlb_nat_forward_established takes straight through; the rest go to the general handlers.
  */
 #include <sys/socket.h>
 
@@ -62,7 +63,6 @@ static void unpack(const struct xlb_nat_pending *d, struct xlb_frame *frame,
 
 /* What the first pass learns of the held segments, for the lookups and the second. */
 struct lookups {
-    struct xlb_flow_key keys[XLB_RX_BURST];
     struct xlb_flow *flows[XLB_RX_BURST]; /* client segments: the bulk lookup's flow */
     const uint32_t *slots[XLB_RX_BURST];  /* replies: their port map entry, or NULL */
     struct xlb_flow_hkey hkeys[XLB_RX_BURST];
@@ -71,9 +71,10 @@ struct lookups {
 };
 
 /*
- * Each segment's key; client keys in the hash's compact form for the bulk lookup, and the
- * replies' port map entries found (once) and prefetched. A client key no flow can have (an
- * IPv6 VIP the table has not numbered) is looked up no further.
+ * Each client segment's key in the hash's compact form, for the bulk lookup, and each reply's
+ * port map entry, found (once) and prefetched; straight from the headers, as nothing more is
+ * needed for most segments. A client key no flow can have (an IPv6 VIP the table has not
+ * numbered) is looked up no further.
  */
 static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
 {
@@ -81,18 +82,37 @@ static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
     l->n_hkeys = 0;
     for (uint16_t i = 0; i < ctx->n_pending; i++) {
         const struct xlb_nat_pending *d = &ctx->pending[i];
-        struct xlb_tcp_packet p = {d->family, d->port_index, d->ip, d->tcp, d->owned};
-        xlb_nat_key_of(&p, &l->keys[i]);
+        const uint8_t *src, *dst;
+        xlb_nat_addresses(d->family, d->ip, &src, &dst);
         if (d->owned->role == XLB_ROLE_VIP) {
             l->flows[i] = NULL;
-            if (xlb_flow_hkey_of(&t->vip6, &l->keys[i], &l->hkeys[l->n_hkeys]))
+            if (xlb_flow_hkey_from(&t->vip6, d->family, src, d->tcp->src_port, dst,
+                                   d->tcp->dst_port, &l->hkeys[l->n_hkeys]))
                 l->hkey_of[l->n_hkeys++] = i;
         } else {
-            l->slots[i] = xlb_flow_reply_slot(t, &l->keys[i], d->owned->snat_index);
+            l->slots[i] =
+                xlb_flow_reply_slot(t, d->family, dst, d->tcp->dst_port, d->owned->snat_index);
             if (l->slots[i] != NULL)
                 rte_prefetch0(l->slots[i]);
         }
     }
+}
+
+/* The flow of a held segment, as the second pass finds it: a client segment's from the bulk
+ * lookup, or afresh if flows have changed since; a reply's from its port map entry now. */
+static struct xlb_flow *flow_of(struct xlb_flow_table *t, const struct lookups *l, uint16_t i,
+                                const struct xlb_nat_pending *d, bool stale)
+{
+    const uint8_t *src, *dst;
+    xlb_nat_addresses(d->family, d->ip, &src, &dst);
+    if (d->owned->role != XLB_ROLE_VIP)
+        return xlb_flow_reply_at_slot(t, l->slots[i], d->family, src, d->tcp->src_port);
+    if (!stale)
+        return l->flows[i];
+    struct xlb_flow_key key;
+    struct xlb_tcp_packet p = {d->family, d->port_index, d->ip, d->tcp, d->owned};
+    xlb_nat_key_of(&p, &key);
+    return xlb_flow_lookup_client(t, &key);
 }
 
 void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -112,19 +132,22 @@ void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *s
             xlb_flow_prefetch_slot(t, l.slots[i]);
     uint32_t changes = t->changes;
     for (uint16_t i = 0; i < n; i++) {
+        const struct xlb_nat_pending *d = &ctx->pending[i];
+        bool from_client = d->owned->role == XLB_ROLE_VIP;
+        struct xlb_flow *f = flow_of(t, &l, i, d, t->changes != changes);
+        if (xlb_nat_forward_established(ctx, snap, d, f,
+                                        from_client ? XLB_FLOW_FROM_CLIENT : XLB_FLOW_FROM_BACKEND,
+                                        &verdicts[i]))
+            continue;
         struct xlb_frame frame;
         struct xlb_tcp_packet p;
-        unpack(&ctx->pending[i], &frame, &p);
-        uint32_t tcp_len = ctx->pending[i].tcp_len;
-        if (p.owned->role == XLB_ROLE_VIP) {
-            struct xlb_flow *f = l.flows[i];
-            if (t->changes != changes)
-                f = xlb_flow_lookup_client(t, &l.keys[i]);
-            verdicts[i] = xlb_nat_from_client(ctx, snap, &frame, &p, tcp_len, &l.keys[i], f);
-        } else {
-            verdicts[i] = xlb_nat_from_backend(ctx, snap, &frame, &p, tcp_len, &l.keys[i],
-                                               xlb_flow_reply_at_slot(t, l.slots[i], &l.keys[i]));
-        }
+        struct xlb_flow_key key;
+        unpack(d, &frame, &p);
+        xlb_nat_key_of(&p, &key);
+        if (from_client)
+            verdicts[i] = xlb_nat_from_client(ctx, snap, &frame, &p, d->tcp_len, &key, f);
+        else
+            verdicts[i] = xlb_nat_from_backend(ctx, snap, &frame, &p, d->tcp_len, &key, f);
     }
     ctx->n_pending = 0;
 }

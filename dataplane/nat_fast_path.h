@@ -47,13 +47,13 @@ static inline bool xlb_fast_plain_ipv4_tcp(const struct rte_mbuf *m,
 
 /*
  * Hold m for the NAT if it is the common case; false leaves it, untouched, to the full path.
- * The caller runs the batch when it is full.
+ * For a forwarding context (flows and LB state set) whose owned-address cache follows snap:
+ * the burst function sees to both once per burst. It runs the batch when it is full.
  */
 static inline bool xlb_nat_fast_hold(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                      uint16_t port_index, struct rte_mbuf *m)
 {
-    if (ctx->n_pending == XLB_RX_BURST || ctx->flows == NULL || ctx->lb == NULL ||
-        !xlb_fast_plain_ipv4_tcp(m, &snap->ports[port_index].mac))
+    if (ctx->n_pending == XLB_RX_BURST || !xlb_fast_plain_ipv4_tcp(m, &snap->ports[port_index].mac))
         return false;
     struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, XLB_FAST_L2);
     struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
@@ -63,7 +63,7 @@ static inline bool xlb_nat_fast_hold(struct xlb_burst_ctx *ctx, const struct xlb
         tcp_header < XLB_FAST_L4 || tcp_header > total - XLB_FAST_L3)
         return false;
     const struct xlb_addr_entry *owned =
-        xlb_owned_cache_on_port_v4(&ctx->owned, snap, ip->dst_addr, port_index);
+        xlb_owned_cache_on_port_v4_followed(&ctx->owned, snap, ip->dst_addr, port_index);
     if (owned == NULL || (owned->role != XLB_ROLE_VIP && owned->role != XLB_ROLE_SNAT))
         return false;
     /* Ethernet pads short frames: from here on the frame ends where the datagram does. */

@@ -76,15 +76,15 @@ static inline const struct xlb_addr_entry *xlb_owned_cache_on_port(struct xlb_ow
 }
 
 /*
- * The same for an IPv4 address as the header carries it (network order). A hit compares the 4
+ * The same for an IPv4 address as the header carries it (network order), for a caller that has
+ * made the cache follow snap (the burst function does, once per burst). A hit compares the 4
  * bytes in a register with the slot's: no struct xlb_addr is built (a call, a clear and the
  * stores) unless the address has to be looked up in the snapshot.
  */
 static inline const struct xlb_addr_entry *
-xlb_owned_cache_on_port_v4(struct xlb_owned_cache *c, const struct xlb_snapshot *snap,
-                           uint32_t be_addr, uint16_t port_index)
+xlb_owned_cache_on_port_v4_followed(struct xlb_owned_cache *c, const struct xlb_snapshot *snap,
+                                    uint32_t be_addr, uint16_t port_index)
 {
-    xlb_owned_cache_follow(c, snap);
     const uint8_t *bytes = (const uint8_t *)&be_addr;
     unsigned slot = bytes[3] & (XLB_OWNED_CACHE_SLOTS - 1); /* as xlb_owned_cache_lookup */
     const struct xlb_addr_entry *e = c->entry[slot];
@@ -95,6 +95,15 @@ xlb_owned_cache_on_port_v4(struct xlb_owned_cache *c, const struct xlb_snapshot 
         e = xlb_owned_cache_lookup(c, snap, &addr);
     }
     return xlb_owned_on_port(e, port_index) ? e : NULL;
+}
+
+/* The same for a cache that may not follow snap yet. */
+static inline const struct xlb_addr_entry *
+xlb_owned_cache_on_port_v4(struct xlb_owned_cache *c, const struct xlb_snapshot *snap,
+                           uint32_t be_addr, uint16_t port_index)
+{
+    xlb_owned_cache_follow(c, snap);
+    return xlb_owned_cache_on_port_v4_followed(c, snap, be_addr, port_index);
 }
 
 #endif

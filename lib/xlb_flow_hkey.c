@@ -8,9 +8,7 @@
 
 #include "xlb_flow_table.h"
 
-static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-static bool vip6_find(const struct xlb_flow_vip6 *vip6, const uint8_t addr[16], uint32_t *out)
+bool xlb_flow_vip6_find(const struct xlb_flow_vip6 *vip6, const uint8_t addr[16], uint32_t *out)
 {
     for (uint16_t i = 0; i < vip6->n; i++) {
         if (memcmp(vip6->addr[i], addr, 16) == 0) {
@@ -24,7 +22,7 @@ static bool vip6_find(const struct xlb_flow_vip6 *vip6, const uint8_t addr[16], 
 bool xlb_flow_vip6_add(struct xlb_flow_vip6 *vip6, const uint8_t addr[16])
 {
     uint32_t known;
-    if (vip6_find(vip6, addr, &known))
+    if (xlb_flow_vip6_find(vip6, addr, &known))
         return true;
     if (vip6->n == XLB_FLOW_MAX_VIP6)
         return false;
@@ -35,18 +33,8 @@ bool xlb_flow_vip6_add(struct xlb_flow_vip6 *vip6, const uint8_t addr[16])
 bool xlb_flow_hkey_of(const struct xlb_flow_vip6 *vip6, const struct xlb_flow_key *key,
                       struct xlb_flow_hkey *out)
 {
-    out->client_port = key->src_port;
-    out->vip_port = key->dst_port;
-    if (key->family == AF_INET) {
-        uint32_t vip;
-        memcpy(&vip, key->dst, 4);
-        out->vip = rte_be_to_cpu_32(vip);
-        memcpy(out->client, v4_mapped, 12);
-        memcpy(out->client + 12, key->src, 4);
-        return (out->vip & XLB_FLOW_VIP6_MARK) != XLB_FLOW_VIP6_MARK;
-    }
-    memcpy(out->client, key->src, 16);
-    return vip6_find(vip6, key->dst, &out->vip);
+    return xlb_flow_hkey_from(vip6, key->family, key->src, key->src_port, key->dst, key->dst_port,
+                              out);
 }
 
 void xlb_flow_hkey_expand(const struct xlb_flow_vip6 *vip6, const struct xlb_flow_hkey *h,

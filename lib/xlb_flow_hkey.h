@@ -15,11 +15,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #include "xlb_addr.h"
 #include "xlb_limits.h"
 
-#define XLB_FLOW_VIP6_MARK UINT32_C(0xffffff00) /* host order: the top 24 bits, then n */
+#define XLB_FLOW_VIP6_MARK UINT32_C(0xffffff00)   /* host order: the top 24 bits, then n */
 #define XLB_FLOW_MAX_VIP6  XLB_MAX_VIP6_ADDRESSES /* IPv6 VIP addresses a table numbers */
 
 struct xlb_flow_key;
@@ -41,13 +43,59 @@ struct xlb_flow_vip6 {
 /* Number an IPv6 VIP address (once): false when the table has numbered as many as it can. */
 bool xlb_flow_vip6_add(struct xlb_flow_vip6 *vip6, const uint8_t addr[16]);
 
+/* An IPv6 VIP address's number (XLB_FLOW_VIP6_MARK | n), if the table has numbered it. */
+bool xlb_flow_vip6_find(const struct xlb_flow_vip6 *vip6, const uint8_t addr[16], uint32_t *out);
+
 /*
- * The compact form of a client key (client -> VIP); false for a key no flow can have: an IPv6
- * VIP not numbered, or an IPv4 VIP in 255.255.255.0/24. IPv6 VIPs are searched in the order
- * they were numbered: a table serves few.
+ * The compact form of a client key (client -> VIP) from a segment's addresses and ports (ports
+ * in network order, addresses of 4 or 16 bytes by family); false for a key no flow can have: an
+ * IPv6 VIP not numbered, or an IPv4 VIP in 255.255.255.0/24. IPv6 VIPs are searched in the
+ * order they were numbered: a table serves few. Inline: a worker calls it for every segment
+ * from a client.
  */
+static inline bool xlb_flow_hkey_from(const struct xlb_flow_vip6 *vip6, uint8_t family,
+                                      const uint8_t *client, uint16_t client_port,
+                                      const uint8_t *vip, uint16_t vip_port,
+                                      struct xlb_flow_hkey *out)
+{
+    out->client_port = client_port;
+    out->vip_port = vip_port;
+    if (family == AF_INET) {
+        uint32_t vip4;
+        memcpy(&vip4, vip, 4);
+        out->vip = __builtin_bswap32(vip4); /* host order */
+        memset(out->client, 0, 10);
+        out->client[10] = out->client[11] = 0xff; /* ::ffff:a.b.c.d */
+        memcpy(out->client + 12, client, 4);
+        return (out->vip & XLB_FLOW_VIP6_MARK) != XLB_FLOW_VIP6_MARK;
+    }
+    memcpy(out->client, client, 16);
+    return xlb_flow_vip6_find(vip6, vip, &out->vip);
+}
+
+/* The same from a full client key. */
 bool xlb_flow_hkey_of(const struct xlb_flow_vip6 *vip6, const struct xlb_flow_key *key,
                       struct xlb_flow_hkey *out);
+
+/*
+ * A stored key's addresses as a packet of the flow carries them, without building the full
+ * key: the client's, and the VIP's (an IPv4 VIP written to vip4 in network order; an IPv6 one
+ * from the table's numbering). A reply's rewrite needs no more.
+ */
+static inline void xlb_flow_hkey_addresses(const struct xlb_flow_vip6 *vip6,
+                                           const struct xlb_flow_hkey *h, const uint8_t **client,
+                                           const uint8_t **vip, uint32_t *vip4)
+{
+    if ((h->vip & XLB_FLOW_VIP6_MARK) != XLB_FLOW_VIP6_MARK) {
+        *vip4 = __builtin_bswap32(h->vip);
+        *vip = (const uint8_t *)vip4;
+        *client = h->client + 12;
+        return;
+    }
+    uint32_t n = h->vip & ~XLB_FLOW_VIP6_MARK;
+    *vip = vip6->addr[n < vip6->n ? n : 0];
+    *client = h->client;
+}
 
 /* Back to the full client key. */
 void xlb_flow_hkey_expand(const struct xlb_flow_vip6 *vip6, const struct xlb_flow_hkey *h,

@@ -127,7 +127,8 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
     t->capacity = params.entries;
     t->flows = rte_zmalloc_socket(name, (size_t)t->capacity * sizeof(*t->flows),
                                   RTE_CACHE_LINE_SIZE, socket);
-    if (t->hash == NULL || t->flows == NULL || !learn_key_store(t) ||
+    t->cache = rte_zmalloc_socket(name, sizeof(*t->cache), RTE_CACHE_LINE_SIZE, socket);
+    if (t->hash == NULL || t->flows == NULL || t->cache == NULL || !learn_key_store(t) ||
         !create_ports(t, name, socket, snat, n_snat, port_base, port_count)) {
         xlb_flow_table_free(t);
         return NULL;
@@ -144,6 +145,7 @@ void xlb_flow_table_free(struct xlb_flow_table *t)
         return;
     rte_hash_free(t->hash);
     rte_free(t->flows);
+    rte_free(t->cache);
     for (unsigned s = 0; s < XLB_FLOW_MAX_SNAT; s++) {
         rte_free(t->free_ports[s]);
         rte_free(t->port_flow[s]);
@@ -168,25 +170,49 @@ struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
     return pos < 0 ? NULL : &t->flows[pos];
 }
 
-void xlb_flow_lookup_client_bulk(const struct xlb_flow_table *t, const struct xlb_flow_hkey *keys,
+/* The flow at a cached index, if it is live and its stored key is the one looked up. */
+static struct xlb_flow *cache_confirm(const struct xlb_flow_table *t, int64_t index,
+                                      const struct xlb_flow_hkey *key)
+{
+    if (index < 0)
+        return NULL;
+    struct xlb_flow *f = &t->flows[index];
+    if (!f->used ||
+        flow_key_differs(t->key_base + (size_t)index * t->key_stride, key, sizeof(*key)))
+        return NULL;
+    return f;
+}
+
+void xlb_flow_lookup_client_bulk(struct xlb_flow_table *t, const struct xlb_flow_hkey *keys,
                                  uint32_t n, struct xlb_flow **out)
 {
+    /* The keys the cache has not got, for rte_hash: miss[j] is the one lookup[j] points to. */
     const void *lookup[RTE_HASH_LOOKUP_BULK_MAX];
     hash_sig_t sig[RTE_HASH_LOOKUP_BULK_MAX];
     int32_t pos[RTE_HASH_LOOKUP_BULK_MAX];
-    if (n == 0)
-        return;
-    /* The hash computed here, inline: rte_hash would call its hash function through a
-     * pointer for each key. */
+    uint32_t miss[RTE_HASH_LOOKUP_BULK_MAX], n_miss = 0;
     for (uint32_t i = 0; i < n; i++) {
-        lookup[i] = &keys[i];
-        sig[i] = key_hash(t, &keys[i]);
-    }
-    rte_hash_lookup_with_hash_bulk(t->hash, lookup, sig, n, pos);
-    for (uint32_t i = 0; i < n; i++) {
-        out[i] = pos[i] < 0 ? NULL : &t->flows[pos[i]];
-        if (out[i] != NULL)
+        /* The hash computed here, inline: rte_hash would call its hash function through a
+         * pointer for each key. */
+        hash_sig_t h = key_hash(t, &keys[i]);
+        out[i] = cache_confirm(t, xlb_flow_cache_probe(t->cache, h), &keys[i]);
+        if (out[i] != NULL) {
             rte_prefetch0(out[i]);
+            continue;
+        }
+        lookup[n_miss] = &keys[i];
+        sig[n_miss] = h;
+        miss[n_miss++] = i;
+    }
+    if (n_miss == 0)
+        return;
+    rte_hash_lookup_with_hash_bulk(t->hash, lookup, sig, n_miss, pos);
+    for (uint32_t j = 0; j < n_miss; j++) {
+        if (pos[j] < 0)
+            continue;
+        out[miss[j]] = &t->flows[pos[j]];
+        rte_prefetch0(out[miss[j]]);
+        xlb_flow_cache_fill(t->cache, sig[j], (uint32_t)pos[j]);
     }
 }
 
@@ -201,38 +227,38 @@ static inline bool same_address(uint8_t family, const uint8_t *a, const uint8_t 
     return family == AF_INET ? memcmp(a, b, 4) == 0 : memcmp(a, b, 16) == 0;
 }
 
-/* The index of the key's destination among the SNAT addresses: the hint if right, else found. */
-static int snat_of(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
+/* The index of a SNAT address among the table's: the hint if right, else found. */
+static int snat_of(const struct xlb_flow_table *t, uint8_t family, const uint8_t *addr,
                    unsigned snat_hint)
 {
-    if (snat_hint < t->n_snat && t->snat[snat_hint].family == key->family &&
-        same_address(key->family, t->snat[snat_hint].bytes, key->dst))
+    if (snat_hint < t->n_snat && t->snat[snat_hint].family == family &&
+        same_address(family, t->snat[snat_hint].bytes, addr))
         return (int)snat_hint;
     for (unsigned s = 0; s < t->n_snat; s++)
-        if (t->snat[s].family == key->family &&
-            same_address(key->family, t->snat[s].bytes, key->dst))
+        if (t->snat[s].family == family && same_address(family, t->snat[s].bytes, addr))
             return (int)s;
     return -1;
 }
 
-const uint32_t *xlb_flow_reply_slot(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
-                                    unsigned snat_hint)
+const uint32_t *xlb_flow_reply_slot(const struct xlb_flow_table *t, uint8_t family,
+                                    const uint8_t *snat, uint16_t snat_port, unsigned snat_hint)
 {
-    uint16_t port = rte_be_to_cpu_16(key->dst_port);
+    uint16_t port = rte_be_to_cpu_16(snat_port);
     if (port < t->port_base || port - t->port_base >= t->port_count)
         return NULL;
-    int s = snat_of(t, key, snat_hint);
+    int s = snat_of(t, family, snat, snat_hint);
     return s < 0 ? NULL : &t->port_flow[s][port - t->port_base];
 }
 
 struct xlb_flow *xlb_flow_reply_at_slot(const struct xlb_flow_table *t, const uint32_t *slot,
-                                        const struct xlb_flow_key *key)
+                                        uint8_t family, const uint8_t *backend,
+                                        uint16_t backend_port)
 {
     if (slot == NULL || *slot == XLB_FLOW_NONE)
         return NULL;
     struct xlb_flow *f = &t->flows[*slot];
     /* The port may since serve a connection to another backend. */
-    if (f->backend_port != key->src_port || !same_address(key->family, f->backend, key->src))
+    if (f->backend_port != backend_port || !same_address(family, f->backend, backend))
         return NULL;
     return f;
 }
@@ -248,7 +274,8 @@ void xlb_flow_prefetch_slot(const struct xlb_flow_table *t, const uint32_t *slot
 struct xlb_flow *xlb_flow_lookup_reply_at(const struct xlb_flow_table *t,
                                           const struct xlb_flow_key *key, unsigned snat_hint)
 {
-    return xlb_flow_reply_at_slot(t, xlb_flow_reply_slot(t, key, snat_hint), key);
+    const uint32_t *slot = xlb_flow_reply_slot(t, key->family, key->dst, key->dst_port, snat_hint);
+    return xlb_flow_reply_at_slot(t, slot, key->family, key->src, key->src_port);
 }
 
 struct xlb_flow *xlb_flow_lookup_reply(const struct xlb_flow_table *t,

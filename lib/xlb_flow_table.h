@@ -29,6 +29,7 @@
 #include <rte_hash.h>
 
 #include "xlb_addr.h"
+#include "xlb_flow_cache.h"
 #include "xlb_flow_hkey.h"
 #include "xlb_limits.h"
 #include "xlb_load.h"
@@ -109,8 +110,9 @@ _Static_assert(XLB_MAX_PORTS <= 16, "port indexes fit four bits");
 _Static_assert(XLB_FLOW_WHEEL_SLOTS <= 512, "wheel slots fit nine bits");
 
 struct xlb_flow_table {
-    struct rte_hash *hash; /* client keys; a key's position is its flow's index */
-    uint32_t hash_init;    /* its hash function's start value */
+    struct rte_hash *hash;        /* client keys; a key's position is its flow's index */
+    uint32_t hash_init;           /* its hash function's start value */
+    struct xlb_flow_cache *cache; /* the hash's recent hits (lib/xlb_flow_cache.h) */
     struct xlb_flow *flows;
     uint32_t capacity, n_used;
     uint32_t changes; /* flows created and removed: lookups made before a change are stale */
@@ -153,10 +155,11 @@ struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
 
 /*
  * Client keys of a burst at once, in the hash's compact form (n <= RTE_HASH_LOOKUP_BULK_MAX):
- * rte_hash overlaps their bucket and key reads, and the flow entries found are prefetched.
+ * the flow cache's confirmed hits first, then rte_hash for the rest, which overlaps their bucket
+ * and key reads and fills the cache with what it finds. The flow entries found are prefetched.
  * out[i] is NULL on a miss.
  */
-void xlb_flow_lookup_client_bulk(const struct xlb_flow_table *t, const struct xlb_flow_hkey *keys,
+void xlb_flow_lookup_client_bulk(struct xlb_flow_table *t, const struct xlb_flow_hkey *keys,
                                  uint32_t n, struct xlb_flow **out);
 
 /* The flow of a reply key (backend -> SNAT address and port), or NULL. */
@@ -172,13 +175,15 @@ struct xlb_flow *xlb_flow_lookup_reply_at(const struct xlb_flow_table *t,
  * A reply found in two reads, for a burst's replies to overlap: the port map entry its SNAT
  * address and port name (NULL when they are none of this worker's; snat_hint as above), then
  * the flow that entry holds. The entry is read when the reply is handled, so it follows the
- * flows created and removed in between.
+ * flows created and removed in between. Addresses as the segment carries them (4 or 16 bytes
+ * by family), ports in network order.
  */
-const uint32_t *xlb_flow_reply_slot(const struct xlb_flow_table *t, const struct xlb_flow_key *key,
-                                    unsigned snat_hint);
+const uint32_t *xlb_flow_reply_slot(const struct xlb_flow_table *t, uint8_t family,
+                                    const uint8_t *snat, uint16_t snat_port, unsigned snat_hint);
 /* The reply's flow from its port map entry, or NULL (no entry, or another backend's flow). */
 struct xlb_flow *xlb_flow_reply_at_slot(const struct xlb_flow_table *t, const uint32_t *slot,
-                                        const struct xlb_flow_key *key);
+                                        uint8_t family, const uint8_t *backend,
+                                        uint16_t backend_port);
 /* Start reading the flow entry and stored key a port map entry names, once it has arrived. */
 void xlb_flow_prefetch_slot(const struct xlb_flow_table *t, const uint32_t *slot);
 

@@ -74,6 +74,11 @@ void forward(struct nat_fixture *n, const struct seg *in, const struct seg *expe
 /* One burst of `count` segments; each must come out as its expected segment, in order. */
 void forward_burst(struct nat_fixture *n, const struct seg *in, const struct seg *expected,
                    unsigned count);
+/*
+ * Send a client segment of no known connection and check the RST that comes back: to the
+ * client's MAC, VIP -> client, no payload, checksums valid, RFC 9293's sequence numbers.
+ */
+void answered_with_reset(struct nat_fixture *n, const struct seg *in);
 /* The client's SYN from client_port, which must reach the IPv4 backend from snat_port;
  * returns the SYN as sent. */
 struct seg client_syn4(struct nat_fixture *n, uint16_t client_port, uint16_t snat_port);

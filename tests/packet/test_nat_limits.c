@@ -24,49 +24,6 @@ static const struct rte_ether_addr backend_mac = NAT_BACKEND_MAC;
 
 /* ---- tests ---- */
 
-/*
- * Send a client segment of no known connection and check the RST that comes back: to the
- * client's MAC, VIP -> client, no payload, checksums valid, RFC 9293's sequence numbers.
- */
-static void answered_with_reset(struct nat_fixture *n, const struct seg *in)
-{
-    uint8_t frame[256];
-    size_t len = tcp_frame(frame, in);
-    unsigned before = n->f->ctx.tx[0].n;
-    assert_int_equal(fixture_send(n->f, frame, len), 1);
-    size_t out_len;
-    const uint8_t *out = fixture_tx(n->f, before, &out_len);
-    const struct rte_ether_hdr *eth = (const void *)out;
-    assert_memory_equal(&eth->dst_addr, in->eth_src, 6);
-    assert_memory_equal(&eth->src_addr, &port_mac, 6);
-    const struct rte_tcp_hdr *tcp;
-    if (is_v6(in)) {
-        const struct rte_ipv6_hdr *ip = (const void *)(eth + 1);
-        assert_int_equal(ntohs(ip->payload_len), sizeof(*tcp));
-        assert_int_equal(rte_ipv6_udptcp_cksum_verify(ip, ip + 1), 0);
-        tcp = (const void *)(ip + 1);
-    } else {
-        const struct rte_ipv4_hdr *ip = (const void *)(eth + 1);
-        uint32_t dst;
-        assert_int_equal(inet_pton(AF_INET, in->src, &dst), 1);
-        assert_int_equal(ip->dst_addr, dst);
-        assert_int_equal(ntohs(ip->total_length), sizeof(*ip) + sizeof(*tcp));
-        assert_int_equal(rte_raw_cksum(ip, sizeof(*ip)), 0xffff);
-        assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
-        tcp = (const void *)(ip + 1);
-    }
-    assert_int_equal(ntohs(tcp->src_port), in->dport);
-    assert_int_equal(ntohs(tcp->dst_port), in->sport);
-    if (in->flags & RTE_TCP_ACK_FLAG) {
-        assert_int_equal(tcp->tcp_flags, RTE_TCP_RST_FLAG);
-        assert_int_equal(ntohl(tcp->sent_seq), in->ack);
-    } else {
-        size_t plen = in->payload ? strlen(in->payload) : 0;
-        assert_int_equal(tcp->tcp_flags, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG);
-        assert_int_equal(ntohl(tcp->recv_ack), in->seq + plen + !!(in->flags & RTE_TCP_FIN_FLAG));
-    }
-}
-
 static void packets_without_flow_are_reset_or_dropped(void **state)
 {
     struct nat_fixture *n = *state;
