@@ -67,14 +67,20 @@ struct lookups {
     const uint32_t *slots[XLB_RX_BURST];  /* replies: their port map entry, or NULL */
     struct xlb_flow_hkey hkeys[XLB_RX_BURST];
     uint16_t hkey_of[XLB_RX_BURST]; /* the segment of hkeys[j] */
+    int16_t hkey_at[XLB_RX_BURST];  /* a client segment's hkeys[] entry, or -1 */
     uint16_t n_hkeys;
+    /* The full keys of segments the general handlers will take (keyed), built here: read
+     * right after being written, a key's small stores would stall its wider loads. */
+    struct xlb_flow_key keys[XLB_RX_BURST];
+    bool keyed[XLB_RX_BURST];
 };
 
 /*
  * Each client segment's key in the hash's compact form, for the bulk lookup, and each reply's
  * port map entry, found (once) and prefetched; straight from the headers, as nothing more is
  * needed for most segments. A client key no flow can have (an IPv6 VIP the table has not
- * numbered) is looked up no further.
+ * numbered) is looked up no further. A SYN, FIN or RST, which the general handlers take, gets
+ * its full key too.
  */
 static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
 {
@@ -84,11 +90,19 @@ static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
         const struct xlb_nat_pending *d = &ctx->pending[i];
         const uint8_t *src, *dst;
         xlb_nat_addresses(d->family, d->ip, &src, &dst);
+        l->keyed[i] = d->tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_RST_FLAG);
+        if (l->keyed[i]) {
+            struct xlb_tcp_packet p = {d->family, d->port_index, d->ip, d->tcp, d->owned};
+            xlb_nat_key_of(&p, &l->keys[i]);
+        }
         if (d->owned->role == XLB_ROLE_VIP) {
             l->flows[i] = NULL;
+            l->hkey_at[i] = -1;
             if (xlb_flow_hkey_from(&t->vip6, d->family, src, d->tcp->src_port, dst,
-                                   d->tcp->dst_port, &l->hkeys[l->n_hkeys]))
+                                   d->tcp->dst_port, &l->hkeys[l->n_hkeys])) {
+                l->hkey_at[i] = (int16_t)l->n_hkeys;
                 l->hkey_of[l->n_hkeys++] = i;
+            }
         } else {
             l->slots[i] =
                 xlb_flow_reply_slot(t, d->family, dst, d->tcp->dst_port, d->owned->snat_index);
@@ -103,16 +117,14 @@ static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
 static struct xlb_flow *flow_of(struct xlb_flow_table *t, const struct lookups *l, uint16_t i,
                                 const struct xlb_nat_pending *d, bool stale)
 {
-    const uint8_t *src, *dst;
-    xlb_nat_addresses(d->family, d->ip, &src, &dst);
-    if (d->owned->role != XLB_ROLE_VIP)
+    if (d->owned->role != XLB_ROLE_VIP) {
+        const uint8_t *src, *dst;
+        xlb_nat_addresses(d->family, d->ip, &src, &dst);
         return xlb_flow_reply_at_slot(t, l->slots[i], d->family, src, d->tcp->src_port);
+    }
     if (!stale)
         return l->flows[i];
-    struct xlb_flow_key key;
-    struct xlb_tcp_packet p = {d->family, d->port_index, d->ip, d->tcp, d->owned};
-    xlb_nat_key_of(&p, &key);
-    return xlb_flow_lookup_client(t, &key);
+    return l->hkey_at[i] < 0 ? NULL : xlb_flow_lookup_client_hkey(t, &l->hkeys[l->hkey_at[i]]);
 }
 
 void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -141,13 +153,13 @@ void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *s
             continue;
         struct xlb_frame frame;
         struct xlb_tcp_packet p;
-        struct xlb_flow_key key;
         unpack(d, &frame, &p);
-        xlb_nat_key_of(&p, &key);
+        if (!l.keyed[i])
+            xlb_nat_key_of(&p, &l.keys[i]);
         if (from_client)
-            verdicts[i] = xlb_nat_from_client(ctx, snap, &frame, &p, d->tcp_len, &key, f);
+            verdicts[i] = xlb_nat_from_client(ctx, snap, &frame, &p, d->tcp_len, &l.keys[i], f);
         else
-            verdicts[i] = xlb_nat_from_backend(ctx, snap, &frame, &p, d->tcp_len, &key, f);
+            verdicts[i] = xlb_nat_from_backend(ctx, snap, &frame, &p, d->tcp_len, &l.keys[i], f);
     }
     ctx->n_pending = 0;
 }

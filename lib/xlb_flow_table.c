@@ -160,14 +160,20 @@ static inline hash_sig_t key_hash(const struct xlb_flow_table *t, const struct x
     return rte_hash_crc(h, sizeof(*h), t->hash_init);
 }
 
+struct xlb_flow *xlb_flow_lookup_client_hkey(const struct xlb_flow_table *t,
+                                             const struct xlb_flow_hkey *h)
+{
+    int32_t pos = rte_hash_lookup_with_hash(t->hash, h, key_hash(t, h));
+    return pos < 0 ? NULL : &t->flows[pos];
+}
+
 struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
                                         const struct xlb_flow_key *key)
 {
     struct xlb_flow_hkey h;
     if (!xlb_flow_hkey_of(&t->vip6, key, &h))
         return NULL;
-    int32_t pos = rte_hash_lookup_with_hash(t->hash, &h, key_hash(t, &h));
-    return pos < 0 ? NULL : &t->flows[pos];
+    return xlb_flow_lookup_client_hkey(t, &h);
 }
 
 /* The flow at a cached index, if it is live and its stored key is the one looked up. */

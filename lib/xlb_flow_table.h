@@ -152,6 +152,9 @@ bool xlb_flow_table_needs_ext(uint32_t entries);
 /* The flow of a client key (client -> VIP), or NULL. */
 struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
                                         const struct xlb_flow_key *key);
+/* The same for a key in the hash's compact form. */
+struct xlb_flow *xlb_flow_lookup_client_hkey(const struct xlb_flow_table *t,
+                                             const struct xlb_flow_hkey *h);
 
 /*
  * Client keys of a burst at once, in the hash's compact form (n <= RTE_HASH_LOOKUP_BULK_MAX):
