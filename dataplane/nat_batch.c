@@ -70,8 +70,9 @@ struct lookups {
     int16_t hkey_at[XLB_RX_BURST];  /* a client segment's hkeys[] entry, or -1 */
     uint16_t n_hkeys;
     /* The full keys of segments the general handlers will take (keyed), built here: read
-     * right after being written, a key's small stores would stall its wider loads. */
-    struct xlb_flow_key keys[XLB_RX_BURST];
+     * right after being written, a key's small stores would stall its wider loads. Aligned
+     * for rte_hash_crc, which reads a key 8 bytes at a time. */
+    struct xlb_flow_key keys[XLB_RX_BURST] __attribute__((aligned(8)));
     bool keyed[XLB_RX_BURST];
 };
 
