@@ -2,15 +2,16 @@
  * The common case of a forwarding worker, checked in one go: an untagged IPv4 TCP frame to the
  * port's MAC, with a plain 20-byte IP header whose checksum holds (the NIC's verdict, or
  * computed where the port gives none), not a fragment, to a VIP or SNAT address the
- * owned-address cache holds. Such a segment goes straight to the NAT's batch
- * (dataplane/nat_batch.c), as the full path would send it after parse_ethernet, ipv4_input
- * and tcp_input. That chain of calls, with its frame and packet structs, cost ~17 cycles a
- * packet more (docs/performance.md).
+ * owned-address cache holds; or an IPv6 one whose fixed header is followed by TCP itself. Such
+ * a segment goes straight to the NAT's batch (dataplane/nat_batch.c), as the full path would
+ * send it after parse_ethernet, ipv4_input or ipv6_input, and tcp_input. That chain of calls,
+ * with its frame and packet structs, cost ~17 cycles a packet more (docs/performance.md).
  *
  * Every check here is one the full path makes, for the same outcome; a frame that fails any of
- * them (a tag, IP options, a bad checksum, an address not in the cache, a length that does not
- * add up) is left to the full path, which makes the same checks and more and says why
- * it drops. So the fast path changes no verdict, only the cost of the ones it takes.
+ * them (a tag, IP options or IPv6 extension headers, a bad checksum, an address not in the
+ * cache, a length that does not add up) is left to the full path, which makes the same checks and
+ * more and says why it drops. So the fast path changes no verdict, only the cost of the ones it
+ * takes.
  */
 #ifndef XLB_NAT_FAST_PATH_H
 #define XLB_NAT_FAST_PATH_H
@@ -27,9 +28,10 @@
 #include "ip_input.h"
 #include "owned_cache.h"
 
-#define XLB_FAST_L2 ((uint32_t)sizeof(struct rte_ether_hdr))
-#define XLB_FAST_L3 ((uint32_t)sizeof(struct rte_ipv4_hdr))
-#define XLB_FAST_L4 ((uint32_t)sizeof(struct rte_tcp_hdr))
+#define XLB_FAST_L2   ((uint32_t)sizeof(struct rte_ether_hdr))
+#define XLB_FAST_L3   ((uint32_t)sizeof(struct rte_ipv4_hdr))
+#define XLB_FAST_L3V6 ((uint32_t)sizeof(struct rte_ipv6_hdr))
+#define XLB_FAST_L4   ((uint32_t)sizeof(struct rte_tcp_hdr))
 
 /* The frame's headers as the full path would accept them, up to the owned-address lookup. */
 static inline bool xlb_fast_plain_ipv4_tcp(const struct rte_mbuf *m,
@@ -45,25 +47,40 @@ static inline bool xlb_fast_plain_ipv4_tcp(const struct rte_mbuf *m,
            xlb_ipv4_checksum_ok(m, ip, XLB_FAST_L3);
 }
 
-/*
- * Hold m for the NAT if it is the common case; false leaves it, untouched, to the full path.
- * For a forwarding context (flows and LB state set) whose owned-address cache follows snap:
- * the burst function sees to both once per burst. It runs the batch when it is full.
- */
-static inline bool xlb_nat_fast_hold(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                                     uint16_t port_index, struct rte_mbuf *m)
+/* The same for IPv6: TCP straight after the fixed header (no extension headers). */
+static inline bool xlb_fast_plain_ipv6_tcp(const struct rte_mbuf *m,
+                                           const struct rte_ether_addr *port_mac)
 {
-    if (ctx->n_pending == XLB_RX_BURST || !xlb_fast_plain_ipv4_tcp(m, &snap->ports[port_index].mac))
-        return false;
-    struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, XLB_FAST_L2);
-    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
-    uint32_t total = rte_be_to_cpu_16(ip->total_length);
+    const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+    const struct rte_ipv6_hdr *ip = (const struct rte_ipv6_hdr *)(eth + 1);
+    return m->nb_segs == 1 && m->data_len >= XLB_FAST_L2 + XLB_FAST_L3V6 + XLB_FAST_L4 &&
+           eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
+           (ip->vtc_flow & RTE_BE32(0xf0000000)) == RTE_BE32(0x60000000) &&
+           ip->proto == IPPROTO_TCP && rte_is_same_ether_addr(&eth->dst_addr, port_mac);
+}
+
+/*
+ * Hold a segment whose IP header (l3_header bytes) checked out, if its lengths add up as the
+ * full path requires (the datagram `total` bytes within the frame, a TCP header of 20 bytes or
+ * more within the segment) and it goes to a VIP or SNAT address. Inlined with a constant
+ * family, so that each family's path is straight code.
+ */
+static inline __attribute__((always_inline)) bool
+xlb_fast_hold_segment(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                      struct rte_mbuf *m, uint16_t port_index, uint8_t family, void *ip,
+                      uint32_t l3_header, uint32_t total)
+{
+    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)((uint8_t *)ip + l3_header);
     uint32_t tcp_header = (uint32_t)(tcp->data_off >> 4) * 4;
-    if (total > m->data_len - XLB_FAST_L2 || total < XLB_FAST_L3 + XLB_FAST_L4 ||
-        tcp_header < XLB_FAST_L4 || tcp_header > total - XLB_FAST_L3)
+    if (total > m->data_len - XLB_FAST_L2 || total < l3_header + XLB_FAST_L4 ||
+        tcp_header < XLB_FAST_L4 || tcp_header > total - l3_header)
         return false;
     const struct xlb_addr_entry *owned =
-        xlb_owned_cache_on_port_v4_followed(&ctx->owned, snap, ip->dst_addr, port_index);
+        family == AF_INET
+            ? xlb_owned_cache_on_port_v4_followed(
+                  &ctx->owned, snap, ((const struct rte_ipv4_hdr *)ip)->dst_addr, port_index)
+            : xlb_owned_cache_on_port_v6_followed(
+                  &ctx->owned, snap, ((const struct rte_ipv6_hdr *)ip)->dst_addr, port_index);
     if (owned == NULL || (owned->role != XLB_ROLE_VIP && owned->role != XLB_ROLE_SNAT))
         return false;
     /* Ethernet pads short frames: from here on the frame ends where the datagram does. */
@@ -74,13 +91,43 @@ static inline bool xlb_nat_fast_hold(struct xlb_burst_ctx *ctx, const struct xlb
         .ip = ip,
         .tcp = tcp,
         .owned = owned,
-        .tcp_len = total - XLB_FAST_L3,
+        .tcp_len = total - l3_header,
         .l3_len = total,
         .l2_len = (uint16_t)XLB_FAST_L2,
         .port_index = port_index,
-        .family = AF_INET,
+        .family = family,
     };
     return true;
+}
+
+/* The IPv6 half of xlb_nat_fast_hold, out of the IPv4 path's way. */
+static __attribute__((noinline)) bool xlb_nat_fast_hold_ipv6(struct xlb_burst_ctx *ctx,
+                                                             const struct xlb_snapshot *snap,
+                                                             uint16_t port_index,
+                                                             struct rte_mbuf *m)
+{
+    if (!xlb_fast_plain_ipv6_tcp(m, &snap->ports[port_index].mac))
+        return false;
+    struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, XLB_FAST_L2);
+    return xlb_fast_hold_segment(ctx, snap, m, port_index, AF_INET6, ip, XLB_FAST_L3V6,
+                                 XLB_FAST_L3V6 + rte_be_to_cpu_16(ip->payload_len));
+}
+
+/*
+ * Hold m for the NAT if it is the common case; false leaves it, untouched, to the full path.
+ * For a forwarding context (flows and LB state set) whose owned-address cache follows snap:
+ * the burst function sees to both once per burst. It runs the batch when it is full.
+ */
+static inline bool xlb_nat_fast_hold(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                     uint16_t port_index, struct rte_mbuf *m)
+{
+    if (ctx->n_pending == XLB_RX_BURST)
+        return false;
+    if (!xlb_fast_plain_ipv4_tcp(m, &snap->ports[port_index].mac))
+        return xlb_nat_fast_hold_ipv6(ctx, snap, port_index, m);
+    struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, XLB_FAST_L2);
+    return xlb_fast_hold_segment(ctx, snap, m, port_index, AF_INET, ip, XLB_FAST_L3,
+                                 rte_be_to_cpu_16(ip->total_length));
 }
 
 #endif

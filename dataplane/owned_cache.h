@@ -97,6 +97,22 @@ xlb_owned_cache_on_port_v4_followed(struct xlb_owned_cache *c, const struct xlb_
     return xlb_owned_on_port(e, port_index) ? e : NULL;
 }
 
+/* The same for an IPv6 address as the header carries it, for a cache that follows snap. */
+static inline const struct xlb_addr_entry *
+xlb_owned_cache_on_port_v6_followed(struct xlb_owned_cache *c, const struct xlb_snapshot *snap,
+                                    const uint8_t addr[16], uint16_t port_index)
+{
+    unsigned slot = addr[15] & (XLB_OWNED_CACHE_SLOTS - 1); /* as xlb_owned_cache_lookup */
+    const struct xlb_addr_entry *e = c->entry[slot];
+    if (e == NULL || c->addr[slot].family != AF_INET6 ||
+        memcmp(c->addr[slot].bytes, addr, 16) != 0) {
+        struct xlb_addr a;
+        xlb_addr_from_ipv6(addr, &a);
+        e = xlb_owned_cache_lookup(c, snap, &a);
+    }
+    return xlb_owned_on_port(e, port_index) ? e : NULL;
+}
+
 /* The same for a cache that may not follow snap yet. */
 static inline const struct xlb_addr_entry *
 xlb_owned_cache_on_port_v4(struct xlb_owned_cache *c, const struct xlb_snapshot *snap,

@@ -1,9 +1,9 @@
 /*
  * The NAT's fast path (dataplane/nat_fast_path.h) takes plain IPv4 TCP frames whose header
- * checksum holds: a whole connection goes through it byte for byte as through the full path, a
- * padded frame is trimmed, and every frame it must refuse (another MAC, a bad checksum, a port
- * address, a length that does not add up, a TCP header longer than the segment) still gets the
- * full path's verdict.
+ * checksum holds, and IPv6 ones with TCP right after the fixed header: a whole connection goes
+ * through it byte for byte as through the full path, a padded frame is trimmed, and every frame it
+ * must refuse (another MAC, a bad checksum, a port address, a length that does not add up, a TCP
+ * header longer than the segment) still gets the full path's verdict.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -131,12 +131,87 @@ static void refused_frames_get_the_full_paths_verdict(void **state)
     assert_int_equal(client_flow(n, FIX_PEER4, CLIENT_PORT)->state, XLB_FLOW_SYN_SENT);
 }
 
+static void an_ipv6_connection_goes_through_byte_for_byte(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct seg in[4] = {
+        from_client6(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL),
+        from_backend6(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL),
+        from_client6(CLIENT_PORT, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD_TEXT),
+        from_backend6(PORT_BASE, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, "HTTP/1.1 200"),
+    };
+    struct seg out[4] = {to_backend(in[0], PORT_BASE), to_client(in[1], CLIENT_PORT),
+                         to_backend(in[2], PORT_BASE), to_client(in[3], CLIENT_PORT)};
+    for (unsigned i = 0; i < 4; i++)
+        forward(n, &in[i], &out[i]);
+    struct xlb_flow *f = client_flow(n, FIX_PEER6, CLIENT_PORT);
+    assert_non_null(f);
+    assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
+    forward_burst(n, &in[2], &out[2], 2);
+
+    /* A bare ACK padded with trailing bytes leaves without them. */
+    struct seg ack = from_client6(CLIENT_PORT, RTE_TCP_ACK_FLAG, NULL);
+    uint8_t frame[256], want[256];
+    size_t len = tcp_frame(frame, &ack);
+    memset(frame + len, 0xee, 8);
+    struct seg ack_out = to_backend(ack, PORT_BASE);
+    size_t want_len = tcp_frame(want, &ack_out);
+    unsigned before = n->f->ctx.tx[0].n;
+    assert_int_equal(send_flagged(n, frame, len + 8, 0), 1);
+    size_t out_len;
+    const uint8_t *sent = fixture_tx(n->f, before, &out_len);
+    assert_int_equal(out_len, want_len);
+    assert_memory_equal(sent, want, want_len);
+}
+
+static void refused_ipv6_frames_get_the_full_paths_verdict(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct seg syn = from_client6(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    struct seg syn_out = to_backend(syn, PORT_BASE);
+    forward(n, &syn, &syn_out);
+    struct seg data = from_client6(CLIENT_PORT, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD_TEXT);
+    uint8_t frame[256];
+    size_t len = tcp_frame(frame, &data);
+    struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(frame + sizeof(struct rte_ether_hdr));
+    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
+
+    /* Another MAC. */
+    frame[0] ^= 0x02;
+    refused_flagged(n, frame, len, 0, XLB_DROP_NOT_OUR_MAC);
+    frame[0] ^= 0x02;
+    /* A payload longer than the frame. */
+    uint16_t payload = ip->payload_len;
+    ip->payload_len = htons((uint16_t)(ntohs(payload) + 1));
+    refused_flagged(n, frame, len, 0, XLB_DROP_IPV6_MALFORMED);
+    ip->payload_len = payload;
+    /* An extension header (hop-by-hop options) before TCP. */
+    ip->proto = IPPROTO_HOPOPTS;
+    refused_flagged(n, frame, len, 0, XLB_DROP_IPV6_EXT_HEADER);
+    ip->proto = IPPROTO_TCP;
+    /* A TCP header longer than the segment. */
+    struct seg bare = from_client6(CLIENT_PORT, RTE_TCP_ACK_FLAG, NULL);
+    len = tcp_frame(frame, &bare);
+    tcp->data_off = 15 << 4;
+    refused_flagged(n, frame, len, 0, XLB_DROP_TCP_MALFORMED);
+    /* TCP to one of xlb's own port addresses. */
+    struct seg to_port = from_client6(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    to_port.dst = FIX_PORT6;
+    len = tcp_frame(frame, &to_port);
+    refused_flagged(n, frame, len, 0, XLB_DROP_TCP_NO_SERVICE);
+    assert_int_equal(client_flow(n, FIX_PEER6, CLIENT_PORT)->state, XLB_FLOW_SYN_SENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_connection_goes_through_byte_for_byte, nat_setup,
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(refused_frames_get_the_full_paths_verdict, nat_setup,
+                                        nat_teardown),
+        cmocka_unit_test_setup_teardown(an_ipv6_connection_goes_through_byte_for_byte, nat_setup,
+                                        nat_teardown),
+        cmocka_unit_test_setup_teardown(refused_ipv6_frames_get_the_full_paths_verdict, nat_setup,
                                         nat_teardown),
     };
     return cmocka_run_group_tests_name("nat_fast_path", tests, NULL, NULL);

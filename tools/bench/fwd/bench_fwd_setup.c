@@ -97,26 +97,66 @@ static void client_tuple(uint32_t i, struct tuple *u)
 static const uint8_t linux_syn_options[20] = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0,
                                               0, 1, 0,    0,    0, 0, 1, 3,  3, 7};
 
+static const uint8_t ipv6_prefix[12] = BENCH_IPV6_PREFIX;
+
+/* The address the bench uses for an IPv4 one: itself, or with --ipv6 in 2001:2::/96. */
+static void bench_addr(rte_be32_t addr, struct xlb_addr *out)
+{
+    if (!b.ipv6) {
+        xlb_addr_from_ipv4(addr, out);
+        return;
+    }
+    uint8_t bytes[16];
+    memcpy(bytes, ipv6_prefix, 12);
+    memcpy(bytes + 12, &addr, 4);
+    xlb_addr_from_ipv6(bytes, out);
+}
+
+/* The IPv4 header of a template (addresses, checksum zero), and its sum. */
+static void tmpl_ipv4(struct tmpl *t, struct rte_ipv4_hdr *ip, uint16_t l4_len)
+{
+    ip->version_ihl = 0x45;
+    ip->total_length = htons((uint16_t)(sizeof(*ip) + l4_len));
+    ip->fragment_offset = htons(RTE_IPV4_HDR_DF_FLAG);
+    ip->time_to_live = 64;
+    ip->next_proto_id = IPPROTO_TCP;
+    t->sum = rte_raw_cksum(ip, sizeof(*ip));
+}
+
+/* The IPv6 header of a template: the addresses' prefix, their last 4 bytes zero. */
+static void tmpl_ipv6(struct tmpl *t, struct rte_ipv6_hdr *ip, uint16_t l4_len)
+{
+    ip->vtc_flow = htonl(6u << 28);
+    ip->payload_len = htons(l4_len);
+    ip->proto = IPPROTO_TCP;
+    ip->hop_limits = 64;
+    memcpy(ip->src_addr, ipv6_prefix, 12);
+    memcpy(ip->dst_addr, ipv6_prefix, 12);
+    t->ipv6 = true;
+}
+
 static void tmpl_make(struct tmpl *t, const struct rte_ether_addr *src_mac, uint8_t flags,
                       uint32_t seq, uint32_t ack, uint16_t payload)
 {
     memset(t, 0, sizeof(*t));
+    /* IPv6's header is 20 bytes longer: as much less payload keeps the frames' size. */
+    if (b.ipv6 && payload >= 20)
+        payload -= 20;
+    size_t l3 = b.ipv6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr);
     struct rte_ether_hdr *eth = (struct rte_ether_hdr *)t->bytes;
-    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
-    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
+    struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)((uint8_t *)(eth + 1) + l3);
     size_t opts = (flags & RTE_TCP_SYN_FLAG) ? sizeof(linux_syn_options) : 0;
-    size_t len = sizeof(*eth) + sizeof(*ip) + sizeof(*tcp) + opts + payload;
+    uint16_t l4_len = (uint16_t)(sizeof(*tcp) + opts + payload);
+    size_t len = sizeof(*eth) + l3 + l4_len;
     if (len > FRAME_COPY)
         die("frame template too long");
     eth->dst_addr = port_mac;
     eth->src_addr = *src_mac;
-    eth->ether_type = htons(RTE_ETHER_TYPE_IPV4);
-    ip->version_ihl = 0x45;
-    ip->total_length = htons((uint16_t)(sizeof(*ip) + sizeof(*tcp) + opts + payload));
-    ip->fragment_offset = htons(RTE_IPV4_HDR_DF_FLAG);
-    ip->time_to_live = 64;
-    ip->next_proto_id = IPPROTO_TCP;
-    t->sum = rte_raw_cksum(ip, sizeof(*ip)); /* addresses and checksum still zero */
+    eth->ether_type = htons(b.ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+    if (b.ipv6)
+        tmpl_ipv6(t, (struct rte_ipv6_hdr *)(eth + 1), l4_len);
+    else
+        tmpl_ipv4(t, (struct rte_ipv4_hdr *)(eth + 1), l4_len);
     tcp->sent_seq = htonl(seq);
     tcp->recv_ack = (flags & RTE_TCP_ACK_FLAG) ? htonl(ack) : 0;
     tcp->data_off = (uint8_t)((5 + opts / 4) << 4);
@@ -130,6 +170,16 @@ static void tmpl_make(struct tmpl *t, const struct rte_ether_addr *src_mac, uint
 /* The backend's answer to a frame xlb sent it: the same addresses and ports, swapped. */
 void answer_tuple(const struct rte_mbuf *m, struct tuple *u)
 {
+    if (b.ipv6) {
+        const struct rte_ipv6_hdr *ip6 =
+            rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *, sizeof(struct rte_ether_hdr));
+        const struct rte_tcp_hdr *tcp = (const struct rte_tcp_hdr *)(ip6 + 1);
+        rte_be32_t src, dst;
+        memcpy(&src, ip6->src_addr + 12, 4);
+        memcpy(&dst, ip6->dst_addr + 12, 4);
+        tuple_set(u, dst, tcp->dst_port, src, tcp->src_port);
+        return;
+    }
     const struct rte_ipv4_hdr *ip =
         rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
     const struct rte_tcp_hdr *tcp = (const struct rte_tcp_hdr *)(ip + 1);
@@ -143,7 +193,7 @@ static void add_entry(rte_be32_t addr, uint8_t role, const struct rte_ether_addr
 {
     struct xlb_addr_entry e = {
         .role = role, .port_mask = role == XLB_ROLE_NEIGHBOUR ? 0 : 1, .snat_index = snat_index};
-    xlb_addr_from_ipv4(addr, &e.addr);
+    bench_addr(addr, &e.addr);
     if (mac != NULL) {
         e.resolved = true;
         e.mac = *mac;
@@ -168,7 +218,7 @@ static struct xlb_lb_cluster *compile_cluster(void)
     uint32_t slots[N_BACKENDS];
     for (unsigned k = 0; k < N_BACKENDS; k++) {
         memset(&where[k], 0, sizeof(where[k]));
-        xlb_addr_from_ipv4(backend_addr(k), &where[k].addr);
+        bench_addr(backend_addr(k), &where[k].addr);
         where[k].port = BACKEND_PORT;
         eps[k] = (struct xlb_eds_endpoint){
             .addresses = &where[k], .n_addresses = 1, .health = XLB_HEALTH_HEALTHY, .weight = 1};
@@ -251,13 +301,14 @@ void setup(void)
     snap->ports[0].port_id = 0;
     snap->ports[0].mac = port_mac;
     snap->ports[0].n_prefixes = 1;
-    if (xlb_prefix_parse("198.18.0.10/24", &snap->ports[0].prefixes[0]) != 0)
+    if (xlb_prefix_parse(b.ipv6 ? "2001:2::c612:a/96" : "198.18.0.10/24",
+                         &snap->ports[0].prefixes[0]) != 0)
         die("prefix");
     add_entry(IPV4(198, 18, 0, 10), XLB_ROLE_PORT_ADDRESS, NULL, 0);
     add_entry(IPV4(198, 18, 0, 100), XLB_ROLE_VIP, NULL, 0);
     for (unsigned s = 0; s < MAX_SNAT; s++) {
         add_entry(snat_addr(s), XLB_ROLE_SNAT, NULL, (uint16_t)s);
-        xlb_addr_from_ipv4(snat_addr(s), &b.snat[s]);
+        bench_addr(snat_addr(s), &b.snat[s]);
     }
     for (unsigned k = 0; k < N_BACKENDS; k++) {
         struct rte_ether_addr mac = backend_mac(k);
@@ -269,7 +320,7 @@ void setup(void)
         .name = b.cluster->name, .ready = true, .n_leaves = 1, .leaves = &b.cluster};
     b.vip = (struct xlb_lb_vip){.routes = NULL, .n_targets = 1, .targets = &b.target};
     snap->n_vips = 1;
-    xlb_addr_from_ipv4(IPV4(198, 18, 0, 100), &snap->vips[0].addr);
+    bench_addr(IPV4(198, 18, 0, 100), &snap->vips[0].addr);
     snap->vips[0].l4_port = VIP_PORT;
     snap->vips[0].l7 = false;
     snap->vips[0].lb = &b.vip;

@@ -40,12 +40,24 @@
 #define SNAT_PORTS   (65536u - XLB_SNAT_PORT_BASE) /* one worker: the whole range */
 #define MAX_FLOWS    (MAX_SNAT * SNAT_PORTS)
 
-/* A frame with zero addresses and ports; sum: its IPv4 header's ones' complement sum. */
+/*
+ * A frame with zero addresses and ports; sum: its IPv4 header's ones' complement sum. An IPv6
+ * frame (ipv6) carries its addresses' common prefix (BENCH_IPV6_PREFIX): a tuple gives their
+ * last 4 bytes.
+ */
 struct tmpl {
     uint8_t bytes[FRAME_COPY];
     uint16_t len;
     uint32_t sum;
+    bool ipv6;
 };
+
+/* With --ipv6 every address is 2001:2::/96 with the IPv4 address the bench would use in its
+ * last 4 bytes (198.18.0.100 becomes 2001:2::c612:64). */
+#define BENCH_IPV6_PREFIX                                                                          \
+    {                                                                                              \
+        0x20, 0x01, 0x00, 0x02, 0, 0, 0, 0, 0, 0, 0, 0                                             \
+    }
 
 /* One direction of a flow as its packets arrive; sum: the two addresses' 16-bit words. */
 struct tuple {
@@ -69,6 +81,7 @@ struct bench_fwd {
     struct xlb_addr snat[MAX_SNAT];
     struct tmpl data, back_data, syn, syn_ack, ack;
     uint64_t tsc_hz;
+    bool ipv6; /* set before setup(): IPv6 VIP, SNAT addresses, backends and frames */
 };
 
 extern struct bench_fwd b;
@@ -116,6 +129,16 @@ static inline void fill(struct rte_mbuf *m, const struct tmpl *t, const struct t
     memcpy(d, t->bytes, FRAME_COPY);
     m->data_len = t->len;
     m->pkt_len = t->len;
+    if (t->ipv6) {
+        struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(d + sizeof(struct rte_ether_hdr));
+        struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip6 + 1);
+        m->ol_flags = 0;
+        memcpy(ip6->src_addr + 12, &u->src, 4);
+        memcpy(ip6->dst_addr + 12, &u->dst, 4);
+        tcp->src_port = u->sport;
+        tcp->dst_port = u->dport;
+        return;
+    }
     m->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD;
     struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(d + sizeof(struct rte_ether_hdr));
     struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ip + 1);
