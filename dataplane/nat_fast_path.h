@@ -75,12 +75,11 @@ xlb_fast_hold_segment(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap
     if (total > m->data_len - XLB_FAST_L2 || total < l3_header + XLB_FAST_L4 ||
         tcp_header < XLB_FAST_L4 || tcp_header > total - l3_header)
         return false;
+    const uint8_t *dst = family == AF_INET
+                             ? (const uint8_t *)&((const struct rte_ipv4_hdr *)ip)->dst_addr
+                             : ((const struct rte_ipv6_hdr *)ip)->dst_addr;
     const struct xlb_addr_entry *owned =
-        family == AF_INET
-            ? xlb_owned_cache_on_port_v4_followed(
-                  &ctx->owned, snap, ((const struct rte_ipv4_hdr *)ip)->dst_addr, port_index)
-            : xlb_owned_cache_on_port_v6_followed(
-                  &ctx->owned, snap, ((const struct rte_ipv6_hdr *)ip)->dst_addr, port_index);
+        xlb_owned_cache_on_port_header(&ctx->owned, snap, family, dst, port_index);
     if (owned == NULL || (owned->role != XLB_ROLE_VIP && owned->role != XLB_ROLE_SNAT))
         return false;
     /* Ethernet pads short frames: from here on the frame ends where the datagram does. */

@@ -76,50 +76,42 @@ static inline const struct xlb_addr_entry *xlb_owned_cache_on_port(struct xlb_ow
 }
 
 /*
- * The same for an IPv4 address as the header carries it (network order), for a caller that has
- * made the cache follow snap (the burst function does, once per burst). A hit compares the 4
- * bytes in a register with the slot's: no struct xlb_addr is built (a call, a clear and the
- * stores) unless the address has to be looked up in the snapshot.
+ * The same for an address as the header carries it (4 bytes for AF_INET, 16 for AF_INET6),
+ * for a caller that has made the cache follow snap (the burst function does, once per burst).
+ * Inlined with a constant family, a hit compares the bytes in registers with the slot's: no
+ * struct xlb_addr is built (a call, a clear and the stores) unless the address has to be
+ * looked up in the snapshot.
  */
-static inline const struct xlb_addr_entry *
-xlb_owned_cache_on_port_v4_followed(struct xlb_owned_cache *c, const struct xlb_snapshot *snap,
-                                    uint32_t be_addr, uint16_t port_index)
+static inline __attribute__((always_inline)) const struct xlb_addr_entry *
+xlb_owned_cache_on_port_header(struct xlb_owned_cache *c, const struct xlb_snapshot *snap,
+                               uint8_t family, const uint8_t *bytes, uint16_t port_index)
 {
-    const uint8_t *bytes = (const uint8_t *)&be_addr;
-    unsigned slot = bytes[3] & (XLB_OWNED_CACHE_SLOTS - 1); /* as xlb_owned_cache_lookup */
+    size_t len = family == AF_INET ? 4 : 16;
+    unsigned slot = bytes[len - 1] & (XLB_OWNED_CACHE_SLOTS - 1); /* as xlb_owned_cache_lookup */
     const struct xlb_addr_entry *e = c->entry[slot];
-    if (e == NULL || c->addr[slot].family != AF_INET ||
-        memcmp(c->addr[slot].bytes, bytes, 4) != 0) {
+    if (e == NULL || c->addr[slot].family != family ||
+        memcmp(c->addr[slot].bytes, bytes, len) != 0) {
         struct xlb_addr addr;
-        xlb_addr_from_ipv4(be_addr, &addr);
+        if (family == AF_INET) {
+            uint32_t be_addr;
+            memcpy(&be_addr, bytes, 4);
+            xlb_addr_from_ipv4(be_addr, &addr);
+        } else {
+            xlb_addr_from_ipv6(bytes, &addr);
+        }
         e = xlb_owned_cache_lookup(c, snap, &addr);
     }
     return xlb_owned_on_port(e, port_index) ? e : NULL;
 }
 
-/* The same for an IPv6 address as the header carries it, for a cache that follows snap. */
-static inline const struct xlb_addr_entry *
-xlb_owned_cache_on_port_v6_followed(struct xlb_owned_cache *c, const struct xlb_snapshot *snap,
-                                    const uint8_t addr[16], uint16_t port_index)
-{
-    unsigned slot = addr[15] & (XLB_OWNED_CACHE_SLOTS - 1); /* as xlb_owned_cache_lookup */
-    const struct xlb_addr_entry *e = c->entry[slot];
-    if (e == NULL || c->addr[slot].family != AF_INET6 ||
-        memcmp(c->addr[slot].bytes, addr, 16) != 0) {
-        struct xlb_addr a;
-        xlb_addr_from_ipv6(addr, &a);
-        e = xlb_owned_cache_lookup(c, snap, &a);
-    }
-    return xlb_owned_on_port(e, port_index) ? e : NULL;
-}
-
-/* The same for a cache that may not follow snap yet. */
+/* An IPv4 address as the header carries it (network order), for a cache that may not follow
+ * snap yet. */
 static inline const struct xlb_addr_entry *
 xlb_owned_cache_on_port_v4(struct xlb_owned_cache *c, const struct xlb_snapshot *snap,
                            uint32_t be_addr, uint16_t port_index)
 {
     xlb_owned_cache_follow(c, snap);
-    return xlb_owned_cache_on_port_v4_followed(c, snap, be_addr, port_index);
+    return xlb_owned_cache_on_port_header(c, snap, AF_INET, (const uint8_t *)&be_addr, port_index);
 }
 
 #endif

@@ -33,11 +33,6 @@ static unsigned send_flagged(struct nat_fixture *n, const uint8_t *frame, size_t
     return n->f->ctx.tx[0].n - before;
 }
 
-static unsigned send_checked(struct nat_fixture *n, const uint8_t *frame, size_t len)
-{
-    return send_flagged(n, frame, len, RTE_MBUF_F_RX_IP_CKSUM_GOOD);
-}
-
 /* frame, with these checksum flags, must be dropped for `reason`, once. */
 static void refused_flagged(struct nat_fixture *n, const uint8_t *frame, size_t len,
                             uint64_t cksum_flags, enum xlb_drop_reason reason)
@@ -60,6 +55,24 @@ static struct seg checked(struct seg s)
     return s;
 }
 
+/* A bare ACK with `padding` bytes after its datagram (Ethernet's padding of short frames) must
+ * leave without them, byte for byte. */
+static void padded_ack_leaves_trimmed(struct nat_fixture *n, struct seg ack, size_t padding,
+                                      uint64_t cksum_flags)
+{
+    uint8_t frame[256], want[256];
+    size_t len = tcp_frame(frame, &ack);
+    memset(frame + len, 0xee, padding);
+    struct seg ack_out = to_backend(ack, PORT_BASE);
+    size_t want_len = tcp_frame(want, &ack_out);
+    unsigned before = n->f->ctx.tx[0].n;
+    assert_int_equal(send_flagged(n, frame, len + padding, cksum_flags), 1);
+    size_t out_len;
+    const uint8_t *sent = fixture_tx(n->f, before, &out_len);
+    assert_int_equal(out_len, want_len);
+    assert_memory_equal(sent, want, want_len);
+}
+
 static void a_connection_goes_through_byte_for_byte(void **state)
 {
     struct nat_fixture *n = *state;
@@ -79,18 +92,9 @@ static void a_connection_goes_through_byte_for_byte(void **state)
     forward_burst(n, &in[2], &out[2], 2);
 
     /* A bare ACK padded to 60 bytes leaves without the padding. */
+    uint8_t frame[256];
     struct seg ack = checked(from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG, NULL));
-    uint8_t frame[256], want[256];
-    size_t len = tcp_frame(frame, &ack);
-    memset(frame + len, 0xee, 60 - len);
-    struct seg ack_out = to_backend(ack, PORT_BASE);
-    size_t want_len = tcp_frame(want, &ack_out);
-    unsigned before = n->f->ctx.tx[0].n;
-    assert_int_equal(send_checked(n, frame, 60), 1);
-    size_t out_len;
-    const uint8_t *sent = fixture_tx(n->f, before, &out_len);
-    assert_int_equal(out_len, want_len);
-    assert_memory_equal(sent, want, want_len);
+    padded_ack_leaves_trimmed(n, ack, 60 - tcp_frame(frame, &ack), RTE_MBUF_F_RX_IP_CKSUM_GOOD);
 }
 
 static void refused_frames_get_the_full_paths_verdict(void **state)
@@ -149,19 +153,8 @@ static void an_ipv6_connection_goes_through_byte_for_byte(void **state)
     assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
     forward_burst(n, &in[2], &out[2], 2);
 
-    /* A bare ACK padded with trailing bytes leaves without them. */
-    struct seg ack = from_client6(CLIENT_PORT, RTE_TCP_ACK_FLAG, NULL);
-    uint8_t frame[256], want[256];
-    size_t len = tcp_frame(frame, &ack);
-    memset(frame + len, 0xee, 8);
-    struct seg ack_out = to_backend(ack, PORT_BASE);
-    size_t want_len = tcp_frame(want, &ack_out);
-    unsigned before = n->f->ctx.tx[0].n;
-    assert_int_equal(send_flagged(n, frame, len + 8, 0), 1);
-    size_t out_len;
-    const uint8_t *sent = fixture_tx(n->f, before, &out_len);
-    assert_int_equal(out_len, want_len);
-    assert_memory_equal(sent, want, want_len);
+    /* A bare ACK with trailing bytes leaves without them. */
+    padded_ack_leaves_trimmed(n, from_client6(CLIENT_PORT, RTE_TCP_ACK_FLAG, NULL), 8, 0);
 }
 
 static void refused_ipv6_frames_get_the_full_paths_verdict(void **state)
