@@ -113,9 +113,13 @@ static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
     }
 }
 
-/* The flow of a held segment, as the second pass finds it: a client segment's from the bulk
- * lookup, or afresh if flows have changed since; a reply's from its port map entry now. */
-static struct xlb_flow *flow_of(struct xlb_flow_table *t, const struct lookups *l, uint16_t i,
+/*
+ * The flow of a held segment, as the second pass finds it: a client segment's from the bulk
+ * lookup, or afresh if flows have changed since; a reply's from its port map entry now. A
+ * client key that had no compact form (an IPv6 VIP not numbered yet) may have one now, when a
+ * SYN earlier in the burst made the VIP's first flow: it is looked up by its full key.
+ */
+static struct xlb_flow *flow_of(struct xlb_flow_table *t, struct lookups *l, uint16_t i,
                                 const struct xlb_nat_pending *d, bool stale)
 {
     if (d->owned->role != XLB_ROLE_VIP) {
@@ -125,7 +129,14 @@ static struct xlb_flow *flow_of(struct xlb_flow_table *t, const struct lookups *
     }
     if (!stale)
         return l->flows[i];
-    return l->hkey_at[i] < 0 ? NULL : xlb_flow_lookup_client_hkey(t, &l->hkeys[l->hkey_at[i]]);
+    if (l->hkey_at[i] >= 0)
+        return xlb_flow_lookup_client_hkey(t, &l->hkeys[l->hkey_at[i]]);
+    if (!l->keyed[i]) {
+        struct xlb_tcp_packet p = {d->family, d->port_index, d->ip, d->tcp, d->owned};
+        xlb_nat_key_of(&p, &l->keys[i]);
+        l->keyed[i] = true;
+    }
+    return xlb_flow_lookup_client(t, &l->keys[i]);
 }
 
 void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

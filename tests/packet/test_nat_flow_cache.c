@@ -2,7 +2,8 @@
  * Packet fixtures for the flow cache in front of the flow table's hash (lib/xlb_flow_cache.h):
  * its slots are only hints, so a flow that has gone, or whose index another connection now
  * holds, must never receive a segment through a slot that still names it. And a burst whose
- * own segments change the table (an eviction) must look later segments up afresh.
+ * own segments change the table (an eviction, a new IPv6 VIP's first flow) must look later
+ * segments up afresh.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -154,6 +155,21 @@ static void eviction_within_a_burst_is_seen_by_its_later_segments(void **state)
     assert_int_equal(n->f->stats.events[XLB_EVENT_TCP_RESETS_SENT], 1);
 }
 
+static void retransmitted_syn_to_a_new_ipv6_vip_in_one_burst_makes_one_flow(void **state)
+{
+    struct nat_fixture *n = *state;
+    /* The IPv6 VIP has no flow yet, so the table has not numbered it: neither SYN has a compact
+     * key when the burst's flows are looked up. The first makes the flow (and numbers the
+     * VIP); the second must find that flow, not make another. */
+    struct seg syn = from_client6(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    struct seg in[2] = {syn, syn};
+    struct seg out[2] = {to_backend(syn, PORT_BASE), to_backend(syn, PORT_BASE)};
+    forward_burst(n, in, out, 2);
+    assert_int_equal(n->flows->n_used, 1);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CREATED], 1);
+    assert_non_null(client_flow(n, FIX_PEER6, CLIENT_PORT));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -163,6 +179,9 @@ int main(void)
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(eviction_within_a_burst_is_seen_by_its_later_segments,
                                         nat_setup, nat_teardown),
+        cmocka_unit_test_setup_teardown(
+            retransmitted_syn_to_a_new_ipv6_vip_in_one_burst_makes_one_flow, nat_setup,
+            nat_teardown),
     };
     return cmocka_run_group_tests_name("nat_flow_cache", tests, NULL, NULL);
 }
