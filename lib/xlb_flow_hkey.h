@@ -13,6 +13,7 @@
 #ifndef XLB_FLOW_HKEY_H
 #define XLB_FLOW_HKEY_H
 
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -63,7 +64,7 @@ static inline bool xlb_flow_hkey_from(const struct xlb_flow_vip6 *vip6, uint8_t 
     if (family == AF_INET) {
         uint32_t vip4;
         memcpy(&vip4, vip, 4);
-        out->vip = __builtin_bswap32(vip4); /* host order */
+        out->vip = ntohl(vip4); /* host order */
         memset(out->client, 0, 10);
         out->client[10] = out->client[11] = 0xff; /* ::ffff:a.b.c.d */
         memcpy(out->client + 12, client, 4);
@@ -87,7 +88,7 @@ static inline void xlb_flow_hkey_addresses(const struct xlb_flow_vip6 *vip6,
                                            const uint8_t **vip, uint32_t *vip4)
 {
     if ((h->vip & XLB_FLOW_VIP6_MARK) != XLB_FLOW_VIP6_MARK) {
-        *vip4 = __builtin_bswap32(h->vip);
+        *vip4 = htonl(h->vip);
         *vip = (const uint8_t *)vip4;
         *client = h->client + 12;
         return;
