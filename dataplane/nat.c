@@ -517,7 +517,7 @@ bool xlb_nat_forward_established(struct xlb_burst_ctx *ctx, const struct xlb_sna
     }
     /* What track() leaves of such a segment: the state stays, its timeout starts again. */
     xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_NAT_ESTABLISHED_TIMEOUT_S);
-    struct xlb_tcp_packet p = {d->family, d->port_index, d->ip, tcp, d->owned};
+    struct xlb_tcp_packet p = xlb_nat_packet_of(d);
     if (from == XLB_FLOW_FROM_CLIENT)
         to_backend(ctx, snap, d->m, &p, f);
     else

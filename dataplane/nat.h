@@ -51,6 +51,12 @@ static inline size_t xlb_nat_addresses(uint8_t family, void *ip, const uint8_t *
     return 16;
 }
 
+/* A held segment (struct xlb_nat_pending) as the NAT's handlers take it. */
+static inline struct xlb_tcp_packet xlb_nat_packet_of(const struct xlb_nat_pending *d)
+{
+    return (struct xlb_tcp_packet){d->family, d->port_index, d->ip, d->tcp, d->owned};
+}
+
 /* The flow key a segment arrives with: (source, destination) as on the wire. */
 void xlb_nat_key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key);
 

@@ -58,7 +58,7 @@ static void unpack(const struct xlb_nat_pending *d, struct xlb_frame *frame,
         .l3 = d->ip,
         .l3_avail = d->l3_len,
     };
-    *p = (struct xlb_tcp_packet){d->family, d->port_index, d->ip, d->tcp, d->owned};
+    *p = xlb_nat_packet_of(d);
 }
 
 /* What the first pass learns of the held segments, for the lookups and the second. */
@@ -93,7 +93,7 @@ static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
         xlb_nat_addresses(d->family, d->ip, &src, &dst);
         l->keyed[i] = d->tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_RST_FLAG);
         if (l->keyed[i]) {
-            struct xlb_tcp_packet p = {d->family, d->port_index, d->ip, d->tcp, d->owned};
+            struct xlb_tcp_packet p = xlb_nat_packet_of(d);
             xlb_nat_key_of(&p, &l->keys[i]);
         }
         if (d->owned->role == XLB_ROLE_VIP) {
@@ -132,7 +132,7 @@ static struct xlb_flow *flow_of(struct xlb_flow_table *t, struct lookups *l, uin
     if (l->hkey_at[i] >= 0)
         return xlb_flow_lookup_client_hkey(t, &l->hkeys[l->hkey_at[i]]);
     if (!l->keyed[i]) {
-        struct xlb_tcp_packet p = {d->family, d->port_index, d->ip, d->tcp, d->owned};
+        struct xlb_tcp_packet p = xlb_nat_packet_of(d);
         xlb_nat_key_of(&p, &l->keys[i]);
         l->keyed[i] = true;
     }
