@@ -45,11 +45,10 @@ static inline __attribute__((always_inline)) void
 rewrite_fields(struct rte_tcp_hdr *tcp, uint8_t *src_field, uint8_t *dst_field, uint16_t *ip_csum,
                const uint8_t *src, uint16_t sport, const uint8_t *dst, uint16_t dport, size_t len)
 {
-    /* rte_tcp_hdr is packed: work on aligned copies. */
-    uint16_t csum = tcp->cksum, old_sport = tcp->src_port, old_dport = tcp->dst_port;
-    uint32_t addresses = xlb_csum_diff(src_field, src, len) + xlb_csum_diff(dst_field, dst, len);
-    uint32_t ports = xlb_csum_diff(&old_sport, &sport, 2) + xlb_csum_diff(&old_dport, &dport, 2);
-    xlb_csum_apply(&csum, addresses + ports);
+    /* rte_tcp_hdr is packed: work on aligned copies. The two ports are one 4-byte field. */
+    uint16_t csum = tcp->cksum, ports[2] = {sport, dport};
+    uint64_t addresses = xlb_csum_diff(src_field, src, len) + xlb_csum_diff(dst_field, dst, len);
+    xlb_csum_apply(&csum, addresses + xlb_csum_diff(&tcp->src_port, ports, 4));
     tcp->cksum = csum;
     if (ip_csum != NULL)
         xlb_csum_apply(ip_csum, addresses);
@@ -502,26 +501,41 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
 
 /* ---- established flows ---- */
 
+/* The lane's rewrite and send, inlined for a constant family: the rewrite's lengths and the
+ * checksum patches are then straight code, with no branch on the family among them. */
+static inline __attribute__((always_inline)) void
+send_established(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                 const struct xlb_nat_pending *d, const struct xlb_flow *f, enum xlb_flow_side from,
+                 uint8_t family)
+{
+    struct xlb_tcp_packet p = xlb_nat_packet_of(d);
+    p.family = family;
+    if (from == XLB_FLOW_FROM_CLIENT)
+        to_backend(ctx, snap, d->m, &p, f);
+    else
+        to_client(ctx, snap, d->m, &p, f);
+}
+
 bool xlb_nat_forward_established(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                  const struct xlb_nat_pending *d, struct xlb_flow *f,
                                  enum xlb_flow_side from, xlb_verdict *verdict)
 {
     struct rte_tcp_hdr *tcp = d->tcp;
     if (f == NULL || f->l7 || f->state != XLB_FLOW_ESTABLISHED || !f->scheduled ||
-        (tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_RST_FLAG)))
+        (tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_RST_FLAG)) ||
+        !xlb_window_both_spoken(&f->window))
         return false;
     uint32_t payload = d->tcp_len - (uint32_t)(tcp->data_off >> 4) * 4;
-    if (!xlb_window_accept(f, tcp, payload, from)) {
+    if (!xlb_window_accept_data(&f->window, tcp, payload, from)) {
         *verdict = XLB_DROP_TCP_OUT_OF_WINDOW;
         return true;
     }
     /* What track() leaves of such a segment: the state stays, its timeout starts again. */
     xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_NAT_ESTABLISHED_TIMEOUT_S);
-    struct xlb_tcp_packet p = xlb_nat_packet_of(d);
-    if (from == XLB_FLOW_FROM_CLIENT)
-        to_backend(ctx, snap, d->m, &p, f);
+    if (d->family == AF_INET)
+        send_established(ctx, snap, d, f, from, AF_INET);
     else
-        to_client(ctx, snap, d->m, &p, f);
+        send_established(ctx, snap, d, f, from, AF_INET6);
     *verdict = XLB_VERDICT_SENT;
     return true;
 }

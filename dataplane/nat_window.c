@@ -134,10 +134,40 @@ static void take_in(struct xlb_flow_window *w, enum xlb_flow_side from, const st
         w->max_win[from] = log;
 }
 
+/*
+ * A data segment or ACK (no SYN, FIN or RST) once both sides have spoken, judged on its own:
+ * most segments are these. xlb_window_accept leaves them to this, and the established lane
+ * (dataplane/nat.c) calls it straight. A pure ACK is judged by its ACK only.
+ */
+bool xlb_window_accept_data(struct xlb_flow_window *w, const struct rte_tcp_hdr *tcp,
+                            uint32_t payload, enum xlb_flow_side from)
+{
+    uint32_t seq = rte_be_to_cpu_32(tcp->sent_seq), end = seq + payload;
+    int64_t span = window_span(w->max_win[!from]);
+    if (payload != 0 && (seq_diff(seq, w->end[from]) > span || seq_diff(end, w->end[from]) < -span))
+        return false;
+    if (tcp->tcp_flags & RTE_TCP_ACK_FLAG) {
+        int64_t behind = seq_diff(w->end[!from], rte_be_to_cpu_32(tcp->recv_ack));
+        if (behind < 0 || behind > window_span(w->max_win[from]))
+            return false;
+    }
+    /* Taken in, as take_in does. */
+    if (payload != 0 && seq_diff(end, w->end[from]) > 0)
+        w->end[from] = end;
+    uint8_t scale = w->wscale[from] == XLB_FLOW_WSCALE_NONE ? 0 : w->wscale[from];
+    uint8_t log = window_log((uint32_t)rte_be_to_cpu_16(tcp->rx_win) << scale);
+    if (log > w->max_win[from])
+        w->max_win[from] = log;
+    return true;
+}
+
 bool xlb_window_accept(struct xlb_flow *f, const struct rte_tcp_hdr *tcp, uint32_t payload,
                        enum xlb_flow_side from)
 {
     struct xlb_flow_window *w = &f->window;
+    if (!(tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_RST_FLAG)) &&
+        xlb_window_both_spoken(w))
+        return xlb_window_accept_data(w, tcp, payload, from);
     struct segment s;
     segment_of(tcp, payload, &s);
     uint8_t kind = s.flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG);

@@ -26,4 +26,15 @@ uint8_t xlb_window_syn_scale(const struct rte_tcp_hdr *tcp);
 bool xlb_window_accept(struct xlb_flow *f, const struct rte_tcp_hdr *tcp, uint32_t payload,
                        enum xlb_flow_side from);
 
+/* Whether both sides' SYNs have set their windows (an established L4 flow's have). */
+static inline bool xlb_window_both_spoken(const struct xlb_flow_window *w)
+{
+    return w->max_win[XLB_FLOW_FROM_CLIENT] != 0 && w->max_win[XLB_FLOW_FROM_BACKEND] != 0;
+}
+
+/* xlb_window_accept for a data segment or ACK (no SYN, FIN or RST) of a flow whose sides have
+ * both spoken: the same verdict and the same effect, with none of the other cases' checks. */
+bool xlb_window_accept_data(struct xlb_flow_window *w, const struct rte_tcp_hdr *tcp,
+                            uint32_t payload, enum xlb_flow_side from);
+
 #endif

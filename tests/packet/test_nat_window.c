@@ -164,6 +164,24 @@ static void ack_for_data_never_sent_is_dropped(void **state)
     passes(n, &ack);
 }
 
+/* A segment dropped for its ACK takes nothing in: what it carried counts as never sent. */
+static void segment_refused_for_its_ack_moves_nothing(void **state)
+{
+    struct nat_fixture *n = *state;
+    handshake(n, 1024, 0, 2048, 0);
+    struct seg data = client(DATA, 0, TEXT);
+    data.ack = SEQ_BACKEND + 1 + FAR;
+    out_of_window(n, &data);
+
+    struct seg ack_of_it = backend(ACK, 0, NULL);
+    ack_of_it.ack = SEQ_CLIENT + 1 + TEXT_LEN;
+    out_of_window(n, &ack_of_it);
+    /* Sent again with a good ACK, it is. */
+    data.ack = SEQ_BACKEND + 1;
+    passes(n, &data);
+    passes(n, &ack_of_it);
+}
+
 /* ---- resets ---- */
 
 static void out_of_window_rst_is_dropped_and_the_flow_goes_on(void **state)
@@ -380,6 +398,8 @@ int main(void)
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(segment_far_behind_is_dropped, nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(ack_for_data_never_sent_is_dropped, nat_setup,
+                                        nat_teardown),
+        cmocka_unit_test_setup_teardown(segment_refused_for_its_ack_moves_nothing, nat_setup,
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(out_of_window_rst_is_dropped_and_the_flow_goes_on,
                                         nat_setup, nat_teardown),
