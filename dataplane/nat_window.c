@@ -139,26 +139,37 @@ static void take_in(struct xlb_flow_window *w, enum xlb_flow_side from, const st
  * most segments are these. xlb_window_accept leaves them to this, and the established lane
  * (dataplane/nat.c) calls it straight. A pure ACK is judged by its ACK only.
  */
-bool xlb_window_accept_data(struct xlb_flow_window *w, const struct rte_tcp_hdr *tcp,
-                            uint32_t payload, enum xlb_flow_side from)
+static inline __attribute__((always_inline)) bool accept_data(struct xlb_flow_window *w,
+                                                              const struct rte_tcp_hdr *tcp,
+                                                              uint32_t payload,
+                                                              enum xlb_flow_side from)
 {
-    uint32_t seq = rte_be_to_cpu_32(tcp->sent_seq), end = seq + payload;
-    int64_t span = window_span(w->max_win[!from]);
-    if (payload != 0 && (seq_diff(seq, w->end[from]) > span || seq_diff(end, w->end[from]) < -span))
+    /* Both sides have spoken: their largest windows are set (logs of 1 or more), and their
+     * scales are settled (0-14, never XLB_FLOW_WSCALE_NONE, see backend_answer). */
+    uint32_t sent = w->end[from], seq = rte_be_to_cpu_32(tcp->sent_seq), end = seq + payload;
+    int64_t span = INT64_C(1) << (w->max_win[!from] - 1);
+    if (payload != 0 && (seq_diff(seq, sent) > span || seq_diff(end, sent) < -span))
         return false;
     if (tcp->tcp_flags & RTE_TCP_ACK_FLAG) {
         int64_t behind = seq_diff(w->end[!from], rte_be_to_cpu_32(tcp->recv_ack));
-        if (behind < 0 || behind > window_span(w->max_win[from]))
+        if (behind < 0 || behind > INT64_C(1) << (w->max_win[from] - 1))
             return false;
     }
     /* Taken in, as take_in does. */
-    if (payload != 0 && seq_diff(end, w->end[from]) > 0)
+    if (payload != 0 && seq_diff(end, sent) > 0)
         w->end[from] = end;
-    uint8_t scale = w->wscale[from] == XLB_FLOW_WSCALE_NONE ? 0 : w->wscale[from];
-    uint8_t log = window_log((uint32_t)rte_be_to_cpu_16(tcp->rx_win) << scale);
+    uint8_t log = window_log((uint32_t)rte_be_to_cpu_16(tcp->rx_win) << w->wscale[from]);
     if (log > w->max_win[from])
         w->max_win[from] = log;
     return true;
+}
+
+/* One copy for each side, so that each indexes its halves of the window as constants. */
+bool xlb_window_accept_data(struct xlb_flow_window *w, const struct rte_tcp_hdr *tcp,
+                            uint32_t payload, enum xlb_flow_side from)
+{
+    return from == XLB_FLOW_FROM_CLIENT ? accept_data(w, tcp, payload, XLB_FLOW_FROM_CLIENT)
+                                        : accept_data(w, tcp, payload, XLB_FLOW_FROM_BACKEND);
 }
 
 bool xlb_window_accept(struct xlb_flow *f, const struct rte_tcp_hdr *tcp, uint32_t payload,
