@@ -9,15 +9,17 @@
 #include <stdint.h>
 #include <string.h>
 
-/* One's-complement sum folded to 16 bits: 2^32 and 2^16 are both 1 modulo 0xffff, so the
- * carries above each half are added back in. */
+/*
+ * One's-complement sum folded to 16 bits: 2^32 and 2^16 are both 1 modulo 0xffff, so the
+ * carries out of each half are added back in. The 32-bit halves are added with their carry;
+ * then the sum plus itself rotated by 16 bits holds its two 16-bit halves' sum, carry
+ * included, in its upper half.
+ */
 static inline uint16_t xlb_csum_fold(uint64_t sum)
 {
-    sum = (sum & 0xffffffff) + (sum >> 32);
-    sum = (sum & 0xffffffff) + (sum >> 32);
-    sum = (sum & 0xffff) + (sum >> 16);
-    sum = (sum & 0xffff) + (sum >> 16);
-    return (uint16_t)sum;
+    uint32_t high = (uint32_t)(sum >> 32), s = (uint32_t)sum + high;
+    s += s < high;
+    return (uint16_t)((s + ((s << 16) | (s >> 16))) >> 16);
 }
 
 /*
