@@ -65,7 +65,8 @@ static void finish_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
     uint16_t n = ctx->n_pending;
     if (n == 0)
         return;
-    xlb_nat_run_pending(ctx, snap, verdicts);
+    if (xlb_nat_run_pending(ctx, snap, verdicts) == 0)
+        return; /* all rewritten and queued: nothing to count or free */
     for (uint16_t i = 0; i < n; i++)
         dispose(ctx, ctx->pending[i].port_index, ctx->pending[i].m, verdicts[i]);
 }

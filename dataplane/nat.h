@@ -69,10 +69,11 @@ xlb_verdict xlb_nat_defer(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *
 
 /*
  * Handle the held segments in arrival order, their flows looked up together first;
- * verdicts[i] is what became of ctx->pending[i]. Empties the batch.
+ * verdicts[i] is what became of ctx->pending[i]. Empties the batch. Returns how many
+ * verdicts are other than XLB_VERDICT_SENT (the segment rewritten and queued).
  */
-void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                         xlb_verdict *verdicts);
+uint16_t xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                             xlb_verdict *verdicts);
 
 /*
  * The bulk of a worker's traffic, forwarded without the general handlers below: a data or ACK

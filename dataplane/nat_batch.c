@@ -139,10 +139,10 @@ static struct xlb_flow *flow_of(struct xlb_flow_table *t, struct lookups *l, uin
     return xlb_flow_lookup_client(t, &l->keys[i]);
 }
 
-void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                         xlb_verdict *verdicts)
+uint16_t xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                             xlb_verdict *verdicts)
 {
-    uint16_t n = ctx->n_pending;
+    uint16_t n = ctx->n_pending, unsent = 0;
     struct xlb_flow_table *t = ctx->flows;
     struct lookups l;
     struct xlb_flow *found[XLB_RX_BURST];
@@ -161,8 +161,10 @@ void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *s
         struct xlb_flow *f = flow_of(t, &l, i, d, t->changes != changes);
         if (xlb_nat_forward_established(ctx, snap, d, f,
                                         from_client ? XLB_FLOW_FROM_CLIENT : XLB_FLOW_FROM_BACKEND,
-                                        &verdicts[i]))
+                                        &verdicts[i])) {
+            unsent += verdicts[i] != XLB_VERDICT_SENT;
             continue;
+        }
         struct xlb_frame frame;
         struct xlb_tcp_packet p;
         unpack(d, &frame, &p);
@@ -172,6 +174,8 @@ void xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *s
             verdicts[i] = xlb_nat_from_client(ctx, snap, &frame, &p, d->tcp_len, &l.keys[i], f);
         else
             verdicts[i] = xlb_nat_from_backend(ctx, snap, &frame, &p, d->tcp_len, &l.keys[i], f);
+        unsent += verdicts[i] != XLB_VERDICT_SENT;
     }
     ctx->n_pending = 0;
+    return unsent;
 }

@@ -147,12 +147,13 @@ static inline __attribute__((always_inline)) bool accept_data(struct xlb_flow_wi
     /* Both sides have spoken: their largest windows are set (logs of 1 or more), and their
      * scales are settled (0-14, never XLB_FLOW_WSCALE_NONE, see backend_answer). */
     uint32_t sent = w->end[from], seq = rte_be_to_cpu_32(tcp->sent_seq), end = seq + payload;
-    int64_t span = INT64_C(1) << (w->max_win[!from] - 1);
+    /* The largest window is 65,535 << 14 (a log of 31): spans fit 32 bits. */
+    int32_t span = INT32_C(1) << (w->max_win[!from] - 1);
     if (payload != 0 && (seq_diff(seq, sent) > span || seq_diff(end, sent) < -span))
         return false;
     if (tcp->tcp_flags & RTE_TCP_ACK_FLAG) {
-        int64_t behind = seq_diff(w->end[!from], rte_be_to_cpu_32(tcp->recv_ack));
-        if (behind < 0 || behind > INT64_C(1) << (w->max_win[from] - 1))
+        int32_t behind = seq_diff(w->end[!from], rte_be_to_cpu_32(tcp->recv_ack));
+        if (behind < 0 || behind > INT32_C(1) << (w->max_win[from] - 1))
             return false;
     }
     /* Taken in, as take_in does. */
