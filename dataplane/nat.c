@@ -518,7 +518,7 @@ send_established(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
 
 bool xlb_nat_forward_established(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                  const struct xlb_nat_pending *d, struct xlb_flow *f,
-                                 enum xlb_flow_side from, xlb_verdict *verdict)
+                                 enum xlb_flow_side from, uint32_t expires_s, xlb_verdict *verdict)
 {
     struct rte_tcp_hdr *tcp = d->tcp;
     if (f == NULL || f->l7 || f->state != XLB_FLOW_ESTABLISHED || !f->scheduled ||
@@ -531,7 +531,7 @@ bool xlb_nat_forward_established(struct xlb_burst_ctx *ctx, const struct xlb_sna
         return true;
     }
     /* What track() leaves of such a segment: the state stays, its timeout starts again. */
-    xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_NAT_ESTABLISHED_TIMEOUT_S);
+    f->expires_s = expires_s;
     if (d->family == AF_INET)
         send_established(ctx, snap, d, f, from, AF_INET);
     else

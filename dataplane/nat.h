@@ -78,13 +78,14 @@ uint16_t xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
 /*
  * The bulk of a worker's traffic, forwarded without the general handlers below: a data or ACK
  * segment (no SYN, FIN or RST) of an established L4 flow. It is judged by the flow's windows,
- * refreshes the flow's timeout, and is rewritten and queued as those handlers would; *verdict
+ * gets the flow's timeout renewed to `expires_s` (xlb_flow_deadline for an established flow,
+ * the same for the whole burst), and is rewritten and queued as those handlers would; *verdict
  * says which (sent, or dropped out of window). False, with nothing done, for any other segment
  * or flow (f may be NULL): the general handlers take it.
  */
 bool xlb_nat_forward_established(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                  const struct xlb_nat_pending *d, struct xlb_flow *f,
-                                 enum xlb_flow_side from, xlb_verdict *verdict);
+                                 enum xlb_flow_side from, uint32_t expires_s, xlb_verdict *verdict);
 
 /* client -> VIP on flow f (the key's flow, or NULL): forward on it if the segment fits the
  * flow's windows, pick a backend for a SYN, or answer a segment of no known connection with a

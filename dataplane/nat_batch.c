@@ -155,13 +155,15 @@ uint16_t xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
         if (ctx->pending[i].owned->role != XLB_ROLE_VIP)
             xlb_flow_prefetch_slot(t, l.slots[i]);
     uint32_t changes = t->changes;
+    uint32_t established_expires =
+        xlb_flow_deadline(t, ctx->now_tsc, ctx->tsc_hz, XLB_NAT_ESTABLISHED_TIMEOUT_S);
     for (uint16_t i = 0; i < n; i++) {
         const struct xlb_nat_pending *d = &ctx->pending[i];
         bool from_client = d->owned->role == XLB_ROLE_VIP;
         struct xlb_flow *f = flow_of(t, &l, i, d, t->changes != changes);
         if (xlb_nat_forward_established(ctx, snap, d, f,
                                         from_client ? XLB_FLOW_FROM_CLIENT : XLB_FLOW_FROM_BACKEND,
-                                        &verdicts[i])) {
+                                        established_expires, &verdicts[i])) {
             unsent += verdicts[i] != XLB_VERDICT_SENT;
             continue;
         }

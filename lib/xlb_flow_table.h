@@ -251,12 +251,19 @@ static inline uint32_t xlb_flow_second(struct xlb_flow_table *t, uint64_t now_ts
     return t->clock_second;
 }
 
+/* The expires_s of a flow given `seconds` of idle time from now. */
+static inline uint32_t xlb_flow_deadline(struct xlb_flow_table *t, uint64_t now_tsc, uint64_t hz,
+                                         uint32_t seconds)
+{
+    xlb_flow_start_clock(t, now_tsc, hz);
+    return xlb_flow_second(t, now_tsc) + seconds;
+}
+
 /* Give f `seconds` of idle time from now (its wheel slot follows lazily, or at schedule). */
 static inline void xlb_flow_set_timeout(struct xlb_flow_table *t, struct xlb_flow *f,
                                         uint64_t now_tsc, uint64_t hz, uint32_t seconds)
 {
-    xlb_flow_start_clock(t, now_tsc, hz);
-    f->expires_s = xlb_flow_second(t, now_tsc) + seconds;
+    f->expires_s = xlb_flow_deadline(t, now_tsc, hz, seconds);
 }
 
 /* The TSC at which f becomes due: the end of its deadline's second. */
