@@ -69,6 +69,8 @@ struct lookups {
     uint16_t hkey_of[XLB_RX_BURST]; /* the segment of hkeys[j] */
     int16_t hkey_at[XLB_RX_BURST];  /* a client segment's hkeys[] entry, or -1 */
     uint16_t n_hkeys;
+    const uint32_t *reply_slots[XLB_RX_BURST]; /* the replies' slots that name a port */
+    uint16_t n_reply_slots;
     /* The full keys of segments the general handlers will take (keyed), built here: read
      * right after being written, a key's small stores would stall its wider loads. Aligned
      * for rte_hash_crc, which reads a key 8 bytes at a time. */
@@ -86,7 +88,7 @@ struct lookups {
 static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
 {
     const struct xlb_flow_table *t = ctx->flows;
-    l->n_hkeys = 0;
+    l->n_hkeys = l->n_reply_slots = 0;
     for (uint16_t i = 0; i < ctx->n_pending; i++) {
         const struct xlb_nat_pending *d = &ctx->pending[i];
         const uint8_t *src, *dst;
@@ -107,8 +109,10 @@ static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
         } else {
             l->slots[i] =
                 xlb_flow_reply_slot(t, d->family, dst, d->tcp->dst_port, d->owned->snat_index);
-            if (l->slots[i] != NULL)
+            if (l->slots[i] != NULL) {
                 rte_prefetch0(l->slots[i]);
+                l->reply_slots[l->n_reply_slots++] = l->slots[i];
+            }
         }
     }
 }
@@ -151,9 +155,8 @@ uint16_t xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
     xlb_flow_lookup_client_bulk(t, l.hkeys, l.n_hkeys, found);
     for (uint16_t j = 0; j < l.n_hkeys; j++)
         l.flows[l.hkey_of[j]] = found[j];
-    for (uint16_t i = 0; i < n; i++)
-        if (ctx->pending[i].owned->role != XLB_ROLE_VIP)
-            xlb_flow_prefetch_slot(t, l.slots[i]);
+    for (uint16_t j = 0; j < l.n_reply_slots; j++)
+        xlb_flow_prefetch_slot(t, l.reply_slots[j]);
     uint32_t changes = t->changes;
     uint32_t established_expires =
         xlb_flow_deadline(t, ctx->now_tsc, ctx->tsc_hz, XLB_NAT_ESTABLISHED_TIMEOUT_S);
