@@ -63,11 +63,11 @@ static void unpack(const struct xlb_nat_pending *d, struct xlb_frame *frame,
 
 /* What the first pass learns of the held segments, for the lookups and the second. */
 struct lookups {
-    struct xlb_flow *flows[XLB_RX_BURST]; /* client segments: the bulk lookup's flow */
-    const uint32_t *slots[XLB_RX_BURST];  /* replies: their port map entry, or NULL */
+    bool from_client[XLB_RX_BURST];      /* to a VIP; otherwise a reply to a SNAT address */
+    const uint32_t *slots[XLB_RX_BURST]; /* replies: their port map entry, or NULL */
     struct xlb_flow_hkey hkeys[XLB_RX_BURST];
-    uint16_t hkey_of[XLB_RX_BURST]; /* the segment of hkeys[j] */
-    int16_t hkey_at[XLB_RX_BURST];  /* a client segment's hkeys[] entry, or -1 */
+    struct xlb_flow *found[XLB_RX_BURST]; /* the bulk lookup's flow of hkeys[j] */
+    int16_t hkey_at[XLB_RX_BURST];        /* a client segment's hkeys[] entry, or -1 */
     uint16_t n_hkeys;
     const uint32_t *reply_slots[XLB_RX_BURST]; /* the replies' slots that name a port */
     uint16_t n_reply_slots;
@@ -98,14 +98,12 @@ static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
             struct xlb_tcp_packet p = xlb_nat_packet_of(d);
             xlb_nat_key_of(&p, &l->keys[i]);
         }
-        if (d->owned->role == XLB_ROLE_VIP) {
-            l->flows[i] = NULL;
+        l->from_client[i] = d->owned->role == XLB_ROLE_VIP;
+        if (l->from_client[i]) {
             l->hkey_at[i] = -1;
             if (xlb_flow_hkey_from(&t->vip6, d->family, src, d->tcp->src_port, dst,
-                                   d->tcp->dst_port, &l->hkeys[l->n_hkeys])) {
-                l->hkey_at[i] = (int16_t)l->n_hkeys;
-                l->hkey_of[l->n_hkeys++] = i;
-            }
+                                   d->tcp->dst_port, &l->hkeys[l->n_hkeys]))
+                l->hkey_at[i] = (int16_t)l->n_hkeys++;
         } else {
             l->slots[i] =
                 xlb_flow_reply_slot(t, d->family, dst, d->tcp->dst_port, d->owned->snat_index);
@@ -126,13 +124,13 @@ static void first_pass(const struct xlb_burst_ctx *ctx, struct lookups *l)
 static struct xlb_flow *flow_of(struct xlb_flow_table *t, struct lookups *l, uint16_t i,
                                 const struct xlb_nat_pending *d, bool stale)
 {
-    if (d->owned->role != XLB_ROLE_VIP) {
+    if (!l->from_client[i]) {
         const uint8_t *src, *dst;
         xlb_nat_addresses(d->family, d->ip, &src, &dst);
         return xlb_flow_reply_at_slot(t, l->slots[i], d->family, src, d->tcp->src_port);
     }
     if (!stale)
-        return l->flows[i];
+        return l->hkey_at[i] >= 0 ? l->found[l->hkey_at[i]] : NULL;
     if (l->hkey_at[i] >= 0)
         return xlb_flow_lookup_client_hkey(t, &l->hkeys[l->hkey_at[i]]);
     if (!l->keyed[i]) {
@@ -149,12 +147,9 @@ uint16_t xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
     uint16_t n = ctx->n_pending, unsent = 0;
     struct xlb_flow_table *t = ctx->flows;
     struct lookups l;
-    struct xlb_flow *found[XLB_RX_BURST];
     first_pass(ctx, &l);
     /* The client keys' bulk lookup gives the replies' port map reads time to arrive. */
-    xlb_flow_lookup_client_bulk(t, l.hkeys, l.n_hkeys, found);
-    for (uint16_t j = 0; j < l.n_hkeys; j++)
-        l.flows[l.hkey_of[j]] = found[j];
+    xlb_flow_lookup_client_bulk(t, l.hkeys, l.n_hkeys, l.found);
     for (uint16_t j = 0; j < l.n_reply_slots; j++)
         xlb_flow_prefetch_slot(t, l.reply_slots[j]);
     uint32_t changes = t->changes;
@@ -162,7 +157,7 @@ uint16_t xlb_nat_run_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
         xlb_flow_deadline(t, ctx->now_tsc, ctx->tsc_hz, XLB_NAT_ESTABLISHED_TIMEOUT_S);
     for (uint16_t i = 0; i < n; i++) {
         const struct xlb_nat_pending *d = &ctx->pending[i];
-        bool from_client = d->owned->role == XLB_ROLE_VIP;
+        bool from_client = l.from_client[i];
         struct xlb_flow *f = flow_of(t, &l, i, d, t->changes != changes);
         if (xlb_nat_forward_established(ctx, snap, d, f,
                                         from_client ? XLB_FLOW_FROM_CLIENT : XLB_FLOW_FROM_BACKEND,
