@@ -51,9 +51,9 @@ static void fill(void *out, size_t len)
         p[i] = mode == 0 ? 0xff : mode == 1 ? 0x00 : (uint8_t)next_random();
 }
 
-/* The two checksums as DPDK computes them from scratch. TCP's is compared as a value of the
- * one's-complement class: 0x0000 and 0xffff both say zero, and either verifies. */
-static uint16_t tcp_class(uint16_t csum)
+/* A checksum as a value of its one's-complement class, for comparing with DPDK's computation
+ * from scratch: 0x0000 and 0xffff both say zero, and either verifies. */
+static uint16_t csum_class(uint16_t csum)
 {
     return csum == 0xffff ? 0 : csum;
 }
@@ -67,8 +67,8 @@ static void check_ipv4(struct segment4 *s)
     s->tcp.cksum = 0;
     uint16_t full_tcp = rte_ipv4_udptcp_cksum(&s->ip, &s->tcp);
     s->tcp.cksum = tcp_csum;
-    assert_int_equal(tcp_class(ip_csum), tcp_class(full_ip));
-    assert_int_equal(tcp_class(tcp_csum), tcp_class(full_tcp));
+    assert_int_equal(csum_class(ip_csum), csum_class(full_ip));
+    assert_int_equal(csum_class(tcp_csum), csum_class(full_tcp));
     assert_int_equal(rte_ipv4_udptcp_cksum_verify(&s->ip, &s->tcp), 0);
 }
 
@@ -78,7 +78,7 @@ static void check_ipv6(struct segment6 *s)
     s->tcp.cksum = 0;
     uint16_t full_tcp = rte_ipv6_udptcp_cksum(&s->ip, &s->tcp);
     s->tcp.cksum = tcp_csum;
-    assert_int_equal(tcp_class(tcp_csum), tcp_class(full_tcp));
+    assert_int_equal(csum_class(tcp_csum), csum_class(full_tcp));
     assert_int_equal(rte_ipv6_udptcp_cksum_verify(&s->ip, &s->tcp), 0);
 }
 
