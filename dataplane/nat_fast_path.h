@@ -122,8 +122,13 @@ static inline bool xlb_nat_fast_hold(struct xlb_burst_ctx *ctx, const struct xlb
 {
     if (ctx->n_pending == XLB_RX_BURST)
         return false;
-    if (!xlb_fast_plain_ipv4_tcp(m, &snap->ports[port_index].mac))
+    /* The EtherType first, so that an IPv6 frame skips the IPv4 checks (a buffer always has
+     * room for an Ethernet header; the IPv6 half checks the frame's length before using it). */
+    if (rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->ether_type ==
+        RTE_BE16(RTE_ETHER_TYPE_IPV6))
         return xlb_nat_fast_hold_ipv6(ctx, snap, port_index, m);
+    if (!xlb_fast_plain_ipv4_tcp(m, &snap->ports[port_index].mac))
+        return false;
     struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, XLB_FAST_L2);
     return xlb_fast_hold_segment(ctx, snap, m, port_index, AF_INET, ip, XLB_FAST_L3,
                                  rte_be_to_cpu_16(ip->total_length));

@@ -75,6 +75,23 @@ static inline const struct xlb_addr_entry *xlb_owned_cache_on_port(struct xlb_ow
     return xlb_owned_on_port(e, port_index) ? e : NULL;
 }
 
+/* A header address not in the cache: looked up in the snapshot as a struct xlb_addr. Out of
+ * line, so that the hit path needs no frame for it. */
+static __attribute__((noinline, cold)) const struct xlb_addr_entry *
+xlb_owned_cache_miss(struct xlb_owned_cache *c, const struct xlb_snapshot *snap, uint8_t family,
+                     const uint8_t *bytes)
+{
+    struct xlb_addr addr;
+    if (family == AF_INET) {
+        uint32_t be_addr;
+        memcpy(&be_addr, bytes, 4);
+        xlb_addr_from_ipv4(be_addr, &addr);
+    } else {
+        xlb_addr_from_ipv6(bytes, &addr);
+    }
+    return xlb_owned_cache_lookup(c, snap, &addr);
+}
+
 /*
  * The same for an address as the header carries it (4 bytes for AF_INET, 16 for AF_INET6),
  * for a caller that has made the cache follow snap (the burst function does, once per burst).
@@ -89,18 +106,8 @@ xlb_owned_cache_on_port_header(struct xlb_owned_cache *c, const struct xlb_snaps
     size_t len = family == AF_INET ? 4 : 16;
     unsigned slot = bytes[len - 1] & (XLB_OWNED_CACHE_SLOTS - 1); /* as xlb_owned_cache_lookup */
     const struct xlb_addr_entry *e = c->entry[slot];
-    if (e == NULL || c->addr[slot].family != family ||
-        memcmp(c->addr[slot].bytes, bytes, len) != 0) {
-        struct xlb_addr addr;
-        if (family == AF_INET) {
-            uint32_t be_addr;
-            memcpy(&be_addr, bytes, 4);
-            xlb_addr_from_ipv4(be_addr, &addr);
-        } else {
-            xlb_addr_from_ipv6(bytes, &addr);
-        }
-        e = xlb_owned_cache_lookup(c, snap, &addr);
-    }
+    if (e == NULL || c->addr[slot].family != family || memcmp(c->addr[slot].bytes, bytes, len) != 0)
+        e = xlb_owned_cache_miss(c, snap, family, bytes);
     return xlb_owned_on_port(e, port_index) ? e : NULL;
 }
 
