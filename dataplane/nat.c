@@ -36,41 +36,74 @@ static void addr_of(uint8_t family, const uint8_t bytes[16], struct xlb_addr *ou
 }
 
 /*
- * Rewrite the segment's addresses and ports. The checksums are patched by the sum of the
- * changes, folded once: the TCP checksum for all four fields (its pseudo-header holds the
- * addresses), the IPv4 header checksum for the addresses. len is a constant at each call, so
- * the copies and checksum loops unroll.
+ * The checksum patches of a flow's rewrites, one word kept with the flow (xlb_flow_word): a
+ * segment from either side always has the same addresses and ports rewritten to the same new
+ * ones, so what the rewrite adds to the checksums' sums (RFC 1624, eqn. 3) is worked out once,
+ * when the flow is made, not for every segment. For each side, the TCP checksum's patch covers
+ * the four fields (its pseudo-header holds the addresses); the IPv4 header's, the addresses.
  */
+union rewrite_patches {
+    uint64_t word;
+    struct {
+        uint16_t tcp[2], ip[2]; /* by enum xlb_flow_side */
+    };
+};
+
+static uint64_t patches_of(const struct xlb_flow_table *t, const struct xlb_flow *f,
+                           const struct xlb_flow_key *key)
+{
+    size_t len = key->family == AF_INET ? 4 : 16;
+    const uint8_t *snat = t->snat[f->snat_index].bytes;
+    uint16_t snat_port = rte_cpu_to_be_16(f->snat_port);
+    uint16_t client_ports[2] = {key->src_port, key->dst_port},
+             to_backend[2] = {snat_port, f->backend_port};
+    uint16_t backend_ports[2] = {f->backend_port, snat_port},
+             to_client[2] = {key->dst_port, key->src_port};
+    uint64_t out = xlb_csum_diff(key->src, snat, len) + xlb_csum_diff(key->dst, f->backend, len);
+    uint64_t back = xlb_csum_diff(f->backend, key->dst, len) + xlb_csum_diff(snat, key->src, len);
+    union rewrite_patches p;
+    p.ip[XLB_FLOW_FROM_CLIENT] = xlb_csum_fold(out);
+    p.ip[XLB_FLOW_FROM_BACKEND] = xlb_csum_fold(back);
+    p.tcp[XLB_FLOW_FROM_CLIENT] = xlb_csum_fold(out + xlb_csum_diff(client_ports, to_backend, 4));
+    p.tcp[XLB_FLOW_FROM_BACKEND] = xlb_csum_fold(back + xlb_csum_diff(backend_ports, to_client, 4));
+    return p.word;
+}
+
+/* Rewrite the segment's addresses and ports, and patch the checksums by the flow's patches for
+ * the side. len is a constant at each call, so the copies unroll. */
 static inline __attribute__((always_inline)) void
 rewrite_fields(struct rte_tcp_hdr *tcp, uint8_t *src_field, uint8_t *dst_field, uint16_t *ip_csum,
-               const uint8_t *src, uint16_t sport, const uint8_t *dst, uint16_t dport, size_t len)
+               const uint8_t *src, uint16_t sport, const uint8_t *dst, uint16_t dport, size_t len,
+               union rewrite_patches patches, enum xlb_flow_side from)
 {
-    /* rte_tcp_hdr is packed: work on aligned copies. The two ports are one 4-byte field. */
-    uint16_t csum = tcp->cksum, ports[2] = {sport, dport};
-    uint64_t addresses = xlb_csum_diff(src_field, src, len) + xlb_csum_diff(dst_field, dst, len);
-    xlb_csum_apply(&csum, addresses + xlb_csum_diff(&tcp->src_port, ports, 4));
+    /* rte_tcp_hdr is packed: work on an aligned copy. */
+    uint16_t csum = tcp->cksum;
+    xlb_csum_apply(&csum, patches.tcp[from]);
     tcp->cksum = csum;
     if (ip_csum != NULL)
-        xlb_csum_apply(ip_csum, addresses);
+        xlb_csum_apply(ip_csum, patches.ip[from]);
     memcpy(src_field, src, len);
     memcpy(dst_field, dst, len);
     tcp->src_port = sport;
     tcp->dst_port = dport;
 }
 
-static inline __attribute__((always_inline)) void rewrite(struct xlb_tcp_packet *p,
-                                                          const uint8_t *src, uint16_t sport,
-                                                          const uint8_t *dst, uint16_t dport)
+static inline __attribute__((always_inline)) void
+rewrite(const struct xlb_flow_table *t, const struct xlb_flow *f, enum xlb_flow_side from,
+        struct xlb_tcp_packet *p, const uint8_t *src, uint16_t sport, const uint8_t *dst,
+        uint16_t dport)
 {
+    union rewrite_patches patches = {.word = xlb_flow_word(t, f)};
     if (p->family == AF_INET) {
         struct rte_ipv4_hdr *ip = p->ip;
         uint16_t ip_csum = ip->hdr_checksum;
         rewrite_fields(p->tcp, (uint8_t *)&ip->src_addr, (uint8_t *)&ip->dst_addr, &ip_csum, src,
-                       sport, dst, dport, 4);
+                       sport, dst, dport, 4, patches, from);
         ip->hdr_checksum = ip_csum;
     } else {
         struct rte_ipv6_hdr *ip = p->ip;
-        rewrite_fields(p->tcp, ip->src_addr, ip->dst_addr, NULL, src, sport, dst, dport, 16);
+        rewrite_fields(p->tcp, ip->src_addr, ip->dst_addr, NULL, src, sport, dst, dport, 16,
+                       patches, from);
     }
 }
 
@@ -89,8 +122,8 @@ static inline __attribute__((always_inline)) void
 to_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct rte_mbuf *m,
            struct xlb_tcp_packet *p, const struct xlb_flow *f)
 {
-    rewrite(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port), f->backend,
-            f->backend_port);
+    rewrite(ctx->flows, f, XLB_FLOW_FROM_CLIENT, p, ctx->flows->snat[f->snat_index].bytes,
+            rte_cpu_to_be_16(f->snat_port), f->backend, f->backend_port);
     send_frame(ctx, snap, m, f->backend_port_index, &f->backend_mac);
 }
 
@@ -103,7 +136,7 @@ to_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct rte
     const uint8_t *client, *vip;
     uint32_t vip4;
     xlb_flow_hkey_addresses(&ctx->flows->vip6, h, &client, &vip, &vip4);
-    rewrite(p, vip, h->vip_port, client, h->client_port);
+    rewrite(ctx->flows, f, XLB_FLOW_FROM_BACKEND, p, vip, h->vip_port, client, h->client_port);
     send_frame(ctx, snap, m, f->client_port_index, &f->client_mac);
 }
 
@@ -375,6 +408,7 @@ static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     f->endpoint_slot = RTE_MIN(e->slot, (uint32_t)XLB_ENDPOINT_SLOTS);
     f->cluster_slot = RTE_MIN(trace.cluster->cluster_slot, (uint32_t)XLB_CLUSTER_SLOTS);
     f->state = XLB_FLOW_SYN_SENT;
+    xlb_flow_set_word(ctx->flows, f, patches_of(ctx->flows, f, key));
     ctx->flows->n_syn++;
     ctx->stats->events[XLB_EVENT_FLOWS_CREATED]++;
     *out = f;

@@ -17,8 +17,9 @@
 /*
  * The flow's client key is read straight from the hash's key store on every reply, so the
  * store's layout is learned once here: rte_hash keeps the key of position p at a fixed stride
- * from the first (what rte_hash_get_key_with_position computes). Three probe keys, which no
- * packet can produce (VIP 0.0.0.0), check that; a hash laid out otherwise is refused.
+ * from the first (what rte_hash_get_key_with_position computes), just after the key's data
+ * word (what rte_hash_lookup_data returns). Three probe keys, which no packet can produce (VIP
+ * 0.0.0.0), check both; a hash laid out otherwise is refused.
  */
 static bool learn_key_store(struct xlb_flow_table *t)
 {
@@ -30,17 +31,22 @@ static bool learn_key_store(struct xlb_flow_table *t)
     for (int i = 0; i < 3; i++) {
         probe[i].client_port = (uint16_t)(i + 1);
         void *key;
-        pos[i] = rte_hash_add_key(t->hash, &probe[i]);
-        if (pos[i] < 0 || rte_hash_get_key_with_position(t->hash, pos[i], &key) != 0)
+        uint64_t word;
+        if (rte_hash_add_key_data(t->hash, &probe[i], (void *)(uintptr_t)(0x5eed0 + i)) != 0 ||
+            (pos[i] = rte_hash_lookup(t->hash, &probe[i])) < 0 ||
+            rte_hash_get_key_with_position(t->hash, pos[i], &key) != 0) {
             ok = false;
-        else
-            where[i] = key;
+            continue;
+        }
+        where[i] = key;
+        memcpy(&word, where[i] - sizeof(word), sizeof(word));
+        ok = ok && word == (uint64_t)(0x5eed0 + i);
     }
     int lo = ok && pos[0] < pos[1] ? 0 : 1, hi = 1 - lo;
     if (ok && pos[hi] > pos[lo] && where[hi] > where[lo]) {
         t->key_stride = (size_t)(where[hi] - where[lo]) / (size_t)(pos[hi] - pos[lo]);
         t->key_base = where[lo] - (size_t)pos[lo] * t->key_stride;
-        ok = t->key_stride >= sizeof(struct xlb_flow_hkey) &&
+        ok = t->key_stride >= sizeof(struct xlb_flow_hkey) + sizeof(uint64_t) &&
              t->key_base + (size_t)pos[2] * t->key_stride == where[2];
     } else {
         ok = false;

@@ -200,6 +200,26 @@ static inline const struct xlb_flow_hkey *xlb_flow_stored_key(const struct xlb_f
     return (const struct xlb_flow_hkey *)(t->key_base + (size_t)(f - t->flows) * t->key_stride);
 }
 
+/*
+ * A flow's data word: the 8 bytes rte_hash keeps just before the key in its slot, for the data
+ * path's own use (the NAT keeps the flow's checksum patches there, dataplane/nat.c). rte_hash
+ * stores it for rte_hash_lookup_data, which the table never calls, and it costs no memory and
+ * no cache line the flow's segments do not read already.
+ */
+static inline uint64_t xlb_flow_word(const struct xlb_flow_table *t, const struct xlb_flow *f)
+{
+    uint64_t word;
+    memcpy(&word, (const uint8_t *)xlb_flow_stored_key(t, f) - sizeof(word), sizeof(word));
+    return word;
+}
+
+static inline void xlb_flow_set_word(struct xlb_flow_table *t, const struct xlb_flow *f,
+                                     uint64_t word)
+{
+    uint8_t *slot = (uint8_t *)(uintptr_t)xlb_flow_stored_key(t, f);
+    memcpy(slot - sizeof(word), &word, sizeof(word));
+}
+
 /* A flow's client key (client -> VIP), from the hash's key store. */
 static inline void xlb_flow_client_key(const struct xlb_flow_table *t, const struct xlb_flow *f,
                                        struct xlb_flow_key *out)
