@@ -90,7 +90,7 @@ if command -v clang >/dev/null; then
             [ -d "$corpus_seed" ] || corpus_seed=
             work=$(mktemp -d)
             [ -n "$corpus_seed" ] && cp -r "$corpus_seed/." "$work/"
-            if "$target" -max_total_time=15 -rss_limit_mb=2048 "$work" >"$work.log" 2>&1; then
+            if "$target" -max_total_time=10 -rss_limit_mb=2048 "$work" >"$work.log" 2>&1; then
                 echo "ok - $name: $(grep -Eo 'Done [0-9]+ runs' "$work.log" | tail -n 1)"
                 passed=$((passed + 1))
             else
