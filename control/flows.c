@@ -46,7 +46,8 @@ static void format_side(const struct xlb_flow_key *k, bool src, char *buf, size_
         snprintf(buf, len, "?");
 }
 
-static const char *const state_names[] = {"syn_sent", "established", "closing", "closed", "reset"};
+static const char *const state_names[] = {"syn_sent", "established", "closing",
+                                          "closed",   "reset",       "resuming"};
 
 /* A copy of one flow and its two keys: the worker may be changing them as they are read. */
 struct flow_copy {
@@ -70,7 +71,8 @@ static cJSON *flow_json(unsigned worker, const struct flow_copy *c, uint64_t now
     cJSON_AddStringToObject(o, "vip", vip);
     cJSON_AddStringToObject(o, "snat", snat);
     cJSON_AddStringToObject(o, "backend", backend);
-    cJSON_AddStringToObject(o, "state", f->state < 5 ? state_names[f->state] : "?");
+    cJSON_AddStringToObject(o, "state",
+                            f->state < RTE_DIM(state_names) ? state_names[f->state] : "?");
     cJSON_AddNumberToObject(o, "expires_in_ms",
                             c->due_tsc > now ? (double)(c->due_tsc - now) * 1000 / hz : 0);
     return o;

@@ -190,6 +190,7 @@ static uint32_t timeout_s(enum xlb_flow_state state)
         [XLB_FLOW_CLOSING] = XLB_NAT_CLOSING_TIMEOUT_S,
         [XLB_FLOW_CLOSED] = XLB_NAT_CLOSED_TIMEOUT_S,
         [XLB_FLOW_RESET] = XLB_NAT_RESET_TIMEOUT_S,
+        [XLB_FLOW_RESUMING] = XLB_NAT_SYN_TIMEOUT_S,
     };
     return seconds[state];
 }
@@ -229,12 +230,14 @@ static bool track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rt
                    (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) {
         count_endpoint(ctx, f->endpoint_slot, true);
         f->state = XLB_FLOW_ESTABLISHED;
+    } else if (f->state == XLB_FLOW_RESUMING && from_backend) {
+        f->state = XLB_FLOW_ESTABLISHED; /* the backend knows the connection: it goes on */
     }
     if ((flags & RTE_TCP_FIN_FLAG) && !(flags & RTE_TCP_RST_FLAG) &&
         f->state == XLB_FLOW_ESTABLISHED)
         f->state = XLB_FLOW_CLOSING;
     xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, timeout_s(f->state));
-    if (before == XLB_FLOW_SYN_SENT && f->state != XLB_FLOW_SYN_SENT && ctx->flows->n_syn > 0)
+    if (xlb_flow_half_open(before) && !xlb_flow_half_open(f->state) && ctx->flows->n_syn > 0)
         ctx->flows->n_syn--;
     /* The wheel follows a later deadline lazily, but a state with a shorter timeout must move
      * the flow to an earlier slot now. Rare: a few state changes per connection. */
@@ -330,7 +333,8 @@ static xlb_verdict flow_create_drop(int why)
 {
     return why == 0   ? XLB_DROP_FLOW_TABLE_FULL
            : why == 1 ? XLB_DROP_SNAT_PORTS_EXHAUSTED
-                      : XLB_DROP_NO_SNAT_ADDRESS;
+           : why == 2 ? XLB_DROP_NO_SNAT_ADDRESS
+                      : XLB_DROP_TCP_NO_FLOW; /* resuming: its SNAT port is taken */
 }
 
 /*
@@ -346,37 +350,75 @@ static uint64_t connection_hash(const struct xlb_burst_ctx *ctx, const struct xl
     return z ^ (z >> 31);
 }
 
-/* A full table makes room by evicting the flow nearest its idle timeout. */
+/*
+ * Whether an L4 VIP picks by each connection's addresses and ports alone: every leaf of its
+ * cluster is a ring hash (A42) over connection_hash. Picking again, later or in another xlb
+ * process with the same configuration, then gives a connection the backend its SYN got.
+ */
+static bool picks_by_hash(const struct xlb_lb_vip *lb)
+{
+    if (lb == NULL || lb->n_targets != 1 || !lb->targets[0].ready)
+        return false;
+    const struct xlb_lb_target *target = &lb->targets[0];
+    for (uint32_t i = 0; i < target->n_leaves; i++)
+        if (target->leaves[i]->policy != XLB_LB_POLICY_RING_HASH)
+            return false;
+    return target->n_leaves > 0;
+}
+
+/*
+ * The flow for a pick; a full table makes room by evicting the flow nearest its idle timeout.
+ * A VIP that picks by hash gets the SNAT address and port its key's hash names, so that the
+ * connection can be picked up again (strictly so when resuming: any other port would make
+ * another peer to the backend).
+ */
 static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct xlb_flow_key *key,
-                                        const struct xlb_lb_endpoint *e, int *why)
+                                        const struct xlb_lb_endpoint *e, const uint64_t *hash,
+                                        bool strict, int *why)
 {
     struct xlb_flow_table *t = ctx->flows;
     uint16_t port = rte_cpu_to_be_16(e->where.port);
-    struct xlb_flow *f = xlb_flow_create(t, key, &e->where.addr, port, why);
-    struct xlb_flow evicted;
-    if (f != NULL || *why != 0 || !xlb_flow_evict_oldest(t, XLB_NAT_EVICT_BUDGET, &evicted))
-        return f;
-    if (evicted.l7)
-        xlb_l7_release(ctx, &evicted); /* its streams end; its connection goes back */
-    if (ctx->lb->load != NULL && evicted.cluster_slot < XLB_CLUSTER_SLOTS)
-        ctx->lb->load->clusters[evicted.cluster_slot].finished++;
-    ctx->stats->events[XLB_EVENT_FLOWS_EVICTED]++;
-    return xlb_flow_create(t, key, &e->where.addr, port, why);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct xlb_flow *f =
+            hash != NULL ? xlb_flow_create_hashed(t, key, &e->where.addr, port, *hash, strict, why)
+                         : xlb_flow_create(t, key, &e->where.addr, port, why);
+        struct xlb_flow evicted;
+        if (f != NULL || attempt > 0 || *why != 0 ||
+            !xlb_flow_evict_oldest(t, XLB_NAT_EVICT_BUDGET, &evicted))
+            return f;
+        if (evicted.l7)
+            xlb_l7_release(ctx, &evicted); /* its streams end; its connection goes back */
+        if (ctx->lb->load != NULL && evicted.cluster_slot < XLB_CLUSTER_SLOTS)
+            ctx->lb->load->clusters[evicted.cluster_slot].finished++;
+        ctx->stats->events[XLB_EVENT_FLOWS_EVICTED]++;
+    }
+    return NULL;
 }
 
-/* A SYN with no flow: the LB core picks the backend, and the flow is created. */
+/*
+ * A flow for a client segment that has none: a SYN's, or (resume) a later segment's of a
+ * connection whose flow this process does not have (it restarted, or took over the addresses
+ * of another xlb host). The LB core picks the backend and the flow is created. A connection
+ * is picked up only on a VIP that picks by hash, on the SNAT port its SYN got: then the
+ * backend sees the same peer, and the connection goes on. XLB_DROP_TCP_NO_FLOW: it cannot be.
+ */
 static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                             struct xlb_frame *frame, const struct xlb_tcp_packet *p,
-                            const struct xlb_flow_key *key, struct xlb_flow **out)
+                            const struct xlb_flow_key *key, uint32_t payload, bool resume,
+                            struct xlb_flow **out)
 {
-    /* SYN flood policy: half-open flows take at most a quarter of the table. */
-    if (ctx->flows->n_syn >= ctx->flows->syn_cap)
-        return XLB_DROP_SYN_POOL_FULL;
     struct xlb_addr vip_addr;
     addr_of(p->family, key->dst, &vip_addr);
     const struct xlb_vip_view *vip = find_vip(snap, &vip_addr, rte_be_to_cpu_16(key->dst_port));
     if (vip == NULL || vip->l7)
-        return XLB_DROP_TCP_NO_SERVICE; /* HTTP/2 VIPs are steered per request, not per flow */
+        return resume ? XLB_DROP_TCP_NO_FLOW /* HTTP/2 VIPs are steered per request */
+                      : XLB_DROP_TCP_NO_SERVICE;
+    bool hashed = picks_by_hash(vip->lb);
+    if (resume && !hashed)
+        return XLB_DROP_TCP_NO_FLOW;
+    /* SYN flood policy: half-open flows take at most a quarter of the table. */
+    if (ctx->flows->n_syn >= ctx->flows->syn_cap)
+        return XLB_DROP_SYN_POOL_FULL;
     struct xlb_lb_request request = {.connection_id = connection_hash(ctx, key)};
     struct xlb_lb_trace trace;
     enum xlb_lb_outcome outcome = xlb_lb_pick(vip->lb, &request, ctx->lb, &trace);
@@ -392,7 +434,9 @@ static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     else if (!next_hop(snap, &e->where.addr, &mac, &out_port))
         verdict = XLB_DROP_NEXT_HOP_UNRESOLVED;
     int why = 0;
-    if (verdict == XLB_VERDICT_TX && (f = create_evicting(ctx, key, e, &why)) == NULL)
+    if (verdict == XLB_VERDICT_TX &&
+        (f = create_evicting(ctx, key, e, hashed ? &request.connection_id : NULL, resume, &why)) ==
+            NULL)
         verdict = flow_create_drop(why);
     if (verdict != XLB_VERDICT_TX) {
         /* The pick counted a request start: end it, so circuit breaking sees it gone. */
@@ -407,10 +451,12 @@ static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     /* Slots beyond the counters (none expected) are stored as the limit: nothing counted. */
     f->endpoint_slot = RTE_MIN(e->slot, (uint32_t)XLB_ENDPOINT_SLOTS);
     f->cluster_slot = RTE_MIN(trace.cluster->cluster_slot, (uint32_t)XLB_CLUSTER_SLOTS);
-    f->state = XLB_FLOW_SYN_SENT;
+    f->state = resume ? XLB_FLOW_RESUMING : XLB_FLOW_SYN_SENT;
+    if (resume)
+        xlb_window_pick_up(&f->window, p->tcp, payload);
     xlb_flow_set_word(ctx->flows, f, patches_of(ctx->flows, f, key));
     ctx->flows->n_syn++;
-    ctx->stats->events[XLB_EVENT_FLOWS_CREATED]++;
+    ctx->stats->events[resume ? XLB_EVENT_FLOWS_RESUMED : XLB_EVENT_FLOWS_CREATED]++;
     *out = f;
     return XLB_VERDICT_TX;
 }
@@ -465,6 +511,7 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
         release(ctx, f);
         f = NULL;
     }
+    uint32_t payload = tcp_len - (uint32_t)(p->tcp->data_off >> 4) * 4;
     if (f != NULL && f->l7)
         return xlb_l7_from_client(ctx, snap, frame, p, tcp_len, f);
     if (f == NULL) {
@@ -474,13 +521,17 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
             return verdict == XLB_DROP_TCP_NO_FLOW ? reset_reply(ctx, snap, frame, p, tcp_len)
                                                    : verdict;
         }
-        if (!syn)
+        /* After the handshake every segment carries an ACK: only such a one is picked up. */
+        bool later = (p->tcp->tcp_flags &
+                      (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) == RTE_TCP_ACK_FLAG;
+        if (!syn && !later)
             return reset_reply(ctx, snap, frame, p, tcp_len);
-        xlb_verdict verdict = new_flow(ctx, snap, frame, p, key, &f);
+        xlb_verdict verdict = new_flow(ctx, snap, frame, p, key, payload, !syn, &f);
+        if (verdict == XLB_DROP_TCP_NO_FLOW)
+            return reset_reply(ctx, snap, frame, p, tcp_len);
         if (verdict != XLB_VERDICT_TX)
             return verdict;
     }
-    uint32_t payload = tcp_len - (uint32_t)(p->tcp->data_off >> 4) * 4;
     /* Never refused for a flow new_flow just made: a client SYN on a half-open flow fits. */
     if (!track(ctx, f, p->tcp, payload, XLB_FLOW_FROM_CLIENT))
         return XLB_DROP_TCP_OUT_OF_WINDOW;

@@ -80,6 +80,18 @@ static void start_side(struct xlb_flow_window *w, enum xlb_flow_side side, const
     w->wscale[side] = xlb_window_syn_scale(tcp);
 }
 
+void xlb_window_pick_up(struct xlb_flow_window *w, const struct rte_tcp_hdr *tcp, uint32_t payload)
+{
+    struct segment s;
+    segment_of(tcp, payload, &s);
+    w->end[XLB_FLOW_FROM_CLIENT] = s.end;
+    w->end[XLB_FLOW_FROM_BACKEND] = s.ack;
+    for (int side = 0; side < 2; side++) {
+        w->wscale[side] = 14;
+        w->max_win[side] = window_log(UINT32_C(65535) << 14);
+    }
+}
+
 /* The ACK acknowledges what the other side sent, no more, and not too long ago. */
 static bool ack_fits(const struct xlb_flow_window *w, enum xlb_flow_side from,
                      const struct segment *s)

@@ -26,6 +26,16 @@ uint8_t xlb_window_syn_scale(const struct rte_tcp_hdr *tcp);
 bool xlb_window_accept(struct xlb_flow *f, const struct rte_tcp_hdr *tcp, uint32_t payload,
                        enum xlb_flow_side from);
 
+/*
+ * Start the windows of a flow picked up mid-connection from a client segment that carries an
+ * ACK (every segment after the handshake does; no SYN seen):
+ * the client has sent up to the segment's end, the backend up to what it acknowledges, and
+ * neither side's window or scale is known, so both are taken as the largest TCP allows. That
+ * is as liberal as Linux conntrack is with the connections it picks up; out-of-window checks
+ * then only catch segments a gigabyte astray.
+ */
+void xlb_window_pick_up(struct xlb_flow_window *w, const struct rte_tcp_hdr *tcp, uint32_t payload);
+
 /* Whether both sides' SYNs have set their windows (an established L4 flow's have). */
 static inline bool xlb_window_both_spoken(const struct xlb_flow_window *w)
 {

@@ -74,6 +74,7 @@ enum xlb_drop_reason {
     X(NEIGHBOUR_REPORTS_LOST, "neighbour_reports_lost")                                            \
     X(CONTROL_MESSAGES, "control_messages")                                                        \
     X(FLOWS_CREATED, "flows_created")                                                              \
+    X(FLOWS_RESUMED, "flows_resumed")                                                              \
     X(FLOWS_CLOSED, "flows_closed")                                                                \
     X(REDIRECTED_OUT, "redirected_to_owner")                                                       \
     X(REDIRECTED_IN, "redirected_from_others")                                                     \

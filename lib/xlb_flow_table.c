@@ -68,12 +68,14 @@ static bool create_ports(struct xlb_flow_table *t, const char *name, int socket,
     for (unsigned s = 0; s < t->n_snat; s++) {
         t->snat[s] = snat[s];
         t->free_ports[s] = rte_malloc_socket(name, (size_t)port_count * 2 + 2, 0, socket);
+        t->free_at[s] = rte_malloc_socket(name, (size_t)port_count * 2 + 2, 0, socket);
         t->port_flow[s] = rte_malloc_socket(name, (size_t)port_count * 4 + 4, 0, socket);
-        if (t->free_ports[s] == NULL || t->port_flow[s] == NULL)
+        if (t->free_ports[s] == NULL || t->free_at[s] == NULL || t->port_flow[s] == NULL)
             return false;
         /* Handed out from the low end first (popped from the top of the stack). */
         for (uint32_t p = 0; p < port_count; p++) {
             t->free_ports[s][p] = (uint16_t)(port_base + port_count - 1 - p);
+            t->free_at[s][port_count - 1 - p] = (uint16_t)p;
             t->port_flow[s][p] = XLB_FLOW_NONE;
         }
         t->n_free_ports[s] = port_count;
@@ -154,6 +156,7 @@ void xlb_flow_table_free(struct xlb_flow_table *t)
     rte_free(t->cache);
     for (unsigned s = 0; s < XLB_FLOW_MAX_SNAT; s++) {
         rte_free(t->free_ports[s]);
+        rte_free(t->free_at[s]);
         rte_free(t->port_flow[s]);
     }
     rte_free(t);
@@ -326,18 +329,53 @@ static int snat_for_family(const struct xlb_flow_table *t, uint8_t family)
     return -1;
 }
 
-struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow_key *client,
-                                 const struct xlb_addr *backend, uint16_t backend_port_be, int *why)
+/* Take a free port off its address's stack: the one on top, or a given one, whose place the
+ * top one then fills. */
+static uint16_t pop_port(struct xlb_flow_table *t, unsigned s)
 {
-    if (t->n_used >= t->capacity) {
-        *why = 0;
-        return NULL;
-    }
-    int s = snat_for_family(t, client->family);
-    if (s < 0) {
-        *why = s == -2 ? 1 : 2;
-        return NULL;
-    }
+    return t->free_ports[s][--t->n_free_ports[s]];
+}
+
+static void take_port(struct xlb_flow_table *t, unsigned s, uint16_t port)
+{
+    uint16_t at = t->free_at[s][port - t->port_base];
+    uint16_t top = t->free_ports[s][--t->n_free_ports[s]];
+    t->free_ports[s][at] = top;
+    t->free_at[s][top - t->port_base] = at;
+}
+
+static void push_port(struct xlb_flow_table *t, unsigned s, uint16_t port)
+{
+    t->free_at[s][port - t->port_base] = (uint16_t)t->n_free_ports[s];
+    t->free_ports[s][t->n_free_ports[s]++] = port;
+}
+
+/*
+ * The SNAT address and port a hash names: the family's addresses in table order, one of them
+ * by the hash's high half, a port of this worker's slice by its low half. -1 when the family
+ * has no address.
+ */
+static int hashed_snat(const struct xlb_flow_table *t, uint8_t family, uint64_t hash,
+                       uint16_t *port)
+{
+    unsigned n = 0;
+    for (unsigned s = 0; s < t->n_snat; s++)
+        n += t->snat[s].family == family;
+    if (n == 0 || t->port_count == 0)
+        return -1;
+    unsigned k = (unsigned)((hash >> 32) % n);
+    *port = (uint16_t)(t->port_base + (uint32_t)hash % t->port_count);
+    for (unsigned s = 0; s < t->n_snat; s++)
+        if (t->snat[s].family == family && k-- == 0)
+            return (int)s;
+    return -1;
+}
+
+/* The flow at the hash position of the client key, on SNAT address s and port. */
+static struct xlb_flow *create_on(struct xlb_flow_table *t, const struct xlb_flow_key *client,
+                                  const struct xlb_addr *backend, uint16_t backend_port_be, int s,
+                                  int32_t port, int *why)
+{
     struct xlb_flow_hkey h;
     /* A new IPv6 VIP is numbered here; should 256 fill up, its flows are refused. */
     if ((client->family == AF_INET6 && !xlb_flow_vip6_add(&t->vip6, client->dst)) ||
@@ -355,12 +393,51 @@ struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow
     memcpy(f->backend, backend->bytes, addr_len(backend->family));
     f->backend_port = backend_port_be;
     f->snat_index = (uint8_t)s;
-    f->snat_port = t->free_ports[s][--t->n_free_ports[s]];
+    if (port < 0) {
+        f->snat_port = pop_port(t, (unsigned)s);
+    } else {
+        f->snat_port = (uint16_t)port;
+        take_port(t, (unsigned)s, f->snat_port);
+    }
     t->port_flow[s][f->snat_port - t->port_base] = (uint32_t)index;
     f->used = true;
     t->n_used++;
     t->changes++;
     return f;
+}
+
+struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow_key *client,
+                                 const struct xlb_addr *backend, uint16_t backend_port_be, int *why)
+{
+    if (t->n_used >= t->capacity) {
+        *why = 0;
+        return NULL;
+    }
+    int s = snat_for_family(t, client->family);
+    if (s < 0) {
+        *why = s == -2 ? 1 : 2;
+        return NULL;
+    }
+    return create_on(t, client, backend, backend_port_be, s, -1, why);
+}
+
+struct xlb_flow *xlb_flow_create_hashed(struct xlb_flow_table *t, const struct xlb_flow_key *client,
+                                        const struct xlb_addr *backend, uint16_t backend_port_be,
+                                        uint64_t hash, bool strict, int *why)
+{
+    if (t->n_used >= t->capacity) {
+        *why = 0;
+        return NULL;
+    }
+    uint16_t port = 0;
+    int s = hashed_snat(t, client->family, hash, &port);
+    if (s >= 0 && t->port_flow[s][port - t->port_base] == XLB_FLOW_NONE)
+        return create_on(t, client, backend, backend_port_be, s, port, why);
+    if (strict) {
+        *why = s < 0 ? 2 : 3;
+        return NULL;
+    }
+    return xlb_flow_create(t, client, backend, backend_port_be, why);
 }
 
 static uint32_t index_of(const struct xlb_flow_table *t, const struct xlb_flow *f)
@@ -478,10 +555,10 @@ void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f)
     wheel_unlink(t, f);
     rte_hash_del_key(t->hash, xlb_flow_stored_key(t, f));
     t->port_flow[f->snat_index][f->snat_port - t->port_base] = XLB_FLOW_NONE;
-    t->free_ports[f->snat_index][t->n_free_ports[f->snat_index]++] = f->snat_port;
+    push_port(t, f->snat_index, f->snat_port);
     f->used = false;
     t->n_used--;
     t->changes++;
-    if (f->state == XLB_FLOW_SYN_SENT && t->n_syn > 0)
+    if (xlb_flow_half_open(f->state) && t->n_syn > 0)
         t->n_syn--;
 }

@@ -53,7 +53,15 @@ enum xlb_flow_state {
     XLB_FLOW_CLOSING,     /* a FIN was seen */
     XLB_FLOW_CLOSED,      /* a RST answered the SYN, or one was seen while closing */
     XLB_FLOW_RESET,       /* an in-window RST was seen on an established connection */
+    XLB_FLOW_RESUMING,    /* picked up from a client segment with no flow, until the backend
+                           * answers (dataplane/nat.c) */
 };
+
+/* Half-open: SYN_SENT or RESUMING, the flows the SYN pool (n_syn, syn_cap) bounds. */
+static inline bool xlb_flow_half_open(uint8_t state)
+{
+    return state == XLB_FLOW_SYN_SENT || state == XLB_FLOW_RESUMING;
+}
 
 /* The side of a flow that sends a segment: the index of its half of struct xlb_flow_window. */
 enum xlb_flow_side { XLB_FLOW_FROM_CLIENT, XLB_FLOW_FROM_BACKEND };
@@ -120,8 +128,9 @@ struct xlb_flow_table {
     const uint8_t *key_base;
     size_t key_stride;
     struct xlb_flow_vip6 vip6; /* the IPv6 VIPs the hash's keys number */
-    /* Flows still in SYN_SENT, and the most there may be: a SYN flood fills at most this
-     * share of the table, so established flows always find room. */
+    /* Half-open flows (SYN_SENT or RESUMING), and the most there may be: a flood of SYNs (or
+     * of segments picked up as RESUMING) fills at most this share of the table, so established
+     * flows always find room. */
     uint32_t n_syn, syn_cap;
     /* The timer wheel: slot heads, the next second to process, TSC ticks per second. */
     uint32_t wheel[XLB_FLOW_WHEEL_SLOTS];
@@ -133,6 +142,7 @@ struct xlb_flow_table {
     uint8_t n_snat;
     struct xlb_addr snat[XLB_FLOW_MAX_SNAT];
     uint16_t *free_ports[XLB_FLOW_MAX_SNAT]; /* stacks */
+    uint16_t *free_at[XLB_FLOW_MAX_SNAT];    /* [port - port_base]: its place in the stack */
     uint32_t n_free_ports[XLB_FLOW_MAX_SNAT];
     uint32_t *port_flow[XLB_FLOW_MAX_SNAT]; /* [port - port_base]: flow index or NONE */
 };
@@ -239,6 +249,17 @@ void xlb_flow_reply_key(const struct xlb_flow_table *t, const struct xlb_flow *f
 struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow_key *client,
                                  const struct xlb_addr *backend, uint16_t backend_port_be,
                                  int *why);
+
+/*
+ * The same with the SNAT address and port a hash of the client key names (a hash of nothing
+ * but the key, so any xlb process with the same SNAT addresses and slice names the same ones):
+ * a connection picked up again without its flow (a client segment after a restart) gets the
+ * SNAT address and port its SYN got, and so is the same peer to its backend. When that port is
+ * taken, a strict call fails (*why 3) and another takes any port, as xlb_flow_create does.
+ */
+struct xlb_flow *xlb_flow_create_hashed(struct xlb_flow_table *t, const struct xlb_flow_key *client,
+                                        const struct xlb_addr *backend, uint16_t backend_port_be,
+                                        uint64_t hash, bool strict, int *why);
 
 /* Remove a flow: both keys, its wheel slot, its port back to the slice. */
 void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f);

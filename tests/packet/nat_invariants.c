@@ -207,7 +207,7 @@ void check_table(struct robust *r)
         assert_ptr_equal(xlb_flow_lookup_reply(t, &reply), f);
         assert_ptr_equal(xlb_flow_lookup(t, &client), f);
         assert_ptr_equal(xlb_flow_lookup(t, &reply), f);
-        assert_true(f->state <= XLB_FLOW_RESET);
+        assert_true(f->state <= XLB_FLOW_RESUMING);
         assert_int_equal(client.family, t->snat[f->snat_index].family);
         assert_true(f->snat_port >= PORT_BASE && f->snat_port < PORT_BASE + PORT_COUNT);
         assert_int_equal(t->port_flow[f->snat_index][f->snat_port - PORT_BASE], i);
@@ -216,7 +216,7 @@ void check_table(struct robust *r)
         assert_int_equal(port_seen[f->snat_index][f->snat_port], 0);
         port_seen[f->snat_index][f->snat_port] = 1;
         per_snat[f->snat_index]++;
-        syn += f->state == XLB_FLOW_SYN_SENT;
+        syn += xlb_flow_half_open(f->state);
     }
     assert_int_equal(used, t->n_used);
     assert_int_equal(syn, t->n_syn);
@@ -231,6 +231,7 @@ void check_table(struct robust *r)
             assert_int_equal(port_seen[s][port], 0);
             port_seen[s][port] = 1;
             assert_int_equal(t->port_flow[s][port - PORT_BASE], XLB_FLOW_NONE);
+            assert_int_equal(t->free_at[s][port - PORT_BASE], i); /* its place, for take_port */
         }
     }
     check_wheel(t, r->f->ctx.now_tsc);
@@ -248,9 +249,9 @@ void check_accounting(const struct robust *r)
     assert_int_equal(in, out);
     assert_int_equal(s->drops[XLB_DROP_TX_FULL], 0);
     assert_int_equal(s->drops[XLB_DROP_NO_MBUF], 0);
-    /* Flows open == flows created - flows closed - flows evicted to make room. */
-    assert_int_equal(event(r, XLB_EVENT_FLOWS_CREATED) - event(r, XLB_EVENT_FLOWS_CLOSED) -
-                         event(r, XLB_EVENT_FLOWS_EVICTED),
+    /* Flows open == flows created or resumed - flows closed - flows evicted to make room. */
+    assert_int_equal(event(r, XLB_EVENT_FLOWS_CREATED) + event(r, XLB_EVENT_FLOWS_RESUMED) -
+                         event(r, XLB_EVENT_FLOWS_CLOSED) - event(r, XLB_EVENT_FLOWS_EVICTED),
                      r->flows->n_used);
     assert_true(event(r, XLB_EVENT_FLOWS_FLUSHED) <= event(r, XLB_EVENT_FLOWS_CLOSED));
 }
@@ -309,7 +310,7 @@ void expire_everything(struct robust *r)
     for (unsigned s = 0; s < 2; s++)
         assert_int_equal(r->flows->n_free_ports[s], PORT_COUNT);
     check_table(r);
-    assert_int_equal(event(r, XLB_EVENT_FLOWS_CREATED),
+    assert_int_equal(event(r, XLB_EVENT_FLOWS_CREATED) + event(r, XLB_EVENT_FLOWS_RESUMED),
                      event(r, XLB_EVENT_FLOWS_CLOSED) + event(r, XLB_EVENT_FLOWS_EVICTED));
     static const uint32_t clusters[] = {CLUSTER4, CLUSTER6, CLUSTERMIX};
     for (unsigned c = 0; c < 3; c++)

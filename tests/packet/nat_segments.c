@@ -230,8 +230,7 @@ struct seg to_client(struct seg s, uint16_t client_port)
  * Send `in`; exactly one frame must come out, byte for byte `expected` (so TTL, TOS, ID, DF,
  * flow label, sequence numbers, options and payload are all unchanged), with valid checksums.
  */
-/* tx frame `index` must be `expected`, byte for byte, with valid checksums. */
-static void check_tx(struct nat_fixture *n, unsigned index, const struct seg *expected)
+void check_forwarded(struct nat_fixture *n, unsigned index, const struct seg *expected)
 {
     uint8_t want[256];
     size_t want_len = tcp_frame(want, expected);
@@ -282,7 +281,7 @@ void forward_burst(struct nat_fixture *n, const struct seg *in, const struct seg
     assert_int_equal(fixture_total_drops(n->f), drops_before);
     assert_int_equal(n->f->ctx.tx[0].n - before, count);
     for (unsigned i = 0; i < count; i++)
-        check_tx(n, before + i, &expected[i]);
+        check_forwarded(n, before + i, &expected[i]);
 }
 
 struct seg client_syn4(struct nat_fixture *n, uint16_t client_port, uint16_t snat_port)

@@ -68,6 +68,9 @@ struct seg to_backend(struct seg s, uint16_t snat_port);
 /* What xlb must emit for a backend segment: VIP -> client, to the client's MAC. */
 struct seg to_client(struct seg s, uint16_t client_port);
 
+/* tx frame `index` must be `expected`, byte for byte, with valid checksums. */
+void check_forwarded(struct nat_fixture *n, unsigned index, const struct seg *expected);
+
 /* Send `in`; exactly one frame must come out, byte for byte `expected`. */
 void forward(struct nat_fixture *n, const struct seg *in, const struct seg *expected);
 

@@ -272,9 +272,10 @@ static void print_totals(const struct robust *r, double elapsed)
                   event(r, XLB_EVENT_REDIRECTED_OUT));
     print_message("expiry: at most %" PRIu64 " calls in a row without progress while behind\n",
                   r->longest_stall);
-    print_message("flows: %" PRIu64 " created, %" PRIu64
+    print_message("flows: %" PRIu64 " created, %" PRIu64 " resumed, %" PRIu64
                   " closed, at most %u open at once; %" PRIu64 " resets sent\n",
-                  event(r, XLB_EVENT_FLOWS_CREATED), event(r, XLB_EVENT_FLOWS_CLOSED), r->max_used,
+                  event(r, XLB_EVENT_FLOWS_CREATED), event(r, XLB_EVENT_FLOWS_RESUMED),
+                  event(r, XLB_EVENT_FLOWS_CLOSED), r->max_used,
                   event(r, XLB_EVENT_TCP_RESETS_SENT));
     static const uint32_t clusters[] = {CLUSTER4, CLUSTER6, CLUSTERMIX};
     for (unsigned c = 0; c < 3; c++) {
@@ -363,6 +364,7 @@ static void nat_robustness(void **state)
         if (s->drops[reached[i]] == 0)
             fail_msg("drop reason %s never reached", xlb_drop_reason_name(reached[i]));
     assert_true(event(r, XLB_EVENT_FLOWS_CREATED) > 0);
+    assert_true(event(r, XLB_EVENT_FLOWS_RESUMED) > 0);
     assert_true(event(r, XLB_EVENT_TCP_RESETS_SENT) > 0);
     assert_true(event(r, XLB_EVENT_REDIRECTED_OUT) > 0);
     assert_true(event(r, XLB_EVENT_FLOWS_EVICTED) > 0);
