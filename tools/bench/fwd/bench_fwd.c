@@ -412,8 +412,9 @@ static void run_size(uint32_t n)
 static void memory(void)
 {
     const uint32_t capacities[] = {1000, 65535, 65536, 100000, 1000000, MEMORY_MAX_CAPACITY};
-    /* Per SNAT address: the free-port stack (2 bytes a port) and the port -> flow map (4). */
-    size_t ports = (size_t)N_SNAT * (SNAT_PORTS * 2 + 2 + SNAT_PORTS * 4 + 4);
+    /* Per SNAT address: the free-port stack (2 bytes a port), each port's place in it (2) and
+     * the port -> flow map (4). */
+    size_t ports = (size_t)N_SNAT * (2 * (SNAT_PORTS * 2 + 2) + SNAT_PORTS * 4 + 4);
     /* What does not grow with the capacity: the ports, the table's own header and its flow
      * cache. */
     size_t fixed = ports + sizeof(struct xlb_flow_table) + sizeof(struct xlb_flow_cache);
@@ -454,8 +455,8 @@ static void memory(void)
                (double)fixed / c, all / c, all / (1 << 20));
     }
     printf("  (flow: sizeof(struct xlb_flow); rte_hash: one %zu-byte key per flow, entries = "
-           "capacity; per flow: all but the fixed part, shown per flow too: the SNAT port stacks "
-           "and port -> flow maps, %u addresses x %u ports, the table's %zu-byte header and its "
+           "capacity; per flow: all but the fixed part, shown per flow too: the SNAT port stacks, "
+           "their places and port -> flow maps, %u addresses x %u ports, the table's %zu-byte header and its "
            "%zu KiB flow cache, %zu KiB per worker whatever the capacity)\n",
            sizeof(struct xlb_flow_hkey), N_SNAT, SNAT_PORTS, sizeof(struct xlb_flow_table),
            sizeof(struct xlb_flow_cache) >> 10, fixed >> 10);
