@@ -162,7 +162,7 @@ static cJSON *trace_json(const struct xlb_lb_vip *vip, const struct xlb_lb_trace
     cJSON_AddStringToObject(o, "override", xlb_lb_override_name(t->override));
     if (t->drop_category != NULL)
         cJSON_AddStringToObject(o, "drop_category", t->drop_category);
-    if (t->cluster != NULL && t->cluster->policy == XLB_LB_POLICY_RING_HASH) {
+    if (t->cluster != NULL && xlb_lb_policy_hashes(t->cluster->policy)) {
         char hash[24];
         snprintf(hash, sizeof(hash), "%016" PRIx64, t->hash);
         cJSON_AddStringToObject(o, "hash", hash);

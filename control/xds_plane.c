@@ -452,9 +452,7 @@ cJSON *xlb_xds_plane_clusters(const struct xlb_xds_plane *x)
         cJSON_AddStringToObject(o, "state", xlb_dm_state_name(c->state));
         if (c->value != NULL) {
             cJSON_AddStringToObject(o, "type", cluster_type(c->value));
-            cJSON_AddStringToObject(o, "lb_policy",
-                                    c->value->lb_policy == XLB_LB_RING_HASH ? "ring_hash"
-                                                                            : "round_robin");
+            cJSON_AddStringToObject(o, "lb_policy", xlb_lb_policy_name(c->value->lb_policy));
             cJSON_AddNumberToObject(o, "max_requests", c->value->max_requests);
             cJSON_AddBoolToObject(o, "outlier_detection", c->value->outlier.enabled);
         }

@@ -361,7 +361,7 @@ static bool picks_by_hash(const struct xlb_lb_vip *lb)
         return false;
     const struct xlb_lb_target *target = &lb->targets[0];
     for (uint32_t i = 0; i < target->n_leaves; i++)
-        if (target->leaves[i]->policy != XLB_LB_POLICY_RING_HASH)
+        if (!xlb_lb_policy_hashes(target->leaves[i]->policy))
             return false;
     return target->n_leaves > 0;
 }

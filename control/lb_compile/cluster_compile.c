@@ -90,7 +90,28 @@ static int build_localities(const struct xlb_cluster_compile_input *in, struct x
     return rc;
 }
 
-/* A42: every non-draining endpoint of the priority, weight = endpoint x locality weight. */
+/* The ring's endpoints in a Maglev table (a weight of 0 taken as 1, as the ring takes it). */
+static int build_maglev(const struct xlb_ring_hash_endpoint *ring_eps, uint32_t n,
+                        uint32_t table_size, struct xlb_maglev **out)
+{
+    struct xlb_maglev_endpoint *eps = calloc(n, sizeof(*eps));
+    if (eps == NULL)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        eps[i] = (struct xlb_maglev_endpoint){
+            .key = ring_eps[i].key,
+            .slot = ring_eps[i].slot,
+            .weight = ring_eps[i].weight > 0 ? ring_eps[i].weight : 1,
+        };
+    int rc = xlb_maglev_build(eps, n, table_size, out);
+    free(eps);
+    return rc;
+}
+
+/*
+ * A42: every non-draining endpoint of the priority, weight = endpoint x locality weight, on a
+ * ring; or with the same weights in a Maglev table (keys "host:port", as the ring's).
+ */
 static int build_ring(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c,
                       uint32_t p, uint32_t first, uint32_t count)
 {
@@ -112,7 +133,9 @@ static int build_ring(const struct xlb_cluster_compile_input *in, struct xlb_lb_
         };
         n++;
     }
-    if (rc == 0 && n > 0)
+    if (rc == 0 && n > 0 && c->policy == XLB_LB_POLICY_MAGLEV)
+        rc = build_maglev(ring_eps, n, in->config->maglev_table_size, &c->priorities[p].maglev);
+    else if (rc == 0 && n > 0)
         rc = xlb_ring_hash_build(ring_eps, n, &in->config->ring_hash, &c->priorities[p].ring);
     free(ring_eps);
     free(keys);
@@ -135,7 +158,7 @@ static int build_priorities(const struct xlb_cluster_compile_input *in, struct x
         for (size_t l = 0; l < eds->priorities[p].n_localities; l++)
             count += (uint32_t)eds->priorities[p].localities[l].n_endpoints;
         rc = build_localities(in, c, p, first, scratch);
-        if (rc == 0 && c->policy == XLB_LB_POLICY_RING_HASH)
+        if (rc == 0 && xlb_lb_policy_hashes(c->policy))
             rc = build_ring(in, c, p, first, count);
         if (c->chosen_priority == XLB_PICK_NONE && c->priorities[p].n_usable > 0)
             c->chosen_priority = p;
@@ -207,6 +230,7 @@ int xlb_cluster_compile(const struct xlb_cluster_compile_input *in, struct xlb_l
     c->name = strdup(in->name);
     c->cluster_slot = in->cluster_slot;
     c->policy = in->config->lb_policy == XLB_LB_RING_HASH ? XLB_LB_POLICY_RING_HASH
+                : in->config->lb_policy == XLB_LB_MAGLEV  ? XLB_LB_POLICY_MAGLEV
                                                           : XLB_LB_POLICY_ROUND_ROBIN;
     c->max_requests = in->config->max_requests;
     c->override_status = in->config->override_host_status;

@@ -349,6 +349,7 @@ static struct xlb_cluster_config leaf_config(const struct xlb_dm_cluster *leaf,
     if (policy != NULL) {
         c.lb_policy = policy->lb_policy;
         c.ring_hash = policy->ring_hash;
+        c.maglev_table_size = policy->maglev_table_size;
     }
     return c;
 }
@@ -361,6 +362,7 @@ static uint64_t variant_fingerprint(const struct xlb_dm_cluster *leaf,
     uint64_t h = leaf->fingerprint ^ UINT64_C(0x9e3779b97f4a7c15);
     h = h * 31 + policy->lb_policy;
     h = h * 31 + policy->ring_hash.min_ring_size;
+    h = h * 31 + policy->maglev_table_size;
     return h * 31 + policy->ring_hash.max_ring_size;
 }
 
@@ -647,8 +649,8 @@ static bool tick_cluster(struct xlb_lb_state *st, struct cluster_entry *e,
         for (uint32_t i = 0; i < ch->n_unejected; i++)
             e->ejected[ch->unejected[i]] = false;
         if (ch->n_ejected + ch->n_unejected > 0) {
-            XLB_LOG(NOTICE, LB, "cluster %s: outlier detection ejected %u, un-ejected %u",
-                    e->name, ch->n_ejected, ch->n_unejected);
+            XLB_LOG(NOTICE, LB, "cluster %s: outlier detection ejected %u, un-ejected %u", e->name,
+                    ch->n_ejected, ch->n_unejected);
             recompile = true;
         }
     }

@@ -24,7 +24,19 @@ enum xlb_cluster_type {
 enum xlb_lb_policy {
     XLB_LB_ROUND_ROBIN, /* wrr_locality over round_robin */
     XLB_LB_RING_HASH,
+    XLB_LB_MAGLEV, /* an xlb extension: gRPC clients refuse it (lb-algorithms.md) */
 };
+
+/* "round_robin", "ring_hash", "maglev" (xlbctl clusters). */
+static inline const char *xlb_lb_policy_name(enum xlb_lb_policy policy)
+{
+    return policy == XLB_LB_RING_HASH ? "ring_hash"
+           : policy == XLB_LB_MAGLEV  ? "maglev"
+                                      : "round_robin";
+}
+
+/* Envoy's bound on MaglevLbConfig.table_size, which must be prime. */
+#define XLB_MAGLEV_TABLE_SIZE_MAX 5000011u
 
 #define XLB_CIRCUIT_BREAKER_DEFAULT_MAX_REQUESTS 1024u
 #define XLB_IDLE_TIMEOUT_DEFAULT_SECONDS         3600 /* A75 */
@@ -62,6 +74,7 @@ struct xlb_cluster_config {
     size_t n_aggregate_clusters;
     enum xlb_lb_policy lb_policy;
     struct xlb_ring_hash_config ring_hash; /* RING_HASH; ring_size_cap: the client default */
+    uint32_t maglev_table_size;            /* MAGLEV: a prime, or 0 for the automatic size */
     bool lrs_enabled;                      /* lrs_server is `self` */
     uint32_t max_requests;                 /* circuit breaker, DEFAULT priority */
     struct xlb_outlier_detection outlier;

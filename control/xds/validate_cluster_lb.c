@@ -1,8 +1,10 @@
 /*
  * A cluster's LB policy as gRPC chooses it: the load_balancing_policy field when present (A52:
  * the first policy in the list that the client supports), else lb_policy with
- * ring_hash_lb_config (A42). xlb supports round robin (under wrr_locality) and ring hash.
+ * ring_hash_lb_config (A42). xlb supports round robin (under wrr_locality) and ring hash, and
+ * beyond gRPC, lb_policy MAGLEV.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "google/protobuf/wrappers.pb-c.h"
 #include "validate_cluster_internal.h"
 #include "wire.h"
+#include "xlb_maglev.h"
 
 typedef Envoy__Config__Cluster__V3__Cluster Cluster;
 typedef Envoy__Config__Cluster__V3__LoadBalancingPolicy LbPolicyList;
@@ -53,7 +56,29 @@ bool xv_ring_sizes(struct xv_ctx *ctx, const char *path, bool has_min, uint64_t 
     return ok;
 }
 
-/* The legacy fields: lb_policy and ring_hash_lb_config. */
+/*
+ * lb_policy MAGLEV and its maglev_lb_config, as Envoy reads them: a table_size that must be
+ * prime, at most 5000011. An xlb extension (gRPC clients refuse MAGLEV): its consistent hash
+ * for L4 VIPs whose hosts should agree on a connection's backend.
+ */
+static bool read_maglev(struct xv_ctx *ctx, const Cluster *c, struct xlb_cluster_config *out)
+{
+    out->lb_policy = XLB_LB_MAGLEV;
+    out->maglev_table_size = 0;
+    if (c->lb_config_case != ENVOY__CONFIG__CLUSTER__V3__CLUSTER__LB_CONFIG_MAGLEV_LB_CONFIG ||
+        c->maglev_lb_config->table_size == NULL)
+        return true;
+    uint64_t size = c->maglev_lb_config->table_size->value;
+    if (size > XLB_MAGLEV_TABLE_SIZE_MAX || !xlb_maglev_is_prime((uint32_t)size)) {
+        xv_error(ctx, "maglev_lb_config.table_size", "%" PRIu64 " is not a prime of at most %u",
+                 size, XLB_MAGLEV_TABLE_SIZE_MAX);
+        return false;
+    }
+    out->maglev_table_size = (uint32_t)size;
+    return true;
+}
+
+/* The legacy fields: lb_policy and ring_hash_lb_config (or maglev_lb_config). */
 static bool read_lb_policy_enum(struct xv_ctx *ctx, const Cluster *c,
                                 struct xlb_cluster_config *out)
 {
@@ -61,6 +86,8 @@ static bool read_lb_policy_enum(struct xv_ctx *ctx, const Cluster *c,
         out->lb_policy = XLB_LB_ROUND_ROBIN;
         return true;
     }
+    if (c->lb_policy == ENVOY__CONFIG__CLUSTER__V3__CLUSTER__LB_POLICY__MAGLEV)
+        return read_maglev(ctx, c, out);
     if (c->lb_policy != ENVOY__CONFIG__CLUSTER__V3__CLUSTER__LB_POLICY__RING_HASH) {
         const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
             &envoy__config__cluster__v3__cluster__lb_policy__descriptor, (int)c->lb_policy);

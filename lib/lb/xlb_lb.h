@@ -24,6 +24,7 @@
 
 #include "xlb_host_port.h"
 #include "xlb_load.h"
+#include "xlb_maglev.h"
 #include "xlb_override_map.h"
 #include "xlb_pick.h"
 #include "xlb_ring_hash.h"
@@ -64,6 +65,7 @@ struct xlb_lb_priority {
     struct xlb_lb_locality *localities;
     struct xlb_wchoice *locality_choice; /* over localities with a usable endpoint; or NULL */
     struct xlb_ring_hash *ring; /* RING_HASH: endpoint indexes of its non-draining endpoints */
+    struct xlb_maglev *maglev;  /* MAGLEV: the same, in a Maglev table */
     uint32_t n_usable;
 };
 
@@ -76,7 +78,14 @@ struct xlb_lb_drop {
 enum xlb_lb_policy_kind {
     XLB_LB_POLICY_ROUND_ROBIN,
     XLB_LB_POLICY_RING_HASH,
+    XLB_LB_POLICY_MAGLEV,
 };
+
+/* Whether a cluster picks by the request's hash alone (ring hash or Maglev). */
+static inline bool xlb_lb_policy_hashes(uint8_t policy)
+{
+    return policy == XLB_LB_POLICY_RING_HASH || policy == XLB_LB_POLICY_MAGLEV;
+}
 
 struct xlb_lb_cluster {
     char *name;

@@ -88,18 +88,20 @@ static void count_pick(const struct xlb_lb_cluster *c, const struct xlb_lb_endpo
         w->load->endpoints[e->slot].session_picks++;
 }
 
-/* The normal pick in the chosen priority (A56): ring hash or locality + round robin. */
+/* The normal pick in the chosen priority (A56): ring hash, Maglev, or locality + round robin. */
 static uint32_t policy_endpoint(const struct xlb_lb_cluster *c, uint64_t hash, bool hashed,
                                 struct xlb_lb_worker *w, struct xlb_lb_trace *trace)
 {
     if (c->chosen_priority == XLB_PICK_NONE)
         return XLB_PICK_NONE;
     const struct xlb_lb_priority *p = &c->priorities[c->chosen_priority];
-    if (c->policy != XLB_LB_POLICY_RING_HASH)
+    if (!xlb_lb_policy_hashes(c->policy))
         return round_robin_endpoint(p, w);
     /* A42: without a hash from the route's policies the picker draws a random one. */
     trace->hashed = hashed;
     trace->hash = hashed ? hash : xlb_rng_next(&w->rng);
+    if (c->policy == XLB_LB_POLICY_MAGLEV)
+        return xlb_maglev_pick_usable(p->maglev, trace->hash, c->usable);
     return xlb_ring_hash_pick(p->ring, trace->hash, c->usable);
 }
 
@@ -201,7 +203,8 @@ bool xlb_lb_cookie_path_match(const char *request_path, uint32_t request_len,
     size_t cookie_len = strlen(cookie_path);
     if (len < cookie_len || memcmp(request_path, cookie_path, cookie_len) != 0)
         return false;
-    return len == cookie_len || cookie_path[cookie_len - 1] == '/' || request_path[cookie_len] == '/';
+    return len == cookie_len || cookie_path[cookie_len - 1] == '/' ||
+           request_path[cookie_len] == '/';
 }
 
 /* A55: the route's session cookie, decoded into *out; NULL when absent or malformed. */
@@ -215,9 +218,9 @@ static const struct xlb_lb_session *route_session(const struct xlb_lb_vip *vip,
     const char *name = vip->route_cookie[trace->route];
     const struct xlb_lb_cookie_attrs *attrs =
         vip->route_cookie_attrs != NULL ? &vip->route_cookie_attrs[trace->route] : NULL;
-    if (name == NULL || (attrs != NULL && attrs->path != NULL &&
-                         !xlb_lb_cookie_path_match(request->http->path, request->http->path_len,
-                                                   attrs->path)))
+    if (name == NULL ||
+        (attrs != NULL && attrs->path != NULL &&
+         !xlb_lb_cookie_path_match(request->http->path, request->http->path_len, attrs->path)))
         return NULL; /* A55: the filter does nothing for a path outside the cookie's */
     trace->session_cookie = name;
     trace->session_attrs = attrs;

@@ -224,3 +224,18 @@ uint64_t xlb_maglev_bytes(const struct xlb_maglev *maglev)
 {
     return sizeof(*maglev) + (uint64_t)maglev->size * sizeof(maglev->table[0]);
 }
+
+uint32_t xlb_maglev_pick_usable(const struct xlb_maglev *maglev, uint64_t hash,
+                                const uint64_t *usable)
+{
+    if (maglev == NULL)
+        return XLB_PICK_NONE;
+    uint32_t at = (uint32_t)(hash % maglev->size);
+    for (uint32_t step = 0; step < maglev->size; step++) {
+        uint32_t slot = maglev->table[at];
+        if (xlb_slot_usable(usable, slot))
+            return slot;
+        at = at + 1 == maglev->size ? 0 : at + 1;
+    }
+    return XLB_PICK_NONE;
+}

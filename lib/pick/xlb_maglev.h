@@ -54,6 +54,15 @@ int xlb_maglev_build(const struct xlb_maglev_endpoint *endpoints, uint32_t n, ui
 void xlb_maglev_free(struct xlb_maglev *maglev);
 uint64_t xlb_maglev_bytes(const struct xlb_maglev *maglev);
 
+/*
+ * The endpoint a hash picks when some may not take it (usable: as xlb_slot_usable reads it, NULL
+ * for all): the hash's table entry, or the next entry in table order whose endpoint is usable,
+ * so every host with the same table and the same usable set moves a connection alike.
+ * XLB_PICK_NONE when none is.
+ */
+uint32_t xlb_maglev_pick_usable(const struct xlb_maglev *maglev, uint64_t hash,
+                                const uint64_t *usable);
+
 static inline uint32_t xlb_maglev_pick(const struct xlb_maglev *maglev, uint64_t hash)
 {
     if (maglev == NULL)

@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# xlbd restarts under held connections: TCP connections through an L4 VIP whose cluster picks
-# by ring hash go on after the restart (the new process picks each one up on its next segment,
-# to the same backend from the same SNAT port, docs/forwarding.md), while those through a
-# round-robin VIP are reset, as a full NAT must when it has lost a connection.
+# xlbd restarts under held connections: TCP connections through L4 VIPs whose cluster picks
+# by hash (ring hash, Maglev) go on after the restart (the new process picks each one up on its
+# next segment, to the same backend from the same SNAT port, docs/forwarding.md), while those
+# through a round-robin VIP are reset, as a full NAT must when it has lost a connection.
 . "$(dirname "$0")/lib.sh"
 
 HASHED=12 # connections held through the ring-hash VIP
+MAGLEV=8  # through the Maglev one
 ROUND=6   # and through the round-robin one
 
 e2e_setup
 e2e_edit_config '
 x = c["xlb"]
 x["vips"] = [{"address": "198.18.0.100", "port": 80, "cluster": "hashed"},
-             {"address": "198.18.0.100", "port": 81, "cluster": "round"}]
+             {"address": "198.18.0.100", "port": 81, "cluster": "round"},
+             {"address": "198.18.0.100", "port": 82, "cluster": "maglev"}]
 sr = x["static_resources"]
-for name, policy in (("hashed", "RING_HASH"), ("round", "ROUND_ROBIN")):
+for name, policy in (("hashed", "RING_HASH"), ("round", "ROUND_ROBIN"), ("maglev", "MAGLEV")):
     sr["clusters"].append({"name": name, "type": "EDS", "lb_policy": policy,
                            "eds_cluster_config": {"eds_config": {"ads": {}}}})
     sr["endpoints"].append({"cluster_name": name, "endpoints": [{
@@ -28,6 +30,8 @@ for b in be1 be2 be3; do
     RUN_PIDS+=($!)
 done
 e2e_start_xlbd
+clusters=$(xlbctl clusters)
+grep -Eq "^maglev +eds +maglev +READY " <<<"$clusters" || fail "clusters: $clusters"
 
 # hold PORT COUNT: a client holding COUNT connections to the VIP's PORT, in its own folder.
 hold() {
@@ -43,10 +47,11 @@ hold() {
 HOLDERS=()
 hold 80 "$HASHED"
 hold 81 "$ROUND"
+hold 82 "$MAGLEV"
 backends=$(python3 -c 'import json,sys; print(len(set(json.load(open(sys.argv[1])))))' \
     "$E2E_DIR/80/ready")
 [ "$backends" -ge 2 ] || fail "the ring hash sent all $HASHED connections to one backend"
-pass "$HASHED connections held through the ring-hash VIP (on $backends backends), $ROUND through the round-robin one"
+pass "$HASHED connections held through the ring-hash VIP (on $backends backends), $MAGLEV through the Maglev one, $ROUND through the round-robin one"
 
 e2e_stop_xlbd
 e2e_start_xlbd
@@ -54,7 +59,7 @@ e2e_start_xlbd
 pass "xlbd restarted with no flows"
 
 # Every held connection sends once more.
-touch "$E2E_DIR/80/go" "$E2E_DIR/81/go"
+touch "$E2E_DIR/80/go" "$E2E_DIR/81/go" "$E2E_DIR/82/go"
 for pid in "${HOLDERS[@]}"; do
     wait "$pid" || true
 done
@@ -68,13 +73,16 @@ print(sum(oks), len(oks) - sum(oks))' "$E2E_DIR/$1/held.json"
 read -r echoed failed <<<"$(outcome 80)"
 [ "$echoed" = "$HASHED" ] && [ "$failed" = 0 ] ||
     fail "ring-hash VIP: $echoed connections echoed after the restart, $failed did not ($(cat "$E2E_DIR/80/held.json"))"
+read -r echoed failed <<<"$(outcome 82)"
+[ "$echoed" = "$MAGLEV" ] && [ "$failed" = 0 ] ||
+    fail "Maglev VIP: $echoed connections echoed after the restart, $failed did not ($(cat "$E2E_DIR/82/held.json"))"
 read -r echoed failed <<<"$(outcome 81)"
 [ "$echoed" = 0 ] && [ "$failed" = "$ROUND" ] ||
     fail "round-robin VIP: $echoed connections echoed after the restart, $failed did not"
 resumed=$(counter events.flows_resumed)
-[ "$resumed" = "$HASHED" ] || fail "flows_resumed is $resumed, not $HASHED"
+[ "$resumed" = $((HASHED + MAGLEV)) ] || fail "flows_resumed is $resumed, not $((HASHED + MAGLEV))"
 [ "$(counter events.tcp_resets_sent)" -ge "$ROUND" ] || fail "the round-robin VIP's connections got no RST"
-pass "after the restart all $HASHED ring-hash connections echo (picked up: flows_resumed $resumed), all $ROUND round-robin ones were reset"
+pass "after the restart all $HASHED ring-hash and $MAGLEV Maglev connections echo (picked up: flows_resumed $resumed), all $ROUND round-robin ones were reset"
 
 # Their backends answered, so no picked-up flow is left waiting (the clients have closed
 # their connections since: closing).

@@ -1,7 +1,7 @@
 /*
  * Packet fixtures for connections picked up without their flow (dataplane/nat.c, new_flow):
- * on an L4 VIP whose cluster picks by ring hash, a client segment of a connection this
- * process has no flow for (xlbd restarted, or took over another host's addresses) goes to the
+ * on an L4 VIP whose cluster picks by hash (ring hash or Maglev), a client segment of a connection
+ * this process has no flow for (xlbd restarted, or took over another host's addresses) goes to the
  * backend and from the SNAT port its SYN got, so the backend sees the same peer. A "restart"
  * here is a second fixture built from the same configuration.
  */
@@ -30,14 +30,14 @@ static const struct nat_backend backends[] = {
     {BACKEND6, NAT_BACKEND6_MAC},
 };
 
-static struct nat_fixture *create(void)
+static struct nat_fixture *create_with(enum xlb_lb_policy policy)
 {
     static const char *const ep4[] = {BACKEND4 ":9001", "198.18.0.22:9001", "198.18.0.23:9001"};
     static const char *const ep6[] = {"[" BACKEND6 "]:9001"};
     static const uint32_t slots4[] = {SLOT4, 10, 11}, slot6[] = {SLOT6};
-    static const struct nat_cluster clusters[] = {
-        {"hashed4", XLB_LB_RING_HASH, ep4, N_BACKENDS, slots4, CLUSTER4, 1, 0},
-        {"hashed6", XLB_LB_RING_HASH, ep6, 1, slot6, CLUSTER6, 2, 0},
+    const struct nat_cluster clusters[] = {
+        {"hashed4", policy, ep4, N_BACKENDS, slots4, CLUSTER4, 1, 0},
+        {"hashed6", policy, ep6, 1, slot6, CLUSTER6, 2, 0},
     };
     const struct nat_config cfg = {
         .name = "resume",
@@ -51,6 +51,11 @@ static struct nat_fixture *create(void)
         .n_clusters = 2,
     };
     return nat_fixture_create(&cfg);
+}
+
+static struct nat_fixture *create(void)
+{
+    return create_with(XLB_LB_RING_HASH);
 }
 
 static int setup(void **state)
@@ -118,9 +123,10 @@ struct placement {
  * the same configuration, gets only their later segments, in another order, and sends each to
  * the backend and from the SNAT address and port its SYN got.
  */
-static void connections_are_picked_up_where_their_syns_put_them(void **state)
+static void picked_up_where_their_syns_put_them(void **state, enum xlb_lb_policy policy)
 {
-    struct nat_fixture *n = *state;
+    nat_fixture_destroy(*state);
+    struct nat_fixture *n = *state = create_with(policy);
     struct placement syn[CONNECTIONS];
     unsigned per_backend[N_BACKENDS] = {0};
     for (uint16_t i = 0; i < CONNECTIONS; i++) {
@@ -138,7 +144,7 @@ static void connections_are_picked_up_where_their_syns_put_them(void **state)
     assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CREATED], CONNECTIONS + 1);
 
     nat_fixture_destroy(n); /* the restart */
-    *state = n = create();
+    *state = n = create_with(policy);
     /* The clients speak again in another order than they connected. */
     for (uint16_t i = CONNECTIONS; i-- > 0;) {
         struct seg data = from_client4((uint16_t)(CLIENT_PORT + i), RTE_TCP_ACK_FLAG, PAYLOAD_TEXT);
@@ -155,6 +161,16 @@ static void connections_are_picked_up_where_their_syns_put_them(void **state)
     assert_int_equal(n->f->stats.events[XLB_EVENT_TCP_RESETS_SENT], 0);
     assert_int_equal(n->flows->n_syn, CONNECTIONS + 1); /* half-open until the backends answer */
     assert_int_equal(n->load->clusters[CLUSTER4].started, CONNECTIONS);
+}
+
+static void ring_hash_connections_are_picked_up_where_their_syns_put_them(void **state)
+{
+    picked_up_where_their_syns_put_them(state, XLB_LB_RING_HASH);
+}
+
+static void maglev_connections_are_picked_up_where_their_syns_put_them(void **state)
+{
+    picked_up_where_their_syns_put_them(state, XLB_LB_MAGLEV);
 }
 
 /* The backend's answer makes the connection established; a RST from it ends it, and reaches
@@ -281,8 +297,10 @@ static void pick_ups_are_held_to_the_half_open_pool(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(connections_are_picked_up_where_their_syns_put_them, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            ring_hash_connections_are_picked_up_where_their_syns_put_them, setup, teardown),
+        cmocka_unit_test_setup_teardown(maglev_connections_are_picked_up_where_their_syns_put_them,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(the_backend_answer_settles_a_picked_up_connection, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_taken_port_means_reset, setup, teardown),

@@ -258,6 +258,52 @@ static void test_locality_without_usable_endpoint(void **state)
     fixture_done(&f);
 }
 
+static uint32_t entries_of(const struct xlb_maglev *m, uint32_t index)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->size; i++)
+        n += m->table[i] == index;
+    return n;
+}
+
+/* MAGLEV: each priority's table shares follow endpoint x locality weight; DRAINING gets none;
+ * a configured table size is the table's. */
+static void test_maglev_contents(void **state)
+{
+    (void)state;
+    struct eds *e = eds_one_locality(1);
+    eds_endpoint(e, "198.18.4.1:80", 1, XLB_HEALTH_HEALTHY);
+    eds_endpoint(e, "198.18.4.2:80", 3, XLB_HEALTH_HEALTHY);
+    eds_locality(e, 2);
+    eds_endpoint(e, "198.18.4.3:80", 1, XLB_HEALTH_HEALTHY);
+    eds_endpoint(e, "198.18.4.4:80", 5, XLB_HEALTH_DRAINING);
+    eds_priority(e);
+    eds_locality(e, 1);
+    eds_endpoint(e, "198.18.4.5:80", 1, XLB_HEALTH_HEALTHY);
+    struct xlb_cluster_config cfg = cluster_config(XLB_LB_MAGLEV);
+    struct xlb_lb_cluster *c = compile("web", &cfg, e, NULL, 1);
+    assert_int_equal(c->policy, XLB_LB_POLICY_MAGLEV);
+    assert_null(c->priorities[0].ring);
+    const struct xlb_maglev *m0 = c->priorities[0].maglev, *m1 = c->priorities[1].maglev;
+    assert_non_null(m0);
+    assert_non_null(m1);
+    assert_int_equal(m0->size, XLB_MAGLEV_DEFAULT_SIZE);
+    uint32_t a = entries_of(m0, 0), b = entries_of(m0, 1), d = entries_of(m0, 2);
+    assert_int_equal(entries_of(m0, 3), 0);
+    assert_int_equal(a + b + d, m0->size);
+    /* Weights 1, 3 and 1 x 2: shares of 1/6, 1/2 and 1/3 within a percent of the table. */
+    assert_true(a > m0->size / 6 - m0->size / 100 && a < m0->size / 6 + m0->size / 100);
+    assert_true(b > m0->size / 2 - m0->size / 100 && b < m0->size / 2 + m0->size / 100);
+    assert_int_equal(entries_of(m1, 4), m1->size);
+    xlb_lb_cluster_release(c);
+
+    cfg.maglev_table_size = 101;
+    c = compile("web", &cfg, e, NULL, 1);
+    assert_int_equal(c->priorities[0].maglev->size, 101);
+    xlb_lb_cluster_release(c);
+    free(e);
+}
+
 static uint32_t points_of(const struct xlb_ring_hash *ring, uint32_t index)
 {
     uint32_t n = 0;
@@ -311,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_chosen_priority),
         cmocka_unit_test(test_locality_without_usable_endpoint),
         cmocka_unit_test(test_ring_contents),
+        cmocka_unit_test(test_maglev_contents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,6 +147,43 @@ static void test_weighted_shares(void **state)
     xlb_maglev_free(m);
 }
 
+/*
+ * A pick when some endpoints may not take it: the hash's own entry when its endpoint can, else
+ * the next usable one in table order, the same on every host; nothing when none can.
+ */
+static void test_pick_usable_moves_on_in_table_order(void **state)
+{
+    struct xlb_maglev_endpoint eps[4];
+    make_endpoints(eps, 4);
+    struct xlb_maglev *m = build(eps, 4, 0);
+    uint64_t usable[1] = {0xf};
+    struct xlb_rng rng;
+    xlb_rng_seed(&rng, 11);
+    for (int i = 0; i < 1000; i++) {
+        uint64_t h = xlb_rng_next(&rng);
+        assert_int_equal(xlb_maglev_pick_usable(m, h, usable), xlb_maglev_pick(m, h));
+        assert_int_equal(xlb_maglev_pick_usable(m, h, NULL), xlb_maglev_pick(m, h));
+    }
+    usable[0] = 0xf & ~(UINT64_C(1) << 2); /* endpoint 2 may not take picks */
+    unsigned moved = 0;
+    for (uint32_t at = 0; at < m->size; at++) {
+        uint32_t got = xlb_maglev_pick_usable(m, at, usable);
+        if (m->table[at] != 2) {
+            assert_int_equal(got, m->table[at]); /* the others keep their connections */
+            continue;
+        }
+        uint32_t next = at;
+        while (m->table[next] == 2)
+            next = next + 1 == m->size ? 0 : next + 1;
+        assert_int_equal(got, m->table[next]);
+        moved++;
+    }
+    assert_true(moved > m->size / 8);
+    usable[0] = 0;
+    assert_int_equal(xlb_maglev_pick_usable(m, 12345, usable), XLB_PICK_NONE);
+    xlb_maglev_free(m);
+}
+
 static void test_weight_zero_and_errors(void **state)
 {
     enum { N = 3 };
@@ -195,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_disruption_near_one_over_n),
         cmocka_unit_test(test_weighted_shares),
         cmocka_unit_test(test_weight_zero_and_errors),
+        cmocka_unit_test(test_pick_usable_moves_on_in_table_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,34 @@ static void lb_policy_unsupported(void **state)
                    "cluster \"backend\": lb_policy: LEAST_REQUEST is not supported");
 }
 
+/* MAGLEV, an xlb extension beyond gRPC (which refuses it): the table size Envoy allows. */
+static void maglev_default_and_sizes(void **state)
+{
+    struct xlb_cluster_config cfg;
+    ct_valid(EDS(",\"lb_policy\":\"MAGLEV\""), &cfg);
+    assert_int_equal(cfg.lb_policy, XLB_LB_MAGLEV);
+    assert_int_equal(cfg.maglev_table_size, 0); /* the automatic size */
+    xlb_cluster_config_free(&cfg);
+    ct_valid(EDS(",\"lb_policy\":\"MAGLEV\",\"maglev_lb_config\":{\"table_size\":5000011}"), &cfg);
+    assert_int_equal(cfg.maglev_table_size, 5000011);
+    xlb_cluster_config_free(&cfg);
+}
+
+static void maglev_table_size_prime_and_bounded(void **state)
+{
+    ct_expect_nack(EDS(",\"lb_policy\":\"MAGLEV\",\"maglev_lb_config\":{\"table_size\":65536}"),
+                   "cluster \"backend\": maglev_lb_config.table_size: 65536 is not a prime of "
+                   "at most 5000011");
+    ct_expect_nack(
+        EDS(",\"lb_policy\":\"MAGLEV\",\"maglev_lb_config\":{\"table_size\":5000077}"),
+        "cluster \"backend\": maglev_lb_config.table_size: 5000077 is not a prime of at most "
+        "5000011");
+    ct_expect_nack(
+        EDS(",\"lb_policy\":\"MAGLEV\",\"maglev_lb_config\":{\"table_size\":4294967311}"),
+        "cluster \"backend\": maglev_lb_config.table_size: 4294967311 is not a prime of at "
+        "most 5000011");
+}
+
 static void ring_hash_defaults(void **state)
 {
     struct xlb_cluster_config cfg;
@@ -331,6 +359,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lb_policy_unsupported),
         cmocka_unit_test(lb_policy_unknown_enum),
+        cmocka_unit_test(maglev_default_and_sizes),
+        cmocka_unit_test(maglev_table_size_prime_and_bounded),
         cmocka_unit_test(ring_hash_defaults),
         cmocka_unit_test(ring_hash_sizes),
         cmocka_unit_test(ring_hash_min_zero),
