@@ -230,12 +230,5 @@ uint32_t xlb_maglev_pick_usable(const struct xlb_maglev *maglev, uint64_t hash,
 {
     if (maglev == NULL)
         return XLB_PICK_NONE;
-    uint32_t at = (uint32_t)(hash % maglev->size);
-    for (uint32_t step = 0; step < maglev->size; step++) {
-        uint32_t slot = maglev->table[at];
-        if (xlb_slot_usable(usable, slot))
-            return slot;
-        at = at + 1 == maglev->size ? 0 : at + 1;
-    }
-    return XLB_PICK_NONE;
+    return xlb_next_usable(maglev->table, maglev->size, (uint32_t)(hash % maglev->size), usable);
 }

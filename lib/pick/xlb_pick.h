@@ -30,6 +30,22 @@ static inline bool xlb_slot_usable(const uint64_t *usable, uint32_t slot)
     return (usable[slot / 64] >> (slot % 64)) & 1;
 }
 
+/*
+ * The first usable slot of a circular list (a hash ring's points, a Maglev table) from index
+ * `at` on, in list order: how ring hash and Maglev move a pick past endpoints that cannot take
+ * it, alike on every host. XLB_PICK_NONE when none is.
+ */
+static inline uint32_t xlb_next_usable(const uint32_t *slots, uint32_t n, uint32_t at,
+                                       const uint64_t *usable)
+{
+    for (uint32_t step = 0; step < n; step++) {
+        if (xlb_slot_usable(usable, slots[at]))
+            return slots[at];
+        at = at + 1 == n ? 0 : at + 1;
+    }
+    return XLB_PICK_NONE;
+}
+
 static inline void xlb_slot_set_usable(uint64_t *usable, uint32_t slot, bool on)
 {
     uint64_t bit = UINT64_C(1) << (slot % 64);

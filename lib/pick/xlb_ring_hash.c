@@ -286,16 +286,10 @@ uint32_t xlb_ring_hash_pick(const struct xlb_ring_hash *ring, uint64_t request_h
 {
     if (ring == NULL || ring->n_points == 0)
         return XLB_PICK_NONE;
-    uint32_t at = xlb_ring_hash_point_for(ring, request_hash);
     /*
      * A42's picker moves on from a failed endpoint to the next distinct one in ring order;
      * duplicates of a failed endpoint are failed too, so "next usable point" is the same walk.
      */
-    for (uint32_t step = 0; step < ring->n_points; step++) {
-        uint32_t slot = ring->slots[at];
-        if (xlb_slot_usable(usable, slot))
-            return slot;
-        at = at + 1 == ring->n_points ? 0 : at + 1;
-    }
-    return XLB_PICK_NONE;
+    return xlb_next_usable(ring->slots, ring->n_points, xlb_ring_hash_point_for(ring, request_hash),
+                           usable);
 }

@@ -258,19 +258,29 @@ static void test_locality_without_usable_endpoint(void **state)
     fixture_done(&f);
 }
 
-static uint32_t entries_of(const struct xlb_maglev *m, uint32_t index)
+/* How many of a ring's points or a Maglev table's entries are the endpoint's. */
+static uint32_t count_of(const uint32_t *slots, uint32_t n, uint32_t index)
 {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < m->size; i++)
-        n += m->table[i] == index;
-    return n;
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < n; i++)
+        count += slots[i] == index;
+    return count;
 }
 
-/* MAGLEV: each priority's table shares follow endpoint x locality weight; DRAINING gets none;
- * a configured table size is the table's. */
-static void test_maglev_contents(void **state)
+static uint32_t entries_of(const struct xlb_maglev *m, uint32_t index)
 {
-    (void)state;
+    return count_of(m->table, m->size, index);
+}
+
+static uint32_t points_of(const struct xlb_ring_hash *ring, uint32_t index)
+{
+    return count_of(ring->slots, ring->n_points, index);
+}
+
+/* Priority 0: weights 1 and 3 in a locality of weight 1, 1 and a DRAINING 5 in one of weight
+ * 2; priority 1: one endpoint. */
+static struct eds *weighted_two_priorities(void)
+{
     struct eds *e = eds_one_locality(1);
     eds_endpoint(e, "198.18.4.1:80", 1, XLB_HEALTH_HEALTHY);
     eds_endpoint(e, "198.18.4.2:80", 3, XLB_HEALTH_HEALTHY);
@@ -280,6 +290,15 @@ static void test_maglev_contents(void **state)
     eds_priority(e);
     eds_locality(e, 1);
     eds_endpoint(e, "198.18.4.5:80", 1, XLB_HEALTH_HEALTHY);
+    return e;
+}
+
+/* MAGLEV: each priority's table shares follow endpoint x locality weight; DRAINING gets none;
+ * a configured table size is the table's. */
+static void test_maglev_contents(void **state)
+{
+    (void)state;
+    struct eds *e = weighted_two_priorities();
     struct xlb_cluster_config cfg = cluster_config(XLB_LB_MAGLEV);
     struct xlb_lb_cluster *c = compile("web", &cfg, e, NULL, 1);
     assert_int_equal(c->policy, XLB_LB_POLICY_MAGLEV);
@@ -304,27 +323,11 @@ static void test_maglev_contents(void **state)
     free(e);
 }
 
-static uint32_t points_of(const struct xlb_ring_hash *ring, uint32_t index)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < ring->n_points; i++)
-        n += ring->slots[i] == index;
-    return n;
-}
-
 /* A42: ring points per endpoint follow endpoint x locality weight; DRAINING gets none. */
 static void test_ring_contents(void **state)
 {
     (void)state;
-    struct eds *e = eds_one_locality(1);
-    eds_endpoint(e, "198.18.4.1:80", 1, XLB_HEALTH_HEALTHY);
-    eds_endpoint(e, "198.18.4.2:80", 3, XLB_HEALTH_HEALTHY);
-    eds_locality(e, 2);
-    eds_endpoint(e, "198.18.4.3:80", 1, XLB_HEALTH_HEALTHY);
-    eds_endpoint(e, "198.18.4.4:80", 5, XLB_HEALTH_DRAINING);
-    eds_priority(e);
-    eds_locality(e, 1);
-    eds_endpoint(e, "198.18.4.5:80", 1, XLB_HEALTH_HEALTHY);
+    struct eds *e = weighted_two_priorities();
     const bool ejected[5] = {false, false, true, false, false};
     struct xlb_cluster_config cfg = cluster_config(XLB_LB_RING_HASH);
     struct xlb_lb_cluster *c = compile("web", &cfg, e, ejected, 1);
