@@ -10,8 +10,12 @@ MAGLEV=8  # through the Maglev one
 ROUND=6   # and through the round-robin one
 
 e2e_setup
+# Two workers on two af_packet queues: each owns a slice of the SNAT ports, and the kernel's
+# fanout hands a connection's client segments to the same worker after the restart.
 e2e_edit_config '
 x = c["xlb"]
+x["workers"] = 2
+x["eal"] = [a.replace("qpairs=1", "qpairs=2") for a in x["eal"]]
 x["vips"] = [{"address": "198.18.0.100", "port": 80, "cluster": "hashed"},
              {"address": "198.18.0.100", "port": 81, "cluster": "round"},
              {"address": "198.18.0.100", "port": 82, "cluster": "maglev"}]
@@ -86,9 +90,11 @@ pass "after the restart all $HASHED ring-hash and $MAGLEV Maglev connections ech
 
 # Their backends answered, so no picked-up flow is left waiting (the clients have closed
 # their connections since: closing).
-states=$(xlbctl --json flows --vip 198.18.0.100:80 | python3 -c '
+read -r states workers <<<"$(xlbctl --json flows --vip 198.18.0.100:80 | python3 -c '
 import json, sys
-print(" ".join(sorted({f["state"] for f in json.load(sys.stdin)["flows"]})))')
-[ -n "$states" ] && [[ " $states " != *" resuming "* ]] || fail "picked-up flows are in states: $states"
-pass "xlbctl flows lists them past resuming: $states"
+flows = json.load(sys.stdin)["flows"]
+print(",".join(sorted({f["state"] for f in flows})), len({f["worker"] for f in flows}))')"
+[ -n "$states" ] && [[ ",$states," != *",resuming,"* ]] || fail "picked-up flows are in states: $states"
+[ "$workers" = 2 ] || fail "the picked-up flows are on $workers worker(s), not both"
+pass "xlbctl flows lists them past resuming ($states), on both workers"
 e2e_stop_xlbd
