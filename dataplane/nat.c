@@ -401,18 +401,15 @@ static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct 
  * of another xlb host). The LB core picks the backend and the flow is created. A connection
  * is picked up only on a VIP that picks by hash, on the SNAT port its SYN got: then the
  * backend sees the same peer, and the connection goes on. XLB_DROP_TCP_NO_FLOW: it cannot be.
+ * vip: the segment's L4 VIP, or NULL when it has none.
  */
 static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                             struct xlb_frame *frame, const struct xlb_tcp_packet *p,
-                            const struct xlb_flow_key *key, uint32_t payload, bool resume,
-                            struct xlb_flow **out)
+                            const struct xlb_flow_key *key, const struct xlb_vip_view *vip,
+                            uint32_t payload, bool resume, struct xlb_flow **out)
 {
-    struct xlb_addr vip_addr;
-    addr_of(p->family, key->dst, &vip_addr);
-    const struct xlb_vip_view *vip = find_vip(snap, &vip_addr, rte_be_to_cpu_16(key->dst_port));
-    if (vip == NULL || vip->l7)
-        return resume ? XLB_DROP_TCP_NO_FLOW /* HTTP/2 VIPs are steered per request */
-                      : XLB_DROP_TCP_NO_SERVICE;
+    if (vip == NULL)
+        return resume ? XLB_DROP_TCP_NO_FLOW : XLB_DROP_TCP_NO_SERVICE;
     bool hashed = picks_by_hash(vip->lb);
     if (resume && !hashed)
         return XLB_DROP_TCP_NO_FLOW;
@@ -526,7 +523,7 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
                       (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) == RTE_TCP_ACK_FLAG;
         if (!syn && !later)
             return reset_reply(ctx, snap, frame, p, tcp_len);
-        xlb_verdict verdict = new_flow(ctx, snap, frame, p, key, payload, !syn, &f);
+        xlb_verdict verdict = new_flow(ctx, snap, frame, p, key, vip, payload, !syn, &f);
         if (verdict == XLB_DROP_TCP_NO_FLOW)
             return reset_reply(ctx, snap, frame, p, tcp_len);
         if (verdict != XLB_VERDICT_TX)

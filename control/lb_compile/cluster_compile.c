@@ -112,8 +112,8 @@ static int build_maglev(const struct xlb_ring_hash_endpoint *ring_eps, uint32_t 
  * A42: every non-draining endpoint of the priority, weight = endpoint x locality weight, on a
  * ring; or with the same weights in a Maglev table (keys "host:port", as the ring's).
  */
-static int build_ring(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c,
-                      uint32_t p, uint32_t first, uint32_t count)
+static int build_hash_picker(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c,
+                             uint32_t p, uint32_t first, uint32_t count)
 {
     struct xlb_ring_hash_endpoint *ring_eps = calloc(count + 1, sizeof(*ring_eps));
     char(*keys)[XLB_HOST_PORT_STRLEN] = calloc(count + 1, sizeof(*keys));
@@ -159,7 +159,7 @@ static int build_priorities(const struct xlb_cluster_compile_input *in, struct x
             count += (uint32_t)eds->priorities[p].localities[l].n_endpoints;
         rc = build_localities(in, c, p, first, scratch);
         if (rc == 0 && xlb_lb_policy_hashes(c->policy))
-            rc = build_ring(in, c, p, first, count);
+            rc = build_hash_picker(in, c, p, first, count);
         if (c->chosen_priority == XLB_PICK_NONE && c->priorities[p].n_usable > 0)
             c->chosen_priority = p;
         first += count;
