@@ -16,6 +16,7 @@
 
 #include "bootstrap.h"
 #include "control_plane.h"
+#include "control_socket.h"
 #include "eal_args.h"
 #include "options.h"
 #include "port.h"

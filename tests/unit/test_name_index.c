@@ -1,5 +1,5 @@
 /*
- * The control plane's name index (control/name_index.h): lookups, replacement, removal, growth
+ * The control plane's name index (control/base/name_index.h): lookups, replacement, removal, growth
  * to many names, and collisions forced with weak hash functions, checked against a plain
  * array: what a scan by strcmp would answer, the index must answer.
  */

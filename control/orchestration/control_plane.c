@@ -9,6 +9,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "control_socket.h"
 #include "metrics_http.h"
 #include "snapshot_builder.h"
 #include "xlb_log.h"

@@ -15,12 +15,12 @@
 #include <stdint.h>
 
 #include "bootstrap.h"
-#include "control_socket.h"
 #include "event_loop.h"
 #include "neighbour_table.h"
 #include "xds_plane.h"
 #include "xlb_shared.h"
 
+struct xlb_control_socket;
 struct xlb_metrics_http;
 
 /* What the last SIGHUP did, for status, metrics and telemetry. */

@@ -8,6 +8,7 @@
 
 #include "command_help.h"
 #include "control_plane.h"
+#include "control_socket.h"
 #include "flows.h"
 #include "metrics.h"
 #include "simulate.h"
