@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "lb_state.h"
+#include "lb_trees.h"
 
 struct xlb_endpoint_slots {
     struct xlb_lb_grace grace;

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "lb_metrics.h"
-#include "lb_state.h"
+#include "lb_trees.h"
 
 struct collect {
     const struct xlb_lb_cluster **list;

@@ -6,7 +6,7 @@
 #ifndef XLB_LRS_SOURCE_H
 #define XLB_LRS_SOURCE_H
 
-#include "lb_state.h"
+#include "lb_trees.h"
 #include "load_slots.h"
 #include "lrs_client.h"
 #include "xds_cache.h"

@@ -4,7 +4,7 @@
 #define XLB_SNAPSHOT_BUILDER_H
 
 #include "bootstrap.h"
-#include "lb_state.h"
+#include "lb_trees.h"
 #include "neighbour_table.h"
 #include "xlb_snapshot.h"
 

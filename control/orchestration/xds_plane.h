@@ -12,7 +12,7 @@
 #include "bootstrap.h"
 #include "dependency_manager.h"
 #include "event_loop.h"
-#include "lb_state.h"
+#include "lb_trees.h"
 #include "lrs_source.h"
 #include "xds_cache.h"
 #include "xds_metrics.h"

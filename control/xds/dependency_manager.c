@@ -1,14 +1,14 @@
 /*
  * The dependency manager's VIP level (see dependency_manager.h): listener and route
  * configuration, the clusters routes name, the VIP's state, and the watch set. Cluster graphs
- * are resolved in dm_cluster.c.
+ * are resolved in dependency_clusters.c.
  */
 #include "dependency_manager.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "dm_walk.h"
+#include "dependency_walk.h"
 
 void xlb_dm_init(struct xlb_dm *dm, struct xlb_xds_cache *cache)
 {

@@ -6,7 +6,7 @@
 #ifndef XLB_XDS_HTTP_FILTERS_H
 #define XLB_XDS_HTTP_FILTERS_H
 
-#include "xv_internal.h"
+#include "validate_internal.h"
 
 #define XV_ROUTER_TYPE  "envoy.extensions.filters.http.router.v3.Router"
 #define XV_SESSION_TYPE "envoy.extensions.filters.http.stateful_session.v3.StatefulSession"

@@ -3,7 +3,7 @@
 #define XLB_XDS_VALIDATE_CLUSTER_INTERNAL_H
 
 #include "cluster_config.h"
-#include "xv_internal.h"
+#include "validate_internal.h"
 
 /* lb_policy / ring_hash_lb_config, or load_balancing_policy when present (A42, A52). */
 bool xv_cluster_lb(struct xv_ctx *ctx, const Envoy__Config__Cluster__V3__Cluster *msg,

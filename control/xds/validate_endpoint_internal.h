@@ -3,7 +3,7 @@
 #define XLB_XDS_VALIDATE_ENDPOINT_INTERNAL_H
 
 #include "endpoint_config.h"
-#include "xv_internal.h"
+#include "validate_internal.h"
 
 /*
  * One LocalityLbEndpoints. Returns 1 when kept (its priority in *priority), 0 when gRPC

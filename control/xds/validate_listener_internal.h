@@ -4,7 +4,7 @@
 
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb-c.h"
 #include "listener_config.h"
-#include "xv_internal.h"
+#include "validate_internal.h"
 
 /* http_filters (A39) into out->filters; false when any error was added. */
 bool xv_http_filters(

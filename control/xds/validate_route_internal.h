@@ -5,7 +5,7 @@
 #include "envoy/config/route/v3/route.pb-c.h"
 #include "envoy/config/route/v3/route_components.pb-c.h"
 #include "route_config.h"
-#include "xv_internal.h"
+#include "validate_internal.h"
 
 /* The whole RouteConfiguration; path is "" for RDS and "route_config" inline in a listener. */
 bool xv_route_config(struct xv_ctx *ctx, const char *path,

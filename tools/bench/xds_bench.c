@@ -15,7 +15,7 @@
 
 #include "bench_clock.h"
 #include "dependency_manager.h"
-#include "lb_state.h"
+#include "lb_trees.h"
 #include "proto_json.h"
 #include "xds_cache.h"
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "../xds_deps/dm_test.h"
-#include "lb_state.h"
+#include "lb_trees.h"
 
 struct lbs_fixture {
     struct dm_fixture *dm;

@@ -1,5 +1,5 @@
 /*
- * The rules every xDS validator shares (control/xds/xv_common.c), through the resources that
+ * The rules every xDS validator shares (control/xds/validate_common.c), through the resources that
  * carry them: an Any's type URL, its value, and a TypedStruct's inner type URL. Such Anys
  * cannot be written in proto3 JSON (the reader refuses unknown or malformed "@type"s), so the
  * tests edit the parsed message. One test per rule.

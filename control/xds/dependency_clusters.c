@@ -9,7 +9,7 @@
  * Graph problems are errors of every aggregate whose graph contains them: a cycle, and more
  * than XLB_DM_MAX_AGGREGATE_DEPTH levels below a cluster (the cluster itself counted).
  */
-#include "dm_walk.h"
+#include "dependency_walk.h"
 
 #include <stdlib.h>
 #include <string.h>

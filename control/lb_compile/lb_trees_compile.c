@@ -1,4 +1,4 @@
-#include "lb_state.h"
+#include "lb_trees.h"
 
 #include <errno.h>
 #include <stdlib.h>

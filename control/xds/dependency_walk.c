@@ -1,5 +1,5 @@
-/* Helpers of one dependency-manager walk: watching, reasons, fingerprints. See dm_walk.h. */
-#include "dm_walk.h"
+/* Helpers of one dependency-manager walk: watching, reasons, fingerprints. See dependency_walk.h. */
+#include "dependency_walk.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Error lines, paths and the small checks every xDS validator shares. */
-#include "xv_internal.h"
+#include "validate_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

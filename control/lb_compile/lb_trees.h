@@ -8,8 +8,8 @@
  * cluster lists it; a removed endpoint's slot is reused only after an RCU grace period, so no
  * worker still counting on an older snapshot can write into a newcomer's counters.
  */
-#ifndef XLB_LB_STATE_H
-#define XLB_LB_STATE_H
+#ifndef XLB_LB_TREES_H
+#define XLB_LB_TREES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  *     <resource kind> "<name>": <field path>: <reason>
  * so that a NACK's error_detail names the resource, the field and the rule.
  */
-#ifndef XLB_XV_INTERNAL_H
-#define XLB_XV_INTERNAL_H
+#ifndef XLB_VALIDATE_INTERNAL_H
+#define XLB_VALIDATE_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
