@@ -1,200 +1,13 @@
-#include "lb_trees.h"
+/* Compiling leaf clusters and VIP trees after a dependency-manager update. */
+#include "lb_trees_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cluster_compile.h"
-#include "cluster_slots.h"
-#include "endpoint_slots.h"
-#include "outlier_detector.h"
-#include "priority_policy.h"
 #include "vip_compile.h"
 #include "xlb_log.h"
-
-/* Everything xlb keeps about one leaf cluster between compiles. */
-struct cluster_entry {
-    char *name;
-    char *policy_from;    /* aggregate backward compatibility: the aggregate whose lb_policy the
-                           * leaf uses (a variant of the leaf of its own), else NULL */
-    uint64_t fingerprint; /* of the inputs last compiled (leaf, and policy when a variant) */
-    uint64_t leaf_fingerprint;       /* the leaf's dependency-manager fingerprint then */
-    struct xlb_lb_cluster *compiled; /* our reference; NULL before the first compile */
-    uint32_t cluster_slot;
-    uint32_t n;    /* endpoints of the last compile */
-    bool *ejected; /* per endpoint: what outlier detection decided */
-    uint64_t *last_ok, *last_failed, *last_session, *last_use_ms;
-    uint64_t idle_timeout_ms;
-    struct xlb_outlier_detector *od;
-    struct xlb_rng od_rng;
-    struct xlb_priority_policy *priority;
-    bool referenced;                    /* by some VIP's current tree (sweep) */
-    struct cluster_entry *next;         /* every entry, newest first */
-    struct cluster_entry *next_variant; /* the next entry of this name, in `next` order */
-};
-
-struct vip_entry {
-    struct xlb_lb_vip *compiled;
-    uint64_t fingerprint;
-    uint64_t routes_fingerprint; /* the compiled tree's routing part was built from */
-};
-
-struct xlb_lb_state {
-    struct xlb_load_slots *load_slots;
-    struct xlb_endpoint_slots slots;
-    struct cluster_entry *clusters;
-    /* name -> the first entry of that name in `clusters`, head of its `next_variant` chain:
-     * lookups by name are O(1), not a scan of every cluster (thousands, for every leaf). */
-    struct xlb_name_index by_name;
-    struct vip_entry *vips;
-    size_t n_vips;
-    const struct xlb_dm *dm;
-    size_t *dm_index;
-    const struct xlb_worker_load *loads;
-    unsigned n_workers;
-    uint64_t seed;
-    uint64_t now_ms;
-    bool aggregate_compat;
-    struct xlb_cluster_slots cluster_slots;
-};
-
-struct xlb_lb_state *xlb_lb_state_create(struct xlb_load_slots *load_slots,
-                                         const struct xlb_lb_grace *grace,
-                                         const struct xlb_worker_load *loads, unsigned n_workers,
-                                         uint64_t seed)
-{
-    struct xlb_lb_state *st = calloc(1, sizeof(*st));
-    if (st == NULL)
-        return NULL;
-    st->loads = loads;
-    st->n_workers = n_workers;
-    st->load_slots = load_slots;
-    st->seed = seed;
-    xlb_name_index_init(&st->by_name);
-    xlb_cluster_slots_init(&st->cluster_slots);
-    xlb_endpoint_slots_init(&st->slots, grace);
-    return st;
-}
-
-static void entry_free(struct xlb_lb_state *st, struct cluster_entry *e)
-{
-    if (e->compiled != NULL)
-        for (uint32_t i = 0; i < e->compiled->n_endpoints; i++)
-            xlb_endpoint_slots_release(&st->slots, e->compiled->endpoints[i].slot);
-    xlb_lb_cluster_release(e->compiled);
-    xlb_od_free(e->od);
-    xlb_priority_policy_free(e->priority);
-    free(e->ejected);
-    free(e->last_ok);
-    free(e->last_failed);
-    free(e->last_session);
-    free(e->last_use_ms);
-    free(e->name);
-    free(e->policy_from);
-    free(e);
-}
-
-void xlb_lb_state_free(struct xlb_lb_state *st)
-{
-    if (st == NULL)
-        return;
-    for (size_t v = 0; v < st->n_vips; v++)
-        xlb_lb_vip_release(st->vips[v].compiled);
-    free(st->vips);
-    while (st->clusters != NULL) {
-        struct cluster_entry *next = st->clusters->next;
-        entry_free(st, st->clusters);
-        st->clusters = next;
-    }
-    xlb_name_index_free(&st->by_name);
-    xlb_cluster_slots_free(&st->cluster_slots);
-    xlb_endpoint_slots_free(&st->slots);
-    free(st->dm_index);
-    free(st);
-}
-
-static bool same_policy_from(const char *a, const char *b)
-{
-    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
-static struct cluster_entry *first_named(const struct xlb_lb_state *st, const char *name)
-{
-    return xlb_name_index_find(&st->by_name, name);
-}
-
-static struct cluster_entry *find_variant(const struct xlb_lb_state *st, const char *name,
-                                          const char *policy_from)
-{
-    for (struct cluster_entry *e = first_named(st, name); e != NULL; e = e->next_variant)
-        if (same_policy_from(e->policy_from, policy_from))
-            return e;
-    return NULL;
-}
-
-static struct cluster_entry *find_entry(const struct xlb_lb_state *st, const char *name)
-{
-    return find_variant(st, name, NULL);
-}
-
-static struct cluster_entry *entry_of(const struct xlb_lb_state *st, const struct xlb_lb_cluster *c)
-{
-    return find_variant(st, c->name, c->policy_from);
-}
-
-/* Takes e out of its name's variant chain (and the index, when it was the last of its name). */
-static void forget_name(struct xlb_lb_state *st, struct cluster_entry *e)
-{
-    struct cluster_entry *first = first_named(st, e->name);
-    if (first != e) {
-        for (struct cluster_entry *p = first; p != NULL; p = p->next_variant)
-            if (p->next_variant == e) {
-                p->next_variant = e->next_variant;
-                return;
-            }
-        return;
-    }
-    /* The next variant's own copy of the name becomes the key: e's is about to be freed.
-     * Replacing an existing entry of the index never fails. */
-    if (e->next_variant != NULL)
-        xlb_name_index_set(&st->by_name, e->next_variant->name, e->next_variant);
-    else
-        xlb_name_index_remove(&st->by_name, e->name);
-}
-
-static struct cluster_entry *entry_for(struct xlb_lb_state *st, const char *name,
-                                       const char *policy_from)
-{
-    struct cluster_entry *e = find_variant(st, name, policy_from);
-    if (e != NULL)
-        return e;
-    struct cluster_entry *first = first_named(st, name);
-    e = calloc(1, sizeof(*e));
-    /* The newest entry heads both lists, so a name's variants keep the order of `clusters`. */
-    if (e == NULL || (e->name = strdup(name)) == NULL ||
-        (policy_from != NULL && (e->policy_from = strdup(policy_from)) == NULL) ||
-        (e->priority = xlb_priority_policy_create()) == NULL ||
-        xlb_name_index_set(&st->by_name, e->name, e) != 0) {
-        if (e != NULL) {
-            xlb_priority_policy_free(e->priority);
-            free(e->name);
-            free(e->policy_from);
-            free(e);
-        }
-        return NULL;
-    }
-    e->cluster_slot = xlb_cluster_slots_get(&st->cluster_slots, name);
-    xlb_rng_seed(&e->od_rng, st->seed ^ (uint64_t)(uintptr_t)e);
-    e->next_variant = first;
-    e->next = st->clusters;
-    st->clusters = e;
-    return e;
-}
-
-static uint64_t sum_endpoint(const struct xlb_worker_load *loads, unsigned n, uint32_t slot,
-                             size_t field);
-
-/* ---- compiling one leaf ---- */
 
 struct slot_args {
     struct xlb_lb_state *st;
@@ -243,14 +56,6 @@ static void carried_free(struct carried *c)
     free(c->use_ms);
 }
 
-/* One counter of an endpoint slot, summed over the workers (0 without counters or slot). */
-static uint64_t endpoint_counter(const struct xlb_lb_state *st, uint32_t slot, size_t field)
-{
-    if (st->loads == NULL || slot == XLB_LB_NO_SLOT)
-        return 0;
-    return sum_endpoint(st->loads, st->n_workers, slot, field);
-}
-
 static int carry_over(struct xlb_lb_state *st, struct cluster_entry *e,
                       const struct xlb_host_port *where, uint32_t n, struct carried *out)
 {
@@ -281,12 +86,12 @@ static int carry_over(struct xlb_lb_state *st, struct cluster_entry *e,
             out->use_ms[i] = st->now_ms;
             /* A reused slot's counters go on from where its last endpoint left them: that
              * is this endpoint's baseline. */
-            out->ok[i] =
-                endpoint_counter(st, out->slots[i], offsetof(struct xlb_endpoint_load, succeeded));
-            out->failed[i] =
-                endpoint_counter(st, out->slots[i], offsetof(struct xlb_endpoint_load, failed));
-            out->session[i] = endpoint_counter(st, out->slots[i],
-                                               offsetof(struct xlb_endpoint_load, session_picks));
+            out->ok[i] = lb_trees_endpoint_counter(st, out->slots[i],
+                                                   offsetof(struct xlb_endpoint_load, succeeded));
+            out->failed[i] = lb_trees_endpoint_counter(st, out->slots[i],
+                                                       offsetof(struct xlb_endpoint_load, failed));
+            out->session[i] = lb_trees_endpoint_counter(
+                st, out->slots[i], offsetof(struct xlb_endpoint_load, session_picks));
             xlb_endpoint_slots_set_base(&st->slots, out->slots[i], out->ok[i], out->failed[i]);
         }
     }
@@ -318,12 +123,12 @@ static void outlier_reset(struct cluster_entry *e, const struct xlb_cluster_conf
                           const struct xlb_host_port *where, uint32_t n, uint64_t now_ms)
 {
     if (!config->outlier.enabled) {
-        xlb_od_free(e->od);
-        e->od = NULL;
+        xlb_od_free(e->outlier);
+        e->outlier = NULL;
         memset(e->ejected, 0, n * sizeof(bool));
         return;
     }
-    if (e->od == NULL && (e->od = xlb_od_create(&e->od_rng)) == NULL)
+    if (e->outlier == NULL && (e->outlier = xlb_od_create(&e->outlier_rng)) == NULL)
         return;
     struct xlb_od_key *keys = calloc(n + 1, sizeof(*keys));
     if (keys == NULL)
@@ -332,15 +137,14 @@ static void outlier_reset(struct cluster_entry *e, const struct xlb_cluster_conf
         keys[i].addr = where[i].addr;
         keys[i].port = where[i].port;
     }
-    xlb_od_set_endpoints(e->od, keys, n);
-    xlb_od_set_config(e->od, &config->outlier, now_ms);
+    xlb_od_set_endpoints(e->outlier, keys, n);
+    xlb_od_set_config(e->outlier, &config->outlier, now_ms);
     free(keys);
-    const uint64_t *bits = xlb_od_ejected_bitmap(e->od);
+    const uint64_t *bits = xlb_od_ejected_bitmap(e->outlier);
     for (uint32_t i = 0; i < n; i++)
         e->ejected[i] = (bits[i / 64] >> (i % 64)) & 1;
 }
 
-/* (Re)compile a leaf from its dependency-manager entry; false when it failed (logged). */
 /* The leaf's config, or for a compatibility variant a copy with the aggregate's policy. */
 static struct xlb_cluster_config leaf_config(const struct xlb_dm_cluster *leaf,
                                              const struct xlb_cluster_config *policy)
@@ -366,9 +170,10 @@ static uint64_t variant_fingerprint(const struct xlb_dm_cluster *leaf,
     return h * 31 + policy->ring_hash.max_ring_size;
 }
 
-static bool compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
-                         const struct xlb_dm_cluster *leaf, const struct xlb_cluster_config *policy,
-                         bool inputs_changed)
+/* (Re)compile a leaf from its dependency-manager entry; false when it failed (logged). */
+bool lb_trees_compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
+                           const struct xlb_dm_cluster *leaf,
+                           const struct xlb_cluster_config *policy, bool inputs_changed)
 {
     struct xlb_cluster_config config = leaf_config(leaf, policy);
     uint32_t n = xlb_cluster_compile_count(leaf->endpoints);
@@ -447,22 +252,22 @@ static struct xlb_lb_cluster *resolve_leaf(void *arg, const struct xlb_dm_cluste
     if (leaf->state != XLB_DM_READY || leaf->value == NULL ||
         leaf->value->type == XLB_CLUSTER_AGGREGATE)
         return NULL;
-    struct cluster_entry *e = entry_for(st, leaf->name, policy ? policy->name : NULL);
+    struct cluster_entry *e = lb_trees_entry_for(st, leaf->name, policy ? policy->name : NULL);
     if (e == NULL)
         return NULL;
     e->referenced = true;
     if (e->compiled == NULL || e->fingerprint != variant_fingerprint(leaf, policy))
-        compile_leaf(st, e, leaf, policy, true);
+        lb_trees_compile_leaf(st, e, leaf, policy, true);
     xlb_lb_cluster_hold(e->compiled);
     return e->compiled;
 }
 
 /* Whether a compiled VIP still uses every leaf's current compile. */
-static bool vip_current(const struct xlb_lb_state *st, const struct xlb_lb_vip *v)
+bool lb_trees_vip_current(const struct xlb_lb_state *st, const struct xlb_lb_vip *v)
 {
     for (uint32_t t = 0; t < v->n_targets; t++)
         for (uint32_t l = 0; l < v->targets[t].n_leaves; l++) {
-            const struct cluster_entry *e = entry_of(st, v->targets[t].leaves[l]);
+            const struct cluster_entry *e = lb_trees_entry_of(st, v->targets[t].leaves[l]);
             if (e == NULL || e->compiled != v->targets[t].leaves[l])
                 return false;
         }
@@ -473,7 +278,7 @@ static void mark_referenced(struct xlb_lb_state *st, const struct xlb_lb_vip *v)
 {
     for (uint32_t t = 0; v != NULL && t < v->n_targets; t++)
         for (uint32_t l = 0; l < v->targets[t].n_leaves; l++) {
-            struct cluster_entry *e = entry_of(st, v->targets[t].leaves[l]);
+            struct cluster_entry *e = lb_trees_entry_of(st, v->targets[t].leaves[l]);
             if (e != NULL)
                 e->referenced = true;
         }
@@ -494,12 +299,12 @@ static void sweep(struct xlb_lb_state *st)
             continue;
         }
         *link = e->next;
-        forget_name(st, e);
-        entry_free(st, e);
+        lb_trees_forget_name(st, e);
+        lb_trees_entry_free(st, e);
     }
 }
 
-static bool rebuild_vip(struct xlb_lb_state *st, size_t v, const struct xlb_dm_vip *vip)
+bool lb_trees_rebuild_vip(struct xlb_lb_state *st, size_t v, const struct xlb_dm_vip *vip)
 {
     struct vip_entry *entry = &st->vips[v];
     /* A change below the routes (a cluster's) keeps the routes, regexes and all. */
@@ -560,234 +365,10 @@ bool xlb_lb_state_update(struct xlb_lb_state *st, const struct xlb_dm *dm, const
         if (vip->state != XLB_DM_READY)
             continue; /* keep serving the last complete configuration */
         if (entry->compiled != NULL && entry->fingerprint == vip->fingerprint &&
-            vip_current(st, entry->compiled))
+            lb_trees_vip_current(st, entry->compiled))
             continue;
-        changed |= rebuild_vip(st, v, vip);
+        changed |= lb_trees_rebuild_vip(st, v, vip);
     }
     sweep(st);
     return changed;
-}
-
-/* ---- periodic work ---- */
-
-static uint64_t sum_endpoint(const struct xlb_worker_load *loads, unsigned n, uint32_t slot,
-                             size_t field)
-{
-    uint64_t total = 0;
-    for (unsigned w = 0; w < n; w++) {
-        const uint64_t *v = (const uint64_t *)((const char *)&loads[w].endpoints[slot] + field);
-        total += __atomic_load_n(v, __ATOMIC_RELAXED);
-    }
-    return total;
-}
-
-/* Interval delta of one monotonic counter. */
-static uint64_t delta(uint64_t *last, uint64_t now)
-{
-    uint64_t d = now < *last ? 0 : now - *last;
-    *last = now;
-    return d;
-}
-
-static void feed_counters(struct cluster_entry *e, const struct xlb_worker_load *loads,
-                          unsigned n_workers, uint64_t now_ms)
-{
-    const struct xlb_lb_cluster *c = e->compiled;
-    for (uint32_t i = 0; i < c->n_endpoints; i++) {
-        uint32_t slot = c->endpoints[i].slot;
-        if (slot == XLB_LB_NO_SLOT || loads == NULL)
-            continue;
-        uint64_t ok =
-            delta(&e->last_ok[i], sum_endpoint(loads, n_workers, slot,
-                                               offsetof(struct xlb_endpoint_load, succeeded)));
-        uint64_t failed =
-            delta(&e->last_failed[i],
-                  sum_endpoint(loads, n_workers, slot, offsetof(struct xlb_endpoint_load, failed)));
-        if (delta(&e->last_session[i],
-                  sum_endpoint(loads, n_workers, slot,
-                               offsetof(struct xlb_endpoint_load, session_picks))) > 0)
-            e->last_use_ms[i] = now_ms;
-        if (e->od != NULL && (ok | failed) != 0)
-            xlb_od_add_calls(e->od, i, ok, failed);
-    }
-}
-
-/* The current dependency-manager entry of a leaf (and, for a compatibility variant, the
- * aggregate's config in *policy), when it is still what was compiled. */
-static const struct xlb_dm_cluster *current_leaf(const struct xlb_lb_state *st,
-                                                 const struct cluster_entry *e,
-                                                 const struct xlb_cluster_config **policy)
-{
-    for (size_t v = 0; st->dm != NULL && v < st->n_vips; v++) {
-        const struct xlb_dm_vip *vip = &st->dm->vips[st->dm_index[v]];
-        const struct xlb_dm_cluster *c = xlb_dm_vip_cluster(vip, e->name);
-        if (c == NULL || c->state != XLB_DM_READY || c->value == NULL ||
-            c->fingerprint != e->leaf_fingerprint)
-            continue;
-        *policy = NULL;
-        if (e->policy_from != NULL) {
-            const struct xlb_dm_cluster *agg = xlb_dm_vip_cluster(vip, e->policy_from);
-            if (agg == NULL || agg->value == NULL)
-                continue;
-            *policy = agg->value;
-        }
-        return c;
-    }
-    return NULL;
-}
-
-/* Outlier detection and A56 timers for one cluster; true when it was recompiled. */
-static bool tick_cluster(struct xlb_lb_state *st, struct cluster_entry *e,
-                         const struct xlb_worker_load *loads, unsigned n_workers, uint64_t now_ms)
-{
-    feed_counters(e, loads, n_workers, now_ms);
-    bool recompile = false;
-    if (e->od != NULL && xlb_od_poll(e->od, now_ms)) {
-        const struct xlb_od_changes *ch = xlb_od_changes(e->od);
-        for (uint32_t i = 0; i < ch->n_ejected; i++)
-            e->ejected[ch->ejected[i]] = true;
-        for (uint32_t i = 0; i < ch->n_unejected; i++)
-            e->ejected[ch->unejected[i]] = false;
-        if (ch->n_ejected + ch->n_unejected > 0) {
-            XLB_LOG(NOTICE, LB, "cluster %s: outlier detection ejected %u, un-ejected %u", e->name,
-                    ch->n_ejected, ch->n_unejected);
-            recompile = true;
-        }
-    }
-    uint32_t before = xlb_priority_policy_chosen(e->priority);
-    if (xlb_priority_policy_poll(e->priority, now_ms) &&
-        xlb_priority_policy_chosen(e->priority) != before)
-        recompile = true;
-    if (!recompile)
-        return false;
-    const struct xlb_cluster_config *policy = NULL;
-    const struct xlb_dm_cluster *leaf = current_leaf(st, e, &policy);
-    return leaf != NULL && compile_leaf(st, e, leaf, policy, false);
-}
-
-bool xlb_lb_state_tick(struct xlb_lb_state *st, uint64_t now_ms)
-{
-    const struct xlb_worker_load *loads = st->loads;
-    unsigned n_workers = st->n_workers;
-    st->now_ms = now_ms;
-    xlb_endpoint_slots_recycle(&st->slots);
-    bool recompiled = false;
-    for (struct cluster_entry *e = st->clusters; e != NULL; e = e->next)
-        if (e->compiled != NULL)
-            recompiled |= tick_cluster(st, e, loads, n_workers, now_ms);
-    if (!recompiled || st->dm == NULL)
-        return false;
-    bool changed = false;
-    for (size_t v = 0; v < st->n_vips; v++) {
-        const struct xlb_dm_vip *vip = &st->dm->vips[st->dm_index[v]];
-        if (st->vips[v].compiled != NULL && !vip_current(st, st->vips[v].compiled) &&
-            vip->state == XLB_DM_READY)
-            changed |= rebuild_vip(st, v, vip);
-    }
-    return changed;
-}
-
-struct xlb_lb_vip *xlb_lb_state_vip(const struct xlb_lb_state *st, size_t v)
-{
-    return v < st->n_vips ? st->vips[v].compiled : NULL;
-}
-
-const struct xlb_lb_cluster *xlb_lb_state_cluster(const struct xlb_lb_state *st, const char *name)
-{
-    const struct cluster_entry *e = find_entry(st, name);
-    return e != NULL ? e->compiled : NULL;
-}
-
-void xlb_lb_state_describe_cluster(const struct xlb_lb_state *st, const char *name, cJSON *o)
-{
-    const struct cluster_entry *e = find_entry(st, name);
-    if (e == NULL || e->compiled == NULL)
-        return;
-    const struct xlb_lb_cluster *c = e->compiled;
-    uint32_t usable = 0, ejected = 0;
-    for (uint32_t p = 0; p < c->n_priorities; p++)
-        usable += c->priorities[p].n_usable;
-    for (uint32_t i = 0; i < c->n_endpoints; i++)
-        ejected += c->endpoints[i].ejected;
-    if (c->chosen_priority != XLB_PICK_NONE)
-        cJSON_AddNumberToObject(o, "chosen_priority", c->chosen_priority);
-    else
-        cJSON_AddStringToObject(o, "chosen_priority", "none");
-    cJSON_AddNumberToObject(o, "usable", usable);
-    cJSON_AddNumberToObject(o, "ejected", ejected);
-    cJSON_AddNumberToObject(o, "drop_categories", c->n_drops);
-}
-
-void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *name,
-                                     uint64_t now_ms, cJSON *list)
-{
-    const struct cluster_entry *e = find_entry(st, name);
-    if (e == NULL || e->compiled == NULL)
-        return;
-    const struct xlb_lb_cluster *c = e->compiled;
-    uint32_t i = 0;
-    const cJSON *o;
-    cJSON_ArrayForEach(o, list) {
-        if (i >= c->n_endpoints)
-            break;
-        cJSON *item = (cJSON *)o;
-        const struct xlb_lb_endpoint *ep = &c->endpoints[i];
-        bool draining = ep->health == XLB_HEALTH_DRAINING;
-        cJSON_AddBoolToObject(item, "usable", !ep->ejected && !draining);
-        cJSON_AddBoolToObject(item, "ejected", ep->ejected);
-        struct xlb_od_endpoint_info info;
-        if (e->od != NULL && xlb_od_endpoint_info(e->od, i, &info) == 0) {
-            if (info.ejected)
-                cJSON_AddNumberToObject(
-                    item, "ejected_for_ms",
-                    info.ejected_until_ms > now_ms ? (double)(info.ejected_until_ms - now_ms) : 0);
-            cJSON_AddNumberToObject(item, "multiplier", info.multiplier);
-        }
-        /* A75: a draining endpoint no session has used for idle_timeout is drained. */
-        if (draining)
-            cJSON_AddBoolToObject(item, "drained",
-                                  now_ms - e->last_use_ms[i] >= e->idle_timeout_ms);
-        struct xlb_lb_endpoint_counts counts = xlb_lb_state_endpoint_counts(st, ep->slot);
-        cJSON_AddNumberToObject(item, "succeeded", (double)counts.succeeded);
-        cJSON_AddNumberToObject(item, "failed", (double)counts.failed);
-        i++;
-    }
-}
-
-struct xlb_lb_endpoint_counts xlb_lb_state_endpoint_counts(const struct xlb_lb_state *st,
-                                                           uint32_t slot)
-{
-    struct xlb_slot_base base = xlb_endpoint_slots_base(&st->slots, slot);
-    uint64_t ok = endpoint_counter(st, slot, offsetof(struct xlb_endpoint_load, succeeded));
-    uint64_t failed = endpoint_counter(st, slot, offsetof(struct xlb_endpoint_load, failed));
-    return (struct xlb_lb_endpoint_counts){
-        .succeeded = ok > base.succeeded ? ok - base.succeeded : 0,
-        .failed = failed > base.failed ? failed - base.failed : 0,
-    };
-}
-
-/* A name's own entry, or when only aggregate-policy variants exist, its first variant. */
-static bool first_of_name(const struct xlb_lb_state *st, const struct cluster_entry *e)
-{
-    if (e->policy_from == NULL)
-        return true;
-    return find_entry(st, e->name) == NULL && first_named(st, e->name) == e;
-}
-
-void xlb_lb_state_each_cluster(const struct xlb_lb_state *st,
-                               void (*fn)(const struct xlb_lb_cluster *c, void *arg), void *arg)
-{
-    for (const struct cluster_entry *e = st != NULL ? st->clusters : NULL; e != NULL; e = e->next)
-        if (e->compiled != NULL && first_of_name(st, e))
-            fn(e->compiled, arg);
-}
-
-uint32_t xlb_lb_state_cluster_slot(const struct xlb_lb_state *st, const char *name)
-{
-    return st != NULL ? xlb_cluster_slots_find(&st->cluster_slots, name) : XLB_LB_NO_SLOT;
-}
-
-void xlb_lb_state_set_aggregate_compat(struct xlb_lb_state *st, bool on)
-{
-    st->aggregate_compat = on;
 }

@@ -1,0 +1,58 @@
+/* The LB trees for xlbctl: a cluster's summary and its endpoints' state. */
+#include "lb_trees_internal.h"
+
+void xlb_lb_state_describe_cluster(const struct xlb_lb_state *st, const char *name, cJSON *o)
+{
+    const struct cluster_entry *e = lb_trees_find_entry(st, name);
+    if (e == NULL || e->compiled == NULL)
+        return;
+    const struct xlb_lb_cluster *c = e->compiled;
+    uint32_t usable = 0, ejected = 0;
+    for (uint32_t p = 0; p < c->n_priorities; p++)
+        usable += c->priorities[p].n_usable;
+    for (uint32_t i = 0; i < c->n_endpoints; i++)
+        ejected += c->endpoints[i].ejected;
+    if (c->chosen_priority != XLB_PICK_NONE)
+        cJSON_AddNumberToObject(o, "chosen_priority", c->chosen_priority);
+    else
+        cJSON_AddStringToObject(o, "chosen_priority", "none");
+    cJSON_AddNumberToObject(o, "usable", usable);
+    cJSON_AddNumberToObject(o, "ejected", ejected);
+    cJSON_AddNumberToObject(o, "drop_categories", c->n_drops);
+}
+
+void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *name,
+                                     uint64_t now_ms, cJSON *list)
+{
+    const struct cluster_entry *e = lb_trees_find_entry(st, name);
+    if (e == NULL || e->compiled == NULL)
+        return;
+    const struct xlb_lb_cluster *c = e->compiled;
+    uint32_t i = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, list) {
+        if (i >= c->n_endpoints)
+            break;
+        cJSON *item = (cJSON *)o;
+        const struct xlb_lb_endpoint *ep = &c->endpoints[i];
+        bool draining = ep->health == XLB_HEALTH_DRAINING;
+        cJSON_AddBoolToObject(item, "usable", !ep->ejected && !draining);
+        cJSON_AddBoolToObject(item, "ejected", ep->ejected);
+        struct xlb_od_endpoint_info info;
+        if (e->outlier != NULL && xlb_od_endpoint_info(e->outlier, i, &info) == 0) {
+            if (info.ejected)
+                cJSON_AddNumberToObject(
+                    item, "ejected_for_ms",
+                    info.ejected_until_ms > now_ms ? (double)(info.ejected_until_ms - now_ms) : 0);
+            cJSON_AddNumberToObject(item, "multiplier", info.multiplier);
+        }
+        /* A75: a draining endpoint no session has used for idle_timeout is drained. */
+        if (draining)
+            cJSON_AddBoolToObject(item, "drained",
+                                  now_ms - e->last_use_ms[i] >= e->idle_timeout_ms);
+        struct xlb_lb_endpoint_counts counts = xlb_lb_state_endpoint_counts(st, ep->slot);
+        cJSON_AddNumberToObject(item, "succeeded", (double)counts.succeeded);
+        cJSON_AddNumberToObject(item, "failed", (double)counts.failed);
+        i++;
+    }
+}
