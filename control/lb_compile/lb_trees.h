@@ -28,15 +28,15 @@ struct xlb_lb_grace {
     void *arg;
 };
 
-struct xlb_lb_state;
+struct xlb_lb_trees;
 
 /* loads: the workers' counters (n_workers copies), read for outlier detection, idle draining
  * and the baseline of a reused endpoint slot; NULL when there are none. */
-struct xlb_lb_state *xlb_lb_state_create(struct xlb_load_slots *load_slots,
+struct xlb_lb_trees *xlb_lb_trees_create(struct xlb_load_slots *load_slots,
                                          const struct xlb_lb_grace *grace,
                                          const struct xlb_worker_load *loads, unsigned n_workers,
                                          uint64_t seed);
-void xlb_lb_state_free(struct xlb_lb_state *st);
+void xlb_lb_trees_free(struct xlb_lb_trees *st);
 
 /*
  * Recompile what changed after a dependency-manager update. dm_index[v] is VIP v's entry in
@@ -44,7 +44,7 @@ void xlb_lb_state_free(struct xlb_lb_state *st);
  * some VIP's tree changed (publish a new snapshot); compile failures are logged and keep the
  * previous tree.
  */
-bool xlb_lb_state_update(struct xlb_lb_state *st, const struct xlb_dm *dm, const size_t *dm_index,
+bool xlb_lb_trees_update(struct xlb_lb_trees *st, const struct xlb_dm *dm, const size_t *dm_index,
                          size_t n_vips, uint64_t now_ms);
 
 /*
@@ -52,27 +52,27 @@ bool xlb_lb_state_update(struct xlb_lb_state *st, const struct xlb_dm *dm, const
  * and the A56 failover timers, track session use for idle-timeout draining. Returns true when
  * a tree changed (an ejection, an un-ejection, a new chosen priority).
  */
-bool xlb_lb_state_tick(struct xlb_lb_state *st, uint64_t now_ms);
+bool xlb_lb_trees_tick(struct xlb_lb_trees *st, uint64_t now_ms);
 
 /*
  * Restore the aggregate-cluster behaviour before gRPC A75 (what gRPC's
  * GRPC_XDS_AGGREGATE_CLUSTER_BACKWARD_COMPAT does): the aggregate's lb_policy applies to its
  * leaves and a session may pin any leaf's endpoint. Set before the first update.
  */
-void xlb_lb_state_set_aggregate_compat(struct xlb_lb_state *st, bool on);
+void xlb_lb_trees_set_aggregate_compat(struct xlb_lb_trees *st, bool on);
 
 /* VIP v's compiled tree, or NULL. The snapshot builder takes its own reference. */
-struct xlb_lb_vip *xlb_lb_state_vip(const struct xlb_lb_state *st, size_t v);
+struct xlb_lb_vip *xlb_lb_trees_vip(const struct xlb_lb_trees *st, size_t v);
 
 /* A cluster's circuit-breaker counter slot, or XLB_LB_NO_SLOT (for LRS). */
-uint32_t xlb_lb_state_cluster_slot(const struct xlb_lb_state *st, const char *name);
+uint32_t xlb_lb_trees_cluster_slot(const struct xlb_lb_trees *st, const char *name);
 
 /* For xlbctl: a cluster's compiled view, or NULL when no VIP's tree holds it. */
-const struct xlb_lb_cluster *xlb_lb_state_cluster(const struct xlb_lb_state *st, const char *name);
+const struct xlb_lb_cluster *xlb_lb_trees_cluster(const struct xlb_lb_trees *st, const char *name);
 
 /* Per-endpoint state for `xlbctl endpoints`: adds usable, ejected, ejected_until_ms,
  * multiplier, drained, successes/failures to each endpoint object (matched by index). */
-void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *cluster,
+void xlb_lb_trees_describe_endpoints(const struct xlb_lb_trees *st, const char *cluster,
                                      uint64_t now_ms, cJSON *list);
 
 /* An endpoint slot's connect (L4) or call (L7) outcomes, summed over the workers, since its
@@ -80,17 +80,17 @@ void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *
 struct xlb_lb_endpoint_counts {
     uint64_t succeeded, failed;
 };
-struct xlb_lb_endpoint_counts xlb_lb_state_endpoint_counts(const struct xlb_lb_state *st,
+struct xlb_lb_endpoint_counts xlb_lb_trees_endpoint_counts(const struct xlb_lb_trees *st,
                                                            uint32_t slot);
 
 /* Calls fn for each compiled leaf cluster some VIP's tree holds, once per name (with
  * aggregate_cluster_backward_compat, a leaf only reached through aggregates is shown by its
  * first variant), in no particular order. */
-void xlb_lb_state_each_cluster(const struct xlb_lb_state *st,
+void xlb_lb_trees_each_cluster(const struct xlb_lb_trees *st,
                                void (*fn)(const struct xlb_lb_cluster *c, void *arg), void *arg);
 
 /* Cluster summary for `xlbctl clusters`: chosen priority, usable and ejected counts. */
-void xlb_lb_state_describe_cluster(const struct xlb_lb_state *st, const char *cluster,
+void xlb_lb_trees_describe_cluster(const struct xlb_lb_trees *st, const char *cluster,
                                    cJSON *object);
 
 #endif

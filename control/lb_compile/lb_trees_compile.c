@@ -10,7 +10,7 @@
 #include "xlb_log.h"
 
 struct slot_args {
-    struct xlb_lb_state *st;
+    struct xlb_lb_trees *st;
     const char *cluster;
 };
 
@@ -56,7 +56,7 @@ static void carried_free(struct carried *c)
     free(c->use_ms);
 }
 
-static int carry_over(struct xlb_lb_state *st, struct cluster_entry *e,
+static int carry_over(struct xlb_lb_trees *st, struct cluster_entry *e,
                       const struct xlb_host_port *where, uint32_t n, struct carried *out)
 {
     out->slots = calloc(n + 1, sizeof(uint32_t));
@@ -171,7 +171,7 @@ static uint64_t variant_fingerprint(const struct xlb_dm_cluster *leaf,
 }
 
 /* (Re)compile a leaf from its dependency-manager entry; false when it failed (logged). */
-bool lb_trees_compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
+bool lb_trees_compile_leaf(struct xlb_lb_trees *st, struct cluster_entry *e,
                            const struct xlb_dm_cluster *leaf,
                            const struct xlb_cluster_config *policy, bool inputs_changed)
 {
@@ -248,7 +248,7 @@ bool lb_trees_compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
 static struct xlb_lb_cluster *resolve_leaf(void *arg, const struct xlb_dm_cluster *leaf,
                                            const struct xlb_cluster_config *policy)
 {
-    struct xlb_lb_state *st = arg;
+    struct xlb_lb_trees *st = arg;
     if (leaf->state != XLB_DM_READY || leaf->value == NULL ||
         leaf->value->type == XLB_CLUSTER_AGGREGATE)
         return NULL;
@@ -263,7 +263,7 @@ static struct xlb_lb_cluster *resolve_leaf(void *arg, const struct xlb_dm_cluste
 }
 
 /* Whether a compiled VIP still uses every leaf's current compile. */
-bool lb_trees_vip_current(const struct xlb_lb_state *st, const struct xlb_lb_vip *v)
+bool lb_trees_vip_current(const struct xlb_lb_trees *st, const struct xlb_lb_vip *v)
 {
     for (uint32_t t = 0; t < v->n_targets; t++)
         for (uint32_t l = 0; l < v->targets[t].n_leaves; l++) {
@@ -274,7 +274,7 @@ bool lb_trees_vip_current(const struct xlb_lb_state *st, const struct xlb_lb_vip
     return true;
 }
 
-static void mark_referenced(struct xlb_lb_state *st, const struct xlb_lb_vip *v)
+static void mark_referenced(struct xlb_lb_trees *st, const struct xlb_lb_vip *v)
 {
     for (uint32_t t = 0; v != NULL && t < v->n_targets; t++)
         for (uint32_t l = 0; l < v->targets[t].n_leaves; l++) {
@@ -285,7 +285,7 @@ static void mark_referenced(struct xlb_lb_state *st, const struct xlb_lb_vip *v)
 }
 
 /* Clusters no current tree uses go, and their endpoint slots with them (after a grace). */
-static void sweep(struct xlb_lb_state *st)
+static void sweep(struct xlb_lb_trees *st)
 {
     for (struct cluster_entry *e = st->clusters; e != NULL; e = e->next)
         e->referenced = false;
@@ -304,7 +304,7 @@ static void sweep(struct xlb_lb_state *st)
     }
 }
 
-bool lb_trees_rebuild_vip(struct xlb_lb_state *st, size_t v, const struct xlb_dm_vip *vip)
+bool lb_trees_rebuild_vip(struct xlb_lb_trees *st, size_t v, const struct xlb_dm_vip *vip)
 {
     struct vip_entry *entry = &st->vips[v];
     /* A change below the routes (a cluster's) keeps the routes, regexes and all. */
@@ -326,7 +326,7 @@ bool lb_trees_rebuild_vip(struct xlb_lb_state *st, size_t v, const struct xlb_dm
     return true;
 }
 
-static int remember_vips(struct xlb_lb_state *st, const size_t *dm_index, size_t n_vips)
+static int remember_vips(struct xlb_lb_trees *st, const size_t *dm_index, size_t n_vips)
 {
     if (n_vips == st->n_vips && st->dm_index != NULL &&
         memcmp(dm_index, st->dm_index, n_vips * sizeof(size_t)) == 0)
@@ -350,7 +350,7 @@ static int remember_vips(struct xlb_lb_state *st, const size_t *dm_index, size_t
     return 1;
 }
 
-bool xlb_lb_state_update(struct xlb_lb_state *st, const struct xlb_dm *dm, const size_t *dm_index,
+bool xlb_lb_trees_update(struct xlb_lb_trees *st, const struct xlb_dm *dm, const size_t *dm_index,
                          size_t n_vips, uint64_t now_ms)
 {
     st->now_ms = now_ms;

@@ -1,7 +1,7 @@
 /* The LB trees for xlbctl: a cluster's summary and its endpoints' state. */
 #include "lb_trees_internal.h"
 
-void xlb_lb_state_describe_cluster(const struct xlb_lb_state *st, const char *name, cJSON *o)
+void xlb_lb_trees_describe_cluster(const struct xlb_lb_trees *st, const char *name, cJSON *o)
 {
     const struct cluster_entry *e = lb_trees_find_entry(st, name);
     if (e == NULL || e->compiled == NULL)
@@ -21,7 +21,7 @@ void xlb_lb_state_describe_cluster(const struct xlb_lb_state *st, const char *na
     cJSON_AddNumberToObject(o, "drop_categories", c->n_drops);
 }
 
-void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *name,
+void xlb_lb_trees_describe_endpoints(const struct xlb_lb_trees *st, const char *name,
                                      uint64_t now_ms, cJSON *list)
 {
     const struct cluster_entry *e = lb_trees_find_entry(st, name);
@@ -50,7 +50,7 @@ void xlb_lb_state_describe_endpoints(const struct xlb_lb_state *st, const char *
         if (draining)
             cJSON_AddBoolToObject(item, "drained",
                                   now_ms - e->last_use_ms[i] >= e->idle_timeout_ms);
-        struct xlb_lb_endpoint_counts counts = xlb_lb_state_endpoint_counts(st, ep->slot);
+        struct xlb_lb_endpoint_counts counts = xlb_lb_trees_endpoint_counts(st, ep->slot);
         cJSON_AddNumberToObject(item, "succeeded", (double)counts.succeeded);
         cJSON_AddNumberToObject(item, "failed", (double)counts.failed);
         i++;

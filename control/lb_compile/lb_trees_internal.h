@@ -48,7 +48,7 @@ struct vip_entry {
     uint64_t routes_fingerprint; /* the compiled tree's routing part was built from */
 };
 
-struct xlb_lb_state {
+struct xlb_lb_trees {
     struct xlb_load_slots *load_slots;
     struct xlb_endpoint_slots slots;
     struct cluster_entry *clusters;
@@ -68,26 +68,26 @@ struct xlb_lb_state {
 };
 
 /* lb_trees_registry.c */
-struct cluster_entry *lb_trees_entry_for(struct xlb_lb_state *st, const char *name,
+struct cluster_entry *lb_trees_entry_for(struct xlb_lb_trees *st, const char *name,
                                          const char *policy_from);
-struct cluster_entry *lb_trees_find_variant(const struct xlb_lb_state *st, const char *name,
+struct cluster_entry *lb_trees_find_variant(const struct xlb_lb_trees *st, const char *name,
                                             const char *policy_from);
-struct cluster_entry *lb_trees_find_entry(const struct xlb_lb_state *st, const char *name);
-struct cluster_entry *lb_trees_entry_of(const struct xlb_lb_state *st,
+struct cluster_entry *lb_trees_find_entry(const struct xlb_lb_trees *st, const char *name);
+struct cluster_entry *lb_trees_entry_of(const struct xlb_lb_trees *st,
                                         const struct xlb_lb_cluster *c);
-struct cluster_entry *lb_trees_first_named(const struct xlb_lb_state *st, const char *name);
-void lb_trees_forget_name(struct xlb_lb_state *st, struct cluster_entry *e);
-void lb_trees_entry_free(struct xlb_lb_state *st, struct cluster_entry *e);
+struct cluster_entry *lb_trees_first_named(const struct xlb_lb_trees *st, const char *name);
+void lb_trees_forget_name(struct xlb_lb_trees *st, struct cluster_entry *e);
+void lb_trees_entry_free(struct xlb_lb_trees *st, struct cluster_entry *e);
 
 /* lb_trees_compile.c */
-bool lb_trees_compile_leaf(struct xlb_lb_state *st, struct cluster_entry *e,
+bool lb_trees_compile_leaf(struct xlb_lb_trees *st, struct cluster_entry *e,
                            const struct xlb_dm_cluster *leaf,
                            const struct xlb_cluster_config *policy, bool inputs_changed);
-bool lb_trees_vip_current(const struct xlb_lb_state *st, const struct xlb_lb_vip *v);
-bool lb_trees_rebuild_vip(struct xlb_lb_state *st, size_t v, const struct xlb_dm_vip *vip);
+bool lb_trees_vip_current(const struct xlb_lb_trees *st, const struct xlb_lb_vip *v);
+bool lb_trees_rebuild_vip(struct xlb_lb_trees *st, size_t v, const struct xlb_dm_vip *vip);
 
 /* lb_trees_tick.c: one counter of an endpoint slot, summed over the workers (0 without
  * counters or slot). */
-uint64_t lb_trees_endpoint_counter(const struct xlb_lb_state *st, uint32_t slot, size_t field);
+uint64_t lb_trees_endpoint_counter(const struct xlb_lb_trees *st, uint32_t slot, size_t field);
 
 #endif

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct xlb_lb_state *xlb_lb_state_create(struct xlb_load_slots *load_slots,
+struct xlb_lb_trees *xlb_lb_trees_create(struct xlb_load_slots *load_slots,
                                          const struct xlb_lb_grace *grace,
                                          const struct xlb_worker_load *loads, unsigned n_workers,
                                          uint64_t seed)
 {
-    struct xlb_lb_state *st = calloc(1, sizeof(*st));
+    struct xlb_lb_trees *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return NULL;
     st->loads = loads;
@@ -22,7 +22,7 @@ struct xlb_lb_state *xlb_lb_state_create(struct xlb_load_slots *load_slots,
     return st;
 }
 
-void lb_trees_entry_free(struct xlb_lb_state *st, struct cluster_entry *e)
+void lb_trees_entry_free(struct xlb_lb_trees *st, struct cluster_entry *e)
 {
     if (e->compiled != NULL)
         for (uint32_t i = 0; i < e->compiled->n_endpoints; i++)
@@ -40,7 +40,7 @@ void lb_trees_entry_free(struct xlb_lb_state *st, struct cluster_entry *e)
     free(e);
 }
 
-void xlb_lb_state_free(struct xlb_lb_state *st)
+void xlb_lb_trees_free(struct xlb_lb_trees *st)
 {
     if (st == NULL)
         return;
@@ -64,12 +64,12 @@ static bool same_policy_from(const char *a, const char *b)
     return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-struct cluster_entry *lb_trees_first_named(const struct xlb_lb_state *st, const char *name)
+struct cluster_entry *lb_trees_first_named(const struct xlb_lb_trees *st, const char *name)
 {
     return xlb_name_index_find(&st->by_name, name);
 }
 
-struct cluster_entry *lb_trees_find_variant(const struct xlb_lb_state *st, const char *name,
+struct cluster_entry *lb_trees_find_variant(const struct xlb_lb_trees *st, const char *name,
                                             const char *policy_from)
 {
     for (struct cluster_entry *e = lb_trees_first_named(st, name); e != NULL; e = e->next_variant)
@@ -78,19 +78,19 @@ struct cluster_entry *lb_trees_find_variant(const struct xlb_lb_state *st, const
     return NULL;
 }
 
-struct cluster_entry *lb_trees_find_entry(const struct xlb_lb_state *st, const char *name)
+struct cluster_entry *lb_trees_find_entry(const struct xlb_lb_trees *st, const char *name)
 {
     return lb_trees_find_variant(st, name, NULL);
 }
 
-struct cluster_entry *lb_trees_entry_of(const struct xlb_lb_state *st,
+struct cluster_entry *lb_trees_entry_of(const struct xlb_lb_trees *st,
                                         const struct xlb_lb_cluster *c)
 {
     return lb_trees_find_variant(st, c->name, c->policy_from);
 }
 
 /* Takes e out of its name's variant chain (and the index, when it was the last of its name). */
-void lb_trees_forget_name(struct xlb_lb_state *st, struct cluster_entry *e)
+void lb_trees_forget_name(struct xlb_lb_trees *st, struct cluster_entry *e)
 {
     struct cluster_entry *first = lb_trees_first_named(st, e->name);
     if (first != e) {
@@ -109,7 +109,7 @@ void lb_trees_forget_name(struct xlb_lb_state *st, struct cluster_entry *e)
         xlb_name_index_remove(&st->by_name, e->name);
 }
 
-struct cluster_entry *lb_trees_entry_for(struct xlb_lb_state *st, const char *name,
+struct cluster_entry *lb_trees_entry_for(struct xlb_lb_trees *st, const char *name,
                                          const char *policy_from)
 {
     struct cluster_entry *e = lb_trees_find_variant(st, name, policy_from);
@@ -139,25 +139,25 @@ struct cluster_entry *lb_trees_entry_for(struct xlb_lb_state *st, const char *na
 }
 
 /* A name's own entry, or when only aggregate-policy variants exist, its first variant. */
-static bool first_of_name(const struct xlb_lb_state *st, const struct cluster_entry *e)
+static bool first_of_name(const struct xlb_lb_trees *st, const struct cluster_entry *e)
 {
     if (e->policy_from == NULL)
         return true;
     return lb_trees_find_entry(st, e->name) == NULL && lb_trees_first_named(st, e->name) == e;
 }
 
-struct xlb_lb_vip *xlb_lb_state_vip(const struct xlb_lb_state *st, size_t v)
+struct xlb_lb_vip *xlb_lb_trees_vip(const struct xlb_lb_trees *st, size_t v)
 {
     return v < st->n_vips ? st->vips[v].compiled : NULL;
 }
 
-const struct xlb_lb_cluster *xlb_lb_state_cluster(const struct xlb_lb_state *st, const char *name)
+const struct xlb_lb_cluster *xlb_lb_trees_cluster(const struct xlb_lb_trees *st, const char *name)
 {
     const struct cluster_entry *e = lb_trees_find_entry(st, name);
     return e != NULL ? e->compiled : NULL;
 }
 
-void xlb_lb_state_each_cluster(const struct xlb_lb_state *st,
+void xlb_lb_trees_each_cluster(const struct xlb_lb_trees *st,
                                void (*fn)(const struct xlb_lb_cluster *c, void *arg), void *arg)
 {
     for (const struct cluster_entry *e = st != NULL ? st->clusters : NULL; e != NULL; e = e->next)
@@ -165,12 +165,12 @@ void xlb_lb_state_each_cluster(const struct xlb_lb_state *st,
             fn(e->compiled, arg);
 }
 
-uint32_t xlb_lb_state_cluster_slot(const struct xlb_lb_state *st, const char *name)
+uint32_t xlb_lb_trees_cluster_slot(const struct xlb_lb_trees *st, const char *name)
 {
     return st != NULL ? xlb_cluster_slots_find(&st->cluster_slots, name) : XLB_LB_NO_SLOT;
 }
 
-void xlb_lb_state_set_aggregate_compat(struct xlb_lb_state *st, bool on)
+void xlb_lb_trees_set_aggregate_compat(struct xlb_lb_trees *st, bool on)
 {
     st->aggregate_compat = on;
 }

@@ -15,7 +15,7 @@ static uint64_t sum_endpoint(const struct xlb_worker_load *loads, unsigned n, ui
 }
 
 /* One counter of an endpoint slot, summed over the workers (0 without counters or slot). */
-uint64_t lb_trees_endpoint_counter(const struct xlb_lb_state *st, uint32_t slot, size_t field)
+uint64_t lb_trees_endpoint_counter(const struct xlb_lb_trees *st, uint32_t slot, size_t field)
 {
     if (st->loads == NULL || slot == XLB_LB_NO_SLOT)
         return 0;
@@ -55,7 +55,7 @@ static void feed_counters(struct cluster_entry *e, const struct xlb_worker_load 
 
 /* The current dependency-manager entry of a leaf (and, for a compatibility variant, the
  * aggregate's config in *policy), when it is still what was compiled. */
-static const struct xlb_dm_cluster *current_leaf(const struct xlb_lb_state *st,
+static const struct xlb_dm_cluster *current_leaf(const struct xlb_lb_trees *st,
                                                  const struct cluster_entry *e,
                                                  const struct xlb_cluster_config **policy)
 {
@@ -78,7 +78,7 @@ static const struct xlb_dm_cluster *current_leaf(const struct xlb_lb_state *st,
 }
 
 /* Outlier detection and A56 timers for one cluster; true when it was recompiled. */
-static bool tick_cluster(struct xlb_lb_state *st, struct cluster_entry *e,
+static bool tick_cluster(struct xlb_lb_trees *st, struct cluster_entry *e,
                          const struct xlb_worker_load *loads, unsigned n_workers, uint64_t now_ms)
 {
     feed_counters(e, loads, n_workers, now_ms);
@@ -106,7 +106,7 @@ static bool tick_cluster(struct xlb_lb_state *st, struct cluster_entry *e,
     return leaf != NULL && lb_trees_compile_leaf(st, e, leaf, policy, false);
 }
 
-bool xlb_lb_state_tick(struct xlb_lb_state *st, uint64_t now_ms)
+bool xlb_lb_trees_tick(struct xlb_lb_trees *st, uint64_t now_ms)
 {
     const struct xlb_worker_load *loads = st->loads;
     unsigned n_workers = st->n_workers;
@@ -128,7 +128,7 @@ bool xlb_lb_state_tick(struct xlb_lb_state *st, uint64_t now_ms)
     return changed;
 }
 
-struct xlb_lb_endpoint_counts xlb_lb_state_endpoint_counts(const struct xlb_lb_state *st,
+struct xlb_lb_endpoint_counts xlb_lb_trees_endpoint_counts(const struct xlb_lb_trees *st,
                                                            uint32_t slot)
 {
     struct xlb_slot_base base = xlb_endpoint_slots_base(&st->slots, slot);

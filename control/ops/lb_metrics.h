@@ -53,7 +53,7 @@ struct xlb_lb_metrics {
     struct xlb_lbm_cluster *clusters; /* sorted by name */
 };
 
-struct xlb_lb_state;
+struct xlb_lb_trees;
 struct xlb_worker_load;
 
 /*
@@ -61,7 +61,7 @@ struct xlb_worker_load;
  * loads (NULL: zeros). Strings point into the LB state: use the result before that changes
  * (under the control plane's lock). 0, or -1 when memory ran out (out is then empty).
  */
-int xlb_lb_metrics_gather(const struct xlb_lb_state *st, const struct xlb_worker_load *loads,
+int xlb_lb_metrics_gather(const struct xlb_lb_trees *st, const struct xlb_worker_load *loads,
                           unsigned n_workers, struct xlb_lb_metrics *out);
 void xlb_lb_metrics_free(struct xlb_lb_metrics *m);
 

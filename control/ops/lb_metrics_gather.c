@@ -80,7 +80,7 @@ static void fill_drops(const struct xlb_lb_cluster *c, const struct xlb_worker_l
     out->n_drops = c->n_drops;
 }
 
-static void fill_endpoints(const struct xlb_lb_state *st, const struct xlb_lb_cluster *c,
+static void fill_endpoints(const struct xlb_lb_trees *st, const struct xlb_lb_cluster *c,
                            struct xlb_lbm_cluster *out)
 {
     uint32_t first[c->n_priorities + 1]; /* flat index of each priority's first locality */
@@ -89,7 +89,7 @@ static void fill_endpoints(const struct xlb_lb_state *st, const struct xlb_lb_cl
         first[p + 1] = first[p] + c->priorities[p].n_localities;
     for (uint32_t e = 0; e < c->n_endpoints; e++) {
         const struct xlb_lb_endpoint *ep = &c->endpoints[e];
-        struct xlb_lb_endpoint_counts counts = xlb_lb_state_endpoint_counts(st, ep->slot);
+        struct xlb_lb_endpoint_counts counts = xlb_lb_trees_endpoint_counts(st, ep->slot);
         struct xlb_lbm_endpoint *o = &out->endpoints[e];
         *o = (struct xlb_lbm_endpoint){
             .locality = first[ep->priority] + ep->locality,
@@ -103,7 +103,7 @@ static void fill_endpoints(const struct xlb_lb_state *st, const struct xlb_lb_cl
     out->n_endpoints = c->n_endpoints;
 }
 
-static int fill_cluster(const struct xlb_lb_state *st, const struct xlb_lb_cluster *c,
+static int fill_cluster(const struct xlb_lb_trees *st, const struct xlb_lb_cluster *c,
                         const struct xlb_worker_load *loads, unsigned n,
                         struct xlb_lbm_cluster *out)
 {
@@ -124,12 +124,12 @@ static int fill_cluster(const struct xlb_lb_state *st, const struct xlb_lb_clust
     return 0;
 }
 
-int xlb_lb_metrics_gather(const struct xlb_lb_state *st, const struct xlb_worker_load *loads,
+int xlb_lb_metrics_gather(const struct xlb_lb_trees *st, const struct xlb_worker_load *loads,
                           unsigned n_workers, struct xlb_lb_metrics *out)
 {
     memset(out, 0, sizeof(*out));
     struct collect k = {0};
-    xlb_lb_state_each_cluster(st, collect_one, &k); /* count */
+    xlb_lb_trees_each_cluster(st, collect_one, &k); /* count */
     k.cap = k.n;
     k.n = 0;
     k.list = calloc(k.cap + 1, sizeof(*k.list));
@@ -139,7 +139,7 @@ int xlb_lb_metrics_gather(const struct xlb_lb_state *st, const struct xlb_worker
         xlb_lb_metrics_free(out);
         return -1;
     }
-    xlb_lb_state_each_cluster(st, collect_one, &k);
+    xlb_lb_trees_each_cluster(st, collect_one, &k);
     if (k.n > k.cap)
         k.n = k.cap;
     qsort(k.list, k.n, sizeof(*k.list), by_name);

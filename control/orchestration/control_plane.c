@@ -99,7 +99,7 @@ static int watch_signals(struct xlb_control_plane *cp)
 static int want_backends(struct xlb_control_plane *cp, struct xlb_neighbour_table *wanted)
 {
     for (unsigned v = 0; cp->xds.lb != NULL && v < cp->bootstrap.n_vips; v++) {
-        const struct xlb_lb_vip *vip = xlb_lb_state_vip(cp->xds.lb, v);
+        const struct xlb_lb_vip *vip = xlb_lb_trees_vip(cp->xds.lb, v);
         if (vip == NULL)
             continue;
         for (uint32_t t = 0; t < vip->n_targets; t++)

@@ -123,7 +123,7 @@ static int fill_drops(struct xlb_lrs_source_state *s, const char *cluster,
 /* Requests the circuit breaker refused: reported as drops outside any category (A27). */
 static uint64_t circuit_drops(const struct xlb_lrs_source_state *s, const char *cluster)
 {
-    uint32_t slot = xlb_lb_state_cluster_slot(s->lb, cluster);
+    uint32_t slot = xlb_lb_trees_cluster_slot(s->lb, cluster);
     uint64_t sum = 0;
     for (unsigned w = 0; slot != XLB_LB_NO_SLOT && s->load != NULL && w < s->n_workers; w++)
         sum += __atomic_load_n(&s->load[w].clusters[slot].circuit_dropped, __ATOMIC_RELAXED);

@@ -17,7 +17,7 @@ struct xlb_lrs_source_state {
     const struct xlb_worker_load *load; /* n_workers copies */
     unsigned n_workers;
     struct xlb_load_slots slots;
-    const struct xlb_lb_state *lb; /* circuit-breaker counter slots; set by the owner */
+    const struct xlb_lb_trees *lb; /* circuit-breaker counter slots; set by the owner */
     /* Buffers handed to the LRS client, valid until the next call. */
     const char **enabled;
     size_t enabled_cap;

@@ -42,7 +42,7 @@ static void add_neighbours(struct xlb_snapshot *snap, const struct xlb_neighbour
 struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
                                         const struct xlb_port_view *ports, unsigned n_ports,
                                         const struct xlb_neighbour_table *neighbours,
-                                        const struct xlb_lb_state *lb, uint64_t generation)
+                                        const struct xlb_lb_trees *lb, uint64_t generation)
 {
     uint32_t max_entries = b->n_snat + b->n_vips + neighbours->n;
     for (unsigned p = 0; p < n_ports; p++)
@@ -76,7 +76,7 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
             .addr = vip->address,
             .l4_port = vip->port,
             .l7 = vip->target != NULL,
-            .lb = lb != NULL ? xlb_lb_state_vip(lb, v) : NULL,
+            .lb = lb != NULL ? xlb_lb_trees_vip(lb, v) : NULL,
         };
         xlb_lb_vip_hold(snap->vips[snap->n_vips - 1].lb);
     }

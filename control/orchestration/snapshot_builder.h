@@ -12,6 +12,6 @@
 struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *bootstrap,
                                         const struct xlb_port_view *ports, unsigned n_ports,
                                         const struct xlb_neighbour_table *neighbours,
-                                        const struct xlb_lb_state *lb, uint64_t generation);
+                                        const struct xlb_lb_trees *lb, uint64_t generation);
 
 #endif

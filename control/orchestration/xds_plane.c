@@ -177,13 +177,13 @@ int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
     xlb_dm_update(&x->dm);
     /* The load slots are LRS's and the LB trees': one numbering for both. */
     xlb_lrs_source_init(&x->lrs_source, &x->cache, load, n_workers);
-    x->lb = xlb_lb_state_create(&x->lrs_source.slots, grace, load, n_workers, xlb_now_ms());
+    x->lb = xlb_lb_trees_create(&x->lrs_source.slots, grace, load, n_workers, xlb_now_ms());
     if (x->lb == NULL) {
         xlb_errors_add(errs, "xlb.vips", "out of memory");
         return -1;
     }
     x->lrs_source.lb = x->lb;
-    xlb_lb_state_set_aggregate_compat(x->lb, b->aggregate_cluster_backward_compat);
+    xlb_lb_trees_set_aggregate_compat(x->lb, b->aggregate_cluster_backward_compat);
     if (b->n_xds_servers > 0 && start_lrs(x, load, n_workers) != 0) {
         xlb_errors_add(errs, "xds_servers", "cannot start the LRS client");
         return -1;
@@ -199,7 +199,7 @@ void xlb_xds_plane_free(struct xlb_xds_plane *x)
     xlb_lrs_client_destroy(x->lrs); /* before ADS frees the channel it runs on */
     x->lrs = NULL;
     xlb_ads_client_destroy(x->ads);
-    xlb_lb_state_free(x->lb);
+    xlb_lb_trees_free(x->lb);
     xlb_lrs_source_free(&x->lrs_source);
     xlb_dm_free(&x->dm);
     xlb_xds_cache_free(&x->cache);
@@ -218,7 +218,7 @@ static void recompile_lb(struct xlb_xds_plane *x)
     }
     for (size_t v = 0; v < x->n_vips; v++)
         dm_index[v] = x->vips[v].dm_index;
-    if (xlb_lb_state_update(x->lb, &x->dm, dm_index, x->n_vips, xlb_now_ms()))
+    if (xlb_lb_trees_update(x->lb, &x->dm, dm_index, x->n_vips, xlb_now_ms()))
         x->lb_changed = true;
     free(dm_index);
 }
@@ -252,7 +252,7 @@ void xlb_xds_plane_update(struct xlb_xds_plane *x)
 
 void xlb_xds_plane_tick(struct xlb_xds_plane *x)
 {
-    if (x->lb != NULL && xlb_lb_state_tick(x->lb, xlb_now_ms()))
+    if (x->lb != NULL && xlb_lb_trees_tick(x->lb, xlb_now_ms()))
         x->lb_changed = true;
 }
 
@@ -470,7 +470,7 @@ cJSON *xlb_xds_plane_clusters(const struct xlb_xds_plane *x)
         cJSON_AddNumberToObject(o, "endpoints", (double)endpoints);
         if (c->error != NULL)
             cJSON_AddStringToObject(o, "error", c->error);
-        xlb_lb_state_describe_cluster(x->lb, r->name, o);
+        xlb_lb_trees_describe_cluster(x->lb, r->name, o);
         cJSON_AddItemToObject(o, "vips", vips);
         cJSON_AddItemToArray(list, o);
     }
@@ -506,6 +506,6 @@ cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *name)
             }
         }
     }
-    xlb_lb_state_describe_endpoints(x->lb, name, xlb_now_ms(), list);
+    xlb_lb_trees_describe_endpoints(x->lb, name, xlb_now_ms(), list);
     return list;
 }

@@ -40,7 +40,7 @@ struct xlb_xds_plane {
     struct xlb_lrs_source_state lrs_source;
     struct xlb_grpc_channel *channel; /* ADS's ready channel, or NULL */
     /* The compiled LB trees of the VIPs (lib/lb) and the state that reshapes them. */
-    struct xlb_lb_state *lb;
+    struct xlb_lb_trees *lb;
     bool lb_changed; /* a tree changed since the owner last published a snapshot */
     /* Called when ADS changed the cache; the owner runs xlb_xds_plane_update (under its lock). */
     void (*changed)(void *arg);

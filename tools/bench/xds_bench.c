@@ -209,10 +209,10 @@ int main(void)
     struct xlb_load_slots load_slots;
     xlb_load_slots_init(&load_slots);
     struct xlb_lb_grace grace = {grace_start, grace_over, NULL};
-    struct xlb_lb_state *lb = xlb_lb_state_create(&load_slots, &grace, NULL, 0, 1);
+    struct xlb_lb_trees *lb = xlb_lb_trees_create(&load_slots, &grace, NULL, 0, 1);
     size_t vip_index = 0;
     t0 = now_ms();
-    bool compiled = xlb_lb_state_update(lb, &dm, &vip_index, 1, 0);
+    bool compiled = xlb_lb_trees_update(lb, &dm, &vip_index, 1, 0);
     double compile_ms = now_ms() - t0;
 
     /* One cluster's EDS changes (a weight), REPEATS times: decode, validate, re-warm, then
@@ -233,7 +233,7 @@ int main(void)
                              &errs);
         xlb_dm_update(&dm);
         double warmed = now_ms();
-        compiled &= xlb_lb_state_update(lb, &dm, &vip_index, 1, 0);
+        compiled &= xlb_lb_trees_update(lb, &dm, &vip_index, 1, 0);
         update[r] = now_ms() - t0;
         update_lb[r] = now_ms() - warmed;
         xlb_errors_free(&errs);
@@ -258,7 +258,7 @@ int main(void)
            "one-cluster EDS update, decode to LB tree", u, REPEATS, d);
     printf("  %-44s %10.3f ms  (median)\n", "  of which recompiling cluster + VIP tree", l);
 
-    xlb_lb_state_free(lb);
+    xlb_lb_trees_free(lb);
     xlb_load_slots_free(&load_slots);
     xlb_dm_free(&dm);
     xlb_xds_cache_free(&cache);

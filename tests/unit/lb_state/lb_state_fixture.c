@@ -27,7 +27,7 @@ int lbs_setup(void **state, unsigned n_workers)
     xlb_load_slots_init(&f->load_slots);
     struct xlb_lb_grace grace = {grace_start, grace_over, f};
     f->load = calloc(n_workers, sizeof(*f->load));
-    f->lb = xlb_lb_state_create(&f->load_slots, &grace, f->load, n_workers, 42);
+    f->lb = xlb_lb_trees_create(&f->load_slots, &grace, f->load, n_workers, 42);
     f->now = 1000;
     if (f->lb == NULL || f->load == NULL ||
         xlb_lb_worker_init(&f->w, 7, NULL, f->load, n_workers) != 0)
@@ -40,7 +40,7 @@ int lbs_teardown(void **state)
 {
     struct lbs_fixture *f = *state;
     xlb_lb_worker_fini(&f->w);
-    xlb_lb_state_free(f->lb);
+    xlb_lb_trees_free(f->lb);
     xlb_load_slots_free(&f->load_slots);
     void *dm_state = f->dm;
     dm_teardown(&dm_state);
@@ -53,5 +53,5 @@ bool lbs_update(struct lbs_fixture *f)
 {
     dm_step(f->dm);
     size_t index = 0;
-    return xlb_lb_state_update(f->lb, &f->dm->dm, &index, 1, f->now);
+    return xlb_lb_trees_update(f->lb, &f->dm->dm, &index, 1, f->now);
 }

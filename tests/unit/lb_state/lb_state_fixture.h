@@ -16,7 +16,7 @@
 struct lbs_fixture {
     struct dm_fixture *dm;
     struct xlb_load_slots load_slots;
-    struct xlb_lb_state *lb;
+    struct xlb_lb_trees *lb;
     struct xlb_worker_load *load; /* one per worker */
     struct xlb_lb_worker w;       /* worker 0's pick state */
     bool grace_over;              /* set by the test: freed slots may be reused */

@@ -36,7 +36,7 @@ static int setup(void **state)
 
 static const struct xlb_lb_cluster *compiled(struct lbs_fixture *f)
 {
-    const struct xlb_lb_cluster *c = xlb_lb_state_cluster(f->lb, "c1");
+    const struct xlb_lb_cluster *c = xlb_lb_trees_cluster(f->lb, "c1");
     assert_non_null(c);
     return c;
 }
@@ -119,7 +119,7 @@ static void reused_slot_starts_from_zero(void **state)
     lbs_update(f);
     f->grace_over = true;
     f->now += 250;
-    xlb_lb_state_tick(f->lb, f->now); /* the grace period is over: the slot is free */
+    xlb_lb_trees_tick(f->lb, f->now); /* the grace period is over: the slot is free */
     dm_put(f->dm, XLB_XDS_EDS, "c1",
            "{\"cluster_name\":\"c1\",\"endpoints\":[{\"locality\":{\"zone\":\"a\"},"
            "\"load_balancing_weight\":1,\"lb_endpoints\":[" EP("198.18.0.22") "," EP(

@@ -35,7 +35,7 @@ static int setup(void **state)
 static bool tick(struct lbs_fixture *f, uint64_t advance_ms)
 {
     f->now += advance_ms;
-    return xlb_lb_state_tick(f->lb, f->now);
+    return xlb_lb_trees_tick(f->lb, f->now);
 }
 
 /* The address of n picks on VIP 0, as "last octet" counts per endpoint index. */
@@ -45,7 +45,7 @@ static void picks(struct lbs_fixture *f, uint32_t n, uint32_t *counts, uint32_t 
     for (uint32_t i = 0; i < n; i++) {
         struct xlb_lb_request req = {.connection_id = i};
         struct xlb_lb_trace t;
-        if (xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &t) == XLB_LB_PICKED &&
+        if (xlb_lb_pick(xlb_lb_trees_vip(f->lb, 0), &req, &f->w, &t) == XLB_LB_PICKED &&
             t.endpoint < n_counts)
             counts[t.endpoint]++;
     }
@@ -57,7 +57,7 @@ static void l4_vip(struct lbs_fixture *f, const char *cluster_json, const char *
     dm_put(f->dm, XLB_XDS_CDS, "c1", cluster_json);
     dm_put(f->dm, XLB_XDS_EDS, "c1", eds_json);
     assert_true(lbs_update(f));
-    assert_non_null(xlb_lb_state_vip(f->lb, 0));
+    assert_non_null(xlb_lb_trees_vip(f->lb, 0));
 }
 
 /* An L7 VIP "svc" whose routes "/s0/" and "/s1/" go to the EDS clusters c1 and c2. */
@@ -74,7 +74,7 @@ static void l7_vip(struct lbs_fixture *f)
 
 static uint32_t slot_of(struct lbs_fixture *f, uint32_t endpoint)
 {
-    return xlb_lb_state_cluster(f->lb, "c1")->endpoints[endpoint].slot;
+    return xlb_lb_trees_cluster(f->lb, "c1")->endpoints[endpoint].slot;
 }
 
 static void test_outlier_ejection_reaches_the_picks(void **state)
@@ -91,7 +91,7 @@ static void test_outlier_ejection_reaches_the_picks(void **state)
     f->load->endpoints[slot_of(f, 1)].succeeded += 20;
     assert_false(tick(f, 250)); /* counted, no sweep yet */
     assert_true(tick(f, 750));  /* the sweep at 1 s ejects .21 and republishes */
-    assert_true(xlb_lb_state_cluster(f->lb, "c1")->endpoints[0].ejected);
+    assert_true(xlb_lb_trees_cluster(f->lb, "c1")->endpoints[0].ejected);
     picks(f, 100, counts, 2);
     assert_int_equal(counts[0], 0);
     assert_int_equal(counts[1], 100);
@@ -108,13 +108,13 @@ static void test_ejecting_a_whole_priority_fails_over(void **state)
     struct lbs_fixture *f = *state;
     l4_vip(f, CLUSTER_OD("c1"),
            EDS("c1", LOC("a", 0, EP("198.18.0.21", "")) "," LOC("b", 1, EP("198.18.0.31", ""))));
-    assert_int_equal(xlb_lb_state_cluster(f->lb, "c1")->chosen_priority, 0);
+    assert_int_equal(xlb_lb_trees_cluster(f->lb, "c1")->chosen_priority, 0);
     f->load->endpoints[slot_of(f, 0)].failed += 20;
     f->load->endpoints[slot_of(f, 1)].succeeded += 20;
     tick(f, 250);
     assert_true(tick(f, 750));
     /* A56: priority 0 reports TRANSIENT_FAILURE, so priority 1 takes the picks at once. */
-    assert_int_equal(xlb_lb_state_cluster(f->lb, "c1")->chosen_priority, 1);
+    assert_int_equal(xlb_lb_trees_cluster(f->lb, "c1")->chosen_priority, 1);
     uint32_t counts[2];
     picks(f, 50, counts, 2);
     assert_int_equal(counts[1], 50);
@@ -149,16 +149,16 @@ static void test_unchanged_cluster_is_not_recompiled(void **state)
 {
     struct lbs_fixture *f = *state;
     l7_vip(f);
-    const struct xlb_lb_cluster *c1 = xlb_lb_state_cluster(f->lb, "c1");
-    const struct xlb_lb_cluster *c2 = xlb_lb_state_cluster(f->lb, "c2");
-    const struct xlb_lb_vip *vip = xlb_lb_state_vip(f->lb, 0);
+    const struct xlb_lb_cluster *c1 = xlb_lb_trees_cluster(f->lb, "c1");
+    const struct xlb_lb_cluster *c2 = xlb_lb_trees_cluster(f->lb, "c2");
+    const struct xlb_lb_vip *vip = xlb_lb_trees_vip(f->lb, 0);
     assert_false(lbs_update(f)); /* nothing changed: nothing rebuilt */
-    assert_ptr_equal(xlb_lb_state_vip(f->lb, 0), vip);
+    assert_ptr_equal(xlb_lb_trees_vip(f->lb, 0), vip);
     dm_put(f->dm, XLB_XDS_EDS, "c2", EDS("c2", LOC("a", 0, EP("198.18.0.40", ""))));
     assert_true(lbs_update(f));
-    assert_ptr_equal(xlb_lb_state_cluster(f->lb, "c1"), c1); /* kept */
-    assert_ptr_not_equal(xlb_lb_state_cluster(f->lb, "c2"), c2);
-    assert_ptr_not_equal(xlb_lb_state_vip(f->lb, 0), vip);
+    assert_ptr_equal(xlb_lb_trees_cluster(f->lb, "c1"), c1); /* kept */
+    assert_ptr_not_equal(xlb_lb_trees_cluster(f->lb, "c2"), c2);
+    assert_ptr_not_equal(xlb_lb_trees_vip(f->lb, 0), vip);
 }
 
 /* A request on the route "/s<route>/" of VIP 0; the cluster it picked, or NULL. */
@@ -169,7 +169,7 @@ static const struct xlb_lb_cluster *pick_route(struct lbs_fixture *f, int route)
     struct xlb_route_request http = {.path = path, .path_len = (uint32_t)len};
     struct xlb_lb_request req = {.http = &http};
     struct xlb_lb_trace t;
-    if (xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &t) != XLB_LB_PICKED)
+    if (xlb_lb_pick(xlb_lb_trees_vip(f->lb, 0), &req, &f->w, &t) != XLB_LB_PICKED)
         return NULL;
     return t.cluster;
 }
@@ -178,25 +178,25 @@ static void test_cluster_change_keeps_the_routes(void **state)
 {
     struct lbs_fixture *f = *state;
     l7_vip(f);
-    struct xlb_lb_vip *before = xlb_lb_state_vip(f->lb, 0);
+    struct xlb_lb_vip *before = xlb_lb_trees_vip(f->lb, 0);
     xlb_lb_vip_hold(before); /* as a published snapshot holds it */
     /* An endpoint change: a new tree, on the same compiled routes. */
     dm_put(f->dm, XLB_XDS_EDS, "c2", EDS("c2", LOC("a", 0, EP("198.18.0.40", ""))));
     assert_true(lbs_update(f));
-    struct xlb_lb_vip *after = xlb_lb_state_vip(f->lb, 0);
+    struct xlb_lb_vip *after = xlb_lb_trees_vip(f->lb, 0);
     assert_ptr_not_equal(after, before);
     assert_ptr_equal(after->routes, before->routes);
     xlb_lb_vip_release(before); /* the old tree goes; the routes stay with the new one */
-    assert_ptr_equal(pick_route(f, 0), xlb_lb_state_cluster(f->lb, "c1"));
-    assert_ptr_equal(pick_route(f, 1), xlb_lb_state_cluster(f->lb, "c2"));
+    assert_ptr_equal(pick_route(f, 0), xlb_lb_trees_cluster(f->lb, "c1"));
+    assert_ptr_equal(pick_route(f, 1), xlb_lb_trees_cluster(f->lb, "c2"));
     /* A route change compiles the routes anew. */
     xlb_lb_vip_hold(after);
     dm_put_inline_listener(f->dm, "svc", "c2 c1");
     assert_true(lbs_update(f));
-    assert_ptr_not_equal(xlb_lb_state_vip(f->lb, 0)->routes, after->routes);
+    assert_ptr_not_equal(xlb_lb_trees_vip(f->lb, 0)->routes, after->routes);
     xlb_lb_vip_release(after);
-    assert_ptr_equal(pick_route(f, 0), xlb_lb_state_cluster(f->lb, "c2"));
-    assert_ptr_equal(pick_route(f, 1), xlb_lb_state_cluster(f->lb, "c1"));
+    assert_ptr_equal(pick_route(f, 0), xlb_lb_trees_cluster(f->lb, "c2"));
+    assert_ptr_equal(pick_route(f, 1), xlb_lb_trees_cluster(f->lb, "c1"));
 }
 
 static void test_draining_endpoint_is_reported_drained_after_idle_timeout(void **state)
@@ -216,7 +216,7 @@ static void test_draining_endpoint_is_reported_drained_after_idle_timeout(void *
     /* Sessions keep using the draining endpoint: not drained. */
     f->load->endpoints[slot_of(f, 1)].session_picks += 3;
     tick(f, 1500);
-    xlb_lb_state_describe_endpoints(f->lb, "c1", f->now, list);
+    xlb_lb_trees_describe_endpoints(f->lb, "c1", f->now, list);
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "drained")));
     assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "drained"));
     cJSON_Delete(list);
@@ -225,7 +225,7 @@ static void test_draining_endpoint_is_reported_drained_after_idle_timeout(void *
     list = cJSON_CreateArray();
     for (int i = 0; i < 2; i++)
         cJSON_AddItemToArray(list, cJSON_CreateObject());
-    xlb_lb_state_describe_endpoints(f->lb, "c1", f->now, list);
+    xlb_lb_trees_describe_endpoints(f->lb, "c1", f->now, list);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "drained")));
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "usable")));
     cJSON_Delete(list);
@@ -239,15 +239,15 @@ static void test_warming_vip_keeps_its_tree(void **state)
     dm_put_eds_cluster(f->dm, "c1", NULL);
     dm_put_endpoints(f->dm, "c1");
     assert_true(lbs_update(f));
-    const struct xlb_lb_vip *vip = xlb_lb_state_vip(f->lb, 0);
+    const struct xlb_lb_vip *vip = xlb_lb_trees_vip(f->lb, 0);
     /* The routes now name c2, which has not arrived: the VIP warms on its last tree. */
     dm_put_inline_listener(f->dm, "svc", "c1 c2");
     assert_false(lbs_update(f));
-    assert_ptr_equal(xlb_lb_state_vip(f->lb, 0), vip);
+    assert_ptr_equal(xlb_lb_trees_vip(f->lb, 0), vip);
     dm_put_eds_cluster(f->dm, "c2", NULL);
     dm_put_endpoints(f->dm, "c2");
     assert_true(lbs_update(f));
-    assert_int_equal(xlb_lb_state_vip(f->lb, 0)->n_targets, 2);
+    assert_int_equal(xlb_lb_trees_vip(f->lb, 0)->n_targets, 2);
 }
 
 static void test_removed_cluster_fails_its_picks(void **state)
@@ -260,8 +260,8 @@ static void test_removed_cluster_fails_its_picks(void **state)
     assert_true(lbs_update(f));
     struct xlb_lb_request req = {0};
     struct xlb_lb_trace t;
-    assert_int_equal(xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &t), XLB_LB_NOT_READY);
-    assert_null(xlb_lb_state_cluster(f->lb, "c1")); /* its state is gone with it */
+    assert_int_equal(xlb_lb_pick(xlb_lb_trees_vip(f->lb, 0), &req, &f->w, &t), XLB_LB_NOT_READY);
+    assert_null(xlb_lb_trees_cluster(f->lb, "c1")); /* its state is gone with it */
 }
 
 #define AGG_RING_HASH                                                                              \
@@ -272,7 +272,7 @@ static void test_removed_cluster_fails_its_picks(void **state)
 /* An L4 VIP on an aggregate whose own lb_policy is RING_HASH over two round-robin leaves. */
 static void aggregate_vip(struct lbs_fixture *f, bool compat)
 {
-    xlb_lb_state_set_aggregate_compat(f->lb, compat);
+    xlb_lb_trees_set_aggregate_compat(f->lb, compat);
     assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "agg") == 0);
     dm_put(f->dm, XLB_XDS_CDS, "agg", AGG_RING_HASH);
     dm_put_eds_cluster(f->dm, "c1", NULL);
@@ -288,8 +288,8 @@ static enum xlb_lb_override_outcome session_to_second_leaf(struct lbs_fixture *f
     assert_int_equal(xlb_host_port_parse("198.18.0.31:8080", 16, &session.addresses[0]), 0);
     struct xlb_lb_request req = {.session = &session};
     struct xlb_lb_trace t;
-    assert_int_equal(xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &t), XLB_LB_PICKED);
-    *leaf_ep = t.cluster == xlb_lb_state_vip(f->lb, 0)->targets[0].leaves[1] ? 1 : 0;
+    assert_int_equal(xlb_lb_pick(xlb_lb_trees_vip(f->lb, 0), &req, &f->w, &t), XLB_LB_PICKED);
+    *leaf_ep = t.cluster == xlb_lb_trees_vip(f->lb, 0)->targets[0].leaves[1] ? 1 : 0;
     return (enum xlb_lb_override_outcome)t.override;
 }
 
@@ -297,7 +297,7 @@ static void test_aggregate_follows_a75_by_default(void **state)
 {
     struct lbs_fixture *f = *state;
     aggregate_vip(f, false);
-    const struct xlb_lb_target *t = &xlb_lb_state_vip(f->lb, 0)->targets[0];
+    const struct xlb_lb_target *t = &xlb_lb_trees_vip(f->lb, 0)->targets[0];
     /* A75: each leaf keeps its own policy; the aggregate's RING_HASH is ignored. */
     assert_int_equal(t->leaves[0]->policy, XLB_LB_POLICY_ROUND_ROBIN);
     assert_null(t->leaves[0]->policy_from);
@@ -311,7 +311,7 @@ static void test_aggregate_backward_compat(void **state)
 {
     struct lbs_fixture *f = *state;
     aggregate_vip(f, true);
-    const struct xlb_lb_target *t = &xlb_lb_state_vip(f->lb, 0)->targets[0];
+    const struct xlb_lb_target *t = &xlb_lb_trees_vip(f->lb, 0)->targets[0];
     /* Before A75: the aggregate's lb_policy applies to its leaves... */
     assert_int_equal(t->leaves[0]->policy, XLB_LB_POLICY_RING_HASH);
     assert_int_equal(t->leaves[1]->policy, XLB_LB_POLICY_RING_HASH);
@@ -323,7 +323,7 @@ static void test_aggregate_backward_compat(void **state)
     /* A plain pick still goes to the first leaf with a usable priority. */
     struct xlb_lb_request req = {.connection_id = 7};
     struct xlb_lb_trace tr;
-    assert_int_equal(xlb_lb_pick(xlb_lb_state_vip(f->lb, 0), &req, &f->w, &tr), XLB_LB_PICKED);
+    assert_int_equal(xlb_lb_pick(xlb_lb_trees_vip(f->lb, 0), &req, &f->w, &tr), XLB_LB_PICKED);
     assert_ptr_equal(tr.cluster, t->leaves[0]);
 }
 
@@ -336,7 +336,7 @@ static void count_cluster(const struct xlb_lb_cluster *c, void *arg)
 static int n_clusters(struct lbs_fixture *f)
 {
     int n = 0;
-    xlb_lb_state_each_cluster(f->lb, count_cluster, &n);
+    xlb_lb_trees_each_cluster(f->lb, count_cluster, &n);
     return n;
 }
 
@@ -345,14 +345,14 @@ static void update_two(struct lbs_fixture *f)
 {
     dm_step(f->dm);
     size_t index[2] = {0, 1};
-    xlb_lb_state_update(f->lb, &f->dm->dm, index, 2, f->now);
+    xlb_lb_trees_update(f->lb, &f->dm->dm, index, 2, f->now);
 }
 
 static void test_variants_come_and_go_by_name(void **state)
 {
     struct lbs_fixture *f = *state;
     /* VIP 0 uses c1 itself; VIP 1 the aggregate, whose policy makes variants of c1 and c2. */
-    xlb_lb_state_set_aggregate_compat(f->lb, true);
+    xlb_lb_trees_set_aggregate_compat(f->lb, true);
     assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "c1") == 0);
     assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L4, "agg") == 1);
     dm_put(f->dm, XLB_XDS_CDS, "agg", AGG_RING_HASH);
@@ -361,35 +361,35 @@ static void test_variants_come_and_go_by_name(void **state)
     dm_put_endpoints(f->dm, "c1");
     dm_put_endpoints(f->dm, "c2");
     update_two(f);
-    const struct xlb_lb_cluster *own = xlb_lb_state_cluster(f->lb, "c1");
+    const struct xlb_lb_cluster *own = xlb_lb_trees_cluster(f->lb, "c1");
     assert_non_null(own);
     assert_null(own->policy_from);
-    assert_null(xlb_lb_state_cluster(f->lb, "c2")); /* only a variant of it */
-    const struct xlb_lb_target *t = &xlb_lb_state_vip(f->lb, 1)->targets[0];
+    assert_null(xlb_lb_trees_cluster(f->lb, "c2")); /* only a variant of it */
+    const struct xlb_lb_target *t = &xlb_lb_trees_vip(f->lb, 1)->targets[0];
     assert_ptr_not_equal(t->leaves[0], own);
     assert_string_equal(t->leaves[0]->policy_from, "agg");
     assert_int_equal(n_clusters(f), 2); /* c1 itself, and c2's variant */
-    uint32_t slot_c1 = xlb_lb_state_cluster_slot(f->lb, "c1");
-    uint32_t slot_c2 = xlb_lb_state_cluster_slot(f->lb, "c2");
+    uint32_t slot_c1 = xlb_lb_trees_cluster_slot(f->lb, "c1");
+    uint32_t slot_c2 = xlb_lb_trees_cluster_slot(f->lb, "c2");
     assert_int_not_equal(slot_c2, XLB_LB_NO_SLOT);
     assert_int_not_equal(slot_c1, slot_c2);
 
     /* The aggregate goes: its variants with it, c1 itself stays as it was. */
     dm_gone(f->dm, XLB_XDS_CDS, "agg");
     update_two(f);
-    assert_ptr_equal(xlb_lb_state_cluster(f->lb, "c1"), own);
+    assert_ptr_equal(xlb_lb_trees_cluster(f->lb, "c1"), own);
     assert_int_equal(n_clusters(f), 1);
-    assert_int_equal(xlb_lb_state_cluster_slot(f->lb, "c2"), slot_c2); /* for life */
+    assert_int_equal(xlb_lb_trees_cluster_slot(f->lb, "c2"), slot_c2); /* for life */
 
     /* And comes back: the variants are new, the slots the same. */
     dm_put(f->dm, XLB_XDS_CDS, "agg", AGG_RING_HASH);
     update_two(f);
     assert_int_equal(n_clusters(f), 2);
-    t = &xlb_lb_state_vip(f->lb, 1)->targets[0];
+    t = &xlb_lb_trees_vip(f->lb, 1)->targets[0];
     assert_int_equal(t->n_leaves, 2);
     assert_int_equal(t->leaves[0]->cluster_slot, slot_c1);
     assert_int_equal(t->leaves[1]->cluster_slot, slot_c2);
-    assert_ptr_equal(xlb_lb_state_cluster(f->lb, "c1"), own);
+    assert_ptr_equal(xlb_lb_trees_cluster(f->lb, "c1"), own);
 }
 
 int main(void)
