@@ -17,16 +17,14 @@ struct slot_args {
 static uint32_t locality_slot(void *arg, uint32_t priority, const struct xlb_eds_locality *l)
 {
     struct slot_args *a = arg;
-    int slot = xlb_load_slots_locality(a->st->load_slots, a->cluster, priority, l->region, l->zone,
-                                       l->sub_zone);
-    return slot < 0 ? XLB_LB_NO_SLOT : (uint32_t)slot;
+    return xlb_load_slots_locality(a->st->load_slots, a->cluster, priority, l->region, l->zone,
+                                   l->sub_zone);
 }
 
 static uint32_t drop_slot(void *arg, const char *category)
 {
     struct slot_args *a = arg;
-    int slot = xlb_load_slots_drop(a->st->load_slots, a->cluster, category);
-    return slot < 0 ? XLB_LB_NO_SLOT : (uint32_t)slot;
+    return xlb_load_slots_drop(a->st->load_slots, a->cluster, category);
 }
 
 /* Endpoint identity for outlier detection and slot reuse: the first address. */

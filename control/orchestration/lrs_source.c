@@ -50,10 +50,10 @@ static size_t enabled_clusters(void *arg, const char *const **names)
     return n;
 }
 
-static struct xlb_locality_load sum_locality(const struct xlb_lrs_source_state *s, int slot)
+static struct xlb_locality_load sum_locality(const struct xlb_lrs_source_state *s, uint32_t slot)
 {
     struct xlb_locality_load sum = {0};
-    for (unsigned w = 0; slot >= 0 && w < s->n_workers; w++) {
+    for (unsigned w = 0; slot != XLB_NO_SLOT && w < s->n_workers; w++) {
         const struct xlb_locality_load *l = &s->load[w].localities[slot];
         sum.issued += l->issued;
         sum.succeeded += l->succeeded;
@@ -62,10 +62,10 @@ static struct xlb_locality_load sum_locality(const struct xlb_lrs_source_state *
     return sum;
 }
 
-static uint64_t sum_drops(const struct xlb_lrs_source_state *s, int slot)
+static uint64_t sum_drops(const struct xlb_lrs_source_state *s, uint32_t slot)
 {
     uint64_t sum = 0;
-    for (unsigned w = 0; slot >= 0 && w < s->n_workers; w++)
+    for (unsigned w = 0; slot != XLB_NO_SLOT && w < s->n_workers; w++)
         sum += s->load[w].drops[slot];
     return sum;
 }
@@ -82,9 +82,9 @@ static int fill_localities(struct xlb_lrs_source_state *s, const char *cluster,
     for (size_t p = 0; p < eds->n_priorities; p++)
         for (size_t l = 0; l < eds->priorities[p].n_localities; l++) {
             const struct xlb_eds_locality *loc = &eds->priorities[p].localities[l];
-            int slot = xlb_load_slots_locality(&s->slots, cluster, (uint32_t)p, loc->region,
-                                               loc->zone, loc->sub_zone);
-            if (slot < 0)
+            uint32_t slot = xlb_load_slots_locality(&s->slots, cluster, (uint32_t)p, loc->region,
+                                                    loc->zone, loc->sub_zone);
+            if (slot == XLB_NO_SLOT)
                 continue; /* out of slots: this locality goes unreported */
             struct xlb_locality_load sum = sum_locality(s, slot);
             uint64_t finished = sum.succeeded + sum.failed;
@@ -111,8 +111,8 @@ static int fill_drops(struct xlb_lrs_source_state *s, const char *cluster,
         return -1;
     size_t n = 0;
     for (size_t d = 0; d < eds->n_drops; d++) {
-        int slot = xlb_load_slots_drop(&s->slots, cluster, eds->drops[d].category);
-        if (slot >= 0)
+        uint32_t slot = xlb_load_slots_drop(&s->slots, cluster, eds->drops[d].category);
+        if (slot != XLB_NO_SLOT)
             s->drops[n++] = (struct xlb_lrs_drop_load){eds->drops[d].category, sum_drops(s, slot)};
     }
     out->drops = s->drops;

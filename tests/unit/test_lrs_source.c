@@ -20,9 +20,8 @@ static void put(struct xlb_xds_cache *cache, enum xlb_xds_type type, const char 
     ProtobufCMessage *m =
         xlb_proto_json_read(xlb_proto_type_by_url(xlb_xds_type_url[type]), doc, "t", &errs);
     assert_non_null(m);
-    assert_int_equal(xlb_xds_cache_update(cache, xlb_xds_cache_get(cache, type, name), m, "1",
-                                          false, &errs),
-                     0);
+    assert_int_equal(
+        xlb_xds_cache_update(cache, xlb_xds_cache_get(cache, type, name), m, "1", false, &errs), 0);
     cJSON_Delete(doc);
     xlb_errors_free(&errs);
 }
@@ -75,10 +74,10 @@ static void sums_workers_per_locality(void **state)
     assert_int_equal(find(&out, "a", 0)->issued, 0);
 
     /* Two workers count, as the data plane will, in the slots the source assigned. */
-    int a = xlb_load_slots_locality(&s.slots, "c", 0, "", "a", "");
-    int b = xlb_load_slots_locality(&s.slots, "c", 1, "", "b", "");
-    int drop = xlb_load_slots_drop(&s.slots, "c", "lb");
-    assert_true(a >= 0 && b >= 0 && a != b && drop >= 0);
+    uint32_t a = xlb_load_slots_locality(&s.slots, "c", 0, "", "a", "");
+    uint32_t b = xlb_load_slots_locality(&s.slots, "c", 1, "", "b", "");
+    uint32_t drop = xlb_load_slots_drop(&s.slots, "c", "lb");
+    assert_true(a != XLB_NO_SLOT && b != XLB_NO_SLOT && a != b && drop != XLB_NO_SLOT);
     load[0].localities[a] = (struct xlb_locality_load){.issued = 5, .succeeded = 3, .failed = 1};
     load[1].localities[a] = (struct xlb_locality_load){.issued = 2, .succeeded = 2};
     load[1].localities[b] = (struct xlb_locality_load){.issued = 9, .succeeded = 9};
