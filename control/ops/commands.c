@@ -12,6 +12,7 @@
 #include "flows.h"
 #include "metrics.h"
 #include "simulate.h"
+#include "worker_status.h"
 #include "xlb_log.h"
 
 /* Usage and summary live in command_help.c, shared with xlbctl. */
@@ -41,24 +42,21 @@ static void add_mac(cJSON *obj, const char *name, const struct rte_ether_addr *m
 
 static cJSON *worker_status(struct xlb_control_plane *cp, unsigned w)
 {
-    const struct xlb_worker_stats *stats = &cp->shared->stats[w];
+    struct xlb_worker_status st;
+    xlb_worker_status_gather(cp->shared, cp->worker_lcores, w, &st);
     cJSON *worker = cJSON_CreateObject();
-    cJSON_AddNumberToObject(worker, "worker", w);
-    cJSON_AddNumberToObject(worker, "lcore", cp->worker_lcores[w]);
-    add_u64(worker, "generation", stats->observed_generation);
-    uint64_t last = stats->last_quiescent_tsc;
-    if (last == 0)
+    cJSON_AddNumberToObject(worker, "worker", st.worker);
+    cJSON_AddNumberToObject(worker, "lcore", st.lcore);
+    add_u64(worker, "generation", st.counters.observed_generation);
+    if (!st.quiesced)
         cJSON_AddNullToObject(worker, "last_quiescent_ms_ago");
     else
-        cJSON_AddNumberToObject(worker, "last_quiescent_ms_ago",
-                                (double)(rte_rdtsc() - last) * 1000.0 / (double)rte_get_tsc_hz());
-    add_u64(worker, "loops", stats->loops);
-    add_u64(worker, "busy_loops", stats->busy_loops);
-    uint64_t busy = stats->busy_cycles, idle = stats->idle_cycles;
-    add_u64(worker, "busy_cycles", busy);
-    add_u64(worker, "idle_cycles", idle);
-    cJSON_AddNumberToObject(worker, "busy_percent",
-                            busy + idle ? (double)busy * 100.0 / (double)(busy + idle) : 0.0);
+        cJSON_AddNumberToObject(worker, "last_quiescent_ms_ago", st.last_quiescent_ms_ago);
+    add_u64(worker, "loops", st.counters.loops);
+    add_u64(worker, "busy_loops", st.counters.busy_loops);
+    add_u64(worker, "busy_cycles", st.counters.busy_cycles);
+    add_u64(worker, "idle_cycles", st.counters.idle_cycles);
+    add_u64(worker, "busy_percent", st.busy_percent);
     return worker;
 }
 

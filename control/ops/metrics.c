@@ -1,6 +1,7 @@
 #include "metrics.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -8,31 +9,37 @@
 #include "control_plane.h"
 #include "lb_metrics.h"
 #include "metrics_text.h"
+#include "worker_status.h"
 
 static void worker_families(const struct xlb_control_plane *cp, struct xlb_text *t)
 {
-    const struct xlb_worker_stats *stats = cp->shared->stats;
     unsigned n = cp->shared->n_workers;
+    struct xlb_worker_status *status = calloc(n + 1, sizeof(*status));
+    if (status == NULL)
+        return;
+    for (unsigned w = 0; w < n; w++)
+        xlb_worker_status_gather(cp->shared, cp->worker_lcores, w, &status[w]);
     /* Families with one value per worker: field offset, name, type, help. */
     static const struct {
         size_t offset;
         const char *name, *type, *help;
     } per_worker[] = {
-        {offsetof(struct xlb_worker_stats, rx_packets), "xlb_worker_rx_packets_total", "counter",
-         "Packets a worker received."},
-        {offsetof(struct xlb_worker_stats, tx_packets), "xlb_worker_tx_packets_total", "counter",
-         "Packets a worker transmitted."},
-        {offsetof(struct xlb_worker_stats, busy_cycles), "xlb_worker_busy_cycles_total", "counter",
-         "TSC cycles in poll loops that processed packets."},
-        {offsetof(struct xlb_worker_stats, idle_cycles), "xlb_worker_idle_cycles_total", "counter",
-         "TSC cycles in poll loops that found no packet."},
-        {offsetof(struct xlb_worker_stats, observed_generation), "xlb_worker_snapshot_generation",
-         "gauge", "Snapshot generation the worker last processed a burst with."},
+        {offsetof(struct xlb_worker_status, counters.rx_packets), "xlb_worker_rx_packets_total",
+         "counter", "Packets a worker received."},
+        {offsetof(struct xlb_worker_status, counters.tx_packets), "xlb_worker_tx_packets_total",
+         "counter", "Packets a worker transmitted."},
+        {offsetof(struct xlb_worker_status, counters.busy_cycles), "xlb_worker_busy_cycles_total",
+         "counter", "TSC cycles in poll loops that processed packets."},
+        {offsetof(struct xlb_worker_status, counters.idle_cycles), "xlb_worker_idle_cycles_total",
+         "counter", "TSC cycles in poll loops that found no packet."},
+        {offsetof(struct xlb_worker_status, counters.observed_generation),
+         "xlb_worker_snapshot_generation", "gauge",
+         "Snapshot generation the worker last processed a burst with."},
     };
     for (size_t f = 0; f < RTE_DIM(per_worker); f++) {
         xlb_metrics_family(t, per_worker[f].name, per_worker[f].type, per_worker[f].help);
         for (unsigned w = 0; w < n; w++) {
-            uint64_t value = *(const uint64_t *)((const char *)&stats[w] + per_worker[f].offset);
+            uint64_t value = *(const uint64_t *)((const char *)&status[w] + per_worker[f].offset);
             xlb_text_printf(t, "%s{worker=\"%u\"} %" PRIu64 "\n", per_worker[f].name, w, value);
         }
     }
@@ -40,13 +47,14 @@ static void worker_families(const struct xlb_control_plane *cp, struct xlb_text 
     for (unsigned w = 0; w < n; w++)
         for (int e = 0; e < XLB_EVENT_MAX; e++)
             xlb_text_printf(t, "xlb_worker_events_total{worker=\"%u\",event=\"%s\"} %" PRIu64 "\n",
-                            w, xlb_event_counter_name(e), stats[w].events[e]);
+                            w, xlb_event_counter_name(e), status[w].counters.events[e]);
     xlb_metrics_family(t, "xlb_worker_drops_total", "counter",
                        "Packets workers dropped, by reason.");
     for (unsigned w = 0; w < n; w++)
         for (int d = 0; d < XLB_DROP_MAX; d++)
             xlb_text_printf(t, "xlb_worker_drops_total{worker=\"%u\",reason=\"%s\"} %" PRIu64 "\n",
-                            w, xlb_drop_reason_name(d), stats[w].drops[d]);
+                            w, xlb_drop_reason_name(d), status[w].counters.drops[d]);
+    free(status);
 }
 
 static void port_families(const struct xlb_control_plane *cp, struct xlb_text *t)

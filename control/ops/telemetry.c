@@ -31,6 +31,7 @@
 
 #include "control_plane.h"
 #include "lb_metrics.h"
+#include "worker_status.h"
 #include "xlb_override_map.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -108,19 +109,19 @@ static int cmd_workers(const char *cmd, const char *params, struct rte_tel_data 
         return -1;
     rte_tel_data_start_dict(d);
     for (unsigned w = 0; w < cp->shared->n_workers; w++) {
-        const struct xlb_worker_stats *s = &cp->shared->stats[w];
+        struct xlb_worker_status st;
+        xlb_worker_status_gather(cp->shared, cp->worker_lcores, w, &st);
         struct rte_tel_data *c = rte_tel_data_alloc();
         if (c == NULL)
             break;
-        uint64_t busy = s->busy_cycles, idle = s->idle_cycles;
         rte_tel_data_start_dict(c);
-        rte_tel_data_add_dict_u64(c, "lcore", cp->worker_lcores[w]);
-        rte_tel_data_add_dict_u64(c, "generation", s->observed_generation);
-        rte_tel_data_add_dict_u64(c, "loops", s->loops);
-        rte_tel_data_add_dict_u64(c, "busy_loops", s->busy_loops);
-        rte_tel_data_add_dict_u64(c, "busy_cycles", busy);
-        rte_tel_data_add_dict_u64(c, "idle_cycles", idle);
-        rte_tel_data_add_dict_u64(c, "busy_percent", busy + idle ? busy * 100 / (busy + idle) : 0);
+        rte_tel_data_add_dict_u64(c, "lcore", st.lcore);
+        rte_tel_data_add_dict_u64(c, "generation", st.counters.observed_generation);
+        rte_tel_data_add_dict_u64(c, "loops", st.counters.loops);
+        rte_tel_data_add_dict_u64(c, "busy_loops", st.counters.busy_loops);
+        rte_tel_data_add_dict_u64(c, "busy_cycles", st.counters.busy_cycles);
+        rte_tel_data_add_dict_u64(c, "idle_cycles", st.counters.idle_cycles);
+        rte_tel_data_add_dict_u64(c, "busy_percent", st.busy_percent);
         char name[32];
         snprintf(name, sizeof(name), "worker_%u", w);
         rte_tel_data_add_dict_container(d, name, c, 0);
