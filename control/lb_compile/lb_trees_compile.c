@@ -121,24 +121,24 @@ static void outlier_reset(struct cluster_entry *e, const struct xlb_cluster_conf
                           const struct xlb_host_port *where, uint32_t n, uint64_t now_ms)
 {
     if (!config->outlier.enabled) {
-        xlb_od_free(e->outlier);
+        xlb_outlier_free(e->outlier);
         e->outlier = NULL;
         memset(e->ejected, 0, n * sizeof(bool));
         return;
     }
-    if (e->outlier == NULL && (e->outlier = xlb_od_create(&e->outlier_rng)) == NULL)
+    if (e->outlier == NULL && (e->outlier = xlb_outlier_create(&e->outlier_rng)) == NULL)
         return;
-    struct xlb_od_key *keys = calloc(n + 1, sizeof(*keys));
+    struct xlb_outlier_key *keys = calloc(n + 1, sizeof(*keys));
     if (keys == NULL)
         return;
     for (uint32_t i = 0; i < n; i++) {
         keys[i].addr = where[i].addr;
         keys[i].port = where[i].port;
     }
-    xlb_od_set_endpoints(e->outlier, keys, n);
-    xlb_od_set_config(e->outlier, &config->outlier, now_ms);
+    xlb_outlier_set_endpoints(e->outlier, keys, n);
+    xlb_outlier_set_config(e->outlier, &config->outlier, now_ms);
     free(keys);
-    const uint64_t *bits = xlb_od_ejected_bitmap(e->outlier);
+    const uint64_t *bits = xlb_outlier_ejected_bitmap(e->outlier);
     for (uint32_t i = 0; i < n; i++)
         e->ejected[i] = (bits[i / 64] >> (i % 64)) & 1;
 }

@@ -38,8 +38,8 @@ void xlb_lb_trees_describe_endpoints(const struct xlb_lb_trees *st, const char *
         bool draining = ep->health == XLB_HEALTH_DRAINING;
         cJSON_AddBoolToObject(item, "usable", !ep->ejected && !draining);
         cJSON_AddBoolToObject(item, "ejected", ep->ejected);
-        struct xlb_od_endpoint_info info;
-        if (e->outlier != NULL && xlb_od_endpoint_info(e->outlier, i, &info) == 0) {
+        struct xlb_outlier_endpoint_info info;
+        if (e->outlier != NULL && xlb_outlier_endpoint_info(e->outlier, i, &info) == 0) {
             if (info.ejected)
                 cJSON_AddNumberToObject(
                     item, "ejected_for_ms",

@@ -28,7 +28,7 @@ void lb_trees_entry_free(struct xlb_lb_trees *st, struct cluster_entry *e)
         for (uint32_t i = 0; i < e->compiled->n_endpoints; i++)
             xlb_endpoint_slots_release(&st->slots, e->compiled->endpoints[i].slot);
     xlb_lb_cluster_release(e->compiled);
-    xlb_od_free(e->outlier);
+    xlb_outlier_free(e->outlier);
     xlb_priority_policy_free(e->priority);
     free(e->ejected);
     free(e->last_ok);

@@ -49,7 +49,7 @@ static void feed_counters(struct cluster_entry *e, const struct xlb_worker_load 
                                offsetof(struct xlb_endpoint_load, session_picks))) > 0)
             e->last_use_ms[i] = now_ms;
         if (e->outlier != NULL && (ok | failed) != 0)
-            xlb_od_add_calls(e->outlier, i, ok, failed);
+            xlb_outlier_add_calls(e->outlier, i, ok, failed);
     }
 }
 
@@ -83,8 +83,8 @@ static bool tick_cluster(struct xlb_lb_trees *st, struct cluster_entry *e,
 {
     feed_counters(e, loads, n_workers, now_ms);
     bool recompile = false;
-    if (e->outlier != NULL && xlb_od_poll(e->outlier, now_ms)) {
-        const struct xlb_od_changes *ch = xlb_od_changes(e->outlier);
+    if (e->outlier != NULL && xlb_outlier_poll(e->outlier, now_ms)) {
+        const struct xlb_outlier_changes *ch = xlb_outlier_changes(e->outlier);
         for (uint32_t i = 0; i < ch->n_ejected; i++)
             e->ejected[ch->ejected[i]] = true;
         for (uint32_t i = 0; i < ch->n_unejected; i++)

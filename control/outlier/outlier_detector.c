@@ -5,17 +5,17 @@
 
 #include "outlier_internal.h"
 
-struct xlb_outlier_detector *xlb_od_create(struct xlb_rng *rng)
+struct xlb_outlier_detector *xlb_outlier_create(struct xlb_rng *rng)
 {
     struct xlb_outlier_detector *od = calloc(1, sizeof(*od));
     if (od == NULL)
         return NULL;
     od->rng = rng;
-    od->next_sweep_ms = XLB_OD_NO_SWEEP;
+    od->next_sweep_ms = XLB_OUTLIER_NO_SWEEP;
     return od;
 }
 
-void xlb_od_free(struct xlb_outlier_detector *od)
+void xlb_outlier_free(struct xlb_outlier_detector *od)
 {
     if (od == NULL)
         return;
@@ -26,17 +26,17 @@ void xlb_od_free(struct xlb_outlier_detector *od)
     free(od);
 }
 
-void xlb_od_clear_changes(struct xlb_outlier_detector *od)
+void xlb_outlier_clear_changes(struct xlb_outlier_detector *od)
 {
-    od->changes = (struct xlb_od_changes){
+    od->changes = (struct xlb_outlier_changes){
         .ejected = od->ejected_list,
         .unejected = od->unejected_list,
     };
 }
 
-void xlb_od_eject(struct xlb_outlier_detector *od, uint32_t index, uint64_t now_ms)
+void xlb_outlier_eject(struct xlb_outlier_detector *od, uint32_t index, uint64_t now_ms)
 {
-    struct xlb_od_endpoint *ep = &od->endpoints[index];
+    struct xlb_outlier_endpoint *ep = &od->endpoints[index];
     if (!ep->ejected) {
         ep->ejected = true;
         od->n_ejected++;
@@ -48,9 +48,9 @@ void xlb_od_eject(struct xlb_outlier_detector *od, uint32_t index, uint64_t now_
         ep->multiplier++;
 }
 
-void xlb_od_uneject(struct xlb_outlier_detector *od, uint32_t index)
+void xlb_outlier_uneject(struct xlb_outlier_detector *od, uint32_t index)
 {
-    struct xlb_od_endpoint *ep = &od->endpoints[index];
+    struct xlb_outlier_endpoint *ep = &od->endpoints[index];
     if (!ep->ejected)
         return;
     ep->ejected = false;
@@ -60,7 +60,7 @@ void xlb_od_uneject(struct xlb_outlier_detector *od, uint32_t index)
     od->unejected_list[od->changes.n_unejected++] = index;
 }
 
-uint64_t xlb_od_ejection_ms(const struct xlb_outlier_detection *config, uint32_t multiplier)
+uint64_t xlb_outlier_ejection_ms(const struct xlb_outlier_detection *config, uint32_t multiplier)
 {
     uint64_t base = xlb_duration_ms(&config->base_ejection_time);
     uint64_t max = xlb_duration_ms(&config->max_ejection_time);
@@ -70,23 +70,23 @@ uint64_t xlb_od_ejection_ms(const struct xlb_outlier_detection *config, uint32_t
     return base * multiplier;
 }
 
-void xlb_od_set_config(struct xlb_outlier_detector *od, const struct xlb_outlier_detection *config,
-                       uint64_t now_ms)
+void xlb_outlier_set_config(struct xlb_outlier_detector *od,
+                            const struct xlb_outlier_detection *config, uint64_t now_ms)
 {
     uint64_t interval = xlb_duration_ms(&config->interval);
 
     od->config = *config;
     od->counting =
         config->enabled && (config->success_rate_enabled || config->failure_percentage_enabled);
-    xlb_od_clear_changes(od);
+    xlb_outlier_clear_changes(od);
 
     if (!od->counting) {
         /* A50: no timer and no timer start; C-core also resets each endpoint's ejection. */
         od->timer_running = false;
         od->timer_start_ms = 0;
-        od->next_sweep_ms = XLB_OD_NO_SWEEP;
+        od->next_sweep_ms = XLB_OUTLIER_NO_SWEEP;
         for (uint32_t i = 0; i < od->n; i++) {
-            xlb_od_uneject(od, i);
+            xlb_outlier_uneject(od, i);
             od->endpoints[i].multiplier = 0;
             od->endpoints[i].active_ok = od->endpoints[i].active_fail = 0;
         }
@@ -107,13 +107,13 @@ void xlb_od_set_config(struct xlb_outlier_detector *od, const struct xlb_outlier
 
 static int key_cmp(const void *a, const void *b)
 {
-    return memcmp(a, b, sizeof(struct xlb_od_key));
+    return memcmp(a, b, sizeof(struct xlb_outlier_key));
 }
 
 /* Sort old endpoints by key (they lead each record) so each new key is one binary search. */
-static struct xlb_od_endpoint *sorted_copy(const struct xlb_od_endpoint *eps, uint32_t n)
+static struct xlb_outlier_endpoint *sorted_copy(const struct xlb_outlier_endpoint *eps, uint32_t n)
 {
-    struct xlb_od_endpoint *copy = malloc((n ? n : 1) * sizeof(*copy));
+    struct xlb_outlier_endpoint *copy = malloc((n ? n : 1) * sizeof(*copy));
     if (copy == NULL)
         return NULL;
     if (n) {
@@ -124,9 +124,9 @@ static struct xlb_od_endpoint *sorted_copy(const struct xlb_od_endpoint *eps, ui
 }
 
 /* Returns 0, -EINVAL when a key repeats, or -ENOMEM. */
-static int check_unique(const struct xlb_od_key *keys, uint32_t n)
+static int check_unique(const struct xlb_outlier_key *keys, uint32_t n)
 {
-    struct xlb_od_key *copy = malloc((n ? n : 1) * sizeof(*copy));
+    struct xlb_outlier_key *copy = malloc((n ? n : 1) * sizeof(*copy));
     bool dup = false;
     if (copy == NULL)
         return -ENOMEM;
@@ -139,7 +139,8 @@ static int check_unique(const struct xlb_od_key *keys, uint32_t n)
     return dup ? -EINVAL : 0;
 }
 
-int xlb_od_set_endpoints(struct xlb_outlier_detector *od, const struct xlb_od_key *keys, uint32_t n)
+int xlb_outlier_set_endpoints(struct xlb_outlier_detector *od, const struct xlb_outlier_key *keys,
+                              uint32_t n)
 {
     if (n > 0 && keys == NULL)
         return -EINVAL;
@@ -148,11 +149,11 @@ int xlb_od_set_endpoints(struct xlb_outlier_detector *od, const struct xlb_od_ke
         return rc;
 
     size_t words = (n + 63) / 64;
-    struct xlb_od_endpoint *eps = calloc(n ? n : 1, sizeof(*eps));
+    struct xlb_outlier_endpoint *eps = calloc(n ? n : 1, sizeof(*eps));
     uint64_t *bitmap = calloc(words ? words : 1, sizeof(*bitmap));
     uint32_t *ej = malloc((n ? n : 1) * sizeof(*ej));
     uint32_t *unej = malloc((n ? n : 1) * sizeof(*unej));
-    struct xlb_od_endpoint *old = sorted_copy(od->endpoints, od->n);
+    struct xlb_outlier_endpoint *old = sorted_copy(od->endpoints, od->n);
     if (eps == NULL || bitmap == NULL || ej == NULL || unej == NULL || old == NULL) {
         free(eps);
         free(bitmap);
@@ -164,7 +165,8 @@ int xlb_od_set_endpoints(struct xlb_outlier_detector *od, const struct xlb_od_ke
 
     uint32_t n_ejected = 0;
     for (uint32_t i = 0; i < n; i++) {
-        const struct xlb_od_endpoint *found = bsearch(&keys[i], old, od->n, sizeof(*old), key_cmp);
+        const struct xlb_outlier_endpoint *found =
+            bsearch(&keys[i], old, od->n, sizeof(*old), key_cmp);
         if (found != NULL)
             eps[i] = *found;
         else
@@ -185,12 +187,12 @@ int xlb_od_set_endpoints(struct xlb_outlier_detector *od, const struct xlb_od_ke
     od->unejected_list = unej;
     od->n = n;
     od->n_ejected = n_ejected;
-    xlb_od_clear_changes(od);
+    xlb_outlier_clear_changes(od);
     return 0;
 }
 
-void xlb_od_add_calls(struct xlb_outlier_detector *od, uint32_t index, uint64_t successes,
-                      uint64_t failures)
+void xlb_outlier_add_calls(struct xlb_outlier_detector *od, uint32_t index, uint64_t successes,
+                           uint64_t failures)
 {
     if (!od->counting || index >= od->n)
         return;
@@ -198,50 +200,50 @@ void xlb_od_add_calls(struct xlb_outlier_detector *od, uint32_t index, uint64_t 
     od->endpoints[index].active_fail += failures;
 }
 
-uint64_t xlb_od_next_sweep_ms(const struct xlb_outlier_detector *od)
+uint64_t xlb_outlier_next_sweep_ms(const struct xlb_outlier_detector *od)
 {
     return od->next_sweep_ms;
 }
 
-bool xlb_od_poll(struct xlb_outlier_detector *od, uint64_t now_ms)
+bool xlb_outlier_poll(struct xlb_outlier_detector *od, uint64_t now_ms)
 {
     if (!od->timer_running || now_ms < od->next_sweep_ms)
         return false;
-    xlb_od_clear_changes(od);
-    xlb_od_sweep(od, now_ms);
+    xlb_outlier_clear_changes(od);
+    xlb_outlier_sweep(od, now_ms);
     /* A50: when the timer fires, its start becomes now. */
     od->timer_start_ms = now_ms;
     od->next_sweep_ms = now_ms + xlb_duration_ms(&od->config.interval);
     return true;
 }
 
-const struct xlb_od_changes *xlb_od_changes(const struct xlb_outlier_detector *od)
+const struct xlb_outlier_changes *xlb_outlier_changes(const struct xlb_outlier_detector *od)
 {
     return &od->changes;
 }
 
-uint32_t xlb_od_size(const struct xlb_outlier_detector *od)
+uint32_t xlb_outlier_size(const struct xlb_outlier_detector *od)
 {
     return od->n;
 }
 
-uint32_t xlb_od_n_ejected(const struct xlb_outlier_detector *od)
+uint32_t xlb_outlier_n_ejected(const struct xlb_outlier_detector *od)
 {
     return od->n_ejected;
 }
 
-const uint64_t *xlb_od_ejected_bitmap(const struct xlb_outlier_detector *od)
+const uint64_t *xlb_outlier_ejected_bitmap(const struct xlb_outlier_detector *od)
 {
     return od->bitmap;
 }
 
-int xlb_od_endpoint_info(const struct xlb_outlier_detector *od, uint32_t index,
-                         struct xlb_od_endpoint_info *out)
+int xlb_outlier_endpoint_info(const struct xlb_outlier_detector *od, uint32_t index,
+                              struct xlb_outlier_endpoint_info *out)
 {
     if (index >= od->n)
         return -EINVAL;
-    const struct xlb_od_endpoint *ep = &od->endpoints[index];
-    *out = (struct xlb_od_endpoint_info){
+    const struct xlb_outlier_endpoint *ep = &od->endpoints[index];
+    *out = (struct xlb_outlier_endpoint_info){
         .ejected = ep->ejected,
         .ejected_at_ms = ep->ejected_at_ms,
         .multiplier = ep->multiplier,
@@ -249,6 +251,7 @@ int xlb_od_endpoint_info(const struct xlb_outlier_detector *od, uint32_t index,
         .last_failures = ep->last_fail,
     };
     if (ep->ejected)
-        out->ejected_until_ms = ep->ejected_at_ms + xlb_od_ejection_ms(&od->config, ep->multiplier);
+        out->ejected_until_ms =
+            ep->ejected_at_ms + xlb_outlier_ejection_ms(&od->config, ep->multiplier);
     return 0;
 }

@@ -5,8 +5,8 @@
 #include "outlier_detector.h"
 
 /* A50's map entry for one endpoint. */
-struct xlb_od_endpoint {
-    struct xlb_od_key key;
+struct xlb_outlier_endpoint {
+    struct xlb_outlier_key key;
     /*
      * A50's two call-counter buckets: `active` collects the current interval and a sweep moves
      * it to `last`, which the algorithms read. Only the control plane writes either, so the
@@ -27,7 +27,7 @@ struct xlb_outlier_detector {
     uint64_t next_sweep_ms;
     struct xlb_rng *rng;
 
-    struct xlb_od_endpoint *endpoints;
+    struct xlb_outlier_endpoint *endpoints;
     uint32_t n;
     uint32_t n_ejected;
     uint64_t *bitmap;
@@ -35,18 +35,18 @@ struct xlb_outlier_detector {
     /* Change lists, each at most n long. */
     uint32_t *ejected_list;
     uint32_t *unejected_list;
-    struct xlb_od_changes changes;
+    struct xlb_outlier_changes changes;
 };
 
 /* Ejection and un-ejection keep the count, the bitmap and the change lists in step. */
-void xlb_od_eject(struct xlb_outlier_detector *od, uint32_t index, uint64_t now_ms);
-void xlb_od_uneject(struct xlb_outlier_detector *od, uint32_t index);
-void xlb_od_clear_changes(struct xlb_outlier_detector *od);
+void xlb_outlier_eject(struct xlb_outlier_detector *od, uint32_t index, uint64_t now_ms);
+void xlb_outlier_uneject(struct xlb_outlier_detector *od, uint32_t index);
+void xlb_outlier_clear_changes(struct xlb_outlier_detector *od);
 
 /* min(base * multiplier, max(base, max_ejection_time)), saturating. */
-uint64_t xlb_od_ejection_ms(const struct xlb_outlier_detection *config, uint32_t multiplier);
+uint64_t xlb_outlier_ejection_ms(const struct xlb_outlier_detection *config, uint32_t multiplier);
 
 /* The timer callback of A50: steps 1 to 5, at now_ms. */
-void xlb_od_sweep(struct xlb_outlier_detector *od, uint64_t now_ms);
+void xlb_outlier_sweep(struct xlb_outlier_detector *od, uint64_t now_ms);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include "outlier_internal.h"
 
-static uint64_t volume(const struct xlb_od_endpoint *ep)
+static uint64_t volume(const struct xlb_outlier_endpoint *ep)
 {
     return ep->last_ok + ep->last_fail;
 }
@@ -36,13 +36,13 @@ static bool enforce(struct xlb_outlier_detector *od, uint32_t percentage)
  * An endpoint with no calls has no success rate; C-core leaves it out of both algorithms even
  * when request_volume is 0, and so does this.
  */
-static bool has_volume(const struct xlb_od_endpoint *ep, uint32_t request_volume)
+static bool has_volume(const struct xlb_outlier_endpoint *ep, uint32_t request_volume)
 {
     uint64_t v = volume(ep);
     return v > 0 && v >= request_volume;
 }
 
-static double success_rate(const struct xlb_od_endpoint *ep)
+static double success_rate(const struct xlb_outlier_endpoint *ep)
 {
     return (double)ep->last_ok / (double)volume(ep);
 }
@@ -84,7 +84,7 @@ static void run_success_rate(struct xlb_outlier_detector *od, uint64_t now_ms)
             continue;
         if (success_rate(&od->endpoints[i]) < threshold &&
             enforce(od, od->config.success_rate.enforcement_percentage))
-            xlb_od_eject(od, i, now_ms);
+            xlb_outlier_eject(od, i, now_ms);
     }
 }
 
@@ -97,7 +97,7 @@ static void run_failure_percentage(struct xlb_outlier_detector *od, uint64_t now
     if (od->n < od->config.failure_percentage.minimum_hosts)
         return;
     for (uint32_t i = 0; i < od->n; i++) {
-        const struct xlb_od_endpoint *ep = &od->endpoints[i];
+        const struct xlb_outlier_endpoint *ep = &od->endpoints[i];
         if (over_max_percent(od))
             return;
         if (!has_volume(ep, rv))
@@ -109,15 +109,15 @@ static void run_failure_percentage(struct xlb_outlier_detector *od, uint64_t now
         /* failures / volume * 100 > threshold, exactly. */
         if (ep->last_fail * 100 > threshold * volume(ep) &&
             enforce(od, od->config.failure_percentage.enforcement_percentage))
-            xlb_od_eject(od, i, now_ms);
+            xlb_outlier_eject(od, i, now_ms);
     }
 }
 
-void xlb_od_sweep(struct xlb_outlier_detector *od, uint64_t now_ms)
+void xlb_outlier_sweep(struct xlb_outlier_detector *od, uint64_t now_ms)
 {
     /* Steps 1 and 2: now_ms is the timestamp of this sweep; swap the buckets. */
     for (uint32_t i = 0; i < od->n; i++) {
-        struct xlb_od_endpoint *ep = &od->endpoints[i];
+        struct xlb_outlier_endpoint *ep = &od->endpoints[i];
         ep->last_ok = ep->active_ok;
         ep->last_fail = ep->active_fail;
         ep->active_ok = ep->active_fail = 0;
@@ -129,12 +129,13 @@ void xlb_od_sweep(struct xlb_outlier_detector *od, uint64_t now_ms)
 
     /* Step 5. "After" is strict; an endpoint un-ejected here keeps its multiplier this sweep. */
     for (uint32_t i = 0; i < od->n; i++) {
-        struct xlb_od_endpoint *ep = &od->endpoints[i];
+        struct xlb_outlier_endpoint *ep = &od->endpoints[i];
         if (!ep->ejected) {
             if (ep->multiplier > 0)
                 ep->multiplier--;
-        } else if (now_ms > ep->ejected_at_ms + xlb_od_ejection_ms(&od->config, ep->multiplier)) {
-            xlb_od_uneject(od, i);
+        } else if (now_ms >
+                   ep->ejected_at_ms + xlb_outlier_ejection_ms(&od->config, ep->multiplier)) {
+            xlb_outlier_uneject(od, i);
         }
     }
 }

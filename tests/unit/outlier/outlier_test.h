@@ -60,9 +60,9 @@ static inline struct xlb_outlier_detection fp_config(void)
     return c;
 }
 
-static inline struct xlb_od_key key(uint32_t i)
+static inline struct xlb_outlier_key key(uint32_t i)
 {
-    struct xlb_od_key k;
+    struct xlb_outlier_key k;
     memset(&k, 0, sizeof(k));
     xlb_addr_from_ipv4(__builtin_bswap32(0x0a000000u + i), &k.addr);
     k.port = 8080;
@@ -72,42 +72,42 @@ static inline struct xlb_od_key key(uint32_t i)
 static inline void setup(struct fixture *f, uint32_t n, const struct xlb_outlier_detection *c,
                          uint64_t seed)
 {
-    struct xlb_od_key keys[1024];
+    struct xlb_outlier_key keys[1024];
     assert_true(n <= 1024);
     xlb_rng_seed(&f->rng, seed);
-    f->od = xlb_od_create(&f->rng);
+    f->od = xlb_outlier_create(&f->rng);
     assert_non_null(f->od);
     for (uint32_t i = 0; i < n; i++)
         keys[i] = key(i);
-    assert_int_equal(xlb_od_set_endpoints(f->od, keys, n), 0);
-    xlb_od_set_config(f->od, c, 0);
+    assert_int_equal(xlb_outlier_set_endpoints(f->od, keys, n), 0);
+    xlb_outlier_set_config(f->od, c, 0);
 }
 
 /* Every endpoint gets `ok` successes and `fail` failures this interval. */
 static inline void feed_all(struct fixture *f, uint64_t ok, uint64_t fail)
 {
-    for (uint32_t i = 0; i < xlb_od_size(f->od); i++)
-        xlb_od_add_calls(f->od, i, ok, fail);
+    for (uint32_t i = 0; i < xlb_outlier_size(f->od); i++)
+        xlb_outlier_add_calls(f->od, i, ok, fail);
 }
 
 static inline void sweep(struct fixture *f, uint64_t now_ms)
 {
-    assert_true(xlb_od_poll(f->od, now_ms));
+    assert_true(xlb_outlier_poll(f->od, now_ms));
 }
 
 static inline bool ejected(struct fixture *f, uint32_t i)
 {
-    struct xlb_od_endpoint_info info;
-    assert_int_equal(xlb_od_endpoint_info(f->od, i, &info), 0);
-    bool bit = (xlb_od_ejected_bitmap(f->od)[i / 64] >> (i % 64)) & 1;
+    struct xlb_outlier_endpoint_info info;
+    assert_int_equal(xlb_outlier_endpoint_info(f->od, i, &info), 0);
+    bool bit = (xlb_outlier_ejected_bitmap(f->od)[i / 64] >> (i % 64)) & 1;
     assert_int_equal(bit, info.ejected);
     return info.ejected;
 }
 
 static inline uint32_t multiplier(struct fixture *f, uint32_t i)
 {
-    struct xlb_od_endpoint_info info;
-    assert_int_equal(xlb_od_endpoint_info(f->od, i, &info), 0);
+    struct xlb_outlier_endpoint_info info;
+    assert_int_equal(xlb_outlier_endpoint_info(f->od, i, &info), 0);
     return info.multiplier;
 }
 
