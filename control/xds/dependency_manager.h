@@ -3,7 +3,9 @@
  * VIP xlb serves it decides which xDS resources must be watched, resolves the chain
  * Listener -> RouteConfiguration -> Clusters (aggregate graphs flattened) -> ClusterLoadAssignments
  * over the resource cache, and says whether the VIP's configuration is complete (READY), still
- * waiting for a resource (WARMING), or unusable (ERROR), and why.
+ * waiting for a resource (WARMING), or unusable (ERROR), and why. Its names carry the prefix
+ * xlb_dm_ (dependency manager); its parts are dependency_manager.c (listeners and routes),
+ * dependency_clusters.c (cluster graphs) and dependency_walk.c (one evaluation's helpers).
  *
  * Pure logic over struct xlb_xds_cache: no I/O, no timers. The caller (the control plane) runs
  * xlb_dm_update after every cache change, lets the ADS client subscribe to the resources whose

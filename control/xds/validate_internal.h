@@ -2,7 +2,8 @@
  * Helpers shared by the xDS validators (not installed; consumers include the *_config.h
  * headers). Every error line has the form
  *     <resource kind> "<name>": <field path>: <reason>
- * so that a NACK's error_detail names the resource, the field and the rule.
+ * so that a NACK's error_detail names the resource, the field and the rule. The helpers carry
+ * the prefix xv_ (xDS validation); validate_common.c implements them.
  */
 #ifndef XLB_VALIDATE_INTERNAL_H
 #define XLB_VALIDATE_INTERNAL_H
