@@ -45,6 +45,11 @@ xlb.vips[1]: needs exactly one of "target" (L7) or "cluster" (L4)'
 [ $rc -eq 1 ] || { echo "FAIL: a file with unknown keys gave $rc"; exit 1; }
 [ "$out" = "$expected" ] || { echo "FAIL: got:"; echo "$out"; exit 1; }
 echo "ok - unknown keys of the xlb section are reported, each with the nearest known key"
+# Starting reads the file the same way: it stops before EAL with the same lines.
+rc=0
+out=$("$XLBD" --config "$dir/typos.json" 2>&1) || rc=$?
+[ $rc -eq 1 ] && [ "$out" = "$expected" ] || { echo "FAIL: start with unknown keys: $rc $out"; exit 1; }
+echo "ok - xlbd does not start on a file with unknown keys"
 
 # --check --json: the same result for tools, on stdout, with the same exit status.
 out=$("$XLBD" --check --json --config "$SRC/tools/demo/bootstrap.json")
