@@ -1,6 +1,7 @@
 /*
  * The bootstrap file: gRPC's xDS bootstrap (xds_servers, node) plus xlb's own "xlb" section.
  * Reading never stops at the first problem: every problem becomes one "json.path: reason" line.
+ * A key the xlb section does not know is one of them; gRPC's part ignores unknown fields.
  */
 #ifndef XLB_BOOTSTRAP_H
 #define XLB_BOOTSTRAP_H
@@ -10,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "config_keys.h"
 #include "json_read.h"
 #include "xlb_addr.h"
 #include "xlb_host_port.h"
@@ -94,6 +96,14 @@ struct xlb_bootstrap {
     struct xlb_host_port metrics_listen; /* a loopback address */
     unsigned metrics_max_series;         /* per-entity series cap (neighbours, endpoints) */
 };
+
+/* The xlb section's objects and their keys, as the parser reads them (config_keys.h): the
+ * section, xlb.ports[], xlb.vips[], xlb.static_resources. NULL-terminated. */
+extern const struct xlb_config_object xlb_bootstrap_section_object;
+extern const struct xlb_config_object xlb_bootstrap_port_object;
+extern const struct xlb_config_object xlb_bootstrap_vip_object;
+extern const struct xlb_config_object xlb_bootstrap_static_resources_object;
+extern const struct xlb_config_object *const xlb_bootstrap_objects[];
 
 /* Parse a document; 0 when it is valid, -1 with errs filled otherwise. *out is always freeable. */
 int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_errors *errs);

@@ -7,32 +7,65 @@
 #include <stdlib.h>
 #include <string.h>
 
-void xlb_errors_add(struct xlb_errors *errs, const char *path, const char *fmt, ...)
+static void add_error(struct xlb_errors *errs, const char *path, const char *suggestion,
+                      const char *fmt, va_list ap)
 {
     if (errs->n >= XLB_ERRORS_MAX) {
         errs->dropped++;
         return;
     }
     char message[256];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(message, sizeof(message), fmt, ap);
-    va_end(ap);
 
-    size_t len = strlen(path) + strlen(message) + 3;
+    char hint[96] = "";
+    if (suggestion != NULL)
+        snprintf(hint, sizeof(hint), "; did you mean \"%s\"?", suggestion);
+    size_t len = strlen(path) + strlen(message) + strlen(hint) + 3;
     char *line = malloc(len);
-    if (line == NULL) {
+    struct xlb_error_detail detail = {
+        .path = strdup(path),
+        .message = strdup(message),
+        .suggestion = suggestion ? strdup(suggestion) : NULL,
+    };
+    if (line == NULL || detail.path == NULL || detail.message == NULL ||
+        (suggestion != NULL && detail.suggestion == NULL)) {
+        free(line);
+        free(detail.path);
+        free(detail.message);
+        free(detail.suggestion);
         errs->dropped++;
         return;
     }
-    snprintf(line, len, "%s: %s", path, message);
+    snprintf(line, len, "%s: %s%s", path, message, hint);
+    errs->details[errs->n] = detail;
     errs->lines[errs->n++] = line;
+}
+
+void xlb_errors_add(struct xlb_errors *errs, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_error(errs, path, NULL, fmt, ap);
+    va_end(ap);
+}
+
+void xlb_errors_add_suggestion(struct xlb_errors *errs, const char *path, const char *suggestion,
+                               const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_error(errs, path, suggestion, fmt, ap);
+    va_end(ap);
 }
 
 void xlb_errors_free(struct xlb_errors *errs)
 {
-    for (unsigned i = 0; i < errs->n; i++)
+    for (unsigned i = 0; i < errs->n; i++) {
         free(errs->lines[i]);
+        free(errs->details[i].path);
+        free(errs->details[i].message);
+        free(errs->details[i].suggestion);
+    }
     memset(errs, 0, sizeof(*errs));
 }
 
@@ -51,6 +84,54 @@ char *xlb_errors_join(const struct xlb_errors *errs, unsigned from)
         strcat(text, errs->lines[i]);
     }
     return text;
+}
+
+/* Whether line is still "path: ..." as added. */
+static bool line_as_added(const char *line, const struct xlb_error_detail *detail)
+{
+    size_t len = strlen(detail->path);
+    return strncmp(line, detail->path, len) == 0 && strncmp(line + len, ": ", 2) == 0;
+}
+
+static cJSON *error_json(const char *line, const struct xlb_error_detail *detail)
+{
+    cJSON *item = cJSON_CreateObject();
+    if (item == NULL)
+        return NULL;
+    bool ok;
+    if (line_as_added(line, detail)) {
+        ok = cJSON_AddStringToObject(item, "path", detail->path) &&
+             cJSON_AddStringToObject(item, "message", detail->message) &&
+             (detail->suggestion ? cJSON_AddStringToObject(item, "suggestion", detail->suggestion)
+                                 : cJSON_AddNullToObject(item, "suggestion"));
+    } else {
+        const char *colon = strstr(line, ": ");
+        size_t path_len = colon ? (size_t)(colon - line) : 0;
+        char *path = strndup(line, path_len);
+        ok = path != NULL && cJSON_AddStringToObject(item, "path", path) &&
+             cJSON_AddStringToObject(item, "message", colon ? colon + 2 : line) &&
+             cJSON_AddNullToObject(item, "suggestion");
+        free(path);
+    }
+    if (!ok) {
+        cJSON_Delete(item);
+        return NULL;
+    }
+    return item;
+}
+
+cJSON *xlb_errors_json(const struct xlb_errors *errs)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (unsigned i = 0; list != NULL && i < errs->n; i++) {
+        cJSON *item = error_json(errs->lines[i], &errs->details[i]);
+        if (item == NULL || !cJSON_AddItemToArray(list, item)) {
+            cJSON_Delete(item);
+            cJSON_Delete(list);
+            return NULL;
+        }
+    }
+    return list;
 }
 
 void xlb_path_key(char *out, const char *parent, const char *key)

@@ -17,17 +17,32 @@
 #define XLB_ERRORS_MAX 64
 #define XLB_PATH_MAX   128
 
+/* One problem as tools see it (xlbd --check --json): its parts before they became a line. */
+struct xlb_error_detail {
+    char *path;
+    char *message;
+    char *suggestion; /* a key to write instead, or NULL */
+};
+
 struct xlb_errors {
     unsigned n;
-    unsigned dropped; /* problems beyond XLB_ERRORS_MAX */
-    char *lines[XLB_ERRORS_MAX];
+    unsigned dropped;            /* problems beyond XLB_ERRORS_MAX */
+    char *lines[XLB_ERRORS_MAX]; /* "path: message", what people read */
+    struct xlb_error_detail details[XLB_ERRORS_MAX];
 };
 
 void xlb_errors_add(struct xlb_errors *errs, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* As xlb_errors_add, with a suggestion (or NULL): the line ends in `; did you mean "KEY"?`. */
+void xlb_errors_add_suggestion(struct xlb_errors *errs, const char *path, const char *suggestion,
+                               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void xlb_errors_free(struct xlb_errors *errs);
 /* Lines from..n joined with "; " into one malloc'd string (a NACK's error_detail, say). */
 char *xlb_errors_join(const struct xlb_errors *errs, unsigned from);
+/* The problems as a JSON array of {"path", "message", "suggestion"} (suggestion null when
+ * there is none). A line another layer rewrote after adding it (a prefix naming where a
+ * resource came from) is split at its first ": " instead. NULL when out of memory. */
+cJSON *xlb_errors_json(const struct xlb_errors *errs);
 
 /* Child paths: "a.b" and "a[3]". */
 void xlb_path_key(char *out, const char *parent, const char *key);

@@ -26,6 +26,31 @@
 #include "xlb_log.h"
 #include "xlb_shared.h"
 
+/* xlbd --check --json: {"file", "valid", "errors": [{"path", "message", "suggestion"}],
+ * "errors_not_shown"}, one object on stdout for tools. */
+static void print_check_json(const char *file, bool valid, const struct xlb_errors *errs)
+{
+    cJSON *report = cJSON_CreateObject();
+    cJSON *errors = xlb_errors_json(errs);
+    char *text = NULL;
+    if (report != NULL && errors != NULL && cJSON_AddStringToObject(report, "file", file) &&
+        cJSON_AddBoolToObject(report, "valid", valid) &&
+        cJSON_AddItemToObject(report, "errors", errors)) {
+        errors = NULL; /* the report owns it */
+        if (cJSON_AddNumberToObject(report, "errors_not_shown", errs->dropped))
+            text = cJSON_PrintUnformatted(report);
+    }
+    if (text != NULL)
+        printf("%s\n", text);
+    else
+        fprintf(stderr, "xlbd: out of memory\n");
+    free(text);
+    cJSON_Delete(errors);
+    cJSON_Delete(report);
+}
+
+/* 0 when the file is valid. Problems go to stderr, one per line, or with --check --json into
+ * the JSON result on stdout. */
 static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bootstrap)
 {
     struct xlb_errors errs = {0};
@@ -33,10 +58,16 @@ static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bo
     /* Static resources go through the very validation xDS resources get. */
     if (rc == 0)
         rc = xlb_xds_plane_check(bootstrap, &errs);
-    for (unsigned i = 0; i < errs.n; i++)
-        fprintf(stderr, "%s\n", errs.lines[i]);
-    if (errs.dropped)
-        fprintf(stderr, "(%u more problems not shown)\n", errs.dropped);
+    if (opts->json) {
+        print_check_json(opts->config, rc == 0, &errs);
+    } else {
+        for (unsigned i = 0; i < errs.n; i++)
+            fprintf(stderr, "%s\n", errs.lines[i]);
+        if (errs.dropped)
+            fprintf(stderr, "(%u more problems not shown)\n", errs.dropped);
+        if (rc == 0 && opts->check)
+            printf("%s: configuration is valid\n", opts->config);
+    }
     xlb_errors_free(&errs);
     return rc;
 }
@@ -221,7 +252,6 @@ int main(int argc, char **argv)
         return 1;
     }
     if (opts.check) {
-        printf("%s: configuration is valid\n", opts.config);
         xlb_bootstrap_free(&d.bootstrap);
         return 0;
     }

@@ -1,4 +1,4 @@
-/* xlbd's command line: the bootstrap path, --check, and the EAL arguments after "--". Pure
+/* xlbd's command line: the bootstrap path, --check [--json], and the EAL arguments after "--". Pure
  * libc, so the unit tests can run it on made-up command lines. */
 #ifndef XLBD_OPTIONS_H
 #define XLBD_OPTIONS_H
@@ -9,6 +9,7 @@
 struct xlbd_options {
     const char *config;
     bool check;
+    bool json;        /* --check prints its result as JSON */
     char **extra_eal; /* points into argv: what follows "--" */
     unsigned n_extra_eal;
 };

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# xlbd --check: exit 0 for a valid file, otherwise one line per problem and a non-zero exit.
+# xlbd --check: exit 0 for a valid file, otherwise one line per problem and a non-zero exit;
+# unknown keys of the xlb section are problems; --json gives the same result for tools.
 set -euo pipefail
 SRC=${XLB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 XLBD=${XLB_BUILD_DIR:-$SRC/build}/apps/xlbd
@@ -23,6 +24,69 @@ xlb.vips[1].port: must be 1..65535'
 [ $rc -ne 0 ] || { echo "FAIL: invalid file accepted"; exit 1; }
 [ "$out" = "$expected" ] || { echo "FAIL: got:"; echo "$out"; exit 1; }
 echo "ok - an invalid file lists every problem by JSON path and exits $rc"
+
+# Issue 25: misspelt keys of the xlb section are errors, all of them, with the nearest known
+# key; gRPC's part ignores fields it does not know.
+cat >"$dir/typos.json" <<'JSON'
+{"xds_servers": [{"server_uri": "xds.example:443", "channel_creds": [{"type": "insecure"}],
+  "future_field": 1}],
+ "certificate_providers": {},
+ "xlb": {"wrokers_typo": 2, "ports": [{"name": "p", "addresses": ["198.18.0.10/24"], "mut": 1450}],
+  "vips": [{"address": "198.18.0.100", "port": 80, "cluster": "c", "l7mode": "stream"},
+           {"address": "198.18.0.101", "port": 80, "tagret": "xds:///s"}]}}
+JSON
+rc=0
+out=$("$XLBD" --check --config "$dir/typos.json" 2>&1) || rc=$?
+expected='xlb.wrokers_typo: unknown key; did you mean "workers"?
+xlb.ports[0].mut: unknown key; did you mean "mtu"?
+xlb.vips[0].l7mode: unknown key
+xlb.vips[1].tagret: unknown key; did you mean "target"?
+xlb.vips[1]: needs exactly one of "target" (L7) or "cluster" (L4)'
+[ $rc -eq 1 ] || { echo "FAIL: a file with unknown keys gave $rc"; exit 1; }
+[ "$out" = "$expected" ] || { echo "FAIL: got:"; echo "$out"; exit 1; }
+echo "ok - unknown keys of the xlb section are reported, each with the nearest known key"
+# Starting reads the file the same way: it stops before EAL with the same lines.
+rc=0
+out=$("$XLBD" --config "$dir/typos.json" 2>&1) || rc=$?
+[ $rc -eq 1 ] && [ "$out" = "$expected" ] || { echo "FAIL: start with unknown keys: $rc $out"; exit 1; }
+echo "ok - xlbd does not start on a file with unknown keys"
+
+# --check --json: the same result for tools, on stdout, with the same exit status.
+out=$("$XLBD" --check --json --config "$SRC/tools/demo/bootstrap.json")
+python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r == {"file": sys.argv[2], "valid": True, "errors": [], "errors_not_shown": 0}, r
+' "$out" "$SRC/tools/demo/bootstrap.json" || { echo "FAIL: --json of a valid file: $out"; exit 1; }
+rc=0
+out=$("$XLBD" --check --json --config "$dir/typos.json" 2>"$dir/stderr") || rc=$?
+[ $rc -eq 1 ] && [ ! -s "$dir/stderr" ] || { echo "FAIL: --json exit $rc, stderr $(cat "$dir/stderr")"; exit 1; }
+python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["valid"] is False and r["errors_not_shown"] == 0, r
+got = [(e["path"], e["message"], e["suggestion"]) for e in r["errors"]]
+want = [("xlb.wrokers_typo", "unknown key", "workers"),
+        ("xlb.ports[0].mut", "unknown key", "mtu"),
+        ("xlb.vips[0].l7mode", "unknown key", None),
+        ("xlb.vips[1].tagret", "unknown key", "target"),
+        ("xlb.vips[1]", "needs exactly one of \"target\" (L7) or \"cluster\" (L4)", None)]
+assert got == want, got
+' "$out" || { echo "FAIL: --json of the typos: $out"; exit 1; }
+rc=0
+out=$("$XLBD" --check --json --config "$dir/missing.json") || rc=$?
+python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["valid"] is False and r["errors"] == [
+    {"path": sys.argv[2], "message": "No such file or directory", "suggestion": None}], r
+' "$out" "$dir/missing.json" && [ $rc -eq 1 ] || { echo "FAIL: --json of a missing file: $out"; exit 1; }
+echo "ok - --check --json prints the result with path, message and suggestion per error"
+
+rc=0
+"$XLBD" --json --config "$SRC/tools/demo/bootstrap.json" >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || { echo "FAIL: --json without --check gave $rc"; exit 1; }
+echo "ok - --json without --check is a usage error"
 
 rc=0
 out=$("$XLBD" --check --config "$dir/missing.json" 2>&1) || rc=$?

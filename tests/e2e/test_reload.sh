@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SIGHUP under traffic: VIP changes apply live; SNAT changes and other restart-only changes
 # are reported and not applied (the started SNAT addresses stay owned, so TCP connections held
-# through the L4 VIP keep working); an invalid file changes nothing; an unchanged VIP never
-# stops answering. Then each remaining restart-only setting alone (eal, control_socket,
-# metrics_listen, xds_servers, node) is reported, and metrics_max_series applies live.
+# through the L4 VIP keep working); an invalid file changes nothing, nor does one with misspelt
+# keys; an unchanged VIP never stops answering. Then each remaining restart-only setting alone
+# (eal, control_socket, metrics_listen, xds_servers, node) is reported, and metrics_max_series
+# applies live.
 . "$(dirname "$0")/lib.sh"
 
 e2e_setup
@@ -112,9 +113,35 @@ grep -q "error: xlb.vips\[0\].port: must be 1..65535" <<<"$out" || fail "rejecti
 in_client ping -c 1 -W 2 198.18.0.101 >/dev/null || fail "invalid reload changed the running configuration"
 pass "an invalid file is rejected with its reason and changes nothing"
 
+# Misspelt keys (issue 25): the file also drops VIP 198.18.0.101, which a reload that ignored
+# them would apply. It is rejected as a whole: every unknown key is named, with the nearest
+# known key, in the log and in xlbctl status, and the running VIPs keep answering.
+cp "$E2E_DIR/good.json" "$E2E_DIR/bootstrap.json"
+e2e_edit_config '
+c["xlb"]["vips"] = [v for v in c["xlb"]["vips"] if v["address"] != "198.18.0.101"]
+c["xlb"]["wrokers_typo"] = 2
+c["xlb"]["vips"][0]["l7mode"] = "stream"'
+kill -HUP "$XLBD_PID"
+wait_until 50 0.1 reloads rejected 3 ||
+    fail "a file with unknown keys was not rejected"
+out=$(xlbctl status)
+grep -qF 'error: xlb.wrokers_typo: unknown key; did you mean "workers"?' <<<"$out" &&
+    grep -qF 'error: xlb.vips[0].l7mode: unknown key' <<<"$out" ||
+    fail "unknown keys not shown by xlbctl status: $out"
+grep -qF 'reload rejected: xlb.wrokers_typo: unknown key; did you mean "workers"?' \
+    "$E2E_DIR/xlbd.log" || fail "unknown key not logged: $(tail -n 5 "$E2E_DIR/xlbd.log")"
+xlbctl --json status | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["reload"]
+assert r["applied"] == 2 and r["last"]["result"] == "rejected", r
+' || fail "reload counts after the unknown keys: $(xlbctl status)"
+in_client ping -c 1 -W 2 198.18.0.101 >/dev/null || fail "a file with unknown keys changed the running VIPs"
+cp "$E2E_DIR/good.json" "$E2E_DIR/bootstrap.json"
+pass "a file with unknown keys is rejected, each key named in the log and status, and the running configuration keeps serving"
+
 wait "$steady" || true
 grep -q " 0% packet loss" "$E2E_DIR/steady.txt" || { cat "$E2E_DIR/steady.txt"; fail "the unchanged VIP lost echoes during reloads"; }
-pass "the unchanged VIP answered all 250 echoes across four reloads"
+pass "the unchanged VIP answered all 250 echoes across five reloads"
 
 # Each other restart-only setting, changed alone on top of the last applied file, is reported
 # by its name (with the three still pending from above) and keeps its running value.
