@@ -11,7 +11,8 @@
  * timestamps and window translated between the two connections' number spaces.
  *
  * The entry lives in a per-worker mempool; the flow table's entry for the client's key points
- * here (struct xlb_flow's l7 member), so both directions find it as L4 flows do.
+ * here (struct xlb_flow's l7_conn, in a flow of kind XLB_FLOW_KIND_L7_SPLICE), so both directions
+ * find it as L4 flows do.
  */
 #ifndef XLB_L7_CONN_H
 #define XLB_L7_CONN_H

@@ -118,7 +118,7 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
     memset(c, 0, offsetof(struct xlb_l7_conn, scan));
     c->index = index;
     c->flow = f;
-    f->l7 = 1;
+    f->kind = XLB_FLOW_KIND_L7_SPLICE;
     f->l7_conn = index;
     f->client_mac = frame->eth->src_addr;
     f->client_port_index = (uint8_t)p->port_index;

@@ -91,7 +91,7 @@ void xlb_l7_worker_free(struct xlb_l7_worker *w)
 
 void xlb_l7_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
 {
-    if (!f->l7 || ctx->l7 == NULL)
+    if (f->kind != XLB_FLOW_KIND_L7_SPLICE || ctx->l7 == NULL)
         return;
     struct xlb_l7_conn *c = xlb_l7_conn_of(ctx, f);
     if (c->phase == XLB_L7_RECEIVING) {
@@ -105,7 +105,7 @@ void xlb_l7_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
     xlb_l7_retry_disarm(ctx, c);
     xlb_hpack_decoder_fini(&c->hpack);
     xlb_hpack_decoder_fini(&c->s2c_hpack);
-    f->l7 = 0;
+    f->kind = XLB_FLOW_KIND_NAT;
     rte_mempool_put(ctx->l7->conns, c);
 }
 

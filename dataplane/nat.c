@@ -248,7 +248,7 @@ static bool track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rt
 
 static void release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
 {
-    if (f->l7)
+    if (f->kind == XLB_FLOW_KIND_L7_SPLICE)
         xlb_l7_release(ctx, f);
     if (ctx->lb != NULL && ctx->lb->load != NULL && f->cluster_slot < XLB_CLUSTER_SLOTS)
         ctx->lb->load->clusters[f->cluster_slot].finished++;
@@ -386,7 +386,7 @@ static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct 
         if (f != NULL || attempt > 0 || *why != 0 ||
             !xlb_flow_evict_oldest(t, XLB_NAT_EVICT_BUDGET, &evicted))
             return f;
-        if (evicted.l7)
+        if (evicted.kind == XLB_FLOW_KIND_L7_SPLICE)
             xlb_l7_release(ctx, &evicted); /* its streams end; its connection goes back */
         if (ctx->lb->load != NULL && evicted.cluster_slot < XLB_CLUSTER_SLOTS)
             ctx->lb->load->clusters[evicted.cluster_slot].finished++;
@@ -509,7 +509,7 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
         f = NULL;
     }
     uint32_t payload = tcp_len - (uint32_t)(p->tcp->data_off >> 4) * 4;
-    if (f != NULL && f->l7)
+    if (f != NULL && f->kind == XLB_FLOW_KIND_L7_SPLICE)
         return xlb_l7_from_client(ctx, snap, frame, p, tcp_len, f);
     if (f == NULL) {
         const struct xlb_vip_view *vip = xlb_nat_vip_of(snap, key);
@@ -570,7 +570,7 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
 {
     if (f == NULL)
         return steer_to_owner(ctx, frame, rte_be_to_cpu_16(key->dst_port));
-    if (f->l7)
+    if (f->kind == XLB_FLOW_KIND_L7_SPLICE)
         return xlb_l7_from_backend(ctx, snap, frame, p, tcp_len, f);
     uint32_t payload = tcp_len - (uint32_t)(p->tcp->data_off >> 4) * 4;
     if (!track(ctx, f, p->tcp, payload, XLB_FLOW_FROM_BACKEND))
@@ -603,7 +603,8 @@ bool xlb_nat_forward_established(struct xlb_burst_ctx *ctx, const struct xlb_sna
                                  enum xlb_flow_side from, uint32_t expires_s, xlb_verdict *verdict)
 {
     struct rte_tcp_hdr *tcp = d->tcp;
-    if (f == NULL || f->l7 || f->state != XLB_FLOW_ESTABLISHED || !f->scheduled ||
+    if (f == NULL || f->kind != XLB_FLOW_KIND_NAT || f->state != XLB_FLOW_ESTABLISHED ||
+        !f->scheduled ||
         (tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_RST_FLAG)) ||
         !xlb_window_both_spoken(&f->window))
         return false;

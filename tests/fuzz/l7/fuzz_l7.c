@@ -241,7 +241,7 @@ static void check_step(void)
         FAIL("mbuf leak: %u of %u in the pool", rte_mempool_avail_count(x->n->f->pool), POOL_MBUFS);
     uint32_t l7_flows = 0;
     for (uint32_t i = 0; i < t->capacity; i++)
-        if (t->flows[i].used && t->flows[i].l7)
+        if (t->flows[i].used && t->flows[i].kind == XLB_FLOW_KIND_L7_SPLICE)
             l7_flows++;
     unsigned in_use = rte_mempool_in_use_count(x->l7->conns);
     if (in_use != l7_flows)
