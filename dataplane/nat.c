@@ -8,7 +8,7 @@
 #include <rte_ip.h>
 
 #include "checksum.h"
-#include "l7.h"
+#include "l7/l7.h"
 #include "nat_window.h"
 #include "tcp_syn_options.h"
 #include "xlb_lb.h"
@@ -623,7 +623,7 @@ bool xlb_nat_forward_established(struct xlb_burst_ctx *ctx, const struct xlb_sna
     return true;
 }
 
-/* ---- for the L7 mode (dataplane/l7_*.c) ---- */
+/* ---- for the L7 mode (dataplane/l7/) ---- */
 
 uint32_t xlb_nat_turn_around(struct xlb_tcp_packet *p, uint32_t tcp_len)
 {

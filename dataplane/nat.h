@@ -111,7 +111,7 @@ void xlb_nat_expire(struct xlb_burst_ctx *ctx);
  * loop, until the whole table has been seen. */
 void xlb_nat_flush_step(struct xlb_burst_ctx *ctx);
 
-/* ---- what the L7 mode (dataplane/l7_*.c) shares with the NAT ---- */
+/* ---- what the L7 mode (dataplane/l7/) shares with the NAT ---- */
 
 /* Send a segment back where it came from: addresses swapped, TTL 64, lengths for a TCP segment
  * of tcp_len bytes (header and options already written), checksums computed. The L3 length. */

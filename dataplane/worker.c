@@ -9,7 +9,7 @@
 #include "burst.h"
 #include "xlb_flow_table.h"
 #include "nat.h"
-#include "l7.h"
+#include "l7/l7.h"
 #include "xlb_lb.h"
 #include "xlb_log.h"
 

@@ -16,7 +16,7 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
-#include "l7_conn.h"
+#include "l7/l7_conn.h"
 
 static const struct rte_ether_addr port_mac = FIX_PORT_MAC;
 static const struct rte_ether_addr client_mac = FIX_PEER_MAC;

@@ -1,5 +1,5 @@
 /*
- * Packet fixtures for the L7 handshake (dataplane/l7_handshake.c, docs/l7.md "A connection's
+ * Packet fixtures for the L7 handshake (dataplane/l7/l7_handshake.c, docs/l7.md "A connection's
  * life" 1 and 2): the SYN of an L7 VIP is answered with a SYN cookie and nothing is kept; the
  * ACK returning a valid cookie takes a connection and a flow, and xlb sends its SETTINGS at
  * once; a forged cookie gets a RST. Every frame is checked byte for byte (l7_fixture.h).

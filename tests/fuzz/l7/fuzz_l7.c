@@ -1,5 +1,5 @@
 /*
- * Fuzz target for the L7 (HTTP/2) engine (dataplane/l7_*.c) through the worker's burst
+ * Fuzz target for the L7 (HTTP/2) engine (dataplane/l7/) through the worker's burst
  * function, on the L7 packet tests' fixture (tests/packet/l7_fixture.h: both VIPs L7 VIPs with
  * a compiled route table, prefix "/svc/" to a one-backend cluster, the worker's L7 state).
  *
@@ -60,8 +60,8 @@
 #include <rte_mempool.h>
 #include <rte_tcp.h>
 
-#include "l7.h"
-#include "l7_conn.h"
+#include "l7/l7.h"
+#include "l7/l7_conn.h"
 #include "l7_fixture.h"
 #include "xlb_msg.h"
 

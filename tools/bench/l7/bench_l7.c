@@ -1,5 +1,5 @@
 /*
- * bench_l7: what the L7 (HTTP/2) mode (dataplane/l7_*.c) costs a worker, measured in-process
+ * bench_l7: what the L7 (HTTP/2) mode (dataplane/l7/) costs a worker, measured in-process
  * without a NIC, as bench_fwd measures the L4 path.
  *
  * The fixture is bench_fwd's (tools/bench/fwd/bench_fwd_setup.c): EAL, one port, a snapshot
@@ -68,7 +68,7 @@
 #include "bench_fwd_setup.h"
 #include "bench_l7_h2.h"
 #include "bench_l7_vip.h"
-#include "l7.h"
+#include "l7/l7.h"
 #include "nat.h"
 #include "route_compile.h"
 #include "xlb_tcp_options.h"

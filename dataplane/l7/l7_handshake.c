@@ -1,6 +1,6 @@
 /*
  * The client's handshake with xlb, stateless until it completes: the SYN is answered with a
- * SYN cookie (dataplane/tcpwire/xlb_syn_cookie.h) carrying the client's MSS, window scale,
+ * SYN cookie (dataplane/l7/tcpwire/xlb_syn_cookie.h) carrying the client's MSS, window scale,
  * SACK and timestamp options; only the ACK that returns a valid cookie takes a connection
  * from the pool and a flow. A SYN flood therefore costs no memory.
  */

@@ -1,5 +1,5 @@
 /*
- * One L7 (HTTP/2) connection as a worker keeps it: private to dataplane/l7_*.c.
+ * One L7 (HTTP/2) connection as a worker keeps it: private to dataplane/l7/.
  *
  * Its life has three phases. RECEIVING: the client's SYN was answered with a SYN cookie, its
  * ACK proved the cookie, and xlb is the client's TCP peer: it acknowledges the client's bytes,
@@ -43,7 +43,7 @@
 #define XLB_L7_STORAGE_MAX 4096u
 /*
  * Each direction's HPACK decoder memory. A 4,096-byte dynamic table filled with the smallest
- * entries takes up to XLB_HPACK_ARENA_SIZE(4096) (56 KiB, dataplane/h2wire/xlb_hpack.h); real
+ * entries takes up to XLB_HPACK_ARENA_SIZE(4096) (56 KiB, dataplane/l7/h2wire/xlb_hpack.h); real
  * tables (a few dozen fields) take a few KiB. A connection whose table outgrows this is not
  * followed further (docs/l7.md): memory per connection stays at a third of the worst case.
  */
