@@ -8,7 +8,7 @@
 
 #include "burst.h"
 #include "xlb_flow_table.h"
-#include "nat.h"
+#include "flow/flow.h"
 #include "l7/l7.h"
 #include "xlb_lb.h"
 #include "xlb_log.h"
@@ -116,8 +116,8 @@ int xlb_worker_main(void *arg)
         const struct xlb_snapshot *snap = xlb_snapshot_acquire(shared);
         uint32_t received = 0;
         ctx.now_tsc = rte_rdtsc();
-        xlb_nat_expire(&ctx);
-        xlb_nat_flush_step(&ctx);
+        xlb_flow_expire(&ctx);
+        xlb_flow_flush_step(&ctx);
         xlb_l7_poll(&ctx, snap);
         drain_messages(&ctx, snap, shared->to_worker[cfg->id]);
         for (unsigned q = 0; q < cfg->n_rxq; q++) {

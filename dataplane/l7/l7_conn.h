@@ -23,7 +23,6 @@
 #include <rte_mempool.h>
 
 #include "l7.h"
-#include "nat.h"
 #include "xlb_h2_arena.h"
 #include "xlb_lb.h"
 #include "xlb_h2_build.h"
@@ -217,7 +216,7 @@ bool xlb_l7_send(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, str
 /*
  * The most payload one segment toward `side` may carry: the receiver's MSS (the client's from
  * its SYN, the backend's from its SYN-ACK; 536 when it offered none), lowered to what the
- * path through xlb's ports carries (xlb_nat_mss_max), less `options_len` bytes of TCP options
+ * path through xlb's ports carries (xlb_egress_mss_max), less `options_len` bytes of TCP options
  * the segment carries (RFC 9293 3.7.1: the MSS counts no options).
  */
 uint32_t xlb_l7_payload_max(const struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

@@ -16,7 +16,7 @@
  * 1500-byte path's when clamping is off. */
 static uint16_t xlb_mss(const struct xlb_snapshot *snap, const struct xlb_tcp_packet *p)
 {
-    uint16_t max = xlb_nat_mss_max(snap, p->family, p->port_index, p->port_index);
+    uint16_t max = xlb_egress_mss_max(snap, p->family, p->port_index, p->port_index);
     if (max != 0)
         return max;
     return p->family == AF_INET ? 1460 : 1440;
@@ -85,7 +85,8 @@ static xlb_verdict answer_syn(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
     tcp->rx_win = rte_cpu_to_be_16(UINT16_MAX);
     tcp->tcp_urp = 0;
     memcpy(tcp + 1, options, options_len);
-    if (!xlb_frame_set_l3_len(frame, xlb_nat_turn_around(p, (uint32_t)sizeof(*tcp) + options_len)))
+    if (!xlb_frame_set_l3_len(frame,
+                              xlb_egress_turn_around(p, (uint32_t)sizeof(*tcp) + options_len)))
         return XLB_DROP_TCP_MALFORMED;
     xlb_frame_reply_ethernet(frame, &snap->ports[p->port_index].mac);
     ctx->stats->events[XLB_EVENT_L7_SYN_COOKIES_SENT]++;
@@ -107,9 +108,7 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
     struct xlb_flow *f = xlb_flow_create(ctx->flows, key, &unbound, 0, &reason);
     if (f == NULL) {
         rte_mempool_put(ctx->l7->conns, obj);
-        *why = reason == 0   ? XLB_DROP_FLOW_TABLE_FULL
-               : reason == 1 ? XLB_DROP_SNAT_PORTS_EXHAUSTED
-                             : XLB_DROP_NO_SNAT_ADDRESS;
+        *why = xlb_flow_create_drop(reason);
         return NULL;
     }
     struct xlb_l7_conn *c = obj;

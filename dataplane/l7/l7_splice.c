@@ -39,9 +39,9 @@ static bool options_of(struct rte_tcp_hdr *tcp, struct xlb_tcp_opts *o)
 
 static uint32_t timeout_s(uint8_t state)
 {
-    return state == XLB_FLOW_ESTABLISHED ? XLB_NAT_ESTABLISHED_TIMEOUT_S
-           : state == XLB_FLOW_CLOSING   ? XLB_NAT_CLOSING_TIMEOUT_S
-                                         : XLB_NAT_CLOSED_TIMEOUT_S;
+    return state == XLB_FLOW_ESTABLISHED ? XLB_FLOW_ESTABLISHED_TIMEOUT_S
+           : state == XLB_FLOW_CLOSING   ? XLB_FLOW_CLOSING_TIMEOUT_S
+                                         : XLB_FLOW_CLOSED_TIMEOUT_S;
 }
 
 /*

@@ -37,9 +37,8 @@ static void count_end(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, bool ok)
         else
             load->localities[c->locality_slot].failed++;
     }
-    if (c->flow->cluster_slot < XLB_CLUSTER_SLOTS)
-        load->clusters[c->flow->cluster_slot].finished++;
-    xlb_nat_count_endpoint(ctx, c->flow->endpoint_slot, ok);
+    xlb_flow_request_finished(ctx, c->flow->cluster_slot);
+    xlb_flow_count_endpoint(ctx, c->flow->endpoint_slot, ok);
 }
 
 static struct xlb_l7_stream *add(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, uint32_t id)

@@ -252,7 +252,7 @@ static void check_step(void)
 static void loop(void)
 {
     struct xlb_burst_ctx *ctx = ctx_of();
-    xlb_nat_expire(ctx);
+    xlb_flow_expire(ctx);
     xlb_l7_poll(ctx, x->n->f->snap);
     observe();
 }
@@ -657,7 +657,7 @@ static void check_end(void)
     /* (As fuzz_nat does; nothing should be left, and the check above says so.) */
     for (uint32_t i = 0; i < t->capacity; i++)
         if (t->flows[i].used)
-            xlb_nat_remove_flow(ctx, &t->flows[i]);
+            xlb_flow_release(ctx, &t->flows[i]);
     observe();
     check_step();
     if (x->l7->retry != NULL)
@@ -689,7 +689,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct xlb_burst_ctx *ctx = ctx_of();
     /* The same clock at every input's start (no flow is left to mind). */
     ctx->now_tsc = L7_START_TSC;
-    xlb_nat_expire(ctx);
+    xlb_flow_expire(ctx);
     uint8_t setup0 = data[0], setup1 = data[1];
     data += 2;
     size -= 2;

@@ -14,7 +14,7 @@
 #include "fuzz_eal.h"
 #include "burst.h"
 #include "cluster_compile.h"
-#include "nat.h"
+#include "nat/nat.h"
 #include "xlb_flow_table.h"
 #include "xlb_msg.h"
 
@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (len > size || len > RTE_MBUF_DEFAULT_DATAROOM)
             len = size < RTE_MBUF_DEFAULT_DATAROOM ? size : RTE_MBUF_DEFAULT_DATAROOM;
         ctx.now_tsc += 1500; /* 1.5 s: states time out across a few frames */
-        xlb_nat_expire(&ctx);
+        xlb_flow_expire(&ctx);
         send_frame(data, len);
         data += len;
         size -= len;
