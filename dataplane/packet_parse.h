@@ -37,6 +37,12 @@ static inline uint32_t xlb_tcp_header_len(const struct rte_tcp_hdr *tcp)
     return (uint32_t)(tcp->data_off >> 4) * 4;
 }
 
+/* The bytes of TCP options after the fixed header. */
+static inline uint32_t xlb_tcp_options_len(const struct rte_tcp_hdr *tcp)
+{
+    return xlb_tcp_header_len(tcp) - (uint32_t)sizeof(*tcp);
+}
+
 /* The payload of a segment of tcp_len bytes (header and payload; the header checked to fit). */
 static inline uint32_t xlb_tcp_payload_len(const struct rte_tcp_hdr *tcp, uint32_t tcp_len)
 {

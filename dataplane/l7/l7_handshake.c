@@ -34,7 +34,7 @@ static void cookie_tuple(const struct xlb_flow_key *key, struct xlb_syn_cookie_t
 
 static bool parse_options(const struct rte_tcp_hdr *tcp, struct xlb_tcp_opts *o)
 {
-    uint32_t len = (uint32_t)(tcp->data_off >> 4) * 4 - (uint32_t)sizeof(*tcp);
+    uint32_t len = xlb_tcp_options_len(tcp);
     return xlb_tcp_options_parse((const uint8_t *)(tcp + 1), len, o) == 0;
 }
 

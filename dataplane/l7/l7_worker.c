@@ -117,10 +117,9 @@ static xlb_verdict closing(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
     if (tcp->tcp_flags & RTE_TCP_RST_FLAG) {
         xlb_l7_close(ctx, c);
     } else if (tcp->tcp_flags & RTE_TCP_FIN_FLAG) {
-        uint32_t len = tcp_len - (uint32_t)(tcp->data_off >> 4) * 4;
+        uint32_t len = xlb_tcp_payload_len(tcp, tcp_len);
         struct xlb_tcp_opts o;
-        if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), (tcp->data_off >> 4) * 4u - 20u,
-                                  &o) == 0 &&
+        if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), xlb_tcp_options_len(tcp), &o) == 0 &&
             o.has_ts)
             c->ts_recent = o.tsval; /* echoed by the ACK (RFC 7323 4.3) */
         xlb_l7_send_ts(ctx, snap, c, XLB_L7_TO_CLIENT, c->snd_nxt,
