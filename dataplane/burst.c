@@ -1,5 +1,6 @@
 #include "burst.h"
 
+#include <string.h>
 #include <sys/socket.h>
 
 #include <rte_ether.h>
@@ -20,6 +21,25 @@ void xlb_tx_enqueue(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_m
         return;
     }
     batch->pkts[batch->n++] = m;
+}
+
+void xlb_burst_ctx_init(struct xlb_burst_ctx *ctx, const struct xlb_burst_params *params)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->stats = params->stats;
+    ctx->to_control = params->to_control;
+    ctx->pool = params->pool;
+    ctx->flows = params->flows;
+    ctx->lb = params->lb;
+    ctx->l7 = params->l7;
+    ctx->redirect = params->redirect;
+    ctx->worker_id = params->worker_id;
+    ctx->n_workers = params->n_workers;
+    ctx->snat_port_base = params->snat_port_base;
+    ctx->snat_slice =
+        params->snat_slice != 0 ? params->snat_slice : xlb_snat_slice(params->n_workers);
+    ctx->tsc_hz = params->tsc_hz;
+    ctx->now_tsc = params->now_tsc;
 }
 
 static xlb_verdict classify(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

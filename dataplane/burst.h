@@ -71,13 +71,63 @@ struct xlb_burst_ctx {
     } flush;
     unsigned worker_id;
     uint16_t snat_port_base;  /* first SNAT port of worker 0's slice */
-    uint32_t snat_slice;      /* ports per worker's slice; 0: the flow table's port count */
+    uint32_t snat_slice;      /* ports per worker's slice */
     uint64_t now_tsc, tsc_hz; /* now_tsc: read once per poll loop */
     struct xlb_tx_batch tx[XLB_MAX_PORTS];
     struct xlb_owned_cache owned; /* the snapshot's owned addresses last seen */
     uint16_t n_pending;
     struct xlb_held_segment pending[XLB_RX_BURST];
 };
+
+/*
+ * The SNAT port space split into one slice per worker: the same power of two for every worker,
+ * aligned, so worker w owns [w * slice, (w + 1) * slice) (ports below 1024 are never used).
+ */
+#define XLB_SNAT_PORT_BASE 1024u
+
+static inline uint32_t xlb_snat_slice(unsigned n_workers)
+{
+    uint32_t pow2 = 1;
+    while (pow2 < n_workers)
+        pow2 <<= 1;
+    return 65536u / pow2;
+}
+
+/*
+ * The ports worker w's flow table hands out on every SNAT address: its slice
+ * [base + w * slice, base + (w + 1) * slice), less the ports below XLB_SNAT_PORT_BASE. A reply
+ * to a port of the slice of worker (port - base) / slice is that worker's (steered to it).
+ */
+static inline void xlb_snat_worker_ports(uint16_t base, uint32_t slice, unsigned worker_id,
+                                         uint16_t *first, uint16_t *count)
+{
+    uint32_t start = base + worker_id * slice;
+    uint32_t from = start < XLB_SNAT_PORT_BASE ? XLB_SNAT_PORT_BASE : start;
+    *first = (uint16_t)from;
+    *count = (uint16_t)(start + slice - from);
+}
+
+/* What a worker's burst context is made of (xlb_burst_ctx_init). */
+struct xlb_burst_params {
+    struct xlb_worker_stats *stats;
+    struct rte_ring *to_control;
+    struct rte_mempool *pool;
+    /* Forwarding (NULL flows: TCP to VIPs is not served). */
+    struct xlb_flow_table *flows;
+    struct xlb_lb_worker *lb;
+    struct xlb_l7_worker *l7;
+    struct rte_ring *const *redirect; /* every worker's redirect ring, or NULL */
+    unsigned worker_id, n_workers;
+    /* The SNAT port slices, as xlb_snat_worker_ports made the flow table's range: worker 0's
+     * slice starts at snat_port_base; snat_slice 0 is xlb_snat_slice(n_workers). */
+    uint16_t snat_port_base;
+    uint32_t snat_slice;
+    uint64_t tsc_hz, now_tsc;
+};
+
+/* A context for a worker (xlbd's, or a test's, a benchmark's, a fuzz target's): everything not
+ * in params starts empty. */
+void xlb_burst_ctx_init(struct xlb_burst_ctx *ctx, const struct xlb_burst_params *params);
 
 /* What a handler did with a packet; values >= 0 are an enum xlb_drop_reason. */
 typedef int xlb_verdict;

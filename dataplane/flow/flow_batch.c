@@ -32,7 +32,7 @@ static xlb_verdict steer_to_owner(struct xlb_burst_ctx *ctx, struct xlb_frame *f
 {
     if (port < ctx->snat_port_base)
         return XLB_DROP_TCP_NO_FLOW;
-    uint32_t slice = ctx->snat_slice != 0 ? ctx->snat_slice : ctx->flows->port_count;
+    uint32_t slice = ctx->snat_slice;
     unsigned owner = slice == 0 ? 0 : (unsigned)((port - ctx->snat_port_base) / slice);
     if (owner == ctx->worker_id || ctx->redirected_pass)
         return XLB_DROP_TCP_NO_FLOW;

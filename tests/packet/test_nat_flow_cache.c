@@ -93,8 +93,8 @@ static void evicted_flow_index_taken_by_another_client_is_not_reached(void **sta
     assert_int_equal(n->f->stats.events[XLB_EVENT_TCP_RESETS_SENT], 1);
 
     /* The new connection is not disturbed, and the index's checksum patches (kept with its
-     * key, dataplane/nat/nat_forward.c) are its own: its SYN-ACK and data come out with the checksums the
-     * fixture computes in full. */
+     * key, dataplane/nat/nat_forward.c) are its own: its SYN-ACK and data come out with the
+     * checksums the fixture computes in full. */
     backend_syn_ack4(n, PORT_BASE, CLIENT_PORT + FLOWS);
     struct seg data = client_data(CLIENT_PORT + FLOWS);
     struct seg sent = to_backend(data, PORT_BASE);

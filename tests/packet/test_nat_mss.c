@@ -1,8 +1,8 @@
 /*
- * MSS clamping in the L4 full NAT (dataplane/tcp_syn_options.c, xlb_egress_clamp_mss in dataplane/flow/egress.c): a SYN or
- * SYN-ACK offering more than xlb's port carries leaves with the port's limit in its MSS
- * option, byte for byte as a stack would have written it, checksums exact; a smaller offer,
- * a data segment and a port without a limit pass unchanged.
+ * MSS clamping in the L4 full NAT (dataplane/tcp_syn_options.c, xlb_egress_clamp_mss in
+ * dataplane/flow/egress.c): a SYN or SYN-ACK offering more than xlb's port carries leaves with the
+ * port's limit in its MSS option, byte for byte as a stack would have written it, checksums exact;
+ * a smaller offer, a data segment and a port without a limit pass unchanged.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /*
- * bench_fwd: what the full-NAT data path (dataplane/flow/, dataplane/nat/) costs a worker, measured in-process
- * without a NIC.
+ * bench_fwd: what the full-NAT data path (dataplane/flow/, dataplane/nat/) costs a worker, measured
+ * in-process without a NIC.
  *
  * Crafted frames go through the worker's real burst function, xlb_burst_process. It runs with
  * a real snapshot: one port, an L4 VIP whose LB tree is a compiled round-robin cluster of 16
@@ -456,7 +456,8 @@ static void memory(void)
     }
     printf("  (flow: sizeof(struct xlb_flow); rte_hash: one %zu-byte key per flow, entries = "
            "capacity; per flow: all but the fixed part, shown per flow too: the SNAT port stacks, "
-           "their places and port -> flow maps, %u addresses x %u ports, the table's %zu-byte header and its "
+           "their places and port -> flow maps, %u addresses x %u ports, the table's %zu-byte "
+           "header and its "
            "%zu KiB flow cache, %zu KiB per worker whatever the capacity)\n",
            sizeof(struct xlb_flow_hkey), N_SNAT, SNAT_PORTS, sizeof(struct xlb_flow_table),
            sizeof(struct xlb_flow_cache) >> 10, fixed >> 10);
