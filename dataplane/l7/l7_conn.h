@@ -25,6 +25,7 @@
 #include "l7.h"
 #include "xlb_h2_arena.h"
 #include "xlb_lb.h"
+#include "xlb_route.h"
 #include "xlb_h2_build.h"
 #include "xlb_h2_scan.h"
 #include "xlb_hpack.h"
@@ -248,6 +249,10 @@ void xlb_l7_abort(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                   struct xlb_l7_conn *c);
 
 /* ---- l7_connect.c ---- */
+/* A decoded request (h2wire's codec types) as lib/route and the LB core read it: fields has room
+ * for XLB_H2_MAX_FIELDS. */
+void xlb_l7_route_request(const struct xlb_h2_request *h, struct xlb_route_field *fields,
+                          struct xlb_route_request *out);
 /* The first request is in and xlb's SETTINGS acknowledged: pick and connect. */
 void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct xlb_l7_conn *c);
 xlb_verdict xlb_l7_connecting(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

@@ -11,6 +11,7 @@
 
 #include "l7_conn.h"
 #include "xlb_lb.h"
+#include "xlb_route.h"
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 
@@ -132,6 +133,22 @@ static void unsent(struct xlb_burst_ctx *ctx, const struct xlb_lb_trace *trace)
         ctx->lb->load->localities[slot].failed++;
 }
 
+void xlb_l7_route_request(const struct xlb_h2_request *h, struct xlb_route_field *fields,
+                          struct xlb_route_request *out)
+{
+    for (uint32_t i = 0; i < h->n_fields; i++)
+        fields[i] = (struct xlb_route_field){h->fields[i].name, h->fields[i].value,
+                                             h->fields[i].name_len, h->fields[i].value_len};
+    *out = (struct xlb_route_request){
+        .path = h->path,
+        .path_len = h->path_len,
+        .authority = h->authority,
+        .authority_len = h->authority_len,
+        .fields = fields,
+        .n_fields = h->n_fields,
+    };
+}
+
 void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct xlb_l7_conn *c)
 {
     struct xlb_flow_key key;
@@ -145,8 +162,11 @@ void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, str
         xlb_l7_reject(ctx, snap, c, "xlb: request headers too large");
         return;
     }
+    struct xlb_route_field fields[XLB_H2_MAX_FIELDS];
+    struct xlb_route_request http;
+    xlb_l7_route_request(&c->request.request, fields, &http);
     struct xlb_lb_request request = {
-        .http = &c->request.request,
+        .http = &http,
         .connection_id = xlb_flow_connection_hash(&key),
     };
     struct xlb_lb_trace trace;
