@@ -1,13 +1,14 @@
 #include "burst.h"
 
+#include <string.h>
 #include <sys/socket.h>
 
 #include <rte_ether.h>
 
 #include "arp.h"
 #include "ip_input.h"
-#include "nat.h"
-#include "nat_fast_path.h"
+#include "flow/fast_hold.h"
+#include "flow/flow.h"
 #include "neighbour_discovery.h"
 #include "packet_parse.h"
 
@@ -20,6 +21,25 @@ void xlb_tx_enqueue(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_m
         return;
     }
     batch->pkts[batch->n++] = m;
+}
+
+void xlb_burst_ctx_init(struct xlb_burst_ctx *ctx, const struct xlb_burst_params *params)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->stats = params->stats;
+    ctx->to_control = params->to_control;
+    ctx->pool = params->pool;
+    ctx->flows = params->flows;
+    ctx->lb = params->lb;
+    ctx->l7 = params->l7;
+    ctx->redirect = params->redirect;
+    ctx->worker_id = params->worker_id;
+    ctx->n_workers = params->n_workers;
+    ctx->snat_port_base = params->snat_port_base;
+    ctx->snat_slice =
+        params->snat_slice != 0 ? params->snat_slice : xlb_snat_slice(params->n_workers);
+    ctx->tsc_hz = params->tsc_hz;
+    ctx->now_tsc = params->now_tsc;
 }
 
 static xlb_verdict classify(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -41,36 +61,6 @@ static xlb_verdict classify(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     }
 }
 
-/* Every packet ends transmitted, handed on, consumed, or dropped under a reason. */
-static void dispose(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m,
-                    xlb_verdict verdict)
-{
-    if (verdict == XLB_VERDICT_TX) {
-        xlb_tx_enqueue(ctx, port_index, m);
-        return;
-    }
-    if (verdict == XLB_VERDICT_SENT || verdict == XLB_VERDICT_PENDING)
-        return;
-    if (verdict >= 0)
-        ctx->stats->drops[verdict]++;
-    else
-        ctx->stats->events[XLB_EVENT_CONSUMED]++;
-    rte_pktmbuf_free(m);
-}
-
-/* The NAT's segments held back during the burst, handled together (dataplane/nat_batch.c). */
-static void finish_pending(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
-{
-    xlb_verdict verdicts[XLB_RX_BURST];
-    uint16_t n = ctx->n_pending;
-    if (n == 0)
-        return;
-    if (xlb_nat_run_pending(ctx, snap, verdicts) == 0)
-        return; /* all rewritten and queued: nothing to count or free */
-    for (uint16_t i = 0; i < n; i++)
-        dispose(ctx, ctx->pending[i].port_index, ctx->pending[i].m, verdicts[i]);
-}
-
 void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                        uint16_t port_index, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -81,12 +71,12 @@ void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sna
     for (uint16_t i = 0; i < n; i++) {
         if (i + 1 < n)
             rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-        if (!forwarding || !xlb_nat_fast_hold(ctx, snap, port_index, pkts[i]))
-            dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
+        if (!forwarding || !xlb_flow_fast_hold(ctx, snap, port_index, pkts[i]))
+            xlb_dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
         if (ctx->n_pending == XLB_RX_BURST)
-            finish_pending(ctx, snap); /* a burst longer than the batch */
+            xlb_flow_run_held(ctx, snap); /* a burst longer than the batch */
     }
-    finish_pending(ctx, snap);
+    xlb_flow_run_held(ctx, snap);
 }
 
 static uint16_t port_index_of(const struct xlb_snapshot *snap, uint16_t port_id)
@@ -105,14 +95,14 @@ void xlb_burst_process_redirected(struct xlb_burst_ctx *ctx, const struct xlb_sn
     for (uint16_t i = 0; i < n; i++) {
         uint16_t port_index = port_index_of(snap, pkts[i]->port);
         if (port_index == UINT16_MAX) {
-            dispose(ctx, 0, pkts[i], XLB_DROP_NOT_OUR_MAC);
+            xlb_dispose(ctx, 0, pkts[i], XLB_DROP_NOT_OUR_MAC);
             continue;
         }
-        dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
+        xlb_dispose(ctx, port_index, pkts[i], classify(ctx, snap, port_index, pkts[i]));
         if (ctx->n_pending == XLB_RX_BURST)
-            finish_pending(ctx, snap);
+            xlb_flow_run_held(ctx, snap);
     }
-    finish_pending(ctx, snap);
+    xlb_flow_run_held(ctx, snap);
     ctx->redirected_pass = false;
 }
 

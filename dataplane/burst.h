@@ -34,11 +34,12 @@ struct xlb_l7_worker;
 struct xlb_addr_entry;
 
 /*
- * A TCP segment for the NAT, parsed and checked, held until the end of its burst so that the
- * flows of all the burst's segments are looked up together (dataplane/nat_batch.c): their
- * cache misses then overlap instead of following one another.
+ * A TCP segment to a VIP or SNAT address, parsed and checked, held until the end of its burst
+ * so that the flows of all the burst's segments are looked up together by the flow layer
+ * (dataplane/flow/flow_batch.c): their cache misses then overlap instead of following one
+ * another.
  */
-struct xlb_nat_pending {
+struct xlb_held_segment {
     struct rte_mbuf *m;
     void *ip; /* struct rte_ipv4_hdr or rte_ipv6_hdr */
     struct rte_tcp_hdr *tcp;
@@ -57,7 +58,7 @@ struct xlb_burst_ctx {
     /* Forwarding (NULL in tests that do not forward): this worker's flows and LB state. */
     struct xlb_flow_table *flows;
     struct xlb_lb_worker *lb;
-    struct xlb_l7_worker *l7; /* HTTP/2 VIPs (dataplane/l7.h), or NULL */
+    struct xlb_l7_worker *l7;         /* HTTP/2 VIPs (dataplane/l7/l7.h), or NULL */
     struct rte_ring *const *redirect; /* every worker's redirect ring, or NULL */
     unsigned n_workers;
     bool redirected_pass; /* processing packets another worker redirected here */
@@ -70,20 +71,70 @@ struct xlb_burst_ctx {
     } flush;
     unsigned worker_id;
     uint16_t snat_port_base;  /* first SNAT port of worker 0's slice */
-    uint32_t snat_slice;      /* ports per worker's slice; 0: the flow table's port count */
+    uint32_t snat_slice;      /* ports per worker's slice */
     uint64_t now_tsc, tsc_hz; /* now_tsc: read once per poll loop */
     struct xlb_tx_batch tx[XLB_MAX_PORTS];
     struct xlb_owned_cache owned; /* the snapshot's owned addresses last seen */
     uint16_t n_pending;
-    struct xlb_nat_pending pending[XLB_RX_BURST];
+    struct xlb_held_segment pending[XLB_RX_BURST];
 };
+
+/*
+ * The SNAT port space split into one slice per worker: the same power of two for every worker,
+ * aligned, so worker w owns [w * slice, (w + 1) * slice) (ports below 1024 are never used).
+ */
+#define XLB_SNAT_PORT_BASE 1024u
+
+static inline uint32_t xlb_snat_slice(unsigned n_workers)
+{
+    uint32_t pow2 = 1;
+    while (pow2 < n_workers)
+        pow2 <<= 1;
+    return 65536u / pow2;
+}
+
+/*
+ * The ports worker w's flow table hands out on every SNAT address: its slice
+ * [base + w * slice, base + (w + 1) * slice), less the ports below XLB_SNAT_PORT_BASE. A reply
+ * to a port of the slice of worker (port - base) / slice is that worker's (steered to it).
+ */
+static inline void xlb_snat_worker_ports(uint16_t base, uint32_t slice, unsigned worker_id,
+                                         uint16_t *first, uint16_t *count)
+{
+    uint32_t start = base + worker_id * slice;
+    uint32_t from = start < XLB_SNAT_PORT_BASE ? XLB_SNAT_PORT_BASE : start;
+    *first = (uint16_t)from;
+    *count = (uint16_t)(start + slice - from);
+}
+
+/* What a worker's burst context is made of (xlb_burst_ctx_init). */
+struct xlb_burst_params {
+    struct xlb_worker_stats *stats;
+    struct rte_ring *to_control;
+    struct rte_mempool *pool;
+    /* Forwarding (NULL flows: TCP to VIPs is not served). */
+    struct xlb_flow_table *flows;
+    struct xlb_lb_worker *lb;
+    struct xlb_l7_worker *l7;
+    struct rte_ring *const *redirect; /* every worker's redirect ring, or NULL */
+    unsigned worker_id, n_workers;
+    /* The SNAT port slices, as xlb_snat_worker_ports made the flow table's range: worker 0's
+     * slice starts at snat_port_base; snat_slice 0 is xlb_snat_slice(n_workers). */
+    uint16_t snat_port_base;
+    uint32_t snat_slice;
+    uint64_t tsc_hz, now_tsc;
+};
+
+/* A context for a worker (xlbd's, or a test's, a benchmark's, a fuzz target's): everything not
+ * in params starts empty. */
+void xlb_burst_ctx_init(struct xlb_burst_ctx *ctx, const struct xlb_burst_params *params);
 
 /* What a handler did with a packet; values >= 0 are an enum xlb_drop_reason. */
 typedef int xlb_verdict;
 #define XLB_VERDICT_TX       (-1) /* rewritten in place, to go out of the port it came in on */
 #define XLB_VERDICT_CONSUMED (-2) /* handled, nothing to send: freed without a drop count */
 #define XLB_VERDICT_SENT     (-3) /* the handler queued it itself (forwarded on some port) */
-#define XLB_VERDICT_PENDING  (-4) /* held for the end of the burst (struct xlb_nat_pending) */
+#define XLB_VERDICT_PENDING  (-4) /* held for the end of the burst (struct xlb_held_segment) */
 
 void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                        uint16_t port_index, struct rte_mbuf **pkts, uint16_t n);
@@ -101,5 +152,22 @@ void xlb_burst_handle_message(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
 
 /* Queue m for transmission on port_index, or free it and count a tx-full drop. */
 void xlb_tx_enqueue(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m);
+
+/* Every packet ends transmitted, handed on, consumed, or dropped under a reason. */
+static inline void xlb_dispose(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m,
+                               xlb_verdict verdict)
+{
+    if (verdict == XLB_VERDICT_TX) {
+        xlb_tx_enqueue(ctx, port_index, m);
+        return;
+    }
+    if (verdict == XLB_VERDICT_SENT || verdict == XLB_VERDICT_PENDING)
+        return;
+    if (verdict >= 0)
+        ctx->stats->drops[verdict]++;
+    else
+        ctx->stats->events[XLB_EVENT_CONSUMED]++;
+    rte_pktmbuf_free(m);
+}
 
 #endif

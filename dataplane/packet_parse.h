@@ -7,6 +7,7 @@
 
 #include <rte_ether.h>
 #include <rte_mbuf.h>
+#include <rte_tcp.h>
 
 #include "burst.h"
 
@@ -29,5 +30,29 @@ bool xlb_frame_set_l3_len(struct xlb_frame *frame, uint32_t l3_len);
 
 /* Address the frame back to where it came from, from the port's MAC. */
 void xlb_frame_reply_ethernet(struct xlb_frame *frame, const struct rte_ether_addr *port_mac);
+
+/* A TCP header's length with its options, from its data offset. */
+static inline uint32_t xlb_tcp_header_len(const struct rte_tcp_hdr *tcp)
+{
+    return (uint32_t)(tcp->data_off >> 4) * 4;
+}
+
+/* The bytes of TCP options after the fixed header. */
+static inline uint32_t xlb_tcp_options_len(const struct rte_tcp_hdr *tcp)
+{
+    return xlb_tcp_header_len(tcp) - (uint32_t)sizeof(*tcp);
+}
+
+/* The payload of a segment of tcp_len bytes (header and payload; the header checked to fit). */
+static inline uint32_t xlb_tcp_payload_len(const struct rte_tcp_hdr *tcp, uint32_t tcp_len)
+{
+    return tcp_len - xlb_tcp_header_len(tcp);
+}
+
+/* Where a segment's payload starts. */
+static inline uint8_t *xlb_tcp_payload(const struct rte_tcp_hdr *tcp)
+{
+    return (uint8_t *)tcp + xlb_tcp_header_len(tcp);
+}
 
 #endif

@@ -2,7 +2,7 @@
  * Return-path steering in the NIC: one rte_flow rule per worker and SNAT address sends a
  * backend's replies (TCP to SNAT address, destination port in the worker's slice) straight to
  * the rx queue of the worker that owns the flow. Where the device cannot, replies that land on
- * another worker cross a redirect ring instead (dataplane/nat.c).
+ * another worker cross a redirect ring instead (dataplane/flow/flow_batch.c).
  */
 #ifndef XLB_PORT_STEERING_H
 #define XLB_PORT_STEERING_H

@@ -2,7 +2,7 @@
 #ifndef XLB_TCP_INPUT_H
 #define XLB_TCP_INPUT_H
 
-#include "nat.h"
+#include "flow/flow.h"
 #include "packet_parse.h"
 
 /* p->tcp points at tcp_len bytes of the segment (header and payload). */

@@ -5,6 +5,7 @@
 #include <rte_byteorder.h>
 
 #include "checksum.h"
+#include "packet_parse.h"
 
 enum { OPT_END = 0, OPT_NOP = 1, OPT_MSS = 2, OPT_MSS_LEN = 4 };
 
@@ -13,7 +14,7 @@ enum { OPT_END = 0, OPT_NOP = 1, OPT_MSS = 2, OPT_MSS_LEN = 4 };
 static int find_from(const struct rte_tcp_hdr *tcp, uint8_t kind, uint8_t len, uint32_t from)
 {
     const uint8_t *opt = (const uint8_t *)(tcp + 1);
-    uint32_t area = (uint32_t)(tcp->data_off >> 4) * 4 - (uint32_t)sizeof(*tcp);
+    uint32_t area = xlb_tcp_options_len(tcp);
     uint32_t i = from;
     while (i < area && opt[i] != OPT_END) {
         if (opt[i] == OPT_NOP) {

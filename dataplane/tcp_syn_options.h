@@ -4,7 +4,7 @@
  * Read leniently, the way the endpoints' stacks read them: an option area that turns malformed
  * part-way ends the walk but does not make the segment invalid, since the NAT forwards what it
  * does not understand. The L7 mode, which answers SYNs itself, parses strictly instead
- * (dataplane/tcpwire/xlb_tcp_options.h).
+ * (dataplane/l7/tcpwire/xlb_tcp_options.h).
  */
 #ifndef XLB_TCP_SYN_OPTIONS_H
 #define XLB_TCP_SYN_OPTIONS_H

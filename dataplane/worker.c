@@ -8,8 +8,8 @@
 
 #include "burst.h"
 #include "xlb_flow_table.h"
-#include "nat.h"
-#include "l7.h"
+#include "flow/flow.h"
+#include "l7/l7.h"
 #include "xlb_lb.h"
 #include "xlb_log.h"
 
@@ -22,14 +22,14 @@ int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb
         return 0;
     /* Aligned power-of-two slices, so that a NIC can steer a slice with one masked rule. */
     uint32_t slice = xlb_snat_slice(shared->n_workers);
-    uint32_t first = cfg->id * slice < XLB_SNAT_PORT_BASE ? XLB_SNAT_PORT_BASE : cfg->id * slice;
-    uint16_t count = (uint16_t)((cfg->id + 1) * slice - first);
+    uint16_t first, count;
+    xlb_snat_worker_ports(0, slice, cfg->id, &first, &count);
     char name[32];
     snprintf(name, sizeof(name), "xlb_flows_%u", cfg->id);
     cfg->snat_port_base = 0;
     cfg->snat_slice = slice;
     cfg->flows = xlb_flow_table_create(name, flows_per_worker, (int)rte_socket_id(), snat, n_snat,
-                                       (uint16_t)first, count);
+                                       first, count);
     cfg->lb = calloc(1, sizeof(*cfg->lb));
     if (cfg->flows == NULL || cfg->lb == NULL ||
         xlb_lb_worker_init(cfg->lb, rte_rdtsc() ^ ((uint64_t)cfg->id << 32), &shared->load[cfg->id],
@@ -90,20 +90,21 @@ int xlb_worker_main(void *arg)
     const struct xlb_worker_config *cfg = arg;
     struct xlb_shared *shared = cfg->shared;
     struct xlb_worker_stats *stats = &shared->stats[cfg->id];
-    struct xlb_burst_ctx ctx = {
-        .stats = stats,
-        .to_control = shared->to_control[cfg->id],
-        .pool = cfg->pool,
-        .flows = cfg->flows,
-        .lb = cfg->lb,
-        .l7 = cfg->l7,
-        .worker_id = cfg->id,
-        .snat_port_base = cfg->snat_port_base,
-        .snat_slice = cfg->snat_slice,
-        .redirect = cfg->flows != NULL ? shared->redirect : NULL,
-        .n_workers = shared->n_workers,
-        .tsc_hz = rte_get_tsc_hz(),
-    };
+    struct xlb_burst_ctx ctx;
+    xlb_burst_ctx_init(&ctx, &(struct xlb_burst_params){
+                                 .stats = stats,
+                                 .to_control = shared->to_control[cfg->id],
+                                 .pool = cfg->pool,
+                                 .flows = cfg->flows,
+                                 .lb = cfg->lb,
+                                 .l7 = cfg->l7,
+                                 .redirect = cfg->flows != NULL ? shared->redirect : NULL,
+                                 .worker_id = cfg->id,
+                                 .n_workers = shared->n_workers,
+                                 .snat_port_base = cfg->snat_port_base,
+                                 .snat_slice = cfg->snat_slice,
+                                 .tsc_hz = rte_get_tsc_hz(),
+                             });
     struct rte_mbuf *pkts[XLB_RX_BURST];
 
     rte_rcu_qsbr_thread_register(shared->qsbr, cfg->id);
@@ -116,8 +117,8 @@ int xlb_worker_main(void *arg)
         const struct xlb_snapshot *snap = xlb_snapshot_acquire(shared);
         uint32_t received = 0;
         ctx.now_tsc = rte_rdtsc();
-        xlb_nat_expire(&ctx);
-        xlb_nat_flush_step(&ctx);
+        xlb_flow_expire(&ctx);
+        xlb_flow_flush_step(&ctx);
         xlb_l7_poll(&ctx, snap);
         drain_messages(&ctx, snap, shared->to_worker[cfg->id]);
         for (unsigned q = 0; q < cfg->n_rxq; q++) {

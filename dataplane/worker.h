@@ -6,6 +6,7 @@
 
 #include <rte_mempool.h>
 
+#include "burst.h"
 #include "xlb_limits.h"
 #include "xlb_shared.h"
 
@@ -33,20 +34,6 @@ struct xlb_worker_config {
     uint16_t snat_port_base;
     uint32_t snat_slice; /* SNAT ports per worker: worker w owns [w * slice, (w + 1) * slice) */
 };
-
-/*
- * The SNAT port space split into one slice per worker: the same power of two for every worker,
- * aligned, so worker w owns [w * slice, (w + 1) * slice) (ports below 1024 are never used).
- */
-#define XLB_SNAT_PORT_BASE 1024u
-
-static inline uint32_t xlb_snat_slice(unsigned n_workers)
-{
-    uint32_t pow2 = 1;
-    while (pow2 < n_workers)
-        pow2 <<= 1;
-    return 65536u / pow2;
-}
 
 /*
  * Create worker w's flow table, LB state and (l7_connections > 0) HTTP/2 connection pool on

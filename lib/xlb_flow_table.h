@@ -57,6 +57,15 @@ enum xlb_flow_state {
                            * answers (dataplane/nat.c) */
 };
 
+/*
+ * Which engine under the data plane's flow layer (dataplane/flow/) owns a flow's segments. Two
+ * bits in the entry: room for the kinds to come (a TCP endpoint, an L7 stream engine).
+ */
+enum xlb_flow_kind {
+    XLB_FLOW_KIND_NAT,       /* L4 full NAT (dataplane/nat/): window, not l7_conn */
+    XLB_FLOW_KIND_L7_SPLICE, /* an HTTP/2 connection (dataplane/l7/): l7_conn, not window */
+};
+
 /* Half-open: SYN_SENT or RESUMING, the flows the SYN pool (n_syn, syn_cap) bounds. */
 static inline bool xlb_flow_half_open(uint8_t state)
 {
@@ -102,7 +111,7 @@ struct xlb_flow {
     uint16_t state : 3; /* enum xlb_flow_state */
     uint16_t used : 1;
     uint16_t scheduled : 1; /* in a wheel slot */
-    uint16_t l7 : 1;        /* an HTTP/2 connection (dataplane/l7.h): l7_conn, not window */
+    uint16_t kind : 2;      /* enum xlb_flow_kind */
     uint8_t snat_index;
     uint8_t client_port_index : 4, backend_port_index : 4;
     union {

@@ -16,7 +16,7 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
-#include "l7_conn.h"
+#include "l7/l7_conn.h"
 
 static const struct rte_ether_addr port_mac = FIX_PORT_MAC;
 static const struct rte_ether_addr client_mac = FIX_PEER_MAC;
@@ -117,7 +117,7 @@ int l7_teardown(void **state)
     /* Connections still open go back to the pool as the worker would free them. */
     struct xlb_flow_table *t = x->n->flows;
     for (uint32_t i = 0; i < t->capacity; i++)
-        if (t->flows[i].used && t->flows[i].l7)
+        if (t->flows[i].used && t->flows[i].kind == XLB_FLOW_KIND_L7_SPLICE)
             xlb_l7_release(&x->n->f->ctx, &t->flows[i]);
     fixture_clear_tx(x->n->f); /* RSTs of connections still receiving */
     x->n->f->ctx.l7 = NULL;
@@ -370,7 +370,7 @@ void l7_hello(struct l7_fixture *x, struct l7_conn *c, const uint8_t *hello, uin
     assert_int_equal(l7_event(x, XLB_EVENT_L7_CONNECTIONS), conns + 1);
     struct xlb_flow *f = l7_flow(x, c);
     assert_non_null(f);
-    assert_true(f->l7);
+    assert_int_equal(f->kind, XLB_FLOW_KIND_L7_SPLICE);
     struct l7_seg want = l7_by_xlb_to_client(c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, c->x_seq,
                                              c->c_seq, l7_receive_window(c), settings, 9);
     opts_ts(&want, l7_now_ms(x), tsval);

@@ -1,5 +1,5 @@
 /*
- * Fixture of the L7 (HTTP/2) packet tests (dataplane/l7_*.c): the NAT fixture's snapshot, flow
+ * Fixture of the L7 (HTTP/2) packet tests (dataplane/l7/): the NAT fixture's snapshot, flow
  * table and LB worker, with both VIPs (FIX_VIP4 and FIX_VIP6 on VIP_PORT) made L7 VIPs: each LB
  * tree gets a compiled route table (control/route_compile: virtual host "*", one prefix route
  * "/svc/" to the VIP's cluster of one backend, so every pick is deterministic) and, when asked,

@@ -150,8 +150,10 @@ struct nat_fixture *nat_fixture_create(const struct nat_config *cfg)
     assert_int_equal(xlb_addr_parse(SNAT6, &snat[1]), 0);
     char name[32];
     snprintf(name, sizeof(name), "%s_flows_%u", cfg->name, serial++);
-    n->flows =
-        xlb_flow_table_create(name, cfg->flows, SOCKET_ID_ANY, snat, 2, PORT_BASE, cfg->port_count);
+    /* Worker 0's slice of cfg->port_count ports from PORT_BASE, as xlbd makes its slices. */
+    uint16_t first, count;
+    xlb_snat_worker_ports(PORT_BASE, cfg->port_count, 0, &first, &count);
+    n->flows = xlb_flow_table_create(name, cfg->flows, SOCKET_ID_ANY, snat, 2, first, count);
     assert_non_null(n->flows);
     n->load = calloc(1, sizeof(*n->load));
     assert_non_null(n->load);
@@ -163,17 +165,21 @@ struct nat_fixture *nat_fixture_create(const struct nat_config *cfg)
         assert_non_null(n->redirect[w]);
     }
 
-    struct xlb_burst_ctx *ctx = &n->f->ctx;
-    ctx->flows = n->flows;
-    ctx->lb = &n->lb;
-    if (cfg->n_workers > 0) {
-        ctx->redirect = n->redirect;
-        ctx->n_workers = cfg->n_workers;
-    }
-    ctx->worker_id = 0;
-    ctx->snat_port_base = PORT_BASE;
-    ctx->now_tsc = cfg->start_tsc;
-    ctx->tsc_hz = TSC_HZ;
+    struct fixture *f = n->f;
+    xlb_burst_ctx_init(&f->ctx, &(struct xlb_burst_params){
+                                    .stats = &f->stats,
+                                    .to_control = f->to_control,
+                                    .pool = f->pool,
+                                    .flows = n->flows,
+                                    .lb = &n->lb,
+                                    .redirect = cfg->n_workers > 0 ? n->redirect : NULL,
+                                    .worker_id = 0,
+                                    .n_workers = cfg->n_workers,
+                                    .snat_port_base = PORT_BASE,
+                                    .snat_slice = cfg->port_count,
+                                    .tsc_hz = TSC_HZ,
+                                    .now_tsc = cfg->start_tsc,
+                                });
     return n;
 }
 

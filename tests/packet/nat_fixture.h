@@ -1,5 +1,5 @@
 /*
- * Shared fixture for the NAT packet tests (dataplane/nat.c): the packet fixture's snapshot
+ * Shared fixture for the NAT packet tests (dataplane/nat/): the packet fixture's snapshot
  * completed with resolved gateways, resolved backends, two SNAT addresses and two L4 VIPs
  * (FIX_VIP4 and FIX_VIP6 on VIP_PORT) whose LB trees are compiled from EDS clusters; a flow
  * table, an LB worker with its load counters, redirect rings if asked, all wired into the burst

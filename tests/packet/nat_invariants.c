@@ -10,7 +10,7 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
-#include "nat.h"
+#include "nat/nat.h"
 
 static const struct rte_ether_addr port_mac = FIX_PORT_MAC;
 
@@ -257,11 +257,11 @@ void check_accounting(const struct robust *r)
 }
 
 /*
- * While the wheel is behind the clock, every call of xlb_nat_expire frees a flow or moves the
+ * While the wheel is behind the clock, every call of xlb_flow_expire frees a flow or moves the
  * wheel on within a few calls: a slot holds at most FLOWS entries and each call takes up to
- * 2 * XLB_NAT_EXPIRE_BUDGET of them off it, freed or moved to a later slot.
+ * 2 * XLB_FLOW_EXPIRE_BUDGET of them off it, freed or moved to a later slot.
  */
-#define STALL_CALLS (4 * FLOWS / XLB_NAT_EXPIRE_BUDGET)
+#define STALL_CALLS (4 * FLOWS / XLB_FLOW_EXPIRE_BUDGET)
 
 void check_expiry_progress(struct robust *r, uint64_t closed_before)
 {
@@ -282,7 +282,7 @@ void check_expiry_progress(struct robust *r, uint64_t closed_before)
         return;
     uint32_t head = t->wheel[t->wheel_second % XLB_FLOW_WHEEL_SLOTS];
     fail_msg("burst %" PRIu64 ", frame %" PRIu64 ": expiry stalled: %" PRIu64
-             " calls of xlb_nat_expire freed nothing and the wheel "
+             " calls of xlb_flow_expire freed nothing and the wheel "
              "stayed at second %" PRIu64 " (now %" PRIu64 ", %u flows open); its slot's first flow "
              "%d expires at second %" PRIu64 " (state %d)",
              r->bursts, r->frames_rx, r->stuck_calls, t->wheel_second,
@@ -296,15 +296,15 @@ void expire_everything(struct robust *r)
 {
     struct xlb_burst_ctx *ctx = &r->f->ctx;
     uint32_t open = r->flows->n_used;
-    ctx->now_tsc += (XLB_NAT_ESTABLISHED_TIMEOUT_S + 1) * TSC_HZ;
-    /* Each call frees up to XLB_NAT_EXPIRE_BUDGET flows: allow for empty slots and flows moved
+    ctx->now_tsc += (XLB_FLOW_ESTABLISHED_TIMEOUT_S + 1) * TSC_HZ;
+    /* Each call frees up to XLB_FLOW_EXPIRE_BUDGET flows: allow for empty slots and flows moved
      * on once (refreshed since they were put in their slot). */
-    unsigned calls = 0, bound = 4 * (FLOWS / XLB_NAT_EXPIRE_BUDGET + XLB_FLOW_WHEEL_SLOTS);
+    unsigned calls = 0, bound = 4 * (FLOWS / XLB_FLOW_EXPIRE_BUDGET + XLB_FLOW_WHEEL_SLOTS);
     while (r->flows->n_used > 0 && calls < bound) {
-        xlb_nat_expire(ctx);
+        xlb_flow_expire(ctx);
         calls++;
     }
-    print_message("%u open flows expired in %u calls of xlb_nat_expire\n", open, calls);
+    print_message("%u open flows expired in %u calls of xlb_flow_expire\n", open, calls);
     assert_int_equal(r->flows->n_used, 0);
     assert_int_equal(rte_hash_count(r->flows->hash), 0);
     for (unsigned s = 0; s < 2; s++)

@@ -17,7 +17,7 @@ void collect_tx(struct robust *r, struct rte_mbuf *const *in, const bool *clean,
 void check_table(struct robust *r);
 /* Every frame in is accounted for: sent, dropped by reason, handled silently or handed on. */
 void check_accounting(const struct robust *r);
-/* After a call of xlb_nat_expire: it freed a flow or moved the wheel on, unless the wheel is
+/* After a call of xlb_flow_expire: it freed a flow or moved the wheel on, unless the wheel is
  * not behind the clock; fails after too many calls in a row that did neither. */
 void check_expiry_progress(struct robust *r, uint64_t closed_before);
 /* Past every timeout, a bounded number of expiry calls frees every flow and port. */

@@ -88,9 +88,11 @@ struct fixture *fixture_create(void)
     assert_non_null(f->pool);
     assert_non_null(f->to_control);
     f->snap = fixture_make_snapshot(true);
-    f->ctx.stats = &f->stats;
-    f->ctx.to_control = f->to_control;
-    f->ctx.pool = f->pool;
+    xlb_burst_ctx_init(&f->ctx, &(struct xlb_burst_params){
+                                    .stats = &f->stats,
+                                    .to_control = f->to_control,
+                                    .pool = f->pool,
+                                });
     return f;
 }
 

@@ -107,7 +107,7 @@ static void make_ipv6(struct segment6 *s)
     s->tcp.cksum = rte_ipv6_udptcp_cksum(&s->ip, &s->tcp);
 }
 
-/* The NAT's rewrite, as dataplane/nat.c patches it: addresses in both checksums (IPv4), the
+/* The NAT's rewrite, as dataplane/nat/ patches it: addresses in both checksums (IPv4), the
  * two ports as one 4-byte field in TCP's. */
 static void rewrite(uint8_t *src_field, uint8_t *dst_field, uint8_t *ip_csum,
                     struct rte_tcp_hdr *tcp, size_t len)

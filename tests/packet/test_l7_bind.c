@@ -1,5 +1,5 @@
 /*
- * Packet fixtures for receiving and binding (dataplane/l7_receive.c, l7_connect.c,
+ * Packet fixtures for receiving and binding (dataplane/l7/l7_receive.c, l7_connect.c,
  * l7_reject.c; docs/l7.md "A connection's life" 2 and 3, "When xlb answers itself"): xlb
  * holds the client's bytes until the first request is complete and its SETTINGS acknowledged,
  * answers PINGs itself, then picks, connects to the backend with the client's ISN and options

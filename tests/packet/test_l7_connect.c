@@ -1,5 +1,5 @@
 /*
- * Packet fixtures for xlb's connection to the backend (dataplane/l7_connect.c; docs/l7.md
+ * Packet fixtures for xlb's connection to the backend (dataplane/l7/l7_connect.c; docs/l7.md
  * "A connection's life" 3 and "When xlb answers itself"): the SYN is retransmitted after
  * 250 ms, doubling, four times, then the request fails UNAVAILABLE "the backend did not
  * answer"; a RST to the SYN fails it "the backend refused the connection"; a replay longer
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <rte_tcp.h>
 
-#include "l7.h"
+#include "l7/l7.h"
 #include "l7_fixture.h"
 
 static unsigned poll_after(struct l7_fixture *x, uint32_t ms)

@@ -1,5 +1,5 @@
 /*
- * Packet fixtures for the L7 handshake (dataplane/l7_handshake.c, docs/l7.md "A connection's
+ * Packet fixtures for the L7 handshake (dataplane/l7/l7_handshake.c, docs/l7.md "A connection's
  * life" 1 and 2): the SYN of an L7 VIP is answered with a SYN cookie and nothing is kept; the
  * ACK returning a valid cookie takes a connection and a flow, and xlb sends its SETTINGS at
  * once; a forged cookie gets a RST. Every frame is checked byte for byte (l7_fixture.h).
@@ -118,7 +118,7 @@ static void cookie_ack_with_preface_opens_a_connection(void **state)
     assert_int_equal(x->n->flows->n_used, 1);
     struct xlb_flow *f = l7_flow(x, &c);
     assert_non_null(f);
-    assert_true(f->l7);
+    assert_int_equal(f->kind, XLB_FLOW_KIND_L7_SPLICE);
     assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
     assert_int_equal(l7_event(x, XLB_EVENT_L7_CONNECTIONS), 1);
     assert_int_equal(l7_event(x, XLB_EVENT_L7_BAD_COOKIES), 0);

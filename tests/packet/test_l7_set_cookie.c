@@ -1,5 +1,5 @@
 /*
- * Packet fixtures for Set-Cookie insertion (dataplane/l7_insert.c; docs/l7.md "Set-Cookie"):
+ * Packet fixtures for Set-Cookie insertion (dataplane/l7/l7_insert.c; docs/l7.md "Set-Cookie"):
  * the route has an A55 session cookie (name L7_COOKIE_NAME, path "/", ttl 3600 s), so the
  * response to a request whose cookie does not name the picked endpoint gets a set-cookie field
  * appended to its header block: the HEADERS frame and the segment grow by the field's length,

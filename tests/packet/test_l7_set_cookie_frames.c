@@ -1,6 +1,6 @@
 /*
  * Packet fixtures for where the Set-Cookie field goes in the backend's frames
- * (dataplane/l7_insert.c, l7_inspect.c; docs/l7.md "Set-Cookie"): at the end of the header
+ * (dataplane/l7/l7_insert.c, l7_inspect.c; docs/l7.md "Set-Cookie"): at the end of the header
  * block, in the frame that ends it and before its padding (a PADDED HEADERS, a CONTINUATION),
  * in a trailers-only response, once per response when a segment holds two; and not at all
  * (counted as missed) when the frame header that must grow went by in an earlier segment.

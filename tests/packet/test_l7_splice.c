@@ -1,5 +1,5 @@
 /*
- * Packet fixtures for spliced L7 connections (dataplane/l7_splice.c, l7_inspect.c,
+ * Packet fixtures for spliced L7 connections (dataplane/l7/l7_splice.c, l7_inspect.c,
  * l7_streams.c; docs/l7.md "A connection's life" 4 and "After binding"): every segment passes
  * rewritten in place, its numbers translated between the client's connection (xlb's sequence
  * space: its 9 SETTINGS bytes first, its timestamps) and the backend's (the replay lacks the

@@ -1,5 +1,5 @@
 /*
- * The NAT's fast path (dataplane/nat_fast_path.h) takes plain IPv4 TCP frames whose header
+ * The fast path (dataplane/flow/fast_hold.h) takes plain IPv4 TCP frames whose header
  * checksum holds, and IPv6 ones with TCP right after the fixed header: a whole connection goes
  * through it byte for byte as through the full path, a padded frame is trimmed, and every frame it
  * must refuse (another MAC, a bad checksum, a port address, a length that does not add up, a TCP
@@ -17,7 +17,7 @@
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
 
-#include "nat.h"
+#include "nat/nat.h"
 #include "nat_segments.h"
 
 /* One frame in, with the NIC's verdict on its IPv4 header checksum; returns frames out. */

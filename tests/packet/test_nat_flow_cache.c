@@ -17,7 +17,7 @@
 #include <rte_hash_crc.h>
 #include <rte_tcp.h>
 
-#include "nat.h"
+#include "nat/nat.h"
 #include "nat_segments.h"
 
 /* The flow index the cache's slot for a client's key names, or -1. */
@@ -93,8 +93,8 @@ static void evicted_flow_index_taken_by_another_client_is_not_reached(void **sta
     assert_int_equal(n->f->stats.events[XLB_EVENT_TCP_RESETS_SENT], 1);
 
     /* The new connection is not disturbed, and the index's checksum patches (kept with its
-     * key, dataplane/nat.c) are its own: its SYN-ACK and data come out with the checksums the
-     * fixture computes in full. */
+     * key, dataplane/nat/nat_forward.c) are its own: its SYN-ACK and data come out with the
+     * checksums the fixture computes in full. */
     backend_syn_ack4(n, PORT_BASE, CLIENT_PORT + FLOWS);
     struct seg data = client_data(CLIENT_PORT + FLOWS);
     struct seg sent = to_backend(data, PORT_BASE);
@@ -112,9 +112,9 @@ static void removed_flow_is_not_reached_through_its_slot(void **state)
     rst.seq += strlen(PAYLOAD_TEXT);
     struct seg rst_out = to_backend(rst, PORT_BASE);
     forward(n, &rst, &rst_out);
-    n->f->ctx.now_tsc += (XLB_NAT_CLOSED_TIMEOUT_S + 10) * TSC_HZ;
+    n->f->ctx.now_tsc += (XLB_FLOW_CLOSED_TIMEOUT_S + 10) * TSC_HZ;
     for (int i = 0; i < 4 && n->flows->n_used == FLOWS; i++)
-        xlb_nat_expire(&n->f->ctx);
+        xlb_flow_expire(&n->f->ctx);
     assert_int_equal(n->flows->n_used, FLOWS - 1);
     assert_false(n->flows->flows[first].used);
     assert_int_equal(cached_index(n, CLIENT_PORT), first);

@@ -1,5 +1,5 @@
 /*
- * Packet fixtures for the limits of the TCP full NAT of L4 VIPs (dataplane/nat.c): segments of
+ * Packet fixtures for the limits of the TCP full NAT of L4 VIPs (dataplane/nat/): segments of
  * no flow (reset or dropped), no backend or an unresolved one, the SYN pool, eviction from a
  * full table, and ICMP errors about flows translated for the client.
  */
@@ -15,7 +15,7 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
-#include "nat.h"
+#include "nat/nat.h"
 #include "nat_segments.h"
 
 static const struct rte_ether_addr port_mac = FIX_PORT_MAC;

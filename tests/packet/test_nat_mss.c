@@ -1,8 +1,8 @@
 /*
- * MSS clamping in the L4 full NAT (dataplane/tcp_syn_options.c, clamp_mss in nat.c): a SYN or
- * SYN-ACK offering more than xlb's port carries leaves with the port's limit in its MSS
- * option, byte for byte as a stack would have written it, checksums exact; a smaller offer,
- * a data segment and a port without a limit pass unchanged.
+ * MSS clamping in the L4 full NAT (dataplane/tcp_syn_options.c, xlb_egress_clamp_mss in
+ * dataplane/flow/egress.c): a SYN or SYN-ACK offering more than xlb's port carries leaves with the
+ * port's limit in its MSS option, byte for byte as a stack would have written it, checksums exact;
+ * a smaller offer, a data segment and a port without a limit pass unchanged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
 
-#include "nat.h"
+#include "nat/nat.h"
 #include "nat_segments.h"
 
 #define MSS_MAX4 1400 /* as for a 1440-byte MTU */
@@ -165,12 +165,12 @@ static void two_ports_take_the_lower_limit(void **state)
     snap->ports[1] = snap->ports[0];
     snap->ports[0].mss_max_ipv4 = 1400;
     snap->ports[1].mss_max_ipv4 = 1300;
-    assert_int_equal(xlb_nat_mss_max(snap, AF_INET, 0, 1), 1300);
-    assert_int_equal(xlb_nat_mss_max(snap, AF_INET, 1, 0), 1300);
-    assert_int_equal(xlb_nat_mss_max(snap, AF_INET, 0, 0), 1400);
+    assert_int_equal(xlb_egress_mss_max(snap, AF_INET, 0, 1), 1300);
+    assert_int_equal(xlb_egress_mss_max(snap, AF_INET, 1, 0), 1300);
+    assert_int_equal(xlb_egress_mss_max(snap, AF_INET, 0, 0), 1400);
     snap->ports[1].mss_max_ipv4 = 0; /* no limit on one side: the other's */
-    assert_int_equal(xlb_nat_mss_max(snap, AF_INET, 0, 1), 1400);
-    assert_int_equal(xlb_nat_mss_max(snap, AF_INET6, 0, 1), 0);
+    assert_int_equal(xlb_egress_mss_max(snap, AF_INET, 0, 1), 1400);
+    assert_int_equal(xlb_egress_mss_max(snap, AF_INET6, 0, 1), 0);
     snap->n_ports = 1;
 }
 

@@ -1,5 +1,5 @@
 /*
- * Packet fixtures for connections picked up without their flow (dataplane/nat.c, new_flow):
+ * Packet fixtures for connections picked up without their flow (dataplane/nat/nat_new.c, new_flow):
  * on an L4 VIP whose cluster picks by hash (ring hash or Maglev), a client segment of a connection
  * this process has no flow for (xlbd restarted, or took over another host's addresses) goes to the
  * backend and from the SNAT port its SYN got, so the backend sees the same peer. A "restart"
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <rte_tcp.h>
 
-#include "nat.h"
+#include "nat/nat.h"
 #include "nat_segments.h"
 
 #define RESUME_FLOWS 128 /* a half-open pool of 32 */
@@ -285,9 +285,9 @@ static void pick_ups_are_held_to_the_half_open_pool(void **state)
     dropped(n, &more, XLB_DROP_SYN_POOL_FULL);
     assert_int_equal(n->flows->n_used, cap);
 
-    n->f->ctx.now_tsc += (XLB_NAT_SYN_TIMEOUT_S + 2) * TSC_HZ;
+    n->f->ctx.now_tsc += (XLB_FLOW_SYN_TIMEOUT_S + 2) * TSC_HZ;
     for (int i = 0; i < 64 && n->flows->n_used > 0; i++)
-        xlb_nat_expire(&n->f->ctx);
+        xlb_flow_expire(&n->f->ctx);
     assert_int_equal(n->flows->n_used, 0);
     assert_int_equal(n->flows->n_syn, 0);
     assert_int_equal(n->load->clusters[CLUSTER4].started, n->load->clusters[CLUSTER4].finished);

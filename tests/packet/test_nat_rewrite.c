@@ -1,5 +1,5 @@
 /*
- * Packet fixtures for the TCP full NAT of L4 VIPs (dataplane/nat.c), the rewrite and the flow
+ * Packet fixtures for the TCP full NAT of L4 VIPs (dataplane/nat/), the rewrite and the flow
  * states: a client frame in, the exact frame towards the backend out (and back), the flow's
  * state and timeouts, and the LB load counters the flows feed. The VIPs' LB trees are compiled
  * from round-robin clusters of one endpoint each, so every pick is deterministic.
@@ -16,7 +16,7 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
-#include "nat.h"
+#include "nat/nat.h"
 #include "nat_segments.h"
 
 /* The second of the flow table's clock a TSC reading falls in. */
@@ -39,7 +39,7 @@ static void syn4_goes_to_backend_from_snat(void **state)
     assert_int_equal(f->snat_port, PORT_BASE);
     assert_int_equal(f->endpoint_slot, SLOT4);
     assert_int_equal(f->cluster_slot, CLUSTER4);
-    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_NAT_SYN_TIMEOUT_S);
+    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_FLOW_SYN_TIMEOUT_S);
     assert_int_equal(n->flows->n_used, 1);
     assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CREATED], 1);
     assert_int_equal(n->load->clusters[CLUSTER4].started, 1);
@@ -68,7 +68,7 @@ static void syn_ack4_returns_to_client_from_vip(void **state)
     struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
     assert_non_null(f);
     assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
-    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_NAT_ESTABLISHED_TIMEOUT_S);
+    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_FLOW_ESTABLISHED_TIMEOUT_S);
     assert_int_equal(n->load->endpoints[SLOT4].succeeded, 1);
     assert_int_equal(n->load->endpoints[SLOT4].failed, 0);
 
@@ -207,7 +207,7 @@ static void rst_in_the_window_is_not_taken_on_trust(void **state)
     out = to_backend(rst, PORT_BASE);
     forward(n, &rst, &out);
     assert_int_equal(f->state, XLB_FLOW_RESET);
-    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_NAT_RESET_TIMEOUT_S);
+    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_FLOW_RESET_TIMEOUT_S);
 
     /* The backend ignored it and goes on: so does the flow. */
     n->f->ctx.now_tsc = START_TSC + 5 * TSC_HZ;
@@ -217,15 +217,15 @@ static void rst_in_the_window_is_not_taken_on_trust(void **state)
     assert_ptr_equal(client_flow(n, FIX_PEER4, CLIENT_PORT), f);
     assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
     assert_int_equal(f->expires_s,
-                     second_at(START_TSC + 5 * TSC_HZ) + XLB_NAT_ESTABLISHED_TIMEOUT_S);
+                     second_at(START_TSC + 5 * TSC_HZ) + XLB_FLOW_ESTABLISHED_TIMEOUT_S);
 
     /* A RST nothing follows: the flow goes once its 10 s are over. */
     out = to_backend(rst, PORT_BASE);
     forward(n, &rst, &out);
     assert_int_equal(f->state, XLB_FLOW_RESET);
-    n->f->ctx.now_tsc = START_TSC + (5 + XLB_NAT_RESET_TIMEOUT_S + 1) * TSC_HZ;
+    n->f->ctx.now_tsc = START_TSC + (5 + XLB_FLOW_RESET_TIMEOUT_S + 1) * TSC_HZ;
     for (int i = 0; i < 4; i++)
-        xlb_nat_expire(&n->f->ctx);
+        xlb_flow_expire(&n->f->ctx);
     assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_int_equal(n->flows->n_used, 0);
 }
@@ -243,13 +243,13 @@ static void backend_rst_to_syn_is_a_failure(void **state)
     struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
     assert_non_null(f);
     assert_int_equal(f->state, XLB_FLOW_CLOSED);
-    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_NAT_CLOSED_TIMEOUT_S);
+    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_FLOW_CLOSED_TIMEOUT_S);
     assert_int_equal(n->load->endpoints[SLOT4].failed, 1);
     assert_int_equal(n->load->endpoints[SLOT4].succeeded, 0);
 
     /* Closed flows go after their short timeout; the SYN is not counted as failed twice. */
-    n->f->ctx.now_tsc = START_TSC + (XLB_NAT_CLOSED_TIMEOUT_S + 1) * TSC_HZ;
-    xlb_nat_expire(&n->f->ctx);
+    n->f->ctx.now_tsc = START_TSC + (XLB_FLOW_CLOSED_TIMEOUT_S + 1) * TSC_HZ;
+    xlb_flow_expire(&n->f->ctx);
     assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_int_equal(n->load->endpoints[SLOT4].failed, 1);
     assert_int_equal(n->load->clusters[CLUSTER4].finished, 1);
@@ -294,13 +294,13 @@ static void syn_timeout_expires_flow_and_frees_port(void **state)
     assert_int_equal(n->load->clusters[CLUSTER4].started, 2);
 
     /* Not yet: just before the deadline nothing goes. */
-    ctx->now_tsc = START_TSC + XLB_NAT_SYN_TIMEOUT_S * TSC_HZ - 1;
-    xlb_nat_expire(ctx);
+    ctx->now_tsc = START_TSC + XLB_FLOW_SYN_TIMEOUT_S * TSC_HZ - 1;
+    xlb_flow_expire(ctx);
     assert_non_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_int_equal(n->flows->n_used, 2);
 
-    ctx->now_tsc = START_TSC + (XLB_NAT_SYN_TIMEOUT_S + 1) * TSC_HZ;
-    xlb_nat_expire(ctx);
+    ctx->now_tsc = START_TSC + (XLB_FLOW_SYN_TIMEOUT_S + 1) * TSC_HZ;
+    xlb_flow_expire(ctx);
     assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_null(backend_flow(n, false, PORT_BASE));
     assert_non_null(client_flow(n, FIX_PEER4, CLIENT_PORT + 2));
@@ -320,8 +320,8 @@ static void syn_timeout_expires_flow_and_frees_port(void **state)
     assert_int_equal(n->load->clusters[CLUSTER4].started, 3);
 
     /* The established one lasts until its own timeout. */
-    ctx->now_tsc = START_TSC + (XLB_NAT_ESTABLISHED_TIMEOUT_S + 1) * TSC_HZ;
-    xlb_nat_expire(ctx);
+    ctx->now_tsc = START_TSC + (XLB_FLOW_ESTABLISHED_TIMEOUT_S + 1) * TSC_HZ;
+    xlb_flow_expire(ctx);
     assert_int_equal(n->flows->n_used, 0);
     assert_int_equal(n->load->clusters[CLUSTER4].finished, 3);
     assert_int_equal(n->load->endpoints[SLOT4].failed, 2); /* syn3 timed out as well */
@@ -380,9 +380,9 @@ static void fin_moves_flow_to_closing(void **state)
     forward(n, &fin, &out);
     struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
     assert_int_equal(f->state, XLB_FLOW_CLOSING);
-    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_NAT_CLOSING_TIMEOUT_S);
-    n->f->ctx.now_tsc = START_TSC + (XLB_NAT_CLOSING_TIMEOUT_S + 1) * TSC_HZ;
-    xlb_nat_expire(&n->f->ctx);
+    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_FLOW_CLOSING_TIMEOUT_S);
+    n->f->ctx.now_tsc = START_TSC + (XLB_FLOW_CLOSING_TIMEOUT_S + 1) * TSC_HZ;
+    xlb_flow_expire(&n->f->ctx);
     assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_int_equal(n->load->endpoints[SLOT4].failed, 0); /* a clean close is no failure */
     assert_int_equal(n->load->clusters[CLUSTER4].finished, 1);

@@ -7,7 +7,7 @@
  * errors about flows, other traffic to the VIPs, hostile noise, and mutations of all of these (byte
  * flips, truncation at every length, bad data offsets, bad IP lengths, IPv4 options, VLAN tags,
  * wrong checksums, fragments, extension headers). The virtual clock advances every burst, with now
- * and then a long pause, and xlb_nat_expire and xlb_nat_flush_step run once per burst, as in the
+ * and then a long pause, and xlb_flow_expire and xlb_flow_flush_step run once per burst, as in the
  * worker's loop. Phases change the SYN rate, the clock speed, the address family mix and the
  * configuration (an unresolved backend, a VIP without LB tree, a backend of the wrong family, a
  * flush of a backend's flows), so the table fills and evicts, the SYN pool fills, SNAT ports run
@@ -38,7 +38,7 @@
 #include <cmocka.h>
 #include <rte_ring.h>
 
-#include "nat.h"
+#include "nat/nat.h"
 #include "nat_invariants.h"
 #include "nat_traffic.h"
 #include "xlb_msg.h"
@@ -316,9 +316,9 @@ static void nat_robustness(void **state)
             new_phase(r);
         advance_clock(r);
         uint64_t closed = event(r, XLB_EVENT_FLOWS_CLOSED);
-        xlb_nat_expire(ctx); /* once per poll loop, as the worker does */
+        xlb_flow_expire(ctx); /* once per poll loop, as the worker does */
         check_expiry_progress(r, closed);
-        xlb_nat_flush_step(ctx);
+        xlb_flow_flush_step(ctx);
 
         unsigned n = fill(r, pkts, clean, r->phase.burst_max);
         r->frames_rx += n;

@@ -1,5 +1,5 @@
 /*
- * Packet fixtures for the TCP sequence windows of the L4 full NAT (dataplane/nat_window.c): a
+ * Packet fixtures for the TCP sequence windows of the L4 full NAT (dataplane/nat/nat_window.c): a
  * segment of a known flow outside the windows is dropped as tcp_out_of_window and changes
  * nothing, while what real TCP stacks send (retransmissions, keepalives, window probes, pure
  * ACKs, scaled windows) passes. Windows of powers of two keep the edges exact: the flow
@@ -16,9 +16,9 @@
 #include <cmocka.h>
 #include <rte_tcp.h>
 
-#include "nat.h"
+#include "nat/nat.h"
 #include "nat_segments.h"
-#include "nat_window.h"
+#include "nat/nat_window.h"
 
 #define ACK      RTE_TCP_ACK_FLAG
 #define DATA     (RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG)

@@ -28,12 +28,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     fuzz_eal_init("xlb-fuzz");
     pool = rte_pktmbuf_pool_create("fuzz_pool", 255, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-    ctx.to_control = xlb_msg_ring_create("fuzz_ring", 0);
+    struct rte_ring *to_control = xlb_msg_ring_create("fuzz_ring", 0);
     snap = xlb_snapshot_alloc(1, 16, 1);
-    if (pool == NULL || ctx.to_control == NULL || snap == NULL)
+    if (pool == NULL || to_control == NULL || snap == NULL)
         abort();
-    ctx.stats = &stats;
-    ctx.pool = pool;
+    xlb_burst_ctx_init(&ctx, &(struct xlb_burst_params){
+                                 .stats = &stats,
+                                 .to_control = to_control,
+                                 .pool = pool,
+                             });
     snap->n_ports = 1;
     snap->ports[0].mac = (struct rte_ether_addr){{0x02, 0, 0, 0, 0, 0x10}};
     snap->ports[0].n_prefixes = 2;

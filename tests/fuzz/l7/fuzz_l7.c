@@ -1,5 +1,5 @@
 /*
- * Fuzz target for the L7 (HTTP/2) engine (dataplane/l7_*.c) through the worker's burst
+ * Fuzz target for the L7 (HTTP/2) engine (dataplane/l7/) through the worker's burst
  * function, on the L7 packet tests' fixture (tests/packet/l7_fixture.h: both VIPs L7 VIPs with
  * a compiled route table, prefix "/svc/" to a one-backend cluster, the worker's L7 state).
  *
@@ -60,8 +60,8 @@
 #include <rte_mempool.h>
 #include <rte_tcp.h>
 
-#include "l7.h"
-#include "l7_conn.h"
+#include "l7/l7.h"
+#include "l7/l7_conn.h"
 #include "l7_fixture.h"
 #include "xlb_msg.h"
 
@@ -241,7 +241,7 @@ static void check_step(void)
         FAIL("mbuf leak: %u of %u in the pool", rte_mempool_avail_count(x->n->f->pool), POOL_MBUFS);
     uint32_t l7_flows = 0;
     for (uint32_t i = 0; i < t->capacity; i++)
-        if (t->flows[i].used && t->flows[i].l7)
+        if (t->flows[i].used && t->flows[i].kind == XLB_FLOW_KIND_L7_SPLICE)
             l7_flows++;
     unsigned in_use = rte_mempool_in_use_count(x->l7->conns);
     if (in_use != l7_flows)
@@ -252,7 +252,7 @@ static void check_step(void)
 static void loop(void)
 {
     struct xlb_burst_ctx *ctx = ctx_of();
-    xlb_nat_expire(ctx);
+    xlb_flow_expire(ctx);
     xlb_l7_poll(ctx, x->n->f->snap);
     observe();
 }
@@ -657,7 +657,7 @@ static void check_end(void)
     /* (As fuzz_nat does; nothing should be left, and the check above says so.) */
     for (uint32_t i = 0; i < t->capacity; i++)
         if (t->flows[i].used)
-            xlb_nat_remove_flow(ctx, &t->flows[i]);
+            xlb_flow_release(ctx, &t->flows[i]);
     observe();
     check_step();
     if (x->l7->retry != NULL)
@@ -689,7 +689,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct xlb_burst_ctx *ctx = ctx_of();
     /* The same clock at every input's start (no flow is left to mind). */
     ctx->now_tsc = L7_START_TSC;
-    xlb_nat_expire(ctx);
+    xlb_flow_expire(ctx);
     uint8_t setup0 = data[0], setup1 = data[1];
     data += 2;
     size -= 2;

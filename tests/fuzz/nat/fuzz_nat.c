@@ -14,7 +14,7 @@
 #include "fuzz_eal.h"
 #include "burst.h"
 #include "cluster_compile.h"
-#include "nat.h"
+#include "nat/nat.h"
 #include "xlb_flow_table.h"
 #include "xlb_msg.h"
 
@@ -76,11 +76,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     fuzz_eal_init("xlb-fuzz-nat");
     pool = rte_pktmbuf_pool_create("fuzz_nat_pool", POOL_SIZE, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-    ctx.to_control = xlb_msg_ring_create("fuzz_nat_ring", 0);
+    struct rte_ring *to_control = xlb_msg_ring_create("fuzz_nat_ring", 0);
     snap = xlb_snapshot_alloc(1, 16, 2);
     load = calloc(1, sizeof(*load));
     struct xlb_addr snat[2];
-    if (pool == NULL || ctx.to_control == NULL || snap == NULL || load == NULL ||
+    if (pool == NULL || to_control == NULL || snap == NULL || load == NULL ||
         xlb_addr_parse("198.18.0.11", &snat[0]) != 0 || xlb_addr_parse("2001:2::11", &snat[1]))
         abort();
     snap->n_ports = 1;
@@ -98,14 +98,24 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     add("2001:2::21", XLB_ROLE_NEIGHBOUR, true);
     l4_vip(0, "198.18.0.100", "198.18.0.21:9001");
     l4_vip(1, "2001:2::100", "[2001:2::21]:9001");
-    ctx.flows = xlb_flow_table_create("fuzz_nat_flows", FLOWS, 0, snat, 2, 1024, 128);
-    if (ctx.flows == NULL || xlb_lb_worker_init(&lb, 1, load, load, 1) != 0)
+    /* Worker 0's slice of 128 ports from 1024, as xlbd makes its slices. */
+    uint16_t first, count;
+    xlb_snat_worker_ports(1024, 128, 0, &first, &count);
+    struct xlb_flow_table *flows =
+        xlb_flow_table_create("fuzz_nat_flows", FLOWS, 0, snat, 2, first, count);
+    if (flows == NULL || xlb_lb_worker_init(&lb, 1, load, load, 1) != 0)
         abort();
-    ctx.stats = &stats;
-    ctx.pool = pool;
-    ctx.lb = &lb;
-    ctx.n_workers = 1;
-    ctx.tsc_hz = 1000;
+    xlb_burst_ctx_init(&ctx, &(struct xlb_burst_params){
+                                 .stats = &stats,
+                                 .to_control = to_control,
+                                 .pool = pool,
+                                 .flows = flows,
+                                 .lb = &lb,
+                                 .n_workers = 1,
+                                 .snat_port_base = 1024,
+                                 .snat_slice = 128,
+                                 .tsc_hz = 1000,
+                             });
     return 0;
 }
 
@@ -130,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (len > size || len > RTE_MBUF_DEFAULT_DATAROOM)
             len = size < RTE_MBUF_DEFAULT_DATAROOM ? size : RTE_MBUF_DEFAULT_DATAROOM;
         ctx.now_tsc += 1500; /* 1.5 s: states time out across a few frames */
-        xlb_nat_expire(&ctx);
+        xlb_flow_expire(&ctx);
         send_frame(data, len);
         data += len;
         size -= len;

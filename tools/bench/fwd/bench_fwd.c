@@ -1,6 +1,6 @@
 /*
- * bench_fwd: what the full-NAT data path (dataplane/nat.c) costs a worker, measured in-process
- * without a NIC.
+ * bench_fwd: what the full-NAT data path (dataplane/flow/, dataplane/nat/) costs a worker, measured
+ * in-process without a NIC.
  *
  * Crafted frames go through the worker's real burst function, xlb_burst_process. It runs with
  * a real snapshot: one port, an L4 VIP whose LB tree is a compiled round-robin cluster of 16
@@ -8,7 +8,7 @@
  * and a real LB worker state with its load counters. The cluster's circuit breaker allows
  * 2^30 requests: every open connection counts as one, and the xDS default of 1,024 would
  * refuse the 1,025th connection. Per burst the loop does what xlb_worker_main does around rx
- * and tx: read the TSC into now_tsc, run xlb_nat_expire, process the burst, and hand the tx
+ * and tx: read the TSC into now_tsc, run xlb_flow_expire, process the burst, and hand the tx
  * batch on (here: free it).
  *
  * rx is simulated by taking 32 mbufs from a mempool (through the lcore's cache) and copying a
@@ -27,7 +27,7 @@
  *  3. new connections: SYN, SYN-ACK and ACK per connection (the SYNs with Linux's options,
  *     their MSS clamped to the port's 1400), counted as the cycles spent in
  *     xlb_burst_process. The table is filled to capacity, then every flow expires
- *     (xlb_nat_expire with now_tsc moved past the idle timeout), and the removal is counted too.
+ *     (xlb_flow_expire with now_tsc moved past the idle timeout), and the removal is counted too.
  *     "hot": 32 connections at a time, so each SYN-ACK finds what its SYN touched in cache;
  *     "spread": a quarter of the table at a time (the SYN cap), the SYN-ACKs and ACKs in a
  *     random order, so at 100,000 flows they mostly do not;
@@ -50,7 +50,7 @@
 
 #include "bench_fwd_memif.h"
 #include "bench_fwd_setup.h"
-#include "nat.h"
+#include "nat/nat.h"
 
 #define RUNS                      5
 #define PACKETS                   (1u << 20) /* per forwarding run */
@@ -153,16 +153,16 @@ static void connect_all(struct flows *f, uint32_t window, bool ack, bool shuffle
 }
 
 /*
- * Let every flow expire: now_tsc past the established timeout, then xlb_nat_expire as the
+ * Let every flow expire: now_tsc past the established timeout, then xlb_flow_expire as the
  * worker calls it once per poll loop, until the table is empty.
  */
 static uint64_t expire_all(struct flows *f)
 {
-    b.ctx.now_tsc += (uint64_t)(XLB_NAT_ESTABLISHED_TIMEOUT_S + 1) * b.tsc_hz;
+    b.ctx.now_tsc += (uint64_t)(XLB_FLOW_ESTABLISHED_TIMEOUT_S + 1) * b.tsc_hz;
     uint64_t limit = (uint64_t)f->table->capacity * 4 + 65536, calls = 0;
     uint64_t t0 = rte_rdtsc();
     while (f->table->n_used != 0 && calls++ < limit)
-        xlb_nat_expire(&b.ctx);
+        xlb_flow_expire(&b.ctx);
     uint64_t cycles = rte_rdtsc() - t0;
     if (f->table->n_used != 0)
         die("flows left after the expiry sweep");
@@ -206,7 +206,7 @@ static void loop_forward(const struct tmpl *t, const struct tuple *tuples, uint3
         fill_burst(pkts, t, tuples, n, &rng);
         uint64_t t0 = rte_rdtsc();
         b.ctx.now_tsc = t0;
-        xlb_nat_expire(&b.ctx);
+        xlb_flow_expire(&b.ctx);
         uint64_t t1 = rte_rdtsc();
         xlb_burst_process(&b.ctx, b.snap, 0, pkts, BURST);
         uint64_t t2 = rte_rdtsc();
@@ -456,7 +456,8 @@ static void memory(void)
     }
     printf("  (flow: sizeof(struct xlb_flow); rte_hash: one %zu-byte key per flow, entries = "
            "capacity; per flow: all but the fixed part, shown per flow too: the SNAT port stacks, "
-           "their places and port -> flow maps, %u addresses x %u ports, the table's %zu-byte header and its "
+           "their places and port -> flow maps, %u addresses x %u ports, the table's %zu-byte "
+           "header and its "
            "%zu KiB flow cache, %zu KiB per worker whatever the capacity)\n",
            sizeof(struct xlb_flow_hkey), N_SNAT, SNAT_PORTS, sizeof(struct xlb_flow_table),
            sizeof(struct xlb_flow_cache) >> 10, fixed >> 10);

@@ -6,7 +6,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
-#include "nat.h"
+#include "nat/nat.h"
 
 #define LINK_WAIT_MS 5000
 #define DESCRIPTORS  1024
@@ -104,7 +104,7 @@ static uint64_t worker_burst(bool forward)
     uint16_t n = got;
     if (forward) {
         b.ctx.now_tsc = t0;
-        xlb_nat_expire(&b.ctx);
+        xlb_flow_expire(&b.ctx);
         xlb_burst_process(&b.ctx, b.snap, 0, pkts, got);
         out = b.ctx.tx[0].pkts;
         n = (uint16_t)b.ctx.tx[0].n;

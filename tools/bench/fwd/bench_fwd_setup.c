@@ -334,14 +334,16 @@ void setup(void)
     if (xlb_lb_worker_init(&b.lb, 42, b.load, b.load, 1) != 0)
         die("xlb_lb_worker_init failed");
 
-    b.ctx.stats = &b.stats;
-    b.ctx.to_control = b.to_control;
-    b.ctx.pool = b.pool;
-    b.ctx.lb = &b.lb;
-    b.ctx.worker_id = 0;
-    b.ctx.n_workers = 1;
-    b.ctx.snat_port_base = XLB_SNAT_PORT_BASE;
-    b.ctx.tsc_hz = b.tsc_hz;
+    /* One worker, its SNAT slice as xlbd makes it (flows_create gives the table its ports). */
+    xlb_burst_ctx_init(&b.ctx, &(struct xlb_burst_params){
+                                   .stats = &b.stats,
+                                   .to_control = b.to_control,
+                                   .pool = b.pool,
+                                   .lb = &b.lb,
+                                   .worker_id = 0,
+                                   .n_workers = 1,
+                                   .tsc_hz = b.tsc_hz,
+                               });
 
     struct rte_ether_addr backend0 = backend_mac(0);
     const uint8_t data = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
@@ -386,9 +388,10 @@ void flows_create(struct flows *f, uint32_t n)
     uint64_t before = heap_bytes();
     /* Four SNAT addresses, or as many as the flows need ports. */
     unsigned n_snat = (n + SNAT_PORTS - 1) / SNAT_PORTS;
-    f->table =
-        xlb_flow_table_create(name, n, (int)rte_socket_id(), b.snat,
-                              n_snat > N_SNAT ? n_snat : N_SNAT, XLB_SNAT_PORT_BASE, SNAT_PORTS);
+    uint16_t first, count;
+    xlb_snat_worker_ports(0, xlb_snat_slice(1), 0, &first, &count);
+    f->table = xlb_flow_table_create(name, n, (int)rte_socket_id(), b.snat,
+                                     n_snat > N_SNAT ? n_snat : N_SNAT, first, count);
     if (f->table == NULL)
         die("cannot create the flow table (raise -m?)");
     f->bytes = heap_bytes() - before;

@@ -1,5 +1,5 @@
 /*
- * bench_l7: what the L7 (HTTP/2) mode (dataplane/l7_*.c) costs a worker, measured in-process
+ * bench_l7: what the L7 (HTTP/2) mode (dataplane/l7/) costs a worker, measured in-process
  * without a NIC, as bench_fwd measures the L4 path.
  *
  * The fixture is bench_fwd's (tools/bench/fwd/bench_fwd_setup.c): EAL, one port, a snapshot
@@ -25,8 +25,8 @@
  *   4. SETTINGS ACK            -> binding: route, pick, Set-Cookie field; ACK to the client and
  *                                 SYN to the backend
  *   5. the backend's SYN-ACK   -> spliced; xlb replays the client's bytes to the backend
- * and its removal, later, by the idle expiry (xlb_nat_expire). Only the cycles spent in
- * xlb_burst_process (and xlb_nat_expire for the removal) are counted. "hot": 32 connections
+ * and its removal, later, by the idle expiry (xlb_flow_expire). Only the cycles spent in
+ * xlb_burst_process (and xlb_flow_expire for the removal) are counted. "hot": 32 connections
  * go through the five steps together; "spread": each step is taken by every connection of the
  * pool before the next step starts, so a connection's state is cold when its next packet comes.
  *
@@ -40,7 +40,7 @@
  *     xlb inserts its Set-Cookie in every response (the requests carry no cookie, like h2load's).
  * Every segment carries the client's or backend's current sequence number and ACK, read back
  * from what xlb forwarded, so every segment is in order and scanned. The loop does what
- * xlb_worker_main does around rx and tx: TSC into now_tsc, xlb_nat_expire, xlb_l7_poll, the
+ * xlb_worker_main does around rx and tx: TSC into now_tsc, xlb_flow_expire, xlb_l7_poll, the
  * burst function, then the tx batch is freed. Cycles of those three calls are xlb's; the
  * baseline ("bare loop") is the same rx and tx -- the same frames built in mbufs, put on the tx
  * batch unparsed and freed -- measured in the same process, interleaved with the others.
@@ -68,8 +68,8 @@
 #include "bench_fwd_setup.h"
 #include "bench_l7_h2.h"
 #include "bench_l7_vip.h"
-#include "l7.h"
-#include "nat.h"
+#include "l7/l7.h"
+#include "nat/nat.h"
 #include "route_compile.h"
 #include "xlb_tcp_options.h"
 
@@ -256,7 +256,7 @@ static uint64_t process(struct rte_mbuf **pkts, uint16_t n, const char *when, un
     uint64_t drops = drops_total();
     uint64_t t0 = rte_rdtsc();
     b.ctx.now_tsc = t0 + L.clock_offset;
-    xlb_nat_expire(&b.ctx);
+    xlb_flow_expire(&b.ctx);
     xlb_l7_poll(&b.ctx, b.snap);
     xlb_burst_process(&b.ctx, b.snap, 0, pkts, n);
     uint64_t cycles = rte_rdtsc() - t0;
@@ -421,16 +421,16 @@ static void connect_all(uint32_t window, struct steps *st)
         die("not every connection has its flow");
 }
 
-/* Every flow expires: the worker's clock past the established timeout, xlb_nat_expire until
+/* Every flow expires: the worker's clock past the established timeout, xlb_flow_expire until
  * the table is empty (connections go back to the pool). */
 static uint64_t expire_all(void)
 {
-    L.clock_offset += (uint64_t)(XLB_NAT_ESTABLISHED_TIMEOUT_S + 2) * b.tsc_hz;
+    L.clock_offset += (uint64_t)(XLB_FLOW_ESTABLISHED_TIMEOUT_S + 2) * b.tsc_hz;
     uint64_t limit = (uint64_t)L.n * 4 + 65536, calls = 0;
     uint64_t t0 = rte_rdtsc();
     b.ctx.now_tsc = t0 + L.clock_offset;
     while (L.flows.table->n_used != 0 && calls++ < limit)
-        xlb_nat_expire(&b.ctx);
+        xlb_flow_expire(&b.ctx);
     uint64_t cycles = rte_rdtsc() - t0;
     if (L.flows.table->n_used != 0)
         die("flows left after the expiry sweep");

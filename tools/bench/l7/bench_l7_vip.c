@@ -5,7 +5,7 @@
 
 #include "bench_fwd_setup.h"
 #include "bench_l7_vip.h"
-#include "l7.h"
+#include "l7/l7.h"
 #include "route_compile.h"
 
 static struct xlb_route_table *routes;

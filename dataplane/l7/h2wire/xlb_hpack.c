@@ -113,7 +113,7 @@ static void keep_field(struct xlb_h2_headers *out, const nghttp2_nv *nv, char *s
         return;
     }
     out->fields[n] =
-        (struct xlb_route_field){name, value, (uint32_t)nv->namelen, (uint32_t)nv->valuelen};
+        (struct xlb_h2_field){name, value, (uint32_t)nv->namelen, (uint32_t)nv->valuelen};
     out->request.n_fields = n + 1;
     if (out->grpc_status == NULL && name_is(nv, "grpc-status")) {
         out->grpc_status = value;
@@ -125,7 +125,7 @@ static void keep_field(struct xlb_h2_headers *out, const nghttp2_nv *nv, char *s
 static void authority_from_host(struct xlb_h2_headers *out)
 {
     for (uint32_t i = 0; out->request.authority == NULL && i < out->request.n_fields; i++) {
-        const struct xlb_route_field *f = &out->fields[i];
+        const struct xlb_h2_field *f = &out->fields[i];
         if (f->name_len == 4 && memcmp(f->name, "host", 4) == 0) {
             out->request.authority = f->value;
             out->request.authority_len = f->value_len;

@@ -135,7 +135,7 @@ xlb_verdict xlb_l7_receive(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
         xlb_l7_close(ctx, c);
         return XLB_VERDICT_CONSUMED;
     }
-    uint32_t hlen = (uint32_t)(tcp->data_off >> 4) * 4;
+    uint32_t hlen = xlb_tcp_header_len(tcp);
     struct xlb_tcp_opts o;
     if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), hlen - sizeof(*tcp), &o) != 0)
         return XLB_DROP_TCP_MALFORMED;

@@ -12,8 +12,8 @@
 
 void xlb_l7_close(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c)
 {
-    c->phase = XLB_L7_CLOSED;          /* nothing more is sent to the client */
-    xlb_nat_remove_flow(ctx, c->flow); /* calls xlb_l7_release, which frees c */
+    c->phase = XLB_L7_CLOSED;       /* nothing more is sent to the client */
+    xlb_flow_release(ctx, c->flow); /* calls xlb_l7_release, which frees c */
 }
 
 void xlb_l7_abort(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct xlb_l7_conn *c)
@@ -45,6 +45,6 @@ void xlb_l7_reject(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
     /* What the client sends now only closes the connection: the flow ends soon. */
     struct xlb_flow *f = c->flow;
     f->state = XLB_FLOW_CLOSING;
-    xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_NAT_CLOSED_TIMEOUT_S);
+    xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_FLOW_CLOSED_TIMEOUT_S);
     xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
 }

@@ -11,6 +11,7 @@
 
 #include "l7_conn.h"
 #include "xlb_lb.h"
+#include "xlb_route.h"
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 
@@ -63,8 +64,8 @@ static void send_syn(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
 {
     /* The client's MSS, lowered to what the ports between backend and client carry. */
     const struct xlb_flow *f = c->flow;
-    uint16_t max = xlb_nat_mss_max(snap, ctx->flows->snat[f->snat_index].family,
-                                   f->client_port_index, f->backend_port_index);
+    uint16_t max = xlb_egress_mss_max(snap, ctx->flows->snat[f->snat_index].family,
+                                      f->client_port_index, f->backend_port_index);
     struct xlb_tcp_opts o = {
         .mss = max != 0 && c->client.mss > max ? max : c->client.mss,
         .has_wscale = c->client.has_wscale,
@@ -111,7 +112,7 @@ static bool route_to(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
     struct rte_ether_addr mac;
     uint16_t port_index;
     if (e->where.addr.family != ctx->flows->snat[f->snat_index].family ||
-        !xlb_nat_next_hop(snap, &e->where.addr, &mac, &port_index))
+        !xlb_egress_next_hop(snap, &e->where.addr, &mac, &port_index))
         return false;
     memcpy(f->backend, e->where.addr.bytes, sizeof(f->backend));
     f->backend_port = rte_cpu_to_be_16(e->where.port);
@@ -127,16 +128,32 @@ static void unsent(struct xlb_burst_ctx *ctx, const struct xlb_lb_trace *trace)
 {
     const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
     uint32_t slot = trace->cluster->priorities[e->priority].localities[e->locality].load_slot;
-    xlb_nat_request_ended(ctx, trace->cluster->cluster_slot);
+    xlb_flow_request_finished(ctx, trace->cluster->cluster_slot);
     if (ctx->lb->load != NULL && slot < XLB_LOCALITY_SLOTS)
         ctx->lb->load->localities[slot].failed++;
+}
+
+void xlb_l7_route_request(const struct xlb_h2_request *h, struct xlb_route_field *fields,
+                          struct xlb_route_request *out)
+{
+    for (uint32_t i = 0; i < h->n_fields; i++)
+        fields[i] = (struct xlb_route_field){h->fields[i].name, h->fields[i].value,
+                                             h->fields[i].name_len, h->fields[i].value_len};
+    *out = (struct xlb_route_request){
+        .path = h->path,
+        .path_len = h->path_len,
+        .authority = h->authority,
+        .authority_len = h->authority_len,
+        .fields = fields,
+        .n_fields = h->n_fields,
+    };
 }
 
 void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct xlb_l7_conn *c)
 {
     struct xlb_flow_key key;
     xlb_flow_client_key(ctx->flows, c->flow, &key);
-    const struct xlb_vip_view *vip = xlb_nat_vip_of(snap, &key);
+    const struct xlb_vip_view *vip = xlb_flow_vip_of(snap, &key);
     if (vip == NULL || vip->lb == NULL || ctx->lb == NULL) {
         xlb_l7_reject(ctx, snap, c, "xlb: the VIP is not configured");
         return;
@@ -145,9 +162,12 @@ void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, str
         xlb_l7_reject(ctx, snap, c, "xlb: request headers too large");
         return;
     }
+    struct xlb_route_field fields[XLB_H2_MAX_FIELDS];
+    struct xlb_route_request http;
+    xlb_l7_route_request(&c->request.request, fields, &http);
     struct xlb_lb_request request = {
-        .http = &c->request.request,
-        .connection_id = xlb_nat_connection_hash(&key),
+        .http = &http,
+        .connection_id = xlb_flow_connection_hash(&key),
     };
     struct xlb_lb_trace trace;
     enum xlb_lb_outcome outcome = xlb_lb_pick(vip->lb, &request, ctx->lb, &trace);
@@ -194,7 +214,7 @@ static void connected(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap
     c->phase = XLB_L7_SPLICED;
     struct xlb_flow *f = c->flow;
     f->state = XLB_FLOW_ESTABLISHED;
-    xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_NAT_ESTABLISHED_TIMEOUT_S);
+    xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_FLOW_ESTABLISHED_TIMEOUT_S);
     xlb_l7_inspect_start(c);
     ctx->stats->events[XLB_EVENT_L7_SPLICED]++;
     if (c->replay_len == 0) {
@@ -232,7 +252,7 @@ xlb_verdict xlb_l7_connecting(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
             (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG) ||
         ack != c->client_isn + 1)
         return XLB_DROP_L7_UNEXPECTED;
-    uint32_t hlen = (uint32_t)(tcp->data_off >> 4) * 4;
+    uint32_t hlen = xlb_tcp_header_len(tcp);
     struct xlb_tcp_opts o;
     if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), hlen - sizeof(*tcp), &o) != 0)
         return XLB_DROP_TCP_MALFORMED;

@@ -149,7 +149,7 @@ static void take_in(struct xlb_flow_window *w, enum xlb_flow_side from, const st
 /*
  * A data segment or ACK (no SYN, FIN or RST) once both sides have spoken, judged on its own:
  * most segments are these. xlb_window_accept leaves them to this, and the established lane
- * (dataplane/nat.c) calls it straight. A pure ACK is judged by its ACK only.
+ * (dataplane/nat/nat_forward.c) calls it straight. A pure ACK is judged by its ACK only.
  */
 static inline __attribute__((always_inline)) bool accept_data(struct xlb_flow_window *w,
                                                               const struct rte_tcp_hdr *tcp,

@@ -1,6 +1,6 @@
 /*
  * The client's handshake with xlb, stateless until it completes: the SYN is answered with a
- * SYN cookie (dataplane/tcpwire/xlb_syn_cookie.h) carrying the client's MSS, window scale,
+ * SYN cookie (dataplane/l7/tcpwire/xlb_syn_cookie.h) carrying the client's MSS, window scale,
  * SACK and timestamp options; only the ACK that returns a valid cookie takes a connection
  * from the pool and a flow. A SYN flood therefore costs no memory.
  */
@@ -16,7 +16,7 @@
  * 1500-byte path's when clamping is off. */
 static uint16_t xlb_mss(const struct xlb_snapshot *snap, const struct xlb_tcp_packet *p)
 {
-    uint16_t max = xlb_nat_mss_max(snap, p->family, p->port_index, p->port_index);
+    uint16_t max = xlb_egress_mss_max(snap, p->family, p->port_index, p->port_index);
     if (max != 0)
         return max;
     return p->family == AF_INET ? 1460 : 1440;
@@ -34,7 +34,7 @@ static void cookie_tuple(const struct xlb_flow_key *key, struct xlb_syn_cookie_t
 
 static bool parse_options(const struct rte_tcp_hdr *tcp, struct xlb_tcp_opts *o)
 {
-    uint32_t len = (uint32_t)(tcp->data_off >> 4) * 4 - (uint32_t)sizeof(*tcp);
+    uint32_t len = xlb_tcp_options_len(tcp);
     return xlb_tcp_options_parse((const uint8_t *)(tcp + 1), len, o) == 0;
 }
 
@@ -85,7 +85,8 @@ static xlb_verdict answer_syn(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
     tcp->rx_win = rte_cpu_to_be_16(UINT16_MAX);
     tcp->tcp_urp = 0;
     memcpy(tcp + 1, options, options_len);
-    if (!xlb_frame_set_l3_len(frame, xlb_nat_turn_around(p, (uint32_t)sizeof(*tcp) + options_len)))
+    if (!xlb_frame_set_l3_len(frame,
+                              xlb_egress_turn_around(p, (uint32_t)sizeof(*tcp) + options_len)))
         return XLB_DROP_TCP_MALFORMED;
     xlb_frame_reply_ethernet(frame, &snap->ports[p->port_index].mac);
     ctx->stats->events[XLB_EVENT_L7_SYN_COOKIES_SENT]++;
@@ -107,9 +108,7 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
     struct xlb_flow *f = xlb_flow_create(ctx->flows, key, &unbound, 0, &reason);
     if (f == NULL) {
         rte_mempool_put(ctx->l7->conns, obj);
-        *why = reason == 0   ? XLB_DROP_FLOW_TABLE_FULL
-               : reason == 1 ? XLB_DROP_SNAT_PORTS_EXHAUSTED
-                             : XLB_DROP_NO_SNAT_ADDRESS;
+        *why = xlb_flow_create_drop(reason);
         return NULL;
     }
     struct xlb_l7_conn *c = obj;
@@ -118,7 +117,7 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
     memset(c, 0, offsetof(struct xlb_l7_conn, scan));
     c->index = index;
     c->flow = f;
-    f->l7 = 1;
+    f->kind = XLB_FLOW_KIND_L7_SPLICE;
     f->l7_conn = index;
     f->client_mac = frame->eth->src_addr;
     f->client_port_index = (uint8_t)p->port_index;

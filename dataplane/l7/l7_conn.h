@@ -1,5 +1,5 @@
 /*
- * One L7 (HTTP/2) connection as a worker keeps it: private to dataplane/l7_*.c.
+ * One L7 (HTTP/2) connection as a worker keeps it: private to dataplane/l7/.
  *
  * Its life has three phases. RECEIVING: the client's SYN was answered with a SYN cookie, its
  * ACK proved the cookie, and xlb is the client's TCP peer: it acknowledges the client's bytes,
@@ -11,7 +11,8 @@
  * timestamps and window translated between the two connections' number spaces.
  *
  * The entry lives in a per-worker mempool; the flow table's entry for the client's key points
- * here (struct xlb_flow's l7 member), so both directions find it as L4 flows do.
+ * here (struct xlb_flow's l7_conn, in a flow of kind XLB_FLOW_KIND_L7_SPLICE), so both directions
+ * find it as L4 flows do.
  */
 #ifndef XLB_L7_CONN_H
 #define XLB_L7_CONN_H
@@ -22,9 +23,9 @@
 #include <rte_mempool.h>
 
 #include "l7.h"
-#include "nat.h"
 #include "xlb_h2_arena.h"
 #include "xlb_lb.h"
+#include "xlb_route.h"
 #include "xlb_h2_build.h"
 #include "xlb_h2_scan.h"
 #include "xlb_hpack.h"
@@ -42,7 +43,7 @@
 #define XLB_L7_STORAGE_MAX 4096u
 /*
  * Each direction's HPACK decoder memory. A 4,096-byte dynamic table filled with the smallest
- * entries takes up to XLB_HPACK_ARENA_SIZE(4096) (56 KiB, dataplane/h2wire/xlb_hpack.h); real
+ * entries takes up to XLB_HPACK_ARENA_SIZE(4096) (56 KiB, dataplane/l7/h2wire/xlb_hpack.h); real
  * tables (a few dozen fields) take a few KiB. A connection whose table outgrows this is not
  * followed further (docs/l7.md): memory per connection stays at a third of the worst case.
  */
@@ -216,7 +217,7 @@ bool xlb_l7_send(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, str
 /*
  * The most payload one segment toward `side` may carry: the receiver's MSS (the client's from
  * its SYN, the backend's from its SYN-ACK; 536 when it offered none), lowered to what the
- * path through xlb's ports carries (xlb_nat_mss_max), less `options_len` bytes of TCP options
+ * path through xlb's ports carries (xlb_egress_mss_max), less `options_len` bytes of TCP options
  * the segment carries (RFC 9293 3.7.1: the MSS counts no options).
  */
 uint32_t xlb_l7_payload_max(const struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -248,6 +249,10 @@ void xlb_l7_abort(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                   struct xlb_l7_conn *c);
 
 /* ---- l7_connect.c ---- */
+/* A decoded request (h2wire's codec types) as lib/route and the LB core read it: fields has room
+ * for XLB_H2_MAX_FIELDS. */
+void xlb_l7_route_request(const struct xlb_h2_request *h, struct xlb_route_field *fields,
+                          struct xlb_route_request *out);
 /* The first request is in and xlb's SETTINGS acknowledged: pick and connect. */
 void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct xlb_l7_conn *c);
 xlb_verdict xlb_l7_connecting(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

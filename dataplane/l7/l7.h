@@ -1,15 +1,16 @@
 /*
  * L7 mode: VIPs with an xDS `target` take cleartext HTTP/2 (prior knowledge). A connection is
  * bound to a backend by its first request (route, session cookie, LB core) and then spliced;
- * see dataplane/l7_conn.h for its phases and docs/l7.md for the behaviour.
+ * see dataplane/l7/l7_conn.h for its phases and docs/l7.md for the behaviour.
  *
- * The NAT (dataplane/nat.c) hands over every segment of an L7 VIP that has no flow, and every
- * segment, either direction, of a flow that is an L7 connection.
+ * An engine under the flow layer (dataplane/flow/flow.h), which hands it every segment of an L7
+ * VIP that has no flow, and every segment, either direction, of a flow of kind
+ * XLB_FLOW_KIND_L7_SPLICE.
  */
 #ifndef XLB_L7_H
 #define XLB_L7_H
 
-#include "nat.h"
+#include "flow/flow.h"
 
 /* Connections each worker can hold (its mempool), unless the configuration says otherwise. */
 #define XLB_L7_DEFAULT_CONNECTIONS 1024u

@@ -82,7 +82,7 @@ void xlb_l7_inserts_fold(struct xlb_l7_conn *c, uint32_t client_ack)
 
 static uint8_t *payload_of(const struct xlb_tcp_packet *p)
 {
-    return (uint8_t *)p->tcp + (p->tcp->data_off >> 4) * 4;
+    return xlb_tcp_payload(p->tcp);
 }
 
 static void set_l3_length(struct xlb_tcp_packet *p, uint32_t tcp_len)
@@ -125,7 +125,7 @@ static bool insert_one(struct xlb_l7_conn *c, struct xlb_frame *frame, struct xl
     grow_frame_length(c, payload, seq, *len + k, ins->frame_at);
     *len += k;
     frame->l3_avail += k;
-    set_l3_length(p, (uint32_t)((p->tcp->data_off >> 4) * 4) + *len);
+    set_l3_length(p, xlb_tcp_header_len(p->tcp) + *len);
     return true;
 }
 
@@ -151,7 +151,7 @@ bool xlb_l7_insert_at(const struct xlb_l7_conn *c, uint32_t b)
 /* Bytes of TCP options the segment carries (its header beyond the fixed 20). */
 static uint32_t options_of(const struct xlb_tcp_packet *p)
 {
-    return (uint32_t)(p->tcp->data_off >> 4) * 4 - (uint32_t)sizeof(struct rte_tcp_hdr);
+    return xlb_tcp_options_len(p->tcp);
 }
 
 bool xlb_l7_insert_apply(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -204,7 +204,7 @@ struct rte_mbuf *xlb_l7_split_to_mss(struct xlb_burst_ctx *ctx, const struct xlb
     memcpy(d + head, src + head + mss, tail);
     rte_pktmbuf_trim(frame->m, (uint16_t)tail);
     /* The first part: no FIN, no PSH. The second: seq moved on by the first's payload. */
-    uint32_t tcp_hlen = (uint32_t)(p->tcp->data_off >> 4) * 4;
+    uint32_t tcp_hlen = xlb_tcp_header_len(p->tcp);
     struct xlb_tcp_packet p2 = *p;
     p2.ip = d + ((uint8_t *)p->ip - src);
     p2.tcp = (struct rte_tcp_hdr *)(d + ((uint8_t *)p->tcp - src));

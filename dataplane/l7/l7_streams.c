@@ -37,9 +37,8 @@ static void count_end(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, bool ok)
         else
             load->localities[c->locality_slot].failed++;
     }
-    if (c->flow->cluster_slot < XLB_CLUSTER_SLOTS)
-        load->clusters[c->flow->cluster_slot].finished++;
-    xlb_nat_count_endpoint(ctx, c->flow->endpoint_slot, ok);
+    xlb_flow_request_finished(ctx, c->flow->cluster_slot);
+    xlb_flow_count_endpoint(ctx, c->flow->endpoint_slot, ok);
 }
 
 static struct xlb_l7_stream *add(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, uint32_t id)
@@ -57,7 +56,7 @@ static struct xlb_l7_stream *add(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *
 static bool is_grpc(const struct xlb_h2_headers *h)
 {
     for (uint32_t i = 0; i < h->request.n_fields; i++) {
-        const struct xlb_route_field *f = &h->request.fields[i];
+        const struct xlb_h2_field *f = &h->request.fields[i];
         if (f->name_len == 12 && memcmp(f->name, "content-type", 12) == 0)
             return f->value_len >= 16 && memcmp(f->value, "application/grpc", 16) == 0;
     }
@@ -93,10 +92,10 @@ struct xlb_l7_stream *xlb_l7_stream_find(struct xlb_l7_conn *c, uint32_t id)
 }
 
 /* Whether the request's session cookie names this connection's endpoint and cluster (A60). */
-static bool cookie_is_ours(const struct xlb_l7_conn *c, const struct xlb_h2_headers *h)
+static bool cookie_is_ours(const struct xlb_l7_conn *c, const struct xlb_route_request *http)
 {
     uint32_t len;
-    const char *value = xlb_lb_find_cookie(&h->request, c->cookie_name, &len);
+    const char *value = xlb_lb_find_cookie(http, c->cookie_name, &len);
     char scratch[XLB_LB_COOKIE_MAX];
     struct xlb_lb_session s;
     if (value == NULL || len > XLB_LB_COOKIE_MAX ||
@@ -123,10 +122,15 @@ struct xlb_l7_stream *xlb_l7_stream_request(struct xlb_burst_ctx *ctx, struct xl
         return NULL;
     count_start(ctx, c);
     s->grpc = is_grpc(h);
-    if (c->cookie_field_len != 0 && !cookie_is_ours(c, h)) {
+    if (c->cookie_field_len == 0)
+        return s;
+    struct xlb_route_field fields[XLB_H2_MAX_FIELDS];
+    struct xlb_route_request http;
+    xlb_l7_route_request(&h->request, fields, &http);
+    if (!cookie_is_ours(c, &http)) {
         /* Binding is per connection: a cookie naming another endpoint cannot be honoured. */
         uint32_t len;
-        if (xlb_lb_find_cookie(&h->request, c->cookie_name, &len) != NULL)
+        if (xlb_lb_find_cookie(&http, c->cookie_name, &len) != NULL)
             ctx->stats->events[XLB_EVENT_L7_COOKIE_OTHER_ENDPOINT]++;
         s->needs_cookie = true;
     }

@@ -3,9 +3,9 @@
  * port's MAC, with a plain 20-byte IP header whose checksum holds (the NIC's verdict, or
  * computed where the port gives none), not a fragment, to a VIP or SNAT address the
  * owned-address cache holds; or an IPv6 one whose fixed header is followed by TCP itself. Such
- * a segment goes straight to the NAT's batch (dataplane/nat_batch.c), as the full path would
- * send it after parse_ethernet, ipv4_input or ipv6_input, and tcp_input. That chain of calls,
- * with its frame and packet structs, cost ~17 cycles a packet more (docs/performance.md).
+ * a segment goes straight to the flow layer's batch (dataplane/flow/flow_batch.c), as the full
+ * path would send it after parse_ethernet, ipv4_input or ipv6_input, and tcp_input. That chain of
+ * calls, with its frame and packet structs, cost ~17 cycles a packet more (docs/performance.md).
  *
  * Every check here is one the full path makes, for the same outcome; a frame that fails any of
  * them (a tag, IP options or IPv6 extension headers, a bad checksum, an address not in the
@@ -13,8 +13,8 @@
  * more and says why it drops. So the fast path changes no verdict, only the cost of the ones it
  * takes.
  */
-#ifndef XLB_NAT_FAST_PATH_H
-#define XLB_NAT_FAST_PATH_H
+#ifndef XLB_FLOW_FAST_HOLD_H
+#define XLB_FLOW_FAST_HOLD_H
 
 #include <stdbool.h>
 #include <sys/socket.h>
@@ -27,6 +27,7 @@
 #include "burst.h"
 #include "ip_input.h"
 #include "owned_cache.h"
+#include "packet_parse.h"
 
 #define XLB_FAST_L2   ((uint32_t)sizeof(struct rte_ether_hdr))
 #define XLB_FAST_L3   ((uint32_t)sizeof(struct rte_ipv4_hdr))
@@ -71,7 +72,7 @@ xlb_fast_hold_segment(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap
                       uint32_t l3_header, uint32_t total)
 {
     struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)((uint8_t *)ip + l3_header);
-    uint32_t tcp_header = (uint32_t)(tcp->data_off >> 4) * 4;
+    uint32_t tcp_header = xlb_tcp_header_len(tcp);
     if (total > m->data_len - XLB_FAST_L2 || total < l3_header + XLB_FAST_L4 ||
         tcp_header < XLB_FAST_L4 || tcp_header > total - l3_header)
         return false;
@@ -85,7 +86,7 @@ xlb_fast_hold_segment(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap
     /* Ethernet pads short frames: from here on the frame ends where the datagram does. */
     m->data_len = (uint16_t)(XLB_FAST_L2 + total);
     m->pkt_len = XLB_FAST_L2 + total;
-    ctx->pending[ctx->n_pending++] = (struct xlb_nat_pending){
+    ctx->pending[ctx->n_pending++] = (struct xlb_held_segment){
         .m = m,
         .ip = ip,
         .tcp = tcp,
@@ -99,11 +100,11 @@ xlb_fast_hold_segment(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap
     return true;
 }
 
-/* The IPv6 half of xlb_nat_fast_hold, out of the IPv4 path's way. */
-static __attribute__((noinline)) bool xlb_nat_fast_hold_ipv6(struct xlb_burst_ctx *ctx,
-                                                             const struct xlb_snapshot *snap,
-                                                             uint16_t port_index,
-                                                             struct rte_mbuf *m)
+/* The IPv6 half of xlb_flow_fast_hold, out of the IPv4 path's way. */
+static __attribute__((noinline)) bool xlb_flow_fast_hold_ipv6(struct xlb_burst_ctx *ctx,
+                                                              const struct xlb_snapshot *snap,
+                                                              uint16_t port_index,
+                                                              struct rte_mbuf *m)
 {
     if (!xlb_fast_plain_ipv6_tcp(m, &snap->ports[port_index].mac))
         return false;
@@ -113,12 +114,12 @@ static __attribute__((noinline)) bool xlb_nat_fast_hold_ipv6(struct xlb_burst_ct
 }
 
 /*
- * Hold m for the NAT if it is the common case; false leaves it, untouched, to the full path.
+ * Hold m for the flow layer if it is the common case; false leaves it, untouched, to the full path.
  * For a forwarding context (flows and LB state set) whose owned-address cache follows snap:
  * the burst function sees to both once per burst. It runs the batch when it is full.
  */
-static inline bool xlb_nat_fast_hold(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                                     uint16_t port_index, struct rte_mbuf *m)
+static inline bool xlb_flow_fast_hold(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                      uint16_t port_index, struct rte_mbuf *m)
 {
     if (ctx->n_pending == XLB_RX_BURST)
         return false;
@@ -126,7 +127,7 @@ static inline bool xlb_nat_fast_hold(struct xlb_burst_ctx *ctx, const struct xlb
      * room for an Ethernet header; the IPv6 half checks the frame's length before using it). */
     if (rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->ether_type ==
         RTE_BE16(RTE_ETHER_TYPE_IPV6))
-        return xlb_nat_fast_hold_ipv6(ctx, snap, port_index, m);
+        return xlb_flow_fast_hold_ipv6(ctx, snap, port_index, m);
     if (!xlb_fast_plain_ipv4_tcp(m, &snap->ports[port_index].mac))
         return false;
     struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, XLB_FAST_L2);

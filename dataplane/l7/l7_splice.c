@@ -33,15 +33,15 @@ static void set_addresses(struct xlb_tcp_packet *p, const uint8_t *src, uint16_t
 
 static bool options_of(struct rte_tcp_hdr *tcp, struct xlb_tcp_opts *o)
 {
-    uint32_t len = (uint32_t)(tcp->data_off >> 4) * 4 - (uint32_t)sizeof(*tcp);
+    uint32_t len = xlb_tcp_options_len(tcp);
     return xlb_tcp_options_parse((const uint8_t *)(tcp + 1), len, o) == 0;
 }
 
 static uint32_t timeout_s(uint8_t state)
 {
-    return state == XLB_FLOW_ESTABLISHED ? XLB_NAT_ESTABLISHED_TIMEOUT_S
-           : state == XLB_FLOW_CLOSING   ? XLB_NAT_CLOSING_TIMEOUT_S
-                                         : XLB_NAT_CLOSED_TIMEOUT_S;
+    return state == XLB_FLOW_ESTABLISHED ? XLB_FLOW_ESTABLISHED_TIMEOUT_S
+           : state == XLB_FLOW_CLOSING   ? XLB_FLOW_CLOSING_TIMEOUT_S
+                                         : XLB_FLOW_CLOSED_TIMEOUT_S;
 }
 
 /*
@@ -95,7 +95,7 @@ static uint32_t payload_length(const struct xlb_tcp_packet *p)
                       ? rte_be_to_cpu_16(((struct rte_ipv4_hdr *)p->ip)->total_length) -
                             rte_ipv4_hdr_len(p->ip)
                       : rte_be_to_cpu_16(((struct rte_ipv6_hdr *)p->ip)->payload_len);
-    return l4 - (uint32_t)(p->tcp->data_off >> 4) * 4;
+    return xlb_tcp_payload_len(p->tcp, l4);
 }
 
 xlb_verdict xlb_l7_splice_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -110,7 +110,7 @@ xlb_verdict xlb_l7_splice_from_client(struct xlb_burst_ctx *ctx, const struct xl
     uint32_t seq = rte_be_to_cpu_32(tcp->sent_seq), payload = payload_length(p);
     if (payload != 0 && !SEQ_LT(c->rcv_nxt, seq + payload))
         return XLB_DROP_L7_REPLAYED; /* held and replayed by xlb already */
-    if (!xlb_l7_inspect_client(ctx, c, seq, (uint8_t *)tcp + (tcp->data_off >> 4) * 4, payload))
+    if (!xlb_l7_inspect_client(ctx, c, seq, xlb_tcp_payload(tcp), payload))
         return XLB_DROP_L7_OUT_OF_ORDER;
     struct xlb_flow *f = c->flow;
     if (o.has_ts)
@@ -159,7 +159,7 @@ xlb_verdict xlb_l7_splice_from_backend(struct xlb_burst_ctx *ctx, const struct x
         return XLB_VERDICT_CONSUMED;
     }
     bool again = payload != 0 && SEQ_LT(seq, c->s2c_next) && xlb_l7_insert_at(c, seq);
-    if (!xlb_l7_inspect_backend(ctx, c, seq, (uint8_t *)tcp + (tcp->data_off >> 4) * 4, payload))
+    if (!xlb_l7_inspect_backend(ctx, c, seq, xlb_tcp_payload(tcp), payload))
         return XLB_DROP_L7_OUT_OF_ORDER;
     uint32_t shift =
         c->s2c_seq_add + xlb_l7_inserted_before(c, seq) - (again ? c->cookie_field_len : 0u);

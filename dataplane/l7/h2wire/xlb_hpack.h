@@ -16,7 +16,6 @@
 #include <nghttp2/nghttp2.h>
 
 #include "xlb_h2_arena.h"
-#include "xlb_route.h"
 
 #define XLB_H2_MAX_FIELDS 64
 
@@ -33,11 +32,28 @@
 #define XLB_HPACK_TABLE_ARENA           (36u * 1024u)
 #define XLB_HPACK_ARENA_SIZE(block_cap) (32u * 1024u + 6u * (uint32_t)(block_cap))
 
+/* A regular header field as decoded: lower-case name, value, in caller storage. */
+struct xlb_h2_field {
+    const char *name;
+    const char *value;
+    uint32_t name_len;
+    uint32_t value_len;
+};
+
+/* A request's pseudo-headers and regular fields: path, authority (":authority", else a "host"
+ * field), fields in arrival order. The L7 engine hands them on to lib/route's matcher. */
+struct xlb_h2_request {
+    const char *path; /* :path */
+    uint32_t path_len;
+    const char *authority; /* :authority */
+    uint32_t authority_len;
+    const struct xlb_h2_field *fields;
+    uint32_t n_fields;
+};
+
 struct xlb_h2_headers {
-    /* Request pseudo-headers and regular fields, in the form lib/route wants: path, authority
-     * (":authority", else a "host" field), fields with lower-case names in arrival order. */
-    struct xlb_route_request request;
-    struct xlb_route_field fields[XLB_H2_MAX_FIELDS];
+    struct xlb_h2_request request;
+    struct xlb_h2_field fields[XLB_H2_MAX_FIELDS];
     /* :method, :status (responses), grpc-status; NULL when absent. */
     const char *method, *status, *grpc_status;
     uint32_t method_len, status_len, grpc_status_len;

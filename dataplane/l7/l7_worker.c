@@ -91,7 +91,7 @@ void xlb_l7_worker_free(struct xlb_l7_worker *w)
 
 void xlb_l7_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
 {
-    if (!f->l7 || ctx->l7 == NULL)
+    if (f->kind != XLB_FLOW_KIND_L7_SPLICE || ctx->l7 == NULL)
         return;
     struct xlb_l7_conn *c = xlb_l7_conn_of(ctx, f);
     if (c->phase == XLB_L7_RECEIVING) {
@@ -105,7 +105,7 @@ void xlb_l7_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
     xlb_l7_retry_disarm(ctx, c);
     xlb_hpack_decoder_fini(&c->hpack);
     xlb_hpack_decoder_fini(&c->s2c_hpack);
-    f->l7 = 0;
+    f->kind = XLB_FLOW_KIND_NAT;
     rte_mempool_put(ctx->l7->conns, c);
 }
 
@@ -117,10 +117,9 @@ static xlb_verdict closing(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
     if (tcp->tcp_flags & RTE_TCP_RST_FLAG) {
         xlb_l7_close(ctx, c);
     } else if (tcp->tcp_flags & RTE_TCP_FIN_FLAG) {
-        uint32_t len = tcp_len - (uint32_t)(tcp->data_off >> 4) * 4;
+        uint32_t len = xlb_tcp_payload_len(tcp, tcp_len);
         struct xlb_tcp_opts o;
-        if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), (tcp->data_off >> 4) * 4u - 20u,
-                                  &o) == 0 &&
+        if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), xlb_tcp_options_len(tcp), &o) == 0 &&
             o.has_ts)
             c->ts_recent = o.tsval; /* echoed by the ACK (RFC 7323 4.3) */
         xlb_l7_send_ts(ctx, snap, c, XLB_L7_TO_CLIENT, c->snd_nxt,

@@ -119,8 +119,8 @@ uint32_t xlb_l7_payload_max(const struct xlb_burst_ctx *ctx, const struct xlb_sn
     if (mss == 0)
         mss = 536;
     const struct xlb_flow *f = c->flow;
-    uint32_t path = xlb_nat_mss_max(snap, ctx->flows->snat[f->snat_index].family,
-                                    f->client_port_index, f->backend_port_index);
+    uint32_t path = xlb_egress_mss_max(snap, ctx->flows->snat[f->snat_index].family,
+                                       f->client_port_index, f->backend_port_index);
     if (path != 0 && path < mss)
         mss = path;
     return mss > options_len + 64 ? mss - options_len : 64; /* never below 64 bytes a segment */

@@ -1,0 +1,63 @@
+/*
+ * The TCP state an L4 flow tracks: each segment that fits the flow's windows (nat_window.c)
+ * moves the state on (SYN_SENT, ESTABLISHED, CLOSING, CLOSED, RESET, RESUMING) and restarts the
+ * state's idle timeout; connect outcomes are call results for the endpoint.
+ */
+#include "nat.h"
+
+#include "nat_rewrite.h"
+#include "nat_window.h"
+
+static uint32_t timeout_s(enum xlb_flow_state state)
+{
+    static const uint32_t seconds[] = {
+        [XLB_FLOW_SYN_SENT] = XLB_FLOW_SYN_TIMEOUT_S,
+        [XLB_FLOW_ESTABLISHED] = XLB_FLOW_ESTABLISHED_TIMEOUT_S,
+        [XLB_FLOW_CLOSING] = XLB_FLOW_CLOSING_TIMEOUT_S,
+        [XLB_FLOW_CLOSED] = XLB_FLOW_CLOSED_TIMEOUT_S,
+        [XLB_FLOW_RESET] = XLB_FLOW_RESET_TIMEOUT_S,
+        [XLB_FLOW_RESUMING] = XLB_FLOW_SYN_TIMEOUT_S,
+    };
+    return seconds[state];
+}
+
+/*
+ * Advance the state on a segment that fits the flow's windows; a connect outcome is one call
+ * result for the endpoint. False when the segment is out of window: nothing changes.
+ */
+bool xlb_nat_track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct rte_tcp_hdr *tcp,
+                   uint32_t payload, enum xlb_flow_side from)
+{
+    if (!xlb_window_accept(f, tcp, payload, from))
+        return false;
+    bool from_backend = from == XLB_FLOW_FROM_BACKEND;
+    uint8_t flags = tcp->tcp_flags, before = f->state;
+    if (flags & RTE_TCP_RST_FLAG) {
+        if (f->state == XLB_FLOW_SYN_SENT && from_backend)
+            xlb_flow_count_endpoint(ctx, f->endpoint_slot, false); /* connection refused */
+        /* In the window is not yet exact: the endpoint may answer with a challenge ACK instead
+         * (RFC 5961 3.2). An established connection keeps its flow a while. */
+        f->state = f->state == XLB_FLOW_ESTABLISHED || f->state == XLB_FLOW_RESET ? XLB_FLOW_RESET
+                                                                                  : XLB_FLOW_CLOSED;
+    } else if (f->state == XLB_FLOW_RESET && !(flags & RTE_TCP_SYN_FLAG)) {
+        f->state = XLB_FLOW_ESTABLISHED; /* the connection went on: the RST was not taken */
+    } else if (f->state == XLB_FLOW_SYN_SENT && from_backend &&
+               (flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) ==
+                   (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) {
+        xlb_flow_count_endpoint(ctx, f->endpoint_slot, true);
+        f->state = XLB_FLOW_ESTABLISHED;
+    } else if (f->state == XLB_FLOW_RESUMING && from_backend) {
+        f->state = XLB_FLOW_ESTABLISHED; /* the backend knows the connection: it goes on */
+    }
+    if ((flags & RTE_TCP_FIN_FLAG) && !(flags & RTE_TCP_RST_FLAG) &&
+        f->state == XLB_FLOW_ESTABLISHED)
+        f->state = XLB_FLOW_CLOSING;
+    xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, timeout_s(f->state));
+    if (xlb_flow_half_open(before) && !xlb_flow_half_open(f->state) && ctx->flows->n_syn > 0)
+        ctx->flows->n_syn--;
+    /* The wheel follows a later deadline lazily, but a state with a shorter timeout must move
+     * the flow to an earlier slot now. Rare: a few state changes per connection. */
+    if (f->state != before && f->scheduled)
+        xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
+    return true;
+}
