@@ -329,12 +329,12 @@ static xlb_verdict pick_outcome_drop(enum xlb_lb_outcome outcome)
     }
 }
 
-static xlb_verdict flow_create_drop(int why)
+static xlb_verdict flow_create_drop(enum xlb_flow_create_failure why)
 {
-    return why == 0   ? XLB_DROP_FLOW_TABLE_FULL
-           : why == 1 ? XLB_DROP_SNAT_PORTS_EXHAUSTED
-           : why == 2 ? XLB_DROP_NO_SNAT_ADDRESS
-                      : XLB_DROP_TCP_NO_FLOW; /* resuming: its SNAT port is taken */
+    return why == XLB_FLOW_CREATE_TABLE_FULL        ? XLB_DROP_FLOW_TABLE_FULL
+           : why == XLB_FLOW_CREATE_PORTS_EXHAUSTED ? XLB_DROP_SNAT_PORTS_EXHAUSTED
+           : why == XLB_FLOW_CREATE_NO_SNAT         ? XLB_DROP_NO_SNAT_ADDRESS
+                                                    : XLB_DROP_TCP_NO_FLOW; /* PORT_TAKEN */
 }
 
 /*
@@ -374,7 +374,7 @@ static bool picks_by_hash(const struct xlb_lb_vip *lb)
  */
 static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct xlb_flow_key *key,
                                         const struct xlb_lb_endpoint *e, const uint64_t *hash,
-                                        bool strict, int *why)
+                                        bool strict, enum xlb_flow_create_failure *why)
 {
     struct xlb_flow_table *t = ctx->flows;
     uint16_t port = rte_cpu_to_be_16(e->where.port);
@@ -383,7 +383,7 @@ static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct 
             hash != NULL ? xlb_flow_create_hashed(t, key, &e->where.addr, port, *hash, strict, why)
                          : xlb_flow_create(t, key, &e->where.addr, port, why);
         struct xlb_flow evicted;
-        if (f != NULL || attempt > 0 || *why != 0 ||
+        if (f != NULL || attempt > 0 || *why != XLB_FLOW_CREATE_TABLE_FULL ||
             !xlb_flow_evict_oldest(t, XLB_NAT_EVICT_BUDGET, &evicted))
             return f;
         if (evicted.l7)
@@ -430,7 +430,7 @@ static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
         verdict = XLB_DROP_BACKEND_FAMILY;
     else if (!next_hop(snap, &e->where.addr, &mac, &out_port))
         verdict = XLB_DROP_NEXT_HOP_UNRESOLVED;
-    int why = 0;
+    enum xlb_flow_create_failure why = XLB_FLOW_CREATE_TABLE_FULL;
     if (verdict == XLB_VERDICT_TX &&
         (f = create_evicting(ctx, key, e, hashed ? &request.connection_id : NULL, resume, &why)) ==
             NULL)

@@ -241,25 +241,35 @@ static inline void xlb_flow_client_key(const struct xlb_flow_table *t, const str
 void xlb_flow_reply_key(const struct xlb_flow_table *t, const struct xlb_flow *f,
                         struct xlb_flow_key *out);
 
+/* Why xlb_flow_create or xlb_flow_create_hashed returned NULL. */
+enum xlb_flow_create_failure {
+    XLB_FLOW_CREATE_TABLE_FULL,      /* no entry (or no IPv6 VIP number) left */
+    XLB_FLOW_CREATE_PORTS_EXHAUSTED, /* every SNAT port of the family's addresses is taken */
+    XLB_FLOW_CREATE_NO_SNAT,         /* no SNAT address of the client's family */
+    XLB_FLOW_CREATE_PORT_TAKEN,      /* strict: the port the key's hash names is taken */
+};
+
 /*
  * A new flow for a client key, with a SNAT address of the client's family and a port from this
  * worker's slice; its backend key is filled from backend address/port. NULL when the table or
- * the ports are exhausted (*why says which: 0 table, 1 ports, 2 no SNAT address of the family).
+ * the ports are exhausted (*why says which).
  */
 struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow_key *client,
                                  const struct xlb_addr *backend, uint16_t backend_port_be,
-                                 int *why);
+                                 enum xlb_flow_create_failure *why);
 
 /*
  * The same with the SNAT address and port a hash of the client key names (a hash of nothing
  * but the key, so any xlb process with the same SNAT addresses and slice names the same ones):
  * a connection picked up again without its flow (a client segment after a restart) gets the
  * SNAT address and port its SYN got, and so is the same peer to its backend. When that port is
- * taken, a strict call fails (*why 3) and another takes any port, as xlb_flow_create does.
+ * taken, a strict call fails (XLB_FLOW_CREATE_PORT_TAKEN) and another takes any port, as
+ * xlb_flow_create does.
  */
 struct xlb_flow *xlb_flow_create_hashed(struct xlb_flow_table *t, const struct xlb_flow_key *client,
                                         const struct xlb_addr *backend, uint16_t backend_port_be,
-                                        uint64_t hash, bool strict, int *why);
+                                        uint64_t hash, bool strict,
+                                        enum xlb_flow_create_failure *why);
 
 /* Remove a flow: both keys, its wheel slot, its port back to the slice. */
 void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f);
