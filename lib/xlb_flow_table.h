@@ -30,6 +30,7 @@
 
 #include "xlb_addr.h"
 #include "xlb_flow_cache.h"
+#include "xlb_flow_dump.h"
 #include "xlb_flow_hkey.h"
 #include "xlb_limits.h"
 #include "xlb_load.h"
@@ -45,16 +46,6 @@ struct xlb_flow_key {
     uint16_t src_port, dst_port; /* network order */
     uint16_t zero;
     uint8_t src[16], dst[16];
-};
-
-enum xlb_flow_state {
-    XLB_FLOW_SYN_SENT,    /* the client's SYN went to the backend */
-    XLB_FLOW_ESTABLISHED, /* the backend answered SYN-ACK */
-    XLB_FLOW_CLOSING,     /* a FIN was seen */
-    XLB_FLOW_CLOSED,      /* a RST answered the SYN, or one was seen while closing */
-    XLB_FLOW_RESET,       /* an in-window RST was seen on an established connection */
-    XLB_FLOW_RESUMING,    /* picked up from a client segment with no flow, until the backend
-                           * answers (dataplane/nat.c) */
 };
 
 /* Half-open: SYN_SENT or RESUMING, the flows the SYN pool (n_syn, syn_cap) bounds. */
@@ -99,7 +90,7 @@ struct xlb_flow {
     uint32_t endpoint_slot : 18;
     uint32_t cluster_slot : 14;
     uint16_t wheel_slot : 9;
-    uint16_t state : 3; /* enum xlb_flow_state */
+    uint16_t state : 3; /* enum xlb_flow_state (lib/xlb_flow_dump.h) */
     uint16_t used : 1;
     uint16_t scheduled : 1; /* in a wheel slot */
     uint16_t l7 : 1;        /* an HTTP/2 connection (dataplane/l7.h): l7_conn, not window */
@@ -333,5 +324,14 @@ void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t no
  */
 uint32_t xlb_flow_due(struct xlb_flow_table *t, uint64_t now_tsc, uint32_t budget,
                       struct xlb_flow **due, uint32_t max);
+
+/*
+ * Worker: read the next slice of the table (at most XLB_FLOW_DUMP_SLICE entries) into a dump
+ * (the protocol is in lib/xlb_flow_dump.h), recording flows as worker `worker` at now_tsc.
+ * Returns true, with the dump finished (done stored with release order), once the table's end
+ * is reached; a NULL table finishes the dump at once.
+ */
+bool xlb_flow_table_dump_step(const struct xlb_flow_table *t, struct xlb_flow_dump *d,
+                              unsigned worker, uint64_t now_tsc);
 
 #endif
