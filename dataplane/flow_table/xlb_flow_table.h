@@ -1,6 +1,7 @@
 /*
- * One worker's NAT flow table: no sharing, no locks, nothing allocated after creation. It
- * lives in lib/ because the control plane reads it (xlbctl flows) and asks workers to flush it.
+ * One worker's NAT flow table: no sharing, no locks, nothing allocated after creation. Only its
+ * worker reads or writes it; the control plane asks the worker by message to flush flows or to
+ * dump them into a buffer of its own (lib/xlb_flow_dump.h), and never includes this header.
  *
  * A flow is found from either side. The client's packets carry (client, VIP): that key lives
  * in an rte_hash (created without multi-writer or reader-writer concurrency: the worker is its
@@ -111,7 +112,7 @@ _Static_assert(XLB_FLOW_WHEEL_SLOTS <= 512, "wheel slots fit nine bits");
 struct xlb_flow_table {
     struct rte_hash *hash;        /* client keys; a key's position is its flow's index */
     uint32_t hash_init;           /* its hash function's start value */
-    struct xlb_flow_cache *cache; /* the hash's recent hits (lib/xlb_flow_cache.h) */
+    struct xlb_flow_cache *cache; /* the hash's recent hits (xlb_flow_cache.h) */
     struct xlb_flow *flows;
     uint32_t capacity, n_used;
     uint32_t changes; /* flows created and removed: lookups made before a change are stale */
