@@ -135,4 +135,13 @@ void xlb_burst_handle_message(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
     else if (msg->type == XLB_MSG_FLUSH_ENDPOINT && ctx->flows != NULL)
         ctx->flush = (struct xlb_flush){
             .active = true, .port = msg->l4_port, .cursor = 0, .addr = msg->addr};
+    else if (msg->type == XLB_MSG_FLOWS_DUMP && msg->dump != NULL)
+        ctx->dump = msg->dump; /* one at a time: the control plane waits for the last one */
+}
+
+void xlb_burst_dump_step(struct xlb_burst_ctx *ctx)
+{
+    if (ctx->dump != NULL &&
+        xlb_flow_table_dump_step(ctx->flows, ctx->dump, ctx->worker_id, ctx->now_tsc))
+        ctx->dump = NULL;
 }

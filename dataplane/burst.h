@@ -69,6 +69,8 @@ struct xlb_burst_ctx {
         uint32_t cursor;
         struct xlb_addr addr;
     } flush;
+    /* A flow dump the control plane asked for (lib/xlb_flow_dump.h), a slice per loop. */
+    struct xlb_flow_dump *dump;
     unsigned worker_id;
     uint16_t snat_port_base;  /* first SNAT port of worker 0's slice */
     uint32_t snat_slice;      /* ports per worker's slice */
@@ -149,6 +151,9 @@ void xlb_burst_process_redirected(struct xlb_burst_ctx *ctx, const struct xlb_sn
 /* Act on one message from the control plane (e.g. send a solicitation). */
 void xlb_burst_handle_message(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                               const struct xlb_msg *msg);
+
+/* Work on the flow dump in progress, if any: one slice of the flow table. */
+void xlb_burst_dump_step(struct xlb_burst_ctx *ctx);
 
 /* Queue m for transmission on port_index, or free it and count a tx-full drop. */
 void xlb_tx_enqueue(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m);

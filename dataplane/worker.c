@@ -119,6 +119,7 @@ int xlb_worker_main(void *arg)
         ctx.now_tsc = rte_rdtsc();
         xlb_flow_expire(&ctx);
         xlb_flow_flush_step(&ctx);
+        xlb_burst_dump_step(&ctx);
         xlb_l7_poll(&ctx, snap);
         drain_messages(&ctx, snap, shared->to_worker[cfg->id]);
         for (unsigned q = 0; q < cfg->n_rxq; q++) {

@@ -17,8 +17,6 @@
 #include "xlb_load.h"
 #include "xlb_snapshot.h"
 
-struct xlb_flow_table;
-
 struct xlb_shared {
     unsigned n_workers;
     /* Written by control (release), read by workers (acquire). */
@@ -33,9 +31,10 @@ struct xlb_shared {
     /* Packets for worker w from the others (multi-producer, worker w consumes): a backend's
      * reply that arrived on another worker's queue goes to the worker owning its SNAT port. */
     struct rte_ring *redirect[XLB_MAX_WORKERS];
-    /* Each worker's flow table (NULL without forwarding): written by its worker only; the
-     * control plane reads it for `xlbctl flows` (a display, so a torn entry is harmless). */
-    struct xlb_flow_table *flows[XLB_MAX_WORKERS];
+    /* Whether worker w forwards (has a flow table): set before the workers start. Only the
+     * worker touches its table; the control plane asks it by message (FLUSH_ENDPOINT, and
+     * FLOWS_DUMP with lib/xlb_flow_dump.h's protocol). */
+    bool has_flows[XLB_MAX_WORKERS];
     /* Set by the control plane to stop the workers. */
     volatile bool stop;
 };

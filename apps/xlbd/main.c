@@ -214,7 +214,7 @@ static int run(struct xlbd *d, const char *config_path)
                                          d->bootstrap.flows_per_worker,
                                          l7_connections(&d->bootstrap)) != 0)
             return -1;
-        d->shared->flows[w] = d->workers[w].flows;
+        d->shared->has_flows[w] = d->workers[w].flows != NULL;
     }
     steer_replies(d);
     /* The control plane takes the bootstrap over: SIGHUP replaces parts of it. */

@@ -17,6 +17,8 @@ struct xlb_stream_client {
     char *out;
     size_t out_len, out_sent;
     bool closing; /* close once the output is flushed */
+    bool held;    /* a reply comes later: input waits (xlb_stream_client_hold) */
+    bool eof;     /* the client sent its last byte while held */
 };
 
 struct xlb_stream_server {
@@ -30,6 +32,8 @@ struct xlb_stream_server {
 static void client_close(struct xlb_stream_client *c)
 {
     struct xlb_stream_server *s = c->server;
+    if (s->handlers.on_close != NULL)
+        s->handlers.on_close(c, s->arg);
     for (unsigned i = 0; i < s->handlers.max_clients; i++)
         if (s->clients[i] == c)
             s->clients[i] = NULL;
@@ -85,7 +89,8 @@ static bool flush_output(struct xlb_stream_client *c)
             return false;
         }
     }
-    xlb_loop_modify_fd(c->server->loop, c->fd, EPOLLIN | (c->out_len ? EPOLLOUT : 0));
+    xlb_loop_modify_fd(c->server->loop, c->fd,
+                       (c->eof ? 0 : EPOLLIN) | (c->out_len ? EPOLLOUT : 0));
     return true;
 }
 
@@ -93,13 +98,13 @@ static void consume_input(struct xlb_stream_client *c)
 {
     struct xlb_stream_server *s = c->server;
     size_t used;
-    while (c->in_len > 0 && !c->closing &&
+    while (c->in_len > 0 && !c->closing && !c->held &&
            (used = s->handlers.on_input(c, c->in, c->in_len, s->arg)) > 0) {
         memmove(c->in, c->in + used, c->in_len - used);
         c->in_len -= used;
         c->in[c->in_len] = '\0';
     }
-    if (c->in_len >= s->handlers.max_input && !c->closing) {
+    if (c->in_len >= s->handlers.max_input && !c->closing && !c->held) {
         s->handlers.on_overflow(c, s->arg);
         c->closing = true;
         c->in_len = 0;
@@ -112,6 +117,11 @@ static void on_client(int fd, uint32_t events, void *arg)
     if (events & EPOLLIN) {
         size_t room = c->server->handlers.max_input - c->in_len;
         ssize_t n = room ? recv(fd, c->in + c->in_len, room, 0) : 0;
+        if (n == 0 && room > 0 && c->held) {
+            c->eof = true; /* answer the held request first, then close */
+            flush_output(c);
+            return;
+        }
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
             client_close(c);
             return;
@@ -125,6 +135,20 @@ static void on_client(int fd, uint32_t events, void *arg)
         client_close(c);
         return;
     }
+    flush_output(c);
+}
+
+void xlb_stream_client_hold(struct xlb_stream_client *c)
+{
+    c->held = true;
+}
+
+void xlb_stream_client_resume(struct xlb_stream_client *c)
+{
+    c->held = false;
+    consume_input(c);
+    if (c->eof && !c->held)
+        c->closing = true;
     flush_output(c);
 }
 

@@ -20,6 +20,8 @@ struct xlb_stream_handlers {
     size_t (*on_input)(struct xlb_stream_client *client, char *data, size_t len, void *arg);
     /* The input limit was reached without a complete request: answer and close. */
     void (*on_overflow)(struct xlb_stream_client *client, void *arg);
+    /* The client is being closed (optional): forget it, it is freed on return. */
+    void (*on_close)(struct xlb_stream_client *client, void *arg);
     size_t max_input;       /* bytes buffered per client */
     unsigned max_clients;   /* served at once; further clients get busy_reply and are closed */
     const char *busy_reply; /* may be NULL */
@@ -37,5 +39,14 @@ int xlb_stream_client_send(struct xlb_stream_client *client, const char *data, s
 /* Close once every queued byte is written. */
 void xlb_stream_client_close_after_send(struct xlb_stream_client *client);
 size_t xlb_stream_client_queued(const struct xlb_stream_client *client);
+
+/*
+ * Hold a client whose last request is answered later: its further input stays buffered,
+ * unread by on_input, and its end of input (a half-close) waits, until resume. Resuming hands
+ * the buffered input to on_input again and writes what is queued (the client may be closed by
+ * then: do not use it after resume).
+ */
+void xlb_stream_client_hold(struct xlb_stream_client *client);
+void xlb_stream_client_resume(struct xlb_stream_client *client);
 
 #endif

@@ -330,7 +330,7 @@ static cJSON *cmd_simulate(struct xlb_control_plane *cp, const cJSON *args, char
 
 static cJSON *cmd_flows(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
 {
-    return xlb_flows_list(cp->shared, args, error, len);
+    return xlb_flows_list(cp->flows, cp->socket, args, error, len);
 }
 
 static cJSON *cmd_flows_flush(struct xlb_control_plane *cp, const cJSON *args, char *error,
@@ -406,5 +406,7 @@ cJSON *xlb_commands_execute(const cJSON *request, void *arg)
     cJSON *result = c->run(cp, args, error, sizeof(error));
     if (result == NULL)
         return xlb_reply_error("%s", error[0] ? error : "out of memory");
+    if (result == XLB_REPLY_LATER)
+        return result; /* the command answers from a timer (control_socket.h) */
     return xlb_reply_ok(result);
 }

@@ -14,12 +14,22 @@
 #include "stream_server.h"
 #include "xlb_log.h"
 
+struct xlb_reply_later {
+    struct xlb_control_socket *sock;  /* NULL once the socket is closed */
+    struct xlb_stream_client *client; /* NULL once the client is gone */
+    struct xlb_reply_later *next;
+};
+
 struct xlb_control_socket {
     struct xlb_stream_server *server;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     xlb_request_handler handler;
     void *arg;
+    struct xlb_stream_client *current; /* whose request the handler is answering */
+    struct xlb_reply_later *later;     /* replies still to come */
 };
+
+cJSON xlb_reply_later_marker;
 
 cJSON *xlb_reply_error(const char *fmt, ...)
 {
@@ -73,14 +83,58 @@ static cJSON *answer(struct xlb_control_socket *sock, const char *line)
     return reply;
 }
 
+struct xlb_reply_later *xlb_reply_later(struct xlb_control_socket *sock)
+{
+    struct xlb_reply_later *later =
+        sock != NULL && sock->current != NULL ? calloc(1, sizeof(*later)) : NULL;
+    if (later == NULL)
+        return NULL;
+    later->sock = sock;
+    later->client = sock->current;
+    later->next = sock->later;
+    sock->later = later;
+    xlb_stream_client_hold(later->client);
+    return later;
+}
+
+void xlb_reply_later_send(struct xlb_reply_later *later, cJSON *reply)
+{
+    if (later->sock != NULL) {
+        struct xlb_reply_later **link = &later->sock->later;
+        while (*link != later)
+            link = &(*link)->next;
+        *link = later->next;
+    }
+    if (later->client != NULL) {
+        send_reply(later->client, reply);
+        xlb_stream_client_resume(later->client);
+    } else {
+        cJSON_Delete(reply);
+    }
+    free(later);
+}
+
+static void on_close(struct xlb_stream_client *client, void *arg)
+{
+    struct xlb_control_socket *sock = arg;
+    for (struct xlb_reply_later *l = sock->later; l != NULL; l = l->next)
+        if (l->client == client)
+            l->client = NULL;
+}
+
 /* Framing: one request per line. */
 static size_t on_input(struct xlb_stream_client *client, char *data, size_t len, void *arg)
 {
+    struct xlb_control_socket *sock = arg;
     char *newline = memchr(data, '\n', len);
     if (newline == NULL)
         return 0;
     *newline = '\0';
-    send_reply(client, answer(arg, data));
+    sock->current = client;
+    cJSON *reply = answer(sock, data);
+    sock->current = NULL;
+    if (reply != XLB_REPLY_LATER)
+        send_reply(client, reply);
     return (size_t)(newline - data) + 1;
 }
 
@@ -155,6 +209,7 @@ struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const 
     const struct xlb_stream_handlers handlers = {
         .on_input = on_input,
         .on_overflow = on_overflow,
+        .on_close = on_close,
         .max_input = XLB_REQUEST_MAX,
         .max_clients = XLB_SOCKET_CLIENTS,
         .busy_reply = "{\"ok\":false,\"error\":\"too many control clients\"}\n",
@@ -174,6 +229,8 @@ void xlb_control_socket_close(struct xlb_control_socket *sock)
     if (sock == NULL)
         return;
     xlb_stream_server_close(sock->server);
+    for (struct xlb_reply_later *l = sock->later; l != NULL; l = l->next)
+        l->sock = NULL; /* their owners still send (and so free) them */
     unlink(sock->path);
     free(sock);
 }

@@ -29,6 +29,22 @@ struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const 
                                                    xlb_request_handler handler, void *arg);
 void xlb_control_socket_close(struct xlb_control_socket *sock);
 
+/*
+ * Replies that come later. A handler that cannot answer at once (it waits for the workers, say)
+ * takes a handle with xlb_reply_later while it runs and returns XLB_REPLY_LATER; the client's
+ * further requests wait, unread, until the reply is given with xlb_reply_later_send, which
+ * must come from a later event (a timer). The handle is valid until then even if the client or
+ * the socket goes away first (the reply is then dropped); the caller bounds the wait.
+ */
+struct xlb_reply_later;
+extern cJSON xlb_reply_later_marker;
+#define XLB_REPLY_LATER (&xlb_reply_later_marker)
+
+/* The handle for the request being handled on sock; NULL outside a handler or without memory. */
+struct xlb_reply_later *xlb_reply_later(struct xlb_control_socket *sock);
+/* Send the reply (the socket frees it) and free the handle. */
+void xlb_reply_later_send(struct xlb_reply_later *later, cJSON *reply);
+
 /* {"ok": false, "error": message}: for handlers and the socket itself. */
 cJSON *xlb_reply_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* {"ok": true, "result": result}; takes ownership of result. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "control_socket.h"
+#include "flows.h"
 #include "metrics_http.h"
 #include "snapshot_builder.h"
 #include "xlb_log.h"
@@ -202,9 +203,10 @@ static int start_services(struct xlb_control_plane *cp)
         XLB_LOG(ERR, CONTROL, "cannot start the control plane: %s", strerror(errno));
         return -1;
     }
+    cp->flows = xlb_flows_create(cp->shared, cp->loop);
     cp->socket =
         xlb_control_socket_open(cp->loop, cp->bootstrap.control_socket, xlb_commands_execute, cp);
-    if (cp->socket == NULL || start_xds(cp) != 0 ||
+    if (cp->flows == NULL || cp->socket == NULL || start_xds(cp) != 0 ||
         xlb_loop_add_timer(cp->loop, XLB_LB_TICK_MS, on_lb_tick, cp) != 0)
         return -1;
     publish_lb_changes(cp);
@@ -259,6 +261,7 @@ void xlb_control_plane_destroy(struct xlb_control_plane *cp)
     xlb_telemetry_unregister(cp);
     xlb_metrics_http_close(cp->metrics_http);
     xlb_control_socket_close(cp->socket);
+    xlb_flows_destroy(cp->flows); /* the workers have stopped */
     xlb_xds_plane_free(&cp->xds);
     if (cp->signal_fd >= 0)
         close(cp->signal_fd);

@@ -40,6 +40,7 @@ struct xlb_control_plane {
 
     struct xlb_loop *loop;
     struct xlb_control_socket *socket;
+    struct xlb_flows *flows; /* `xlbctl flows` listings waiting for the workers */
     struct xlb_metrics_http *metrics_http;
     int signal_fd;
     struct xlb_neighbour_table neighbours;

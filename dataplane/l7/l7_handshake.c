@@ -104,7 +104,7 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
         return NULL;
     }
     struct xlb_addr unbound = {.family = key->family}; /* the backend comes with the request */
-    int reason = 0;
+    enum xlb_flow_create_failure reason = XLB_FLOW_CREATE_TABLE_FULL;
     struct xlb_flow *f = xlb_flow_create(ctx->flows, key, &unbound, 0, &reason);
     if (f == NULL) {
         rte_mempool_put(ctx->l7->conns, obj);

@@ -1,7 +1,8 @@
 /*
- * Packet fixtures for the flow cache in front of the flow table's hash (lib/xlb_flow_cache.h):
- * its slots are only hints, so a flow that has gone, or whose index another connection now
- * holds, must never receive a segment through a slot that still names it. And a burst whose
+ * Packet fixtures for the flow cache in front of the flow table's hash
+ * (dataplane/flow_table/xlb_flow_cache.h): its slots are only hints, so a flow that has gone,
+ * or whose index another connection now holds, must never receive a segment through a slot
+ * that still names it. And a burst whose
  * own segments change the table (an eviction, a new IPv6 VIP's first flow) must look later
  * segments up afresh.
  */

@@ -1,7 +1,7 @@
 /*
- * The flow table's compact keys (lib/xlb_flow_hkey.c): every client key comes back whole from
- * its compact form, IPv4 and IPv6; IPv6 VIPs are numbered once each, up to the limit; keys no
- * flow can have are refused rather than confused with others.
+ * The flow table's compact keys (dataplane/flow_table/xlb_flow_hkey.c): every client key comes
+ * back whole from its compact form, IPv4 and IPv6; IPv6 VIPs are numbered once each, up to the
+ * limit; keys no flow can have are refused rather than confused with others.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 /*
- * A worker's exact-match cache in front of its flow table's hash (lib/xlb_flow_table.c), for
- * the flows that carry its traffic now. Even with everything in the CPU's caches, rte_hash's
+ * A worker's exact-match cache in front of its flow table's hash (xlb_flow_table.c, beside it),
+ * for the flows that carry its traffic now. Even with everything in the CPU's caches, rte_hash's
  * bulk lookup costs a client segment ~20 cycles (docs/performance.md): two buckets, their
  * signatures compared, the key compared through a pointer. Here the same CRC picks one slot,
  * which names a flow's index.

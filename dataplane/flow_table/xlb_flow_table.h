@@ -1,6 +1,7 @@
 /*
- * One worker's NAT flow table: no sharing, no locks, nothing allocated after creation. It
- * lives in lib/ because the control plane reads it (xlbctl flows) and asks workers to flush it.
+ * One worker's NAT flow table: no sharing, no locks, nothing allocated after creation. Only its
+ * worker reads or writes it; the control plane asks the worker by message to flush flows or to
+ * dump them into a buffer of its own (lib/xlb_flow_dump.h), and never includes this header.
  *
  * A flow is found from either side. The client's packets carry (client, VIP): that key lives
  * in an rte_hash (created without multi-writer or reader-writer concurrency: the worker is its
@@ -30,6 +31,7 @@
 
 #include "xlb_addr.h"
 #include "xlb_flow_cache.h"
+#include "xlb_flow_dump.h"
 #include "xlb_flow_hkey.h"
 #include "xlb_limits.h"
 #include "xlb_load.h"
@@ -45,16 +47,6 @@ struct xlb_flow_key {
     uint16_t src_port, dst_port; /* network order */
     uint16_t zero;
     uint8_t src[16], dst[16];
-};
-
-enum xlb_flow_state {
-    XLB_FLOW_SYN_SENT,    /* the client's SYN went to the backend */
-    XLB_FLOW_ESTABLISHED, /* the backend answered SYN-ACK */
-    XLB_FLOW_CLOSING,     /* a FIN was seen */
-    XLB_FLOW_CLOSED,      /* a RST answered the SYN, or one was seen while closing */
-    XLB_FLOW_RESET,       /* an in-window RST was seen on an established connection */
-    XLB_FLOW_RESUMING,    /* picked up from a client segment with no flow, until the backend
-                           * answers (dataplane/nat.c) */
 };
 
 /*
@@ -79,7 +71,7 @@ enum xlb_flow_side { XLB_FLOW_FROM_CLIENT, XLB_FLOW_FROM_BACKEND };
 
 /*
  * What an L4 flow knows of each side's TCP sequence space, enough to drop the segments that
- * fall outside the windows (dataplane/nat_window.c), indexed by enum xlb_flow_side. Exact
+ * fall outside the windows (dataplane/nat/nat_window.c), indexed by enum xlb_flow_side. Exact
  * right window edges (each side's last ACK) would take 8 bytes more than the entry has; the
  * sender's own highest end plus the receiver's largest window is never tighter than them.
  * L7 flows will keep their own per-flow data in a union with this struct, so it is one group:
@@ -108,7 +100,7 @@ struct xlb_flow {
     uint32_t endpoint_slot : 18;
     uint32_t cluster_slot : 14;
     uint16_t wheel_slot : 9;
-    uint16_t state : 3; /* enum xlb_flow_state */
+    uint16_t state : 3; /* enum xlb_flow_state (lib/xlb_flow_dump.h) */
     uint16_t used : 1;
     uint16_t scheduled : 1; /* in a wheel slot */
     uint16_t kind : 2;      /* enum xlb_flow_kind */
@@ -129,7 +121,7 @@ _Static_assert(XLB_FLOW_WHEEL_SLOTS <= 512, "wheel slots fit nine bits");
 struct xlb_flow_table {
     struct rte_hash *hash;        /* client keys; a key's position is its flow's index */
     uint32_t hash_init;           /* its hash function's start value */
-    struct xlb_flow_cache *cache; /* the hash's recent hits (lib/xlb_flow_cache.h) */
+    struct xlb_flow_cache *cache; /* the hash's recent hits (xlb_flow_cache.h) */
     struct xlb_flow *flows;
     uint32_t capacity, n_used;
     uint32_t changes; /* flows created and removed: lookups made before a change are stale */
@@ -221,9 +213,9 @@ static inline const struct xlb_flow_hkey *xlb_flow_stored_key(const struct xlb_f
 
 /*
  * A flow's data word: the 8 bytes rte_hash keeps just before the key in its slot, for the data
- * path's own use (the NAT keeps the flow's checksum patches there, dataplane/nat.c). rte_hash
- * stores it for rte_hash_lookup_data, which the table never calls, and it costs no memory and
- * no cache line the flow's segments do not read already.
+ * path's own use (the NAT keeps the flow's checksum patches there, dataplane/nat/nat_new.c).
+ * rte_hash stores it for rte_hash_lookup_data, which the table never calls, and it costs no memory
+ * and no cache line the flow's segments do not read already.
  */
 static inline uint64_t xlb_flow_word(const struct xlb_flow_table *t, const struct xlb_flow *f)
 {
@@ -250,25 +242,35 @@ static inline void xlb_flow_client_key(const struct xlb_flow_table *t, const str
 void xlb_flow_reply_key(const struct xlb_flow_table *t, const struct xlb_flow *f,
                         struct xlb_flow_key *out);
 
+/* Why xlb_flow_create or xlb_flow_create_hashed returned NULL. */
+enum xlb_flow_create_failure {
+    XLB_FLOW_CREATE_TABLE_FULL,      /* no entry (or no IPv6 VIP number) left */
+    XLB_FLOW_CREATE_PORTS_EXHAUSTED, /* every SNAT port of the family's addresses is taken */
+    XLB_FLOW_CREATE_NO_SNAT,         /* no SNAT address of the client's family */
+    XLB_FLOW_CREATE_PORT_TAKEN,      /* strict: the port the key's hash names is taken */
+};
+
 /*
  * A new flow for a client key, with a SNAT address of the client's family and a port from this
  * worker's slice; its backend key is filled from backend address/port. NULL when the table or
- * the ports are exhausted (*why says which: 0 table, 1 ports, 2 no SNAT address of the family).
+ * the ports are exhausted (*why says which).
  */
 struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow_key *client,
                                  const struct xlb_addr *backend, uint16_t backend_port_be,
-                                 int *why);
+                                 enum xlb_flow_create_failure *why);
 
 /*
  * The same with the SNAT address and port a hash of the client key names (a hash of nothing
  * but the key, so any xlb process with the same SNAT addresses and slice names the same ones):
  * a connection picked up again without its flow (a client segment after a restart) gets the
  * SNAT address and port its SYN got, and so is the same peer to its backend. When that port is
- * taken, a strict call fails (*why 3) and another takes any port, as xlb_flow_create does.
+ * taken, a strict call fails (XLB_FLOW_CREATE_PORT_TAKEN) and another takes any port, as
+ * xlb_flow_create does.
  */
 struct xlb_flow *xlb_flow_create_hashed(struct xlb_flow_table *t, const struct xlb_flow_key *client,
                                         const struct xlb_addr *backend, uint16_t backend_port_be,
-                                        uint64_t hash, bool strict, int *why);
+                                        uint64_t hash, bool strict,
+                                        enum xlb_flow_create_failure *why);
 
 /* Remove a flow: both keys, its wheel slot, its port back to the slice. */
 void xlb_flow_remove(struct xlb_flow_table *t, struct xlb_flow *f);
@@ -332,5 +334,14 @@ void xlb_flow_schedule(struct xlb_flow_table *t, struct xlb_flow *f, uint64_t no
  */
 uint32_t xlb_flow_due(struct xlb_flow_table *t, uint64_t now_tsc, uint32_t budget,
                       struct xlb_flow **due, uint32_t max);
+
+/*
+ * Worker: read the next slice of the table (at most XLB_FLOW_DUMP_SLICE entries) into a dump
+ * (the protocol is in lib/xlb_flow_dump.h), recording flows as worker `worker` at now_tsc.
+ * Returns true, with the dump finished (done stored with release order), once the table's end
+ * is reached; a NULL table finishes the dump at once.
+ */
+bool xlb_flow_table_dump_step(const struct xlb_flow_table *t, struct xlb_flow_dump *d,
+                              unsigned worker, uint64_t now_tsc);
 
 #endif

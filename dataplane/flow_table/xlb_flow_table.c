@@ -374,18 +374,18 @@ static int hashed_snat(const struct xlb_flow_table *t, uint8_t family, uint64_t 
 /* The flow at the hash position of the client key, on SNAT address s and port. */
 static struct xlb_flow *create_on(struct xlb_flow_table *t, const struct xlb_flow_key *client,
                                   const struct xlb_addr *backend, uint16_t backend_port_be, int s,
-                                  int32_t port, int *why)
+                                  int32_t port, enum xlb_flow_create_failure *why)
 {
     struct xlb_flow_hkey h;
     /* A new IPv6 VIP is numbered here; should 256 fill up, its flows are refused. */
     if ((client->family == AF_INET6 && !xlb_flow_vip6_add(&t->vip6, client->dst)) ||
         !xlb_flow_hkey_of(&t->vip6, client, &h)) {
-        *why = 0;
+        *why = XLB_FLOW_CREATE_TABLE_FULL;
         return NULL;
     }
     int32_t index = rte_hash_add_key(t->hash, &h);
     if (index < 0) {
-        *why = 0; /* no key slot left: the table is full */
+        *why = XLB_FLOW_CREATE_TABLE_FULL; /* no key slot left */
         return NULL;
     }
     struct xlb_flow *f = &t->flows[index];
@@ -407,15 +407,16 @@ static struct xlb_flow *create_on(struct xlb_flow_table *t, const struct xlb_flo
 }
 
 struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow_key *client,
-                                 const struct xlb_addr *backend, uint16_t backend_port_be, int *why)
+                                 const struct xlb_addr *backend, uint16_t backend_port_be,
+                                 enum xlb_flow_create_failure *why)
 {
     if (t->n_used >= t->capacity) {
-        *why = 0;
+        *why = XLB_FLOW_CREATE_TABLE_FULL;
         return NULL;
     }
     int s = snat_for_family(t, client->family);
     if (s < 0) {
-        *why = s == -2 ? 1 : 2;
+        *why = s == -2 ? XLB_FLOW_CREATE_PORTS_EXHAUSTED : XLB_FLOW_CREATE_NO_SNAT;
         return NULL;
     }
     return create_on(t, client, backend, backend_port_be, s, -1, why);
@@ -423,10 +424,11 @@ struct xlb_flow *xlb_flow_create(struct xlb_flow_table *t, const struct xlb_flow
 
 struct xlb_flow *xlb_flow_create_hashed(struct xlb_flow_table *t, const struct xlb_flow_key *client,
                                         const struct xlb_addr *backend, uint16_t backend_port_be,
-                                        uint64_t hash, bool strict, int *why)
+                                        uint64_t hash, bool strict,
+                                        enum xlb_flow_create_failure *why)
 {
     if (t->n_used >= t->capacity) {
-        *why = 0;
+        *why = XLB_FLOW_CREATE_TABLE_FULL;
         return NULL;
     }
     uint16_t port = 0;
@@ -434,7 +436,7 @@ struct xlb_flow *xlb_flow_create_hashed(struct xlb_flow_table *t, const struct x
     if (s >= 0 && t->port_flow[s][port - t->port_base] == XLB_FLOW_NONE)
         return create_on(t, client, backend, backend_port_be, s, port, why);
     if (strict) {
-        *why = s < 0 ? 2 : 3;
+        *why = s < 0 ? XLB_FLOW_CREATE_NO_SNAT : XLB_FLOW_CREATE_PORT_TAKEN;
         return NULL;
     }
     return xlb_flow_create(t, client, backend, backend_port_be, why);
