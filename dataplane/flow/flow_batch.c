@@ -58,6 +58,8 @@ static xlb_verdict dispatch(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
             return steer_to_owner(ctx, frame, rte_be_to_cpu_16(key->dst_port));
         if (f->kind == XLB_FLOW_KIND_L7_SPLICE)
             return xlb_l7_from_backend(ctx, snap, frame, p, tcp_len, f);
+        if (f->kind == XLB_FLOW_KIND_L7_CLOSED)
+            return xlb_l7_closed_from_backend(ctx, snap, frame, p, f);
         return xlb_nat_from_backend(ctx, snap, frame, p, tcp_len, f);
     }
     /* The client reuses its port after a FIN or RST: a new connection, picked afresh. */
@@ -70,6 +72,8 @@ static xlb_verdict dispatch(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     if (f != NULL) {
         if (f->kind == XLB_FLOW_KIND_L7_SPLICE)
             return xlb_l7_from_client(ctx, snap, frame, p, tcp_len, f);
+        if (f->kind == XLB_FLOW_KIND_L7_CLOSED)
+            return xlb_l7_closed_from_client(ctx, snap, frame, p, tcp_len, f);
         return xlb_nat_from_client(ctx, snap, frame, p, tcp_len, f);
     }
     const struct xlb_vip_view *vip = xlb_flow_vip_of(snap, key);

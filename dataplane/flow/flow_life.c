@@ -80,13 +80,16 @@ xlb_verdict xlb_flow_create_drop(int why)
 }
 
 /* What a flow's end costs whatever ends it: its engine's state (an L7 connection's streams
- * end, its entry goes back to the pool), and the request its pick started. */
+ * end, its entry goes back to the pool, unless it went back at the connection's close), and
+ * the request its pick started. */
 static void end_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
 {
     switch ((enum xlb_flow_kind)f->kind) {
     case XLB_FLOW_KIND_L7_SPLICE:
         xlb_l7_release(ctx, f);
         break;
+    case XLB_FLOW_KIND_L7_CLOSED:
+        break; /* its connection's entry went back when its exchange was over */
     case XLB_FLOW_KIND_NAT:
         break; /* the entry is all there is */
     }

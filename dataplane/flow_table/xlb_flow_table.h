@@ -56,6 +56,7 @@ struct xlb_flow_key {
 enum xlb_flow_kind {
     XLB_FLOW_KIND_NAT,       /* L4 full NAT (dataplane/nat/): window, not l7_conn */
     XLB_FLOW_KIND_L7_SPLICE, /* an HTTP/2 connection (dataplane/l7/): l7_conn, not window */
+    XLB_FLOW_KIND_L7_CLOSED, /* an L7 connection whose exchange is over: l7_closed */
 };
 
 /* Half-open: SYN_SENT or RESUMING, the flows the SYN pool (n_syn, syn_cap) bounds. */
@@ -84,6 +85,19 @@ struct xlb_flow_window {
 };
 
 /*
+ * An L7 connection whose exchange is over (both FINs, or a RST; or ended by xlb and the client's
+ * FIN acknowledged): its pool entry is back, and what its last segments (retransmitted FINs,
+ * the last ACKs) need to be translated is kept here until the CLOSED timeout ends the flow,
+ * which also holds its SNAT port TIME-WAIT-like. The rest (window scales, whether xlb ended it)
+ * is in the flow's data word (dataplane/l7/l7_closed.c). 12 bytes, as struct xlb_flow_window.
+ */
+struct xlb_flow_l7_closed {
+    uint32_t stripped; /* client seq - stripped = backend seq; backend ACKs + stripped */
+    uint32_t s2c_add;  /* backend seq + s2c_add = client seq; ended by xlb: xlb's next seq */
+    uint32_t ts_add;   /* backend TSval + ts_add = TSval toward the client */
+};
+
+/*
  * One cache line, packed to make room for the window: the client key is not here (it is the
  * hash's key at the flow's index), the deadline is a second count, slots and port indexes are
  * bit fields. Endpoint and cluster slots at or above their limits are stored as the limit
@@ -107,8 +121,9 @@ struct xlb_flow {
     uint8_t snat_index;
     uint8_t client_port_index : 4, backend_port_index : 4;
     union {
-        struct xlb_flow_window window; /* L4 */
-        uint32_t l7_conn;              /* L7: the connection's index in its worker's pool */
+        struct xlb_flow_window window;       /* L4 */
+        uint32_t l7_conn;                    /* L7: the connection's index in its worker's pool */
+        struct xlb_flow_l7_closed l7_closed; /* L7, over */
     };
 } __rte_cache_aligned;
 

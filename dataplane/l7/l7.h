@@ -5,7 +5,8 @@
  *
  * An engine under the flow layer (dataplane/flow/flow.h), which hands it every segment of an L7
  * VIP that has no flow, and every segment, either direction, of a flow of kind
- * XLB_FLOW_KIND_L7_SPLICE.
+ * XLB_FLOW_KIND_L7_SPLICE or XLB_FLOW_KIND_L7_CLOSED (a connection whose exchange is over, its
+ * pool entry given back: dataplane/l7/l7_closed.c).
  */
 #ifndef XLB_L7_H
 #define XLB_L7_H
@@ -39,6 +40,16 @@ xlb_verdict xlb_l7_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snaps
 xlb_verdict xlb_l7_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                 struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                                 struct xlb_flow *f);
+
+/* A segment of a flow of kind XLB_FLOW_KIND_L7_CLOSED: a spliced connection's last segments
+ * (retransmitted FINs, last ACKs, a RST) pass translated; a client's FIN to a connection xlb
+ * ended is acknowledged again; nothing else is sent. */
+xlb_verdict xlb_l7_closed_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                      struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                                      uint32_t tcp_len, struct xlb_flow *f);
+xlb_verdict xlb_l7_closed_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                       struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                                       struct xlb_flow *f);
 
 /* Retransmissions due and secret rotation; once per poll loop, bounded. */
 void xlb_l7_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap);

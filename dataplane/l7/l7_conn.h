@@ -12,7 +12,9 @@
  *
  * The entry lives in a per-worker mempool; the flow table's entry for the client's key points
  * here (struct xlb_flow's l7_conn, in a flow of kind XLB_FLOW_KIND_L7_SPLICE), so both directions
- * find it as L4 flows do.
+ * find it as L4 flows do. It goes back to the pool as soon as the exchange is over (both FINs or
+ * a RST; a connection xlb ended, once the client's FIN is acknowledged): the flow then turns into
+ * one of kind XLB_FLOW_KIND_L7_CLOSED for its last segments (l7_closed.c).
  */
 #ifndef XLB_L7_CONN_H
 #define XLB_L7_CONN_H
@@ -130,7 +132,7 @@ struct xlb_l7_conn {
     uint8_t tries;
     /* Inspection after binding: the next byte to scan each way (client / backend sequence). */
     bool inspect;      /* false once a direction could not be followed: splice only */
-    uint8_t fin_seen;  /* 1: the client's FIN went by, 2: the backend's */
+    uint8_t fin_seen;  /* 1: the client's FIN went by, 2: the backend's, 4: a RST */
     uint32_t s2c_sent; /* backend payload bytes passed to the client (0: none yet) */
     uint32_t c2b_next, s2c_next;
     uint32_t locality_slot; /* the endpoint's locality load slot */
@@ -248,6 +250,12 @@ void xlb_l7_close(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c);
 void xlb_l7_abort(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                   struct xlb_l7_conn *c);
 
+/* ---- l7_closed.c ---- */
+/* The connection's exchange is over (xlb_l7_over, or xlb ended it and acknowledged the client's
+ * FIN): its accounting is done and its entry goes back to the pool now; its flow becomes one of
+ * kind XLB_FLOW_KIND_L7_CLOSED for the CLOSED timeout. c is gone on return. */
+void xlb_l7_retire(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c);
+
 /* ---- l7_connect.c ---- */
 /* A decoded request (h2wire's codec types) as lib/route and the LB core read it: fields has room
  * for XLB_H2_MAX_FIELDS. */
@@ -320,6 +328,13 @@ struct rte_mbuf *xlb_l7_split_to_mss(struct xlb_burst_ctx *ctx, const struct xlb
                                      struct xlb_tcp_packet *p, uint32_t payload_len);
 
 /* ---- l7_splice.c ---- */
+/* Rewrite a segment's addresses and ports (addresses as the family has them, ports network
+ * order). */
+void xlb_l7_set_addresses(struct xlb_tcp_packet *p, const uint8_t *src, uint16_t sport,
+                          const uint8_t *dst, uint16_t dport);
+/* A spliced connection's exchange is over: both FINs or a RST went by, the client acknowledged
+ * every Set-Cookie insertion and the backend the replay. Its entry can go (xlb_l7_retire). */
+bool xlb_l7_over(const struct xlb_l7_conn *c);
 xlb_verdict xlb_l7_splice_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                       struct xlb_frame *frame, struct xlb_tcp_packet *p,
                                       uint32_t tcp_len, struct xlb_l7_conn *c);

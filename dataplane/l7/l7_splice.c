@@ -15,7 +15,7 @@
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 
-static void set_addresses(struct xlb_tcp_packet *p, const uint8_t *src, uint16_t sport,
+void xlb_l7_set_addresses(struct xlb_tcp_packet *p, const uint8_t *src, uint16_t sport,
                           const uint8_t *dst, uint16_t dport)
 {
     if (p->family == AF_INET) {
@@ -46,8 +46,8 @@ static uint32_t timeout_s(uint8_t state)
 
 /*
  * Flow state for its idle timeout. A RST ends the connection; so do FINs from both sides: the
- * connection (and its pool entry, which is large) is then kept only the short CLOSED time for
- * the last ACKs, not the closing time of a half-closed one.
+ * flow is then kept only the short CLOSED time for the last ACKs, not the closing time of a
+ * half-closed one, and its pool entry goes back as soon as nothing more needs it (xlb_l7_over).
  */
 static void track(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, uint8_t flags,
                   bool from_backend)
@@ -56,13 +56,22 @@ static void track(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, uint8_t flag
     uint8_t before = f->state;
     if (flags & RTE_TCP_FIN_FLAG)
         c->fin_seen |= from_backend ? 2 : 1;
-    if ((flags & RTE_TCP_RST_FLAG) || c->fin_seen == 3)
+    if (flags & RTE_TCP_RST_FLAG)
+        c->fin_seen |= 4;
+    if ((flags & RTE_TCP_RST_FLAG) || (c->fin_seen & 3) == 3)
         f->state = XLB_FLOW_CLOSED;
     else if ((flags & RTE_TCP_FIN_FLAG) && f->state == XLB_FLOW_ESTABLISHED)
         f->state = XLB_FLOW_CLOSING;
     xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, timeout_s(f->state));
     if (f->state != before)
         xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
+}
+
+bool xlb_l7_over(const struct xlb_l7_conn *c)
+{
+    if (c->fin_seen & 4)
+        return true; /* reset: nothing is retransmitted any more */
+    return c->flow->state == XLB_FLOW_CLOSED && c->n_inserts == 0 && !c->on_retry_list;
 }
 
 static void forward(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -128,9 +137,11 @@ xlb_verdict xlb_l7_splice_from_client(struct xlb_burst_ctx *ctx, const struct xl
     o.sack_at = -1; /* translated above, edge by edge */
     xlb_tcp_options_shift(opts, &o, 0, (uint32_t)0 - c->ts_add, 0);
     track(ctx, c, tcp->tcp_flags, false);
-    set_addresses(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port),
-                  f->backend, f->backend_port);
+    xlb_l7_set_addresses(p, ctx->flows->snat[f->snat_index].bytes, rte_cpu_to_be_16(f->snat_port),
+                         f->backend, f->backend_port);
     forward(ctx, snap, frame, p, f->backend_port_index, &f->backend_mac);
+    if (xlb_l7_over(c))
+        xlb_l7_retire(ctx, c);
     return XLB_VERDICT_SENT;
 }
 
@@ -182,7 +193,7 @@ xlb_verdict xlb_l7_splice_from_backend(struct xlb_burst_ctx *ctx, const struct x
     track(ctx, c, tcp->tcp_flags, true);
     struct xlb_flow_key client;
     xlb_flow_client_key(ctx->flows, f, &client);
-    set_addresses(p, client.dst, client.dst_port, client.src, client.src_port);
+    xlb_l7_set_addresses(p, client.dst, client.dst_port, client.src, client.src_port);
     c->s2c_sent += payload;
     /* The Ethernet header first: a cut copies the whole header into its second part. */
     frame->eth->src_addr = snap->ports[f->client_port_index].mac;
@@ -191,5 +202,7 @@ xlb_verdict xlb_l7_splice_from_backend(struct xlb_burst_ctx *ctx, const struct x
     forward(ctx, snap, frame, p, f->client_port_index, &f->client_mac);
     if (second != NULL)
         xlb_tx_enqueue(ctx, f->client_port_index, second);
+    if (xlb_l7_over(c))
+        xlb_l7_retire(ctx, c);
     return XLB_VERDICT_SENT;
 }

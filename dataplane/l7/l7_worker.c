@@ -109,7 +109,8 @@ void xlb_l7_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
     rte_mempool_put(ctx->l7->conns, c);
 }
 
-/* xlb ended the connection (GOAWAY and FIN sent): acknowledge the client's FIN, end on RST. */
+/* xlb ended the connection (GOAWAY and FIN sent): acknowledge the client's FIN and give the
+ * entry back, end on RST. */
 static xlb_verdict closing(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                            struct xlb_tcp_packet *p, uint32_t tcp_len, struct xlb_l7_conn *c)
 {
@@ -124,6 +125,7 @@ static xlb_verdict closing(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
             c->ts_recent = o.tsval; /* echoed by the ACK (RFC 7323 4.3) */
         xlb_l7_send_ts(ctx, snap, c, XLB_L7_TO_CLIENT, c->snd_nxt,
                        rte_be_to_cpu_32(tcp->sent_seq) + len + 1, RTE_TCP_ACK_FLAG, 0, NULL, 0);
+        xlb_l7_retire(ctx, c); /* its FIN acknowledged: the flow answers the rest */
     }
     return XLB_VERDICT_CONSUMED;
 }
