@@ -107,7 +107,7 @@ static inline void xlb_flow_request_finished(struct xlb_burst_ctx *ctx, uint32_t
 /* One call result for an endpoint (a connect outcome, an RPC's). */
 void xlb_flow_count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok);
 /* The drop reason of a failed xlb_flow_create (its `why`). */
-xlb_verdict xlb_flow_create_drop(int why);
+xlb_verdict xlb_flow_create_drop(enum xlb_flow_create_failure why);
 /* A connection's request hash for ring hash (A42). */
 uint64_t xlb_flow_connection_hash(const struct xlb_flow_key *key);
 /* The VIP a client key is addressed to, or NULL. */

@@ -71,12 +71,19 @@ uint64_t xlb_flow_connection_hash(const struct xlb_flow_key *key)
     return z ^ (z >> 31);
 }
 
-xlb_verdict xlb_flow_create_drop(int why)
+xlb_verdict xlb_flow_create_drop(enum xlb_flow_create_failure why)
 {
-    return why == 0   ? XLB_DROP_FLOW_TABLE_FULL
-           : why == 1 ? XLB_DROP_SNAT_PORTS_EXHAUSTED
-           : why == 2 ? XLB_DROP_NO_SNAT_ADDRESS
-                      : XLB_DROP_TCP_NO_FLOW; /* resuming: its SNAT port is taken */
+    switch (why) {
+    case XLB_FLOW_CREATE_TABLE_FULL:
+        return XLB_DROP_FLOW_TABLE_FULL;
+    case XLB_FLOW_CREATE_PORTS_EXHAUSTED:
+        return XLB_DROP_SNAT_PORTS_EXHAUSTED;
+    case XLB_FLOW_CREATE_NO_SNAT:
+        return XLB_DROP_NO_SNAT_ADDRESS;
+    case XLB_FLOW_CREATE_PORT_TAKEN:
+        break;
+    }
+    return XLB_DROP_TCP_NO_FLOW; /* resuming: its SNAT port is taken */
 }
 
 /* What a flow's end costs whatever ends it: its engine's state (an L7 connection's streams

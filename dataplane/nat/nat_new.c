@@ -43,7 +43,7 @@ static bool picks_by_hash(const struct xlb_lb_vip *lb)
  */
 static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct xlb_flow_key *key,
                                         const struct xlb_lb_endpoint *e, const uint64_t *hash,
-                                        bool strict, int *why)
+                                        bool strict, enum xlb_flow_create_failure *why)
 {
     struct xlb_flow_table *t = ctx->flows;
     uint16_t port = rte_cpu_to_be_16(e->where.port);
@@ -52,7 +52,7 @@ static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct 
             hash != NULL ? xlb_flow_create_hashed(t, key, &e->where.addr, port, *hash, strict, why)
                          : xlb_flow_create(t, key, &e->where.addr, port, why);
         struct xlb_flow evicted;
-        if (f != NULL || attempt > 0 || *why != 0 ||
+        if (f != NULL || attempt > 0 || *why != XLB_FLOW_CREATE_TABLE_FULL ||
             !xlb_flow_evict_oldest(t, XLB_NAT_EVICT_BUDGET, &evicted))
             return f;
         xlb_flow_evicted(ctx, &evicted); /* whatever its kind: its engine's state ends */
@@ -95,7 +95,7 @@ static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
         verdict = XLB_DROP_BACKEND_FAMILY;
     else if (!xlb_egress_next_hop(snap, &e->where.addr, &mac, &out_port))
         verdict = XLB_DROP_NEXT_HOP_UNRESOLVED;
-    int why = 0;
+    enum xlb_flow_create_failure why = XLB_FLOW_CREATE_TABLE_FULL;
     if (verdict == XLB_VERDICT_TX &&
         (f = create_evicting(ctx, key, e, hashed ? &request.connection_id : NULL, resume, &why)) ==
             NULL)
