@@ -80,7 +80,9 @@ xlb_verdict xlb_flow_create_drop(int why)
 }
 
 /* What a flow's end costs whatever ends it: its engine's state (an L7 connection's streams
- * end, its entry goes back to the pool), and the request its pick started. */
+ * end, its entry goes back to the pool), and the request its pick started unless that has
+ * ended already (a closed connection's slot is none; an L4 flow in RESET ended it at the RST,
+ * dataplane/nat/nat_track.c). */
 static void end_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
 {
     switch ((enum xlb_flow_kind)f->kind) {
@@ -88,6 +90,8 @@ static void end_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
         xlb_l7_release(ctx, f);
         break;
     case XLB_FLOW_KIND_NAT:
+        if (f->state == XLB_FLOW_RESET)
+            return;
         break; /* the entry is all there is */
     }
     xlb_flow_request_finished(ctx, f->cluster_slot);
