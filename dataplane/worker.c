@@ -85,6 +85,25 @@ static void drain_messages(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
         xlb_burst_handle_message(ctx, snap, &msg);
 }
 
+/* The flow table's and the L7 pool's use, for the control plane (struct xlb_worker_stats). */
+static void note_use(struct xlb_worker_stats *stats, const struct xlb_burst_ctx *ctx)
+{
+    if (ctx->flows != NULL) {
+        stats->flows_in_use = ctx->flows->n_used;
+        stats->flows_capacity = ctx->flows->capacity;
+        if (stats->flows_in_use > stats->flows_high_water)
+            stats->flows_high_water = stats->flows_in_use;
+    }
+    if (ctx->l7 != NULL) {
+        uint32_t in_use, capacity;
+        xlb_l7_pool_use(ctx->l7, &in_use, &capacity);
+        stats->l7_in_use = in_use;
+        stats->l7_capacity = capacity;
+        if (in_use > stats->l7_high_water)
+            stats->l7_high_water = in_use;
+    }
+}
+
 int xlb_worker_main(void *arg)
 {
     const struct xlb_worker_config *cfg = arg;
@@ -138,6 +157,7 @@ int xlb_worker_main(void *arg)
             xlb_burst_process_redirected(&ctx, snap, pkts, n);
         }
         flush_tx(&ctx, cfg);
+        note_use(stats, &ctx);
 
         stats->observed_generation = snap->generation;
         /* The snapshot pointer is not used past this point in the loop. */

@@ -122,6 +122,11 @@ struct xlb_worker_stats {
      * OVS-DPDK's pmd-stats-show splits them): busy / (busy + idle) is the worker's load. */
     uint64_t busy_cycles;
     uint64_t idle_cycles;
+    /* Gauges the worker sets after each poll loop: entries in use, the most in use at the end
+     * of any loop since it started (its high-water mark), and the capacity, of its flow table
+     * and of its L7 connection pool (all 0 without one). */
+    uint64_t flows_in_use, flows_high_water, flows_capacity;
+    uint64_t l7_in_use, l7_high_water, l7_capacity;
 } __rte_cache_aligned;
 
 const char *xlb_drop_reason_name(enum xlb_drop_reason reason);

@@ -65,7 +65,10 @@ static void render_workers(const cJSON *workers, FILE *out)
 {
     RENDER_ROWS(workers, out, {"WORKER", "worker"}, {"LCORE", "lcore"},
                 {"GENERATION", "generation"}, {"QUIESCENT (ms ago)", "last_quiescent_ms_ago"},
-                {"LOOPS", "loops"}, {"BUSY LOOPS", "busy_loops"}, {"BUSY %", "busy_percent"});
+                {"LOOPS", "loops"}, {"BUSY LOOPS", "busy_loops"}, {"BUSY %", "busy_percent"},
+                {"FLOWS", "flows_in_use"}, {"FLOWS MAX", "flows_high_water"},
+                {"L7 CONNS", "l7_connections_in_use"}, {"L7 MAX", "l7_connections_high_water"},
+                {"L7 POOL", "l7_connections_capacity"});
 }
 
 static void render_ports(const cJSON *ports, FILE *out)

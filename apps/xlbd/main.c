@@ -15,9 +15,11 @@
 #include <rte_pdump.h>
 
 #include "bootstrap.h"
+#include "capacity.h"
 #include "control_plane.h"
 #include "control_socket.h"
 #include "eal_args.h"
+#include "l7/l7.h"
 #include "options.h"
 #include "port.h"
 #include "port_steering.h"
@@ -191,18 +193,44 @@ static void release(struct xlbd *d)
     rte_mempool_free(d->pool);
 }
 
-/* HTTP/2 connections per worker: as configured, or a default when a VIP needs them. */
-static uint32_t l7_connections(const struct xlb_bootstrap *b)
+/* Bytes per flow: a 64-byte entry and its rte_hash share (112-123 bytes, docs/forwarding.md),
+ * counted at the upper figure. */
+#define FLOW_BYTES 123
+
+/* The EAL memory the arguments give: xlb.eal's, or the command line's after "--". */
+static uint64_t eal_memory(const struct xlbd_options *opts, const struct xlb_bootstrap *b)
+{
+    uint64_t extra = xlbd_eal_memory_bytes(opts->extra_eal, opts->n_extra_eal);
+    return extra != 0 ? extra : xlbd_eal_memory_bytes(b->eal_args, b->n_eal_args);
+}
+
+/* HTTP/2 connections per worker: as configured, or when a VIP needs them the default the EAL
+ * memory gives (capacity.h). */
+static uint32_t l7_connections(const struct xlb_bootstrap *b, uint64_t memory)
 {
     if (b->l7_connections_per_worker != XLB_L7_CONNECTIONS_AUTO)
         return b->l7_connections_per_worker;
     for (unsigned v = 0; v < b->n_vips; v++)
         if (b->vips[v].target != NULL)
-            return XLB_DEFAULT_L7_CONNECTIONS;
+            return xlbd_l7_pool_default(memory, b->workers, xlb_l7_connection_bytes());
     return 0;
 }
 
-static int run(struct xlbd *d, const char *config_path)
+static void print_capacity(const struct xlbd_options *opts, const struct xlb_bootstrap *b)
+{
+    uint64_t memory = eal_memory(opts, b);
+    struct xlbd_capacity c = {
+        .workers = b->workers,
+        .flows_per_worker = b->flows_per_worker,
+        .l7_per_worker = l7_connections(b, memory),
+        .flow_bytes = FLOW_BYTES,
+        .l7_conn_bytes = xlb_l7_connection_bytes(),
+        .memory_bytes = memory,
+    };
+    xlbd_capacity_print(stdout, &c);
+}
+
+static int run(struct xlbd *d, const char *config_path, uint64_t memory)
 {
     d->shared = xlb_shared_create(d->bootstrap.workers);
     d->pool = d->shared ? xlb_port_pool_create(d->bootstrap.mbuf_pool_size) : NULL;
@@ -212,7 +240,7 @@ static int run(struct xlbd *d, const char *config_path)
     for (unsigned w = 0; w < d->shared->n_workers; w++) {
         if (xlb_worker_forwarding_create(&d->workers[w], d->bootstrap.snat, d->bootstrap.n_snat,
                                          d->bootstrap.flows_per_worker,
-                                         l7_connections(&d->bootstrap)) != 0)
+                                         l7_connections(&d->bootstrap, memory)) != 0)
             return -1;
         d->shared->has_flows[w] = d->workers[w].flows != NULL;
     }
@@ -252,6 +280,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (opts.check) {
+        if (!opts.json)
+            print_capacity(&opts, &d.bootstrap);
         xlb_bootstrap_free(&d.bootstrap);
         return 0;
     }
@@ -270,7 +300,7 @@ int main(int argc, char **argv)
     /* dpdk-dumpcap and dpdk-pdump capture on xlb's ports through this (needs hugepages:
      * they attach as secondary processes). */
     bool pdump = rte_pdump_init() == 0;
-    int rc = run(&d, opts.config);
+    int rc = run(&d, opts.config, eal_memory(&opts, &d.bootstrap));
     if (pdump)
         rte_pdump_uninit();
     release(&d);

@@ -23,7 +23,6 @@
 #define XLB_L7_CONNECTIONS_AUTO      UINT32_MAX
 #define XLB_MSS_CLAMP_AUTO           UINT16_MAX /* no limit beyond the ports' MTUs */
 #define XLB_MSS_CLAMP_OFF            0
-#define XLB_DEFAULT_L7_CONNECTIONS   1024
 #define XLB_DEFAULT_MAX_SERIES       10000
 #define XLB_SOCKET_PATH_MAX          107 /* sizeof(sun_path) - 1 */
 
@@ -81,8 +80,8 @@ struct xlb_bootstrap {
     unsigned n_snat;
     struct xlb_addr *snat;
     uint32_t flows_per_worker; /* NAT flow table entries per worker */
-    /* HTTP/2 (L7) connections per worker; XLB_L7_CONNECTIONS_AUTO: a default when a VIP has a
-     * target, else none. */
+    /* HTTP/2 (L7) connections per worker; XLB_L7_CONNECTIONS_AUTO: when a VIP has a target, a
+     * default xlbd sizes from the EAL memory (apps/xlbd/capacity.h), else none. */
     uint32_t l7_connections_per_worker;
     bool aggregate_cluster_backward_compat; /* pre-A75 aggregate clusters */
     /* The largest MSS a forwarded SYN or SYN-ACK may offer: XLB_MSS_CLAMP_AUTO (what the

@@ -57,6 +57,12 @@ static cJSON *worker_status(struct xlb_control_plane *cp, unsigned w)
     add_u64(worker, "busy_cycles", st.counters.busy_cycles);
     add_u64(worker, "idle_cycles", st.counters.idle_cycles);
     add_u64(worker, "busy_percent", st.busy_percent);
+    add_u64(worker, "flows_in_use", st.counters.flows_in_use);
+    add_u64(worker, "flows_high_water", st.counters.flows_high_water);
+    add_u64(worker, "flows_capacity", st.counters.flows_capacity);
+    add_u64(worker, "l7_connections_in_use", st.counters.l7_in_use);
+    add_u64(worker, "l7_connections_high_water", st.counters.l7_high_water);
+    add_u64(worker, "l7_connections_capacity", st.counters.l7_capacity);
     return worker;
 }
 

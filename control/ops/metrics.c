@@ -35,6 +35,19 @@ static void worker_families(const struct xlb_control_plane *cp, struct xlb_text 
         {offsetof(struct xlb_worker_status, counters.observed_generation),
          "xlb_worker_snapshot_generation", "gauge",
          "Snapshot generation the worker last processed a burst with."},
+        {offsetof(struct xlb_worker_status, counters.flows_in_use), "xlb_worker_flows", "gauge",
+         "Flow table entries in use."},
+        {offsetof(struct xlb_worker_status, counters.flows_high_water),
+         "xlb_worker_flows_high_water", "gauge", "The most flow table entries ever in use."},
+        {offsetof(struct xlb_worker_status, counters.flows_capacity), "xlb_worker_flows_capacity",
+         "gauge", "Flow table entries."},
+        {offsetof(struct xlb_worker_status, counters.l7_in_use), "xlb_worker_l7_connections",
+         "gauge", "L7 connection pool entries in use."},
+        {offsetof(struct xlb_worker_status, counters.l7_high_water),
+         "xlb_worker_l7_connections_high_water", "gauge",
+         "The most L7 connection pool entries ever in use."},
+        {offsetof(struct xlb_worker_status, counters.l7_capacity),
+         "xlb_worker_l7_connections_capacity", "gauge", "L7 connection pool entries."},
     };
     for (size_t f = 0; f < RTE_DIM(per_worker); f++) {
         xlb_metrics_family(t, per_worker[f].name, per_worker[f].type, per_worker[f].help);

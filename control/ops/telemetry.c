@@ -122,6 +122,12 @@ static int cmd_workers(const char *cmd, const char *params, struct rte_tel_data 
         rte_tel_data_add_dict_u64(c, "busy_cycles", st.counters.busy_cycles);
         rte_tel_data_add_dict_u64(c, "idle_cycles", st.counters.idle_cycles);
         rte_tel_data_add_dict_u64(c, "busy_percent", st.busy_percent);
+        rte_tel_data_add_dict_u64(c, "flows_in_use", st.counters.flows_in_use);
+        rte_tel_data_add_dict_u64(c, "flows_high_water", st.counters.flows_high_water);
+        rte_tel_data_add_dict_u64(c, "flows_capacity", st.counters.flows_capacity);
+        rte_tel_data_add_dict_u64(c, "l7_connections_in_use", st.counters.l7_in_use);
+        rte_tel_data_add_dict_u64(c, "l7_connections_high_water", st.counters.l7_high_water);
+        rte_tel_data_add_dict_u64(c, "l7_connections_capacity", st.counters.l7_capacity);
         char name[32];
         snprintf(name, sizeof(name), "worker_%u", w);
         rte_tel_data_add_dict_container(d, name, c, 0);

@@ -9,6 +9,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "capacity_watch.h"
 #include "control_socket.h"
 #include "flows.h"
 #include "metrics_http.h"
@@ -167,6 +168,18 @@ static void on_lb_tick(void *arg)
     pthread_mutex_unlock(&cp->lock);
 }
 
+/* Once per interval: L7 connection pools nearly full or refusing, from the workers' counters
+ * (the workers never log). */
+static void on_capacity_tick(void *arg)
+{
+    struct xlb_control_plane *cp = arg;
+    char line[512];
+    if (xlb_capacity_watch_check(&cp->capacity, cp->shared->stats, cp->shared->n_workers, line,
+                                 sizeof(line)))
+        XLB_LOG(WARNING, WORKER, "L7 connection pools: %s in the last %d s", line,
+                XLB_CAPACITY_WATCH_MS / 1000);
+}
+
 /* Endpoint slots are reused only once every worker is past the snapshots that named them. */
 static uint64_t grace_start(void *arg)
 {
@@ -199,7 +212,8 @@ static int start_services(struct xlb_control_plane *cp)
         xlb_control_plane_publish(cp) != 0 || watch_signals(cp) != 0 ||
         xlb_loop_add_timer(cp->loop, XLB_REPORT_POLL_MS, on_report_tick, cp) != 0 ||
         xlb_loop_add_timer(cp->loop, XLB_SOLICIT_TICK_MS, on_solicit_tick, cp) != 0 ||
-        xlb_loop_add_timer(cp->loop, XLB_RECLAIM_TICK_MS, on_reclaim_tick, cp) != 0) {
+        xlb_loop_add_timer(cp->loop, XLB_RECLAIM_TICK_MS, on_reclaim_tick, cp) != 0 ||
+        xlb_loop_add_timer(cp->loop, XLB_CAPACITY_WATCH_MS, on_capacity_tick, cp) != 0) {
         XLB_LOG(ERR, CONTROL, "cannot start the control plane: %s", strerror(errno));
         return -1;
     }

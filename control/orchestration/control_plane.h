@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "bootstrap.h"
+#include "capacity_watch.h"
 #include "event_loop.h"
 #include "neighbour_table.h"
 #include "xds_plane.h"
@@ -49,6 +50,7 @@ struct xlb_control_plane {
     uint64_t started_ms;
     struct xlb_reload_report reload;
     struct xlb_xds_plane xds;
+    struct xlb_capacity_watch capacity; /* the L7 pools' log line */
     pthread_mutex_t lock;
 };
 

@@ -104,6 +104,12 @@ static inline void xlb_flow_request_finished(struct xlb_burst_ctx *ctx, uint32_t
     if (ctx->lb != NULL && ctx->lb->load != NULL && cluster_slot < XLB_CLUSTER_SLOTS)
         ctx->lb->load->clusters[cluster_slot].finished++;
 }
+/* A request that had finished goes on after all (an L4 connection whose RST was not taken). */
+static inline void xlb_flow_request_started(struct xlb_burst_ctx *ctx, uint32_t cluster_slot)
+{
+    if (ctx->lb != NULL && ctx->lb->load != NULL && cluster_slot < XLB_CLUSTER_SLOTS)
+        ctx->lb->load->clusters[cluster_slot].started++;
+}
 /* One call result for an endpoint (a connect outcome, an RPC's). */
 void xlb_flow_count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok);
 /* The drop reason of a failed xlb_flow_create (its `why`). */

@@ -88,7 +88,8 @@ xlb_verdict xlb_flow_create_drop(enum xlb_flow_create_failure why)
 
 /* What a flow's end costs whatever ends it: its engine's state (an L7 connection's streams
  * end, its entry goes back to the pool, unless it went back at the connection's close), and
- * the request its pick started. */
+ * the request its pick started unless that has ended already (a closed connection's slot is
+ * none; an L4 flow in RESET ended it at the RST, dataplane/nat/nat_track.c). */
 static void end_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
 {
     switch ((enum xlb_flow_kind)f->kind) {
@@ -98,6 +99,8 @@ static void end_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
     case XLB_FLOW_KIND_L7_CLOSED:
         break; /* its connection's entry went back when its exchange was over */
     case XLB_FLOW_KIND_NAT:
+        if (f->state == XLB_FLOW_RESET)
+            return;
         break; /* the entry is all there is */
     }
     xlb_flow_request_finished(ctx, f->cluster_slot);

@@ -26,6 +26,8 @@ struct xlb_l7_worker *xlb_l7_worker_create(unsigned worker_id, uint32_t connecti
 void xlb_l7_worker_free(struct xlb_l7_worker *w);
 /* Bytes one pooled connection takes (docs/performance.md). */
 size_t xlb_l7_connection_bytes(void);
+/* The pool's entries taken and its size. */
+void xlb_l7_pool_use(const struct xlb_l7_worker *w, uint32_t *in_use, uint32_t *capacity);
 
 /* A segment to an L7 VIP with no flow: a SYN gets a SYN cookie, the ACK that returns one
  * becomes a connection, anything else a RST. */

@@ -22,6 +22,13 @@ size_t xlb_l7_connection_bytes(void)
     return sizeof(struct xlb_l7_conn);
 }
 
+void xlb_l7_pool_use(const struct xlb_l7_worker *w, uint32_t *in_use, uint32_t *capacity)
+{
+    /* No per-lcore cache (see create): the free count is the pool's ring. */
+    *capacity = w->n_conns;
+    *in_use = w->n_conns - rte_mempool_avail_count(w->conns);
+}
+
 /* Fresh cookie keys from the master secret and the generation: the worker makes no system
  * call for randomness, and the keys cannot be guessed without the master. */
 static void derive_keys(struct xlb_l7_worker *w, uint8_t fresh[16])

@@ -8,8 +8,27 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
 out=$("$XLBD" --check --config "$SRC/tools/demo/bootstrap.json")
-[ "$out" = "$SRC/tools/demo/bootstrap.json: configuration is valid" ] || { echo "FAIL: $out"; exit 1; }
+[ "$(head -n 1 <<<"$out")" = "$SRC/tools/demo/bootstrap.json: configuration is valid" ] ||
+    { echo "FAIL: $out"; exit 1; }
 echo "ok - the demo bootstrap is valid"
+
+# Issue 24: --check prints what the configuration can hold. The demo has one worker, the
+# default flow table, an L7 VIP and -m 256: a quarter of 256 MiB holds fewer than 1,024
+# connections, so the pool keeps its floor of 1,024.
+grep -qx 'capacity: flows 65536 per worker x 1 workers = 65536 (123 bytes each, 7.7 MiB)' <<<"$out" ||
+    { echo "FAIL: flow capacity: $out"; exit 1; }
+grep -Eqx 'capacity: l7 connections 1024 per worker x 1 workers = 1024 \([0-9]+ bytes each, [0-9.]+ MiB\)' \
+    <<<"$out" || { echo "FAIL: l7 capacity: $out"; exit 1; }
+grep -qx 'capacity: eal memory 256.0 MiB' <<<"$out" || { echo "FAIL: eal memory: $out"; exit 1; }
+# With 2 GiB and two workers the default pool follows the memory: 512 MiB / 2 / entry size.
+sed -e 's/^\( *\)"256",$/\1"2048",/' -e 's/"workers": *1/"workers": 2/' \
+    "$SRC/tools/demo/bootstrap.json" >"$dir/big.json"
+out=$("$XLBD" --check --config "$dir/big.json")
+l7=$(sed -n 's/^capacity: l7 connections \([0-9]*\) per worker x 2 workers.*/\1/p' <<<"$out")
+bytes=$(sed -n 's/^capacity: l7 connections .*(\([0-9]*\) bytes each.*/\1/p' <<<"$out")
+[ -n "$l7" ] && [ "$l7" -eq $(( 2048 * 1024 * 1024 / 4 / 2 / bytes )) ] ||
+    { echo "FAIL: l7 pool for 2 GiB: $out"; exit 1; }
+echo "ok - --check prints the flows and L7 connections the configuration holds ($l7 per worker at 2 GiB)"
 
 cat >"$dir/bad.json" <<'JSON'
 {"xlb": {"workers": 0, "ports": [{"name": "p", "addresses": ["198.18.0.10/24"]}],

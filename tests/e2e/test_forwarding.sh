@@ -3,7 +3,9 @@
 # a VIP, xlb picks a backend with the LB core, rewrites to SNAT -> backend and back, and the
 # connections' spread follows the configured weights (IPv4 and IPv6). A backend that refuses
 # connections (its server killed: the kernel answers RST) is ejected by outlier detection from
-# those connect outcomes, and new connections avoid it.
+# those connect outcomes, and new connections avoid it. The IPv4 cluster's circuit breaker
+# allows 20 connections in flight: its 150 connections one after the other all get through,
+# as a connection stops counting when it closes, not when its flow entry expires (issue 24).
 . "$(dirname "$0")/lib.sh"
 
 e2e_setup
@@ -27,7 +29,9 @@ def eds(name, a, b, c3):
     return {"cluster_name": name, "endpoints": [
         {"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [ep(a), ep(b)]},
         {"locality": {"zone": "b"}, "load_balancing_weight": 2, "lb_endpoints": [ep(c3)]}]}
-sr["clusters"] += [cluster("fwd"), cluster("fwd6")]
+fwd = cluster("fwd")
+fwd["circuit_breakers"] = {"thresholds": [{"max_requests": 20}]}
+sr["clusters"] += [fwd, cluster("fwd6")]
 sr["endpoints"] += [eds("fwd", "198.18.0.21", "198.18.0.22", "198.18.0.23"),
                     eds("fwd6", "2001:2::21", "2001:2::22", "2001:2::23")]'
 
@@ -79,6 +83,11 @@ wait_until 50 0.2 test "$(connect 198.18.0.100 1)" = '{"be3": 1}' -o -n "" || tr
 out=$(connect 198.18.0.100 150)
 check "$out" 150 "be1=0.1667,be2=0.1667,be3=0.6667" || fail "IPv4 spread: $out"
 pass "IPv4: 150 connections through the VIP, spread 1:1:4 as the locality weights say: $out"
+[ "$(counter drops.lb_circuit_open)" -eq 0 ] || fail "circuit breaker: $(counter drops.lb_circuit_open) SYNs refused"
+# The connections are closed, their flows still in the table: none is in flight.
+in_flight=$(xlbctl metrics | sed -n 's/^xlb_cluster_requests_in_flight{cluster="fwd"} //p')
+[ "$in_flight" = 0 ] || fail "fwd has ${in_flight:-no figure} requests in flight after its connections closed"
+pass "150 connections one after another with max_requests 20: none refused by the circuit breaker, none left in flight"
 
 out=$(connect 2001:2::100 90)
 check "$out" 90 "be1=0.1667,be2=0.1667,be3=0.6667" || fail "IPv6 spread: $out"

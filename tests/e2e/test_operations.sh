@@ -90,6 +90,9 @@ assert values["xlb_snapshot_generation"] >= 2
 busy = values['xlb_worker_busy_cycles_total{worker="0"}']
 idle = values['xlb_worker_idle_cycles_total{worker="0"}']
 assert busy > 0 and idle > 0, (busy, idle)
+assert values['xlb_worker_l7_connections_capacity{worker="0"}'] >= 1024
+assert values['xlb_worker_flows_capacity{worker="0"}'] == 65536
+assert values['xlb_worker_flows_high_water{worker="0"}'] >= values['xlb_worker_flows{worker="0"}']
 assert sum(1 for k in values if k.startswith("xlb_vip_info{")) == 3
 assert sum(1 for k in values if k.startswith("xlb_neighbour_resolved{")) >= 2  # + on-link backends
 
@@ -143,6 +146,8 @@ for line in open(sys.argv[1]):
 assert replies["/xlb/counters"]["icmp_echo_replies"] == 8, replies["/xlb/counters"]
 worker = replies["/xlb/workers"]["worker_0"]
 assert worker["busy_cycles"] > 0 and worker["idle_cycles"] > 0, worker
+assert worker["l7_connections_capacity"] >= 1024 and worker["flows_capacity"] == 65536, worker
+assert worker["flows_high_water"] >= worker["flows_in_use"], worker
 assert replies["/xlb/status"]["neighbours_resolved"] >= 2  # gateways, then on-link backends
 assert "not_our_address" in replies["/xlb/drops"]
 clusters = {c["name"]: c for c in replies["/xlb/clusters"].values()}
@@ -276,6 +281,34 @@ pass "7 SYNs to the port address: tcp_no_service $no_service in xlbctl, metrics 
 # (Output goes through variables: with pipefail, grep -q closing the pipe early would fail it.)
 out=$(xlbctl status)
 grep -q "BUSY %" <<<"$out" || fail "status shows no worker load: $out"
+grep -q "L7 POOL" <<<"$out" || fail "status shows no L7 pool: $out"
+
+# Issue 24: each worker's flow table and L7 pool, in use, high-water mark and capacity. A
+# client connection held open on the L7 VIP (the SYN cookie handshake is xlb's own) takes one
+# pool entry; the 30 connections above left a high-water mark in the flow table.
+in_client python3 -c '
+import socket, time
+s = socket.create_connection(("198.18.0.100", 8080), timeout=5)
+time.sleep(3)
+' &
+holder=$!
+sleep 1.5
+l7_pool=$("$XLBD" --check --config "$E2E_DIR/bootstrap.json" |
+    sed -n 's/^capacity: l7 connections \([0-9]*\) per worker.*/\1/p')
+xlbctl --json status >"$E2E_DIR/status-pools.json"
+wait "$holder" || fail "no connection to the L7 VIP"
+python3 - "$E2E_DIR/status-pools.json" "$l7_pool" <<'PY' || fail "status pool figures"
+import json, sys
+workers = json.load(open(sys.argv[1]))["workers"]
+pool = int(sys.argv[2])
+assert sum(w["l7_connections_in_use"] for w in workers) == 1, workers
+for w in workers:
+    assert w["l7_connections_capacity"] == pool, (w, pool)
+    assert w["l7_connections_in_use"] <= w["l7_connections_high_water"] <= pool, w
+    assert w["flows_capacity"] == 65536 and w["flows_in_use"] <= w["flows_high_water"], w
+assert sum(w["flows_high_water"] for w in workers) >= 1, workers
+PY
+pass "status shows each worker's flow table and L7 pool: in use, high-water mark, capacity ($l7_pool, as --check says)"
 out=$(xlbctl log level worker debug)
 grep -Eq "xlb.worker +debug" <<<"$out" || fail "log level not set"
 out=$(xlbctl log)

@@ -1,0 +1,42 @@
+/*
+ * How many connections a configuration can hold, and the default size of the L7 connection
+ * pool (docs/configuration.md, "Capacity"): pure arithmetic on the bootstrap's figures and the
+ * EAL arguments, in xlbd's argument library so that the unit tests check what xlbd prints.
+ */
+#ifndef XLBD_CAPACITY_H
+#define XLBD_CAPACITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The default L7 pool never goes below today's fixed default, nor above the key's limit. */
+#define XLBD_L7_POOL_FLOOR   1024
+#define XLBD_L7_POOL_CEILING 1048576
+/* The share of the EAL memory the default L7 pools of all workers take together: 1/4. */
+#define XLBD_L7_POOL_SHARE_DIV 4
+
+/* The memory the EAL arguments give DPDK, in bytes: `-m MB` (or `-mMB`), or the sum of
+ * `--socket-mem=MB,MB,...` (or `--socket-mem MB,...`); the last one given wins. 0 when none
+ * is given (EAL takes hugepages as it needs them) or a value does not parse. */
+uint64_t xlbd_eal_memory_bytes(char *const *args, unsigned n_args);
+
+/*
+ * The default L7 connections per worker: a quarter of the EAL memory shared among the
+ * workers, in entries of conn_bytes each, but never fewer than XLBD_L7_POOL_FLOOR (also when
+ * the memory is unknown) nor more than XLBD_L7_POOL_CEILING.
+ */
+uint32_t xlbd_l7_pool_default(uint64_t memory_bytes, unsigned workers, size_t conn_bytes);
+
+struct xlbd_capacity {
+    unsigned workers;
+    uint32_t flows_per_worker, l7_per_worker;
+    size_t flow_bytes, l7_conn_bytes; /* per entry */
+    uint64_t memory_bytes;            /* the EAL's, or 0 when not given */
+};
+
+/* The figures as `xlbd --check` prints them: one line each for flows and L7 connections
+ * (per worker x workers = total, and the memory they take), and the EAL memory. */
+void xlbd_capacity_print(FILE *out, const struct xlbd_capacity *c);
+
+#endif

@@ -1,0 +1,92 @@
+/* xlbd's capacity figures (apps/xlbd/capacity.c): the EAL memory, the default L7 pool size
+ * and the lines --check prints. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "capacity.h"
+
+#define MIB (UINT64_C(1) << 20)
+
+static void eal_memory_from_the_arguments(void **state)
+{
+    (void)state;
+    char *none[] = {"--no-huge", "--no-pci"};
+    assert_int_equal(xlbd_eal_memory_bytes(none, 2), 0);
+    char *m[] = {"--no-huge", "-m", "256", "--vdev=net_null0"};
+    assert_int_equal(xlbd_eal_memory_bytes(m, 4), 256 * MIB);
+    char *joined[] = {"-m1024"};
+    assert_int_equal(xlbd_eal_memory_bytes(joined, 1), 1024 * MIB);
+    char *sockets[] = {"--socket-mem=512,256"};
+    assert_int_equal(xlbd_eal_memory_bytes(sockets, 1), 768 * MIB);
+    char *sockets2[] = {"--socket-mem", "64"};
+    assert_int_equal(xlbd_eal_memory_bytes(sockets2, 2), 64 * MIB);
+    char *last[] = {"-m", "128", "-m", "512"};
+    assert_int_equal(xlbd_eal_memory_bytes(last, 4), 512 * MIB);
+    char *bad[] = {"-m", "lots"};
+    assert_int_equal(xlbd_eal_memory_bytes(bad, 2), 0);
+    char *dangling[] = {"-m"};
+    assert_int_equal(xlbd_eal_memory_bytes(dangling, 1), 0);
+}
+
+static void l7_pool_follows_the_memory(void **state)
+{
+    (void)state;
+    const size_t conn = 74784;
+    /* Unknown memory, or too little for the floor: today's 1,024. */
+    assert_int_equal(xlbd_l7_pool_default(0, 2, conn), XLBD_L7_POOL_FLOOR);
+    assert_int_equal(xlbd_l7_pool_default(256 * MIB, 1, conn), XLBD_L7_POOL_FLOOR);
+    /* A quarter of the memory, shared among the workers. */
+    assert_int_equal(xlbd_l7_pool_default(2048 * MIB, 2, conn), 2048 * MIB / 4 / 2 / conn);
+    assert_int_equal(xlbd_l7_pool_default(8192 * MIB, 1, conn), 8192 * MIB / 4 / conn);
+    assert_true(xlbd_l7_pool_default(8192 * MIB, 1, conn) >
+                xlbd_l7_pool_default(8192 * MIB, 4, conn));
+    /* Never beyond the key's limit. */
+    assert_int_equal(xlbd_l7_pool_default(UINT64_C(1) << 50, 1, conn), XLBD_L7_POOL_CEILING);
+    assert_int_equal(xlbd_l7_pool_default(1 << 30, 0, conn), XLBD_L7_POOL_FLOOR);
+}
+
+static void check_prints_the_figures(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    struct xlbd_capacity c = {.workers = 2,
+                              .flows_per_worker = 65536,
+                              .l7_per_worker = 3589,
+                              .flow_bytes = 123,
+                              .l7_conn_bytes = 74784,
+                              .memory_bytes = 2048 * MIB};
+    xlbd_capacity_print(out, &c);
+    c.memory_bytes = 0;
+    c.l7_per_worker = 0;
+    xlbd_capacity_print(out, &c);
+    fclose(out);
+    assert_string_equal(
+        text, "capacity: flows 65536 per worker x 2 workers = 131072 (123 bytes each, 15.4 MiB)\n"
+              "capacity: l7 connections 3589 per worker x 2 workers = 7178 (74784 bytes each, "
+              "511.9 MiB)\n"
+              "capacity: eal memory 2048.0 MiB\n"
+              "capacity: flows 65536 per worker x 2 workers = 131072 (123 bytes each, 15.4 MiB)\n"
+              "capacity: l7 connections 0 per worker x 2 workers = 0 (74784 bytes each, 0.0 MiB)\n"
+              "capacity: eal memory not given (-m or --socket-mem)\n");
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(eal_memory_from_the_arguments),
+        cmocka_unit_test(l7_pool_follows_the_memory),
+        cmocka_unit_test(check_prints_the_figures),
+    };
+    return cmocka_run_group_tests_name("capacity", tests, NULL, NULL);
+}
