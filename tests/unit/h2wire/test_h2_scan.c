@@ -10,6 +10,7 @@
 #include "h2_test.h"
 #include "xlb_h2_build.h"
 #include "xlb_hpack.h"
+#include "xlb_const.h"
 
 #define BLOCK_CAP (64 * 1024)
 
@@ -145,7 +146,7 @@ static void test_continuation_from_nghttp2(void **state)
         big[i] = (char)('!' + (i * 7919) % 90);
     nghttp2_nv nva[N_REQUEST_NV + 1];
     memcpy(nva, request_nv, sizeof(request_nv));
-    nva[N_REQUEST_NV] = (nghttp2_nv){(uint8_t *)"x-big", (uint8_t *)big, 5, sizeof(big), 0};
+    nva[N_REQUEST_NV] = (nghttp2_nv){XLB_UNCONST("x-big"), XLB_UNCONST(big), 5, sizeof(big), 0};
     nghttp2_session *c = h2t_client_new(0);
     h2t_request(c, nva, N_REQUEST_NV + 1, false);
     struct h2t_bytes b = {0};

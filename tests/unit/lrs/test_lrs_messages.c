@@ -14,6 +14,7 @@
 #include "envoy/service/load_stats/v3/lrs.pb-c.h"
 #include "lrs_internal.h"
 #include "lrs_test.h"
+#include "xlb_const.h"
 
 typedef Envoy__Service__LoadStats__V3__LoadStatsRequest lrs_request;
 
@@ -41,13 +42,13 @@ static Envoy__Config__Core__V3__Node *initial_node(const Envoy__Config__Core__V3
 static void test_initial_request(void **state)
 {
     Envoy__Config__Core__V3__Locality loc = ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
-    loc.zone = "z1";
+    loc.zone = XLB_STR("z1");
     Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-    node.id = "xlb-1";
-    node.cluster = "gw";
+    node.id = XLB_STR("xlb-1");
+    node.cluster = XLB_STR("gw");
     node.locality = &loc;
-    node.user_agent_name = "xlb";
-    char *features[] = {"xds.config.resource-in-sotw"};
+    node.user_agent_name = XLB_STR("xlb");
+    char *features[] = {XLB_STR("xds.config.resource-in-sotw")};
     node.client_features = features;
     node.n_client_features = 1;
     lrs_request *req;
@@ -61,7 +62,7 @@ static void test_initial_request(void **state)
     assert_string_equal(n->client_features[1], XLB_LRS_FEATURE_SEND_ALL);
     free_request(req);
 
-    char *with[] = {XLB_LRS_FEATURE_SEND_ALL};
+    char *with[] = {XLB_STR(XLB_LRS_FEATURE_SEND_ALL)};
     node.client_features = with;
     n = initial_node(&node, &req);
     assert_int_equal(n->n_client_features, 1); /* not added twice */
@@ -100,7 +101,7 @@ static void test_response_clusters_and_interval(void **state)
     struct xlb_lrs_settings s;
     char why[200];
     Google__Protobuf__Duration d = duration(2, 500000000);
-    char *names[] = {"zeta", "", "alpha", "zeta"};
+    char *names[] = {XLB_STR("zeta"), XLB_STR(""), XLB_STR("alpha"), XLB_STR("zeta")};
     assert_int_equal(parse(&d, false, names, 4, &s, why), 0);
     assert_false(s.send_all);
     assert_false(s.clamped);

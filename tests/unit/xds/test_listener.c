@@ -5,6 +5,7 @@
 
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb-c.h"
 #include "listener_config.h"
+#include "xlb_const.h"
 
 static int validate(const char *json, struct xlb_listener_config *cfg, struct xlb_errors *errs)
 {
@@ -348,14 +349,15 @@ static void max_stream_duration_invalid(void **state)
     protobuf_c_message_free_unpacked(hcm, NULL);
 
     Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
-    any.type_url = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager."
-                   "v3.HttpConnectionManager";
+    any.type_url =
+        XLB_STR("type.googleapis.com/envoy.extensions.filters.network.http_connection_manager."
+                "v3.HttpConnectionManager");
     any.value.data = wire;
     any.value.len = len;
     Envoy__Config__Listener__V3__ApiListener api = ENVOY__CONFIG__LISTENER__V3__API_LISTENER__INIT;
     api.api_listener = &any;
     Envoy__Config__Listener__V3__Listener listener = ENVOY__CONFIG__LISTENER__V3__LISTENER__INIT;
-    listener.name = "svc";
+    listener.name = XLB_STR("svc");
     listener.api_listener = &api;
     struct xlb_listener_config cfg;
     struct xlb_errors errs = {0};
