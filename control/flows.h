@@ -16,8 +16,7 @@
 #define XLB_FLOWS_MAX_LIST 10000
 
 /* args: {"vip": "ADDR[:PORT]", "endpoint": "ADDR[:PORT]", "limit": N}; NULL + error if bad. */
-cJSON *xlb_flows_list(const struct xlb_shared *shared, const cJSON *args, char *error,
-                      size_t len);
+cJSON *xlb_flows_list(const struct xlb_shared *shared, const cJSON *args, char *error, size_t len);
 
 /* args: {"endpoint": "ADDR[:PORT]"}; returns {"workers": n} or NULL + error. */
 cJSON *xlb_flows_flush(struct xlb_shared *shared, const cJSON *args, char *error, size_t len);

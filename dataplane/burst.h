@@ -57,7 +57,7 @@ struct xlb_burst_ctx {
     /* Forwarding (NULL in tests that do not forward): this worker's flows and LB state. */
     struct xlb_flow_table *flows;
     struct xlb_lb_worker *lb;
-    struct xlb_l7_worker *l7; /* HTTP/2 VIPs (dataplane/l7.h), or NULL */
+    struct xlb_l7_worker *l7;         /* HTTP/2 VIPs (dataplane/l7.h), or NULL */
     struct rte_ring *const *redirect; /* every worker's redirect ring, or NULL */
     unsigned n_workers;
     bool redirected_pass; /* processing packets another worker redirected here */

@@ -20,9 +20,8 @@ static void put(struct xlb_xds_cache *cache, enum xlb_xds_type type, const char 
     ProtobufCMessage *m =
         xlb_proto_json_read(xlb_proto_type_by_url(xlb_xds_type_url[type]), doc, "t", &errs);
     assert_non_null(m);
-    assert_int_equal(xlb_xds_cache_update(cache, xlb_xds_cache_get(cache, type, name), m, "1",
-                                          false, &errs),
-                     0);
+    assert_int_equal(
+        xlb_xds_cache_update(cache, xlb_xds_cache_get(cache, type, name), m, "1", false, &errs), 0);
     cJSON_Delete(doc);
     xlb_errors_free(&errs);
 }

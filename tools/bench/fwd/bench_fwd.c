@@ -456,7 +456,8 @@ static void memory(void)
     }
     printf("  (flow: sizeof(struct xlb_flow); rte_hash: one %zu-byte key per flow, entries = "
            "capacity; per flow: all but the fixed part, shown per flow too: the SNAT port stacks, "
-           "their places and port -> flow maps, %u addresses x %u ports, the table's %zu-byte header and its "
+           "their places and port -> flow maps, %u addresses x %u ports, the table's %zu-byte "
+           "header and its "
            "%zu KiB flow cache, %zu KiB per worker whatever the capacity)\n",
            sizeof(struct xlb_flow_hkey), N_SNAT, SNAT_PORTS, sizeof(struct xlb_flow_table),
            sizeof(struct xlb_flow_cache) >> 10, fixed >> 10);
