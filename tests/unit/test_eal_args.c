@@ -20,11 +20,12 @@
 static void expected_lcores(unsigned workers, char *out, size_t len)
 {
     cpu_set_t allowed;
-    int cpus[CPU_SETSIZE], n = 0;
+    int cpus[CPU_SETSIZE] = {0}, n = 0;
     assert_int_equal(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
         if (CPU_ISSET(cpu, &allowed))
             cpus[n++] = cpu;
+    assert_true(n > 0);
     size_t used = (size_t)snprintf(out, len, "--lcores=");
     for (unsigned lcore = 0; lcore <= workers; lcore++)
         used += (size_t)snprintf(out + used, len - used, "%s%u@%d", lcore ? "," : "", lcore,

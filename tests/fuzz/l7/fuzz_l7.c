@@ -596,7 +596,8 @@ static void connection(uint8_t kind, const uint8_t *d, uint32_t len)
 static void record(uint8_t kind, const uint8_t *d, uint32_t len)
 {
     if (trace)
-        fprintf(stderr, "record kind %02x (%u), %u bytes\n", kind, (kind & 0x0f) % 9, len);
+        fprintf(stderr, "record kind %02x (%u), %u bytes\n", kind, (unsigned)((kind & 0x0f) % 9),
+                len);
     switch ((kind & 0x0f) % 9) {
     case 0:
         client_data(kind, d, len);

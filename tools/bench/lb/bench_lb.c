@@ -544,7 +544,7 @@ static void compile_times(const struct inputs *in)
     double b = median_of(base);
     printf("\nxlb_cluster_compile, one cluster of %u endpoints in %u localities "
            "(median of %d, min-max, vs. baseline, target):\n",
-           in->n, LOCALITIES, RUNS);
+           in->n, (unsigned)LOCALITIES, RUNS);
     printf("  %-40s %7.3f ms  (%.3f-%.3f)\n", "baseline: allocate + copy the endpoints", b, base[0],
            base[RUNS - 1]);
     print_compile("round robin + locality", rr, b);
