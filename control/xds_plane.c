@@ -31,8 +31,10 @@ static const char *lds_name(const char *target)
 static int build_node(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
                       struct xlb_errors *errs)
 {
-    Envoy__Config__Core__V3__Node init = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-    Envoy__Config__Core__V3__Locality locality = ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
+    Envoy__Config__Core__V3__Node init;
+    envoy__config__core__v3__node__init(&init);
+    Envoy__Config__Core__V3__Locality locality;
+    envoy__config__core__v3__locality__init(&locality);
     x->node = init;
     x->locality = locality;
     x->node.id = b->node.id ? b->node.id : no_string;

@@ -69,9 +69,10 @@ int ads_send_request(struct xlb_ads_client *c, struct ads_attempt *a, enum xlb_x
                      const char *error)
 {
     struct ads_type_state *t = &c->types[type];
-    Envoy__Service__Discovery__V3__DiscoveryRequest req =
-        ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-    Google__Rpc__Status status = GOOGLE__RPC__STATUS__INIT;
+    Envoy__Service__Discovery__V3__DiscoveryRequest req;
+    envoy__service__discovery__v3__discovery_request__init(&req);
+    Google__Rpc__Status status;
+    google__rpc__status__init(&status);
     /* protobuf-c's fields are not const; packing only reads them. */
     req.type_url = XLB_UNCONST(xlb_xds_type_url[type]);
     req.version_info = XLB_UNCONST(t->version ? t->version : "");

@@ -151,8 +151,8 @@ int xlb_lrs_initial_request(const Envoy__Config__Core__V3__Node *node, uint8_t *
     if (!present)
         features[copy.n_client_features++] =
             XLB_UNCONST(XLB_LRS_FEATURE_SEND_ALL); /* packed only */
-    Envoy__Service__LoadStats__V3__LoadStatsRequest req =
-        ENVOY__SERVICE__LOAD_STATS__V3__LOAD_STATS_REQUEST__INIT;
+    Envoy__Service__LoadStats__V3__LoadStatsRequest req;
+    envoy__service__load_stats__v3__load_stats_request__init(&req);
     req.node = &copy;
     int rc = xlb_lrs_pack(&req.base, buf, len);
     free(features);

@@ -631,6 +631,8 @@ static void record(uint8_t kind, const uint8_t *d, uint32_t len)
 
 /* ---- set-up and the checks after each input ---- */
 
+int LLVMFuzzerInitialize(int *argc, char ***argv); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
@@ -682,6 +684,9 @@ static void check_end(void)
                  (unsigned long)l->issued, (unsigned long)l->succeeded, (unsigned long)l->failed);
     }
 }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -28,11 +28,12 @@ struct probe {
 
 static int send_request(struct probe *p, const char *version, const char *nonce)
 {
-    Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+    Envoy__Config__Core__V3__Node node;
+    envoy__config__core__v3__node__init(&node);
     node.id = XLB_STR("xlb-probe");
     node.user_agent_name = XLB_STR("xlb");
-    Envoy__Service__Discovery__V3__DiscoveryRequest req =
-        ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
+    Envoy__Service__Discovery__V3__DiscoveryRequest req;
+    envoy__service__discovery__v3__discovery_request__init(&req);
     char *names[1] = {XLB_UNCONST(p->name)};
     req.node = &node;
     req.type_url = XLB_UNCONST(p->type);

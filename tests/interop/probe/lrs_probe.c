@@ -293,9 +293,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 static struct xlb_lrs_client *create_client(struct probe *p, const struct options *o)
 {
-    Envoy__Config__Core__V3__Locality loc = ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
+    Envoy__Config__Core__V3__Locality loc;
+    envoy__config__core__v3__locality__init(&loc);
     loc.region = XLB_STR("interop");
-    Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+    Envoy__Config__Core__V3__Node node;
+    envoy__config__core__v3__node__init(&node);
     node.id = XLB_UNCONST(o->node_id);
     node.cluster = XLB_STR("xlb-interop");
     node.locality = &loc;

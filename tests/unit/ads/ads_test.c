@@ -111,8 +111,8 @@ Google__Protobuf__Any *ads_any(const char *type_url, const char *json)
 void ads_respond(struct xlb_grpc_stream *s, const char *type_url, const char *version,
                  const char *nonce, Google__Protobuf__Any **resources, size_t n)
 {
-    Envoy__Service__Discovery__V3__DiscoveryResponse resp =
-        ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_RESPONSE__INIT;
+    Envoy__Service__Discovery__V3__DiscoveryResponse resp;
+    envoy__service__discovery__v3__discovery_response__init(&resp);
     resp.type_url = XLB_UNCONST(type_url);
     resp.version_info = XLB_UNCONST(version);
     resp.nonce = XLB_UNCONST(nonce);

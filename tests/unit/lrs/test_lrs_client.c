@@ -433,7 +433,8 @@ static void test_client_lifecycle(void **state)
 {
     struct xlb_loop *loop = xlb_loop_create();
     assert_non_null(loop);
-    Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+    Envoy__Config__Core__V3__Node node;
+    envoy__config__core__v3__node__init(&node);
     node.id = XLB_STR("xlb-1");
     struct xlb_lrs_client_config config = {.source = source, .now_ms = virtual_clock};
     assert_null(xlb_lrs_client_create(loop, &config)); /* no node */

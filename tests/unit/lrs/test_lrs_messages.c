@@ -41,9 +41,11 @@ static Envoy__Config__Core__V3__Node *initial_node(const Envoy__Config__Core__V3
 
 static void test_initial_request(void **state)
 {
-    Envoy__Config__Core__V3__Locality loc = ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
+    Envoy__Config__Core__V3__Locality loc;
+    envoy__config__core__v3__locality__init(&loc);
     loc.zone = XLB_STR("z1");
-    Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
+    Envoy__Config__Core__V3__Node node;
+    envoy__config__core__v3__node__init(&node);
     node.id = XLB_STR("xlb-1");
     node.cluster = XLB_STR("gw");
     node.locality = &loc;
@@ -74,8 +76,8 @@ static void test_initial_request(void **state)
 static int parse(Google__Protobuf__Duration *interval, bool all, char **clusters, size_t n,
                  struct xlb_lrs_settings *out, char *why)
 {
-    Envoy__Service__LoadStats__V3__LoadStatsResponse resp =
-        ENVOY__SERVICE__LOAD_STATS__V3__LOAD_STATS_RESPONSE__INIT;
+    Envoy__Service__LoadStats__V3__LoadStatsResponse resp;
+    envoy__service__load_stats__v3__load_stats_response__init(&resp);
     resp.load_reporting_interval = interval;
     resp.send_all_clusters = all;
     resp.clusters = clusters;
@@ -90,7 +92,8 @@ static int parse(Google__Protobuf__Duration *interval, bool all, char **clusters
 
 static Google__Protobuf__Duration duration(int64_t seconds, int32_t nanos)
 {
-    Google__Protobuf__Duration d = GOOGLE__PROTOBUF__DURATION__INIT;
+    Google__Protobuf__Duration d;
+    google__protobuf__duration__init(&d);
     d.seconds = seconds;
     d.nanos = nanos;
     return d;

@@ -164,7 +164,8 @@ static void test_bytes(void **state)
     expect_round_trip(ANY, "{\"@type\": \"t/google.protobuf.BytesValue\", \"value\": \"\"}",
                       "{\"@type\": \"t/google.protobuf.BytesValue\", \"value\": \"\"}");
     /* An Any itself: raw type_url/value fields when the type is unknown. */
-    Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
+    Google__Protobuf__Any any;
+    google__protobuf__any__init(&any);
     any.type_url = XLB_STR("type.googleapis.com/foo.Bar");
     any.value.data = XLB_UNCONST("\x08\x01");
     any.value.len = 2;
