@@ -27,7 +27,7 @@ XLB_LOG_COMPONENTS(XLB_LOGTYPE_DECLARE)
 
 /* Lines read "xlb.<component>: message". */
 #define XLB_LOG(level, component, fmt, ...)                                                        \
-    rte_log(RTE_LOG_##level, xlb_logtype_##component, "%s: " fmt "\n",                            \
+    rte_log(RTE_LOG_##level, xlb_logtype_##component, "%s: " fmt "\n",                             \
             xlb_log_component_name(xlb_logtype_##component), ##__VA_ARGS__)
 
 /* "xlb.worker" for the worker's log type, and so on. */

@@ -43,7 +43,8 @@ struct rte_ring *xlb_msg_ring_create(const char *name, int socket_id);
 
 static inline int xlb_msg_send(struct rte_ring *ring, const struct xlb_msg *msg)
 {
-    return rte_ring_sp_enqueue_elem(ring, (void *)msg, sizeof(*msg));
+    struct xlb_msg copy = *msg; /* rte_ring_sp_enqueue_elem takes a non-const pointer */
+    return rte_ring_sp_enqueue_elem(ring, &copy, sizeof(copy));
 }
 
 static inline int xlb_msg_receive(struct rte_ring *ring, struct xlb_msg *msg)

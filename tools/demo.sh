@@ -62,7 +62,7 @@ for b in 1 2 3; do
     RUN_PIDS+=($!)
 done
 listening() { ip netns exec "$RUN_PREFIX-be$1" ss -Hltn 'sport = :9000' | grep -q .; }
-for b in 1 2 3; do xlb_wait_until 50 0.1 listening "$b" || echo "backend-$b is not listening"; done
+for b in 1 2 3; do xlb_wait_until 50 0.1 listening "$b" || die "backend-$b is not listening"; done
 
 say "client -> L4 VIP 198.18.0.100:9000 (cluster demo-tcp, ring hash): 60 TCP connections through xlb's full NAT"
 client timeout 60 python3 -c '

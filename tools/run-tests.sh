@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The test command: install what is missing, build, and run every test twice -- once in a
-# normal build and once under AddressSanitizer + UndefinedBehaviorSanitizer -- then run each
-# fuzz target briefly. Ends with one line "N passed, N failed".
+# The test command: install what is missing, check formatting and run the static analysis,
+# build, and run every test twice -- once in a normal build and once under AddressSanitizer +
+# UndefinedBehaviorSanitizer -- then run each fuzz target briefly. Ends with one line
+# "N passed, N failed, N skipped".
+#
+# As root (CI) every test can run, so a skipped test counts as failed: a test that skips says
+# why, and that reason is printed. Without root the end-to-end and interop tests skip (they
+# need network namespaces) and the summary says how many did.
 set -uo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,7 +15,29 @@ cd "$SRC"
 
 passed=0
 failed=0
+skipped=0
 failures=()
+as_root=false
+[ "$(id -u)" -eq 0 ] && as_root=true
+
+# One check that is not a meson test: a script that passes or fails as a whole.
+run_check() { # LABEL COMMAND...
+    local label=$1 log
+    shift
+    echo "== $label"
+    log=$(mktemp)
+    if "$@" >"$log" 2>&1; then
+        tail -n 1 "$log"
+        passed=$((passed + 1))
+    else
+        cat "$log"
+        failed=$((failed + 1)); failures+=("$label")
+    fi
+    rm -f "$log"
+}
+
+run_check "format (tools/check-format.sh)" tools/check-format.sh
+run_check "static analysis (tools/check-static.sh)" tools/check-static.sh
 
 # Add up a meson test log (JSON lines) into the totals.
 count_results() { # BUILD_DIR LABEL
@@ -19,7 +46,13 @@ count_results() { # BUILD_DIR LABEL
     while IFS=$'\t' read -r name result; do
         case "$result" in
         OK | EXPECTEDFAIL) passed=$((passed + 1)) ;;
-        SKIP) ;;
+        SKIP)
+            if $as_root; then
+                failed=$((failed + 1)); failures+=("$2: $name (skipped as root)")
+            else
+                skipped=$((skipped + 1))
+            fi
+            ;;
         *) failed=$((failed + 1)); failures+=("$2: $name ($result)") ;;
         esac
     done < <(python3 -c '
@@ -27,13 +60,17 @@ import json, sys
 for line in open(sys.argv[1]):
     t = json.loads(line)
     print(t["name"] + "\t" + t["result"])' "$log")
-    # The output of each failed test, so that a CI log alone explains the failure.
+    # The output of each failed test, so that a CI log alone explains the failure, and the
+    # reason each skipped test gave (its "SKIP: ..." line).
     python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
     t = json.loads(line)
-    if t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP"):
-        out = (t.get("stdout") or "").splitlines()
+    out = (t.get("stdout") or "").splitlines()
+    if t["result"] == "SKIP":
+        why = [l for l in out if l.startswith("SKIP")] or ["(the test printed no SKIP: line)"]
+        print("skipped: " + sys.argv[2] + ": " + t["name"] + ": " + why[-1])
+    elif t["result"] not in ("OK", "EXPECTEDFAIL"):
         print("--- " + sys.argv[2] + ": " + t["name"] + " (last 80 lines) ---")
         print("\n".join(out[-80:]))' "$log" "$2"
 }
@@ -105,5 +142,5 @@ if command -v clang >/dev/null; then
 fi
 
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -19,6 +19,8 @@ PACKAGES=(
     haproxy
     # sanitizers and fuzzing
     clang libclang-rt-14-dev
+    # the format and static-analysis checks (tools/check-format.sh, tools/check-static.sh)
+    clang-format cppcheck
 )
 
 missing=()

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "grpc_internal.h"
+#include "xlb_const.h"
 
 static struct xlb_grpc_stream *stream_of(nghttp2_session *session, int32_t id)
 {
@@ -65,9 +66,10 @@ int xlb_grpc_stream_send(struct xlb_grpc_stream *s, const void *msg, size_t len)
 
 /* ---- opening and cancelling ---- */
 
+/* nghttp2_nv's name and value are not const; nghttp2 only reads them. */
 #define HEADER(name, value)                                                                        \
     {                                                                                              \
-        (uint8_t *)(name), (uint8_t *)(value), sizeof(name) - 1, strlen(value),                    \
+        XLB_UNCONST(name), XLB_UNCONST(value), sizeof(name) - 1, strlen(value),                    \
             NGHTTP2_NV_FLAG_NO_COPY_NAME                                                           \
     }
 

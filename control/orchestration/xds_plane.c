@@ -8,11 +8,16 @@
 #include "static_resources.h"
 #include "xlb_log.h"
 
-static const char *const client_features[] = {
+/* The node's own strings, in the char * that protobuf-c's Node holds: writable arrays that
+ * packing only reads. */
+static char client_features[][48] = {
     "envoy.lb.does_not_support_overprovisioning",
     "envoy.lrs.supports_send_all_clusters",
     "xds.config.resource-in-sotw",
 };
+static char no_string[] = "";
+static char user_agent_name[] = "xlb";
+static char user_agent_version[] = XLB_VERSION;
 
 /* The LDS resource an xds: target names: its path, as gRPC's xds resolver takes it. */
 static const char *lds_name(const char *target)
@@ -26,22 +31,24 @@ static const char *lds_name(const char *target)
 static int build_node(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
                       struct xlb_errors *errs)
 {
-    Envoy__Config__Core__V3__Node init = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-    Envoy__Config__Core__V3__Locality locality = ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
+    Envoy__Config__Core__V3__Node init;
+    envoy__config__core__v3__node__init(&init);
+    Envoy__Config__Core__V3__Locality locality;
+    envoy__config__core__v3__locality__init(&locality);
     x->node = init;
     x->locality = locality;
-    x->node.id = b->node.id ? b->node.id : "";
-    x->node.cluster = b->node.cluster ? b->node.cluster : "";
-    x->locality.region = b->node.region ? b->node.region : "";
-    x->locality.zone = b->node.zone ? b->node.zone : "";
-    x->locality.sub_zone = b->node.sub_zone ? b->node.sub_zone : "";
+    x->node.id = b->node.id ? b->node.id : no_string;
+    x->node.cluster = b->node.cluster ? b->node.cluster : no_string;
+    x->locality.region = b->node.region ? b->node.region : no_string;
+    x->locality.zone = b->node.zone ? b->node.zone : no_string;
+    x->locality.sub_zone = b->node.sub_zone ? b->node.sub_zone : no_string;
     x->node.locality = &x->locality;
-    x->node.user_agent_name = "xlb";
+    x->node.user_agent_name = user_agent_name;
     x->node.user_agent_version_type_case =
         ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_VERSION;
-    x->node.user_agent_version = XLB_VERSION;
+    x->node.user_agent_version = user_agent_version;
     for (size_t i = 0; i < 3; i++)
-        x->client_features[i] = (char *)client_features[i];
+        x->client_features[i] = client_features[i];
     x->node.client_features = x->client_features;
     x->node.n_client_features = 3;
     if (b->node.metadata != NULL) {

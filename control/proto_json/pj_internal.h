@@ -51,9 +51,14 @@ bool pj_read_scalar(struct pj_reader *r, const ProtobufCFieldDescriptor *field, 
 
 /* ---- field layout, as protobuf-c's own unpacker lays messages out ---- */
 
-static inline void *pj_member(const ProtobufCMessage *msg, unsigned offset)
+static inline void *pj_member(ProtobufCMessage *msg, unsigned offset)
 {
     return (char *)msg + offset;
+}
+
+static inline const void *pj_const_member(const ProtobufCMessage *msg, unsigned offset)
+{
+    return (const char *)msg + offset;
 }
 
 /* Bytes one element of this type takes in a message or a repeated array. */

@@ -124,8 +124,8 @@ static cJSON *print_element(struct pj_printer *p, const ProtobufCFieldDescriptor
 static cJSON *print_list(struct pj_printer *p, const ProtobufCFieldDescriptor *field,
                          const ProtobufCMessage *msg)
 {
-    size_t n = *(const size_t *)pj_member(msg, field->quantifier_offset);
-    const char *array = *(char *const *)pj_member(msg, field->offset);
+    size_t n = *(const size_t *)pj_const_member(msg, field->quantifier_offset);
+    const char *array = *(char *const *)pj_const_member(msg, field->offset);
     size_t size = pj_element_size(field->type);
     cJSON *list = cJSON_CreateArray();
     for (size_t i = 0; list != NULL && i < n; i++) {
@@ -166,9 +166,9 @@ static bool map_key_text(const ProtobufCFieldDescriptor *key_field, const void *
 static cJSON *print_map(struct pj_printer *p, const ProtobufCFieldDescriptor *field,
                         const ProtobufCMessage *msg)
 {
-    size_t n = *(const size_t *)pj_member(msg, field->quantifier_offset);
+    size_t n = *(const size_t *)pj_const_member(msg, field->quantifier_offset);
     ProtobufCMessage *const *entries =
-        *(ProtobufCMessage *const *const *)pj_member(msg, field->offset);
+        *(ProtobufCMessage *const *const *)pj_const_member(msg, field->offset);
     const ProtobufCMessageDescriptor *entry_desc = field->descriptor;
     const ProtobufCFieldDescriptor *key_field = &entry_desc->fields[0];
     const ProtobufCFieldDescriptor *value_field = &entry_desc->fields[1];
@@ -177,9 +177,9 @@ static cJSON *print_map(struct pj_printer *p, const ProtobufCFieldDescriptor *fi
         char text[24];
         const char *key;
         cJSON *value = NULL;
-        if (map_key_text(key_field, pj_member(entries[i], key_field->offset), text, sizeof(text),
-                         &key))
-            value = print_element(p, value_field, pj_member(entries[i], value_field->offset));
+        if (map_key_text(key_field, pj_const_member(entries[i], key_field->offset), text,
+                         sizeof(text), &key))
+            value = print_element(p, value_field, pj_const_member(entries[i], value_field->offset));
         if (value == NULL || !cJSON_AddItemToObject(map, key, value)) {
             cJSON_Delete(value);
             cJSON_Delete(map);
@@ -213,12 +213,12 @@ static bool is_zero(const ProtobufCFieldDescriptor *field, const void *slot)
 
 static bool is_present(const ProtobufCFieldDescriptor *field, const ProtobufCMessage *msg)
 {
-    const void *quantifier = pj_member(msg, field->quantifier_offset);
+    const void *quantifier = pj_const_member(msg, field->quantifier_offset);
     if (field->label == PROTOBUF_C_LABEL_REPEATED)
         return *(const size_t *)quantifier > 0;
     if (field->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
         return *(const uint32_t *)quantifier == field->id;
-    const void *slot = pj_member(msg, field->offset);
+    const void *slot = pj_const_member(msg, field->offset);
     if (field->label == PROTOBUF_C_LABEL_OPTIONAL && field->quantifier_offset != 0)
         return *(const protobuf_c_boolean *)quantifier;
     if (field->label == PROTOBUF_C_LABEL_OPTIONAL && field->type == PROTOBUF_C_TYPE_MESSAGE)
@@ -230,7 +230,7 @@ static cJSON *print_field(struct pj_printer *p, const ProtobufCFieldDescriptor *
                           const ProtobufCMessage *msg)
 {
     if (field->label != PROTOBUF_C_LABEL_REPEATED)
-        return print_element(p, field, pj_member(msg, field->offset));
+        return print_element(p, field, pj_const_member(msg, field->offset));
     if (pj_is_map_field(field))
         return print_map(p, field, msg);
     return print_list(p, field, msg);

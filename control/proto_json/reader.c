@@ -7,6 +7,7 @@
  * frees a tree however far reading got.
  */
 #include "pj_internal.h"
+#include "xlb_const.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +99,8 @@ static bool read_map_key(struct pj_reader *r, const ProtobufCFieldDescriptor *ke
         *(protobuf_c_boolean *)slot = strcmp(key, "true") == 0;
         return true;
     }
-    cJSON as_string = {.type = cJSON_String, .valuestring = (char *)key};
+    /* cJSON's valuestring is not const; pj_read_scalar only reads it. */
+    cJSON as_string = {.type = cJSON_String, .valuestring = XLB_UNCONST(key)};
     return pj_read_scalar(r, key_field, &as_string, slot);
 }
 

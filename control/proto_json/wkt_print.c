@@ -156,5 +156,5 @@ cJSON *pj_wkt_print(struct pj_printer *p, const ProtobufCMessage *msg)
         return print_list_value(p, (const Google__Protobuf__ListValue *)msg);
     /* A wrapper: its one field's value, printed even when it is the default. */
     const ProtobufCFieldDescriptor *field = &desc->fields[0];
-    return pj_print_scalar(field, pj_member(msg, field->offset));
+    return pj_print_scalar(field, pj_const_member(msg, field->offset));
 }

@@ -4,6 +4,7 @@
 
 #include "ads_internal.h"
 #include "envoy/service/discovery/v3/discovery.pb-c.h"
+#include "xlb_const.h"
 
 #define STATUS_INVALID_ARGUMENT 3 /* google.rpc.Code for a NACK's error_detail */
 
@@ -68,19 +69,21 @@ int ads_send_request(struct xlb_ads_client *c, struct ads_attempt *a, enum xlb_x
                      const char *error)
 {
     struct ads_type_state *t = &c->types[type];
-    Envoy__Service__Discovery__V3__DiscoveryRequest req =
-        ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-    Google__Rpc__Status status = GOOGLE__RPC__STATUS__INIT;
-    req.type_url = (char *)xlb_xds_type_url[type];
-    req.version_info = t->version ? t->version : "";
-    req.response_nonce = a->nonce[type] ? a->nonce[type] : "";
+    Envoy__Service__Discovery__V3__DiscoveryRequest req;
+    envoy__service__discovery__v3__discovery_request__init(&req);
+    Google__Rpc__Status status;
+    google__rpc__status__init(&status);
+    /* protobuf-c's fields are not const; packing only reads them. */
+    req.type_url = XLB_UNCONST(xlb_xds_type_url[type]);
+    req.version_info = XLB_UNCONST(t->version ? t->version : "");
+    req.response_nonce = XLB_UNCONST(a->nonce[type] ? a->nonce[type] : "");
     req.n_resource_names = t->n_names;
     req.resource_names = t->names;
     if (!a->node_sent)
-        req.node = (Envoy__Config__Core__V3__Node *)c->config.node;
+        req.node = XLB_UNCONST(c->config.node);
     if (error != NULL) {
         status.code = STATUS_INVALID_ARGUMENT;
-        status.message = (char *)error;
+        status.message = XLB_UNCONST(error);
         req.error_detail = &status;
     }
     size_t len = protobuf_c_message_get_packed_size(&req.base);

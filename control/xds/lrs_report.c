@@ -212,12 +212,14 @@ static void add_locality_msg(struct cluster_msg *m, const struct xlb_lrs_localit
                              const struct xlb_lrs_locality_delta *d)
 {
     size_t i = m->cs.n_upstream_locality_stats++;
-    Envoy__Config__Core__V3__Locality loc = ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
+    Envoy__Config__Core__V3__Locality loc;
+    envoy__config__core__v3__locality__init(&loc);
     loc.region = mark->region;
     loc.zone = mark->zone;
     loc.sub_zone = mark->sub_zone;
     m->loc[i] = loc;
-    locality_stats ul = ENVOY__CONFIG__ENDPOINT__V3__UPSTREAM_LOCALITY_STATS__INIT;
+    locality_stats ul;
+    envoy__config__endpoint__v3__upstream_locality_stats__init(&ul);
     ul.locality = &m->loc[i];
     ul.priority = mark->priority;
     ul.total_issued_requests = d->issued;
@@ -237,7 +239,8 @@ static void add_drops_msg(struct cluster_msg *m, const struct xlb_lrs_cluster_ma
         if (d->drops[i] == 0)
             continue;
         size_t j = m->cs.n_dropped_requests++;
-        dropped_requests dr = ENVOY__CONFIG__ENDPOINT__V3__CLUSTER_STATS__DROPPED_REQUESTS__INIT;
+        dropped_requests dr;
+        envoy__config__endpoint__v3__cluster_stats__dropped_requests__init(&dr);
         dr.category = mark->drops[i].category;
         dr.dropped_count = d->drops[i];
         m->dr[j] = dr;
@@ -259,11 +262,13 @@ static int build_cluster_msg(struct cluster_msg *m, const struct xlb_lrs_cluster
     if (m->loc == NULL || m->ul == NULL || m->ul_ptrs == NULL || m->dr == NULL ||
         m->dr_ptrs == NULL)
         return -1;
-    cluster_stats cs = ENVOY__CONFIG__ENDPOINT__V3__CLUSTER_STATS__INIT;
+    cluster_stats cs;
+    envoy__config__endpoint__v3__cluster_stats__init(&cs);
     m->cs = cs;
     m->cs.cluster_name = mark->name;
     m->cs.cluster_service_name = mark->service_name;
-    Google__Protobuf__Duration interval = GOOGLE__PROTOBUF__DURATION__INIT;
+    Google__Protobuf__Duration interval;
+    google__protobuf__duration__init(&interval);
     interval.seconds = (int64_t)(d->interval_ms / 1000);
     interval.nanos = (int32_t)(d->interval_ms % 1000) * 1000000;
     m->interval = interval;
@@ -304,8 +309,8 @@ static int pack_report(const struct xlb_lrs_cluster_mark *marks, const struct xl
             goto done;
         ptrs[i] = &msgs[i].cs;
     }
-    Envoy__Service__LoadStats__V3__LoadStatsRequest req =
-        ENVOY__SERVICE__LOAD_STATS__V3__LOAD_STATS_REQUEST__INIT;
+    Envoy__Service__LoadStats__V3__LoadStatsRequest req;
+    envoy__service__load_stats__v3__load_stats_request__init(&req);
     req.n_cluster_stats = n;
     req.cluster_stats = ptrs;
     rc = xlb_lrs_pack(&req.base, buf, len);

@@ -8,6 +8,7 @@
 
 #include "envoy/service/load_stats/v3/lrs.pb-c.h"
 #include "lrs_internal.h"
+#include "xlb_const.h"
 
 #define NANOS_PER_SECOND 1000000000
 
@@ -148,9 +149,10 @@ int xlb_lrs_initial_request(const Envoy__Config__Core__V3__Node *node, uint8_t *
     copy.client_features = features;
     copy.n_client_features = node->n_client_features;
     if (!present)
-        features[copy.n_client_features++] = (char *)XLB_LRS_FEATURE_SEND_ALL;
-    Envoy__Service__LoadStats__V3__LoadStatsRequest req =
-        ENVOY__SERVICE__LOAD_STATS__V3__LOAD_STATS_REQUEST__INIT;
+        features[copy.n_client_features++] =
+            XLB_UNCONST(XLB_LRS_FEATURE_SEND_ALL); /* packed only */
+    Envoy__Service__LoadStats__V3__LoadStatsRequest req;
+    envoy__service__load_stats__v3__load_stats_request__init(&req);
     req.node = &copy;
     int rc = xlb_lrs_pack(&req.base, buf, len);
     free(features);

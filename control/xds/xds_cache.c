@@ -150,8 +150,8 @@ static int validate(enum xlb_xds_type type, const ProtobufCMessage *msg, void *v
         return xlb_validate_listener((const Envoy__Config__Listener__V3__Listener *)msg, value,
                                      errs);
     case XLB_XDS_RDS:
-        return xlb_validate_route_config(
-            (const Envoy__Config__Route__V3__RouteConfiguration *)msg, value, errs);
+        return xlb_validate_route_config((const Envoy__Config__Route__V3__RouteConfiguration *)msg,
+                                         value, errs);
     case XLB_XDS_CDS:
         return xlb_validate_cluster((const Envoy__Config__Cluster__V3__Cluster *)msg, value, errs);
     default:

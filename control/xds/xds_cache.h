@@ -64,7 +64,8 @@ struct xlb_xds_cache {
 };
 
 extern const char *const xlb_xds_type_url[XLB_XDS_TYPES];
-extern const char *const xlb_xds_type_name[XLB_XDS_TYPES]; /* "listener", "route_configuration"... */
+extern const char
+    *const xlb_xds_type_name[XLB_XDS_TYPES]; /* "listener", "route_configuration"... */
 /* The type of a type URL, or -1. */
 int xlb_xds_type_by_url(const char *type_url);
 

@@ -17,6 +17,12 @@
 #include <rte_tcp.h>
 
 #include "l7/l7_conn.h"
+#include "xlb_const.h"
+
+/* Strings of the hand-built configuration, in the char * its parsed form holds (const
+ * arguments go in through XLB_UNCONST): the compilers only read them. */
+static char any_domain[] = "*", route_prefix[] = L7_ROUTE_PREFIX, cookie_name[] = L7_COOKIE_NAME,
+            cookie_path[] = "/";
 
 static const struct rte_ether_addr port_mac = FIX_PORT_MAC;
 static const struct rte_ether_addr client_mac = FIX_PEER_MAC;
@@ -28,13 +34,13 @@ static const struct rte_ether_addr backend6_mac = L7_BACKEND6_MAC;
 /* Virtual host "*", one route: prefix L7_ROUTE_PREFIX to `cluster`. */
 static struct xlb_route_table *compile_routes(const char *cluster)
 {
-    struct xlb_domain dom = {(char *)"*", XLB_DOMAIN_UNIVERSE};
+    struct xlb_domain dom = {any_domain, XLB_DOMAIN_UNIVERSE};
     struct xlb_route route = {0};
     route.match.path_type = XLB_PATH_PREFIX;
-    route.match.path = (char *)L7_ROUTE_PREFIX;
+    route.match.path = route_prefix;
     route.match.case_sensitive = true;
     route.action = XLB_ROUTE_CLUSTER;
-    route.cluster = (char *)cluster;
+    route.cluster = XLB_UNCONST(cluster);
     struct xlb_virtual_host vh = {0};
     vh.domains = &dom;
     vh.n_domains = 1;
@@ -79,8 +85,8 @@ static int setup(void **state, bool cookie)
     assert_non_null(x);
     x->n = nat_fixture_create(&cfg);
     const char *names[2] = {L7_CLUSTER_NAME4, L7_CLUSTER_NAME6};
-    x->cookie_names[0] = (char *)L7_COOKIE_NAME;
-    x->cookie_attrs[0] = (struct xlb_lb_cookie_attrs){(char *)"/", true, L7_COOKIE_TTL};
+    x->cookie_names[0] = cookie_name;
+    x->cookie_attrs[0] = (struct xlb_lb_cookie_attrs){cookie_path, true, L7_COOKIE_TTL};
     for (int i = 0; i < 2; i++) {
         x->routes[i] = compile_routes(names[i]);
         x->n->vip[i].routes = x->routes[i];

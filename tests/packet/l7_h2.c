@@ -1,4 +1,5 @@
 #include "l7_h2.h"
+#include "xlb_const.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,7 +71,7 @@ void h2_peer_fini(struct h2_peer *p)
 
 static nghttp2_nv nv(const char *name, const char *value)
 {
-    return (nghttp2_nv){(uint8_t *)name, (uint8_t *)value, strlen(name), strlen(value),
+    return (nghttp2_nv){XLB_UNCONST(name), XLB_UNCONST(value), strlen(name), strlen(value),
                         NGHTTP2_NV_FLAG_NONE};
 }
 

@@ -8,6 +8,11 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include "xlb_const.h"
+
+/* Strings of the hand-built configuration, in the char * its parsed form holds. The compiler
+ * only reads them. */
+static char region[] = "r", zone[] = "z", no_string[] = "";
 
 static const struct rte_ether_addr gw_mac = FIX_GW_MAC;
 static const struct rte_ether_addr gw6_mac = NAT_GW6_MAC;
@@ -31,19 +36,19 @@ struct xlb_lb_cluster *nat_compile_cluster(const struct nat_cluster *c)
         ep[i] = (struct xlb_eds_endpoint){
             .addresses = &addr[i], .n_addresses = 1, .health = XLB_HEALTH_HEALTHY, .weight = 1};
     }
-    struct xlb_eds_locality loc = {.region = (char *)"r",
-                                   .zone = (char *)"z",
-                                   .sub_zone = (char *)"",
+    struct xlb_eds_locality loc = {.region = region,
+                                   .zone = zone,
+                                   .sub_zone = no_string,
                                    .weight = 1,
                                    .endpoints = ep,
                                    .n_endpoints = n};
     struct xlb_eds_priority prio = {.localities = &loc, .n_localities = 1};
     struct xlb_endpoint_config eds = {
-        .cluster_name = (char *)c->name, .priorities = &prio, .n_priorities = 1};
+        .cluster_name = XLB_UNCONST(c->name), .priorities = &prio, .n_priorities = 1};
     struct xlb_cluster_config cfg = {
-        .name = (char *)c->name,
+        .name = XLB_UNCONST(c->name),
         .type = XLB_CLUSTER_EDS,
-        .eds_service_name = (char *)"",
+        .eds_service_name = no_string,
         .lb_policy = c->policy,
         .override_host_status = XLB_OVERRIDE_STATUS_DEFAULT,
         .max_requests = c->max_requests,
@@ -81,7 +86,7 @@ struct xlb_addr_entry *nat_entry(struct xlb_snapshot *snap, const char *text)
     assert_int_equal(xlb_addr_parse(text, &a), 0);
     const struct xlb_addr_entry *e = xlb_snapshot_lookup(snap, &a);
     assert_non_null(e);
-    return (struct xlb_addr_entry *)e;
+    return &snap->entries[e - snap->entries];
 }
 
 static void add(struct xlb_snapshot *snap, const char *text, uint8_t role,

@@ -17,6 +17,7 @@
 #include <rte_tcp.h>
 
 #include "xlb_msg.h"
+#include "xlb_const.h"
 
 static const struct rte_ether_addr port_mac = FIX_PORT_MAC;
 static const struct rte_ether_addr peer_mac = FIX_PEER_MAC;
@@ -32,9 +33,18 @@ void fixture_eal_init(void)
      * the same, but --no-huge rules it out.) */
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-packet-test-%d", (int)getpid());
-    char *argv[] = {"packet-test", "--no-huge", "--no-pci", "--no-shconf",         "-m",
-                    "256",         "-l",        "0",        "--log-level=warning", "--no-telemetry",
-                    prefix,        NULL};
+    char *argv[] = {XLB_STR("packet-test"),
+                    XLB_STR("--no-huge"),
+                    XLB_STR("--no-pci"),
+                    XLB_STR("--no-shconf"),
+                    XLB_STR("-m"),
+                    XLB_STR("256"),
+                    XLB_STR("-l"),
+                    XLB_STR("0"),
+                    XLB_STR("--log-level=warning"),
+                    XLB_STR("--no-telemetry"),
+                    prefix,
+                    NULL};
     int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
     if (rte_eal_init(argc, argv) < 0)
         fail_msg("rte_eal_init failed");

@@ -15,6 +15,7 @@
 #include <rte_tcp.h>
 
 #include "l7_fixture.h"
+#include "xlb_const.h"
 
 #define SET_COOKIE                                                                                 \
     L7_COOKIE_NAME "=MTk4LjE4LjAuMjE6NTAwNTE7YmFja2VuZHM0; HttpOnly; Path=/; Max-Age=3600"
@@ -153,8 +154,8 @@ static void trailers_only_response_gets_the_field(void **state)
     struct h2_bytes in = {.len = 0}, block = {.len = 0};
     h2_backend_settings(&in);
     const nghttp2_nv nva[] = {
-        {(uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE},
-        {(uint8_t *)"grpc-status", (uint8_t *)"5", 11, 1, NGHTTP2_NV_FLAG_NONE},
+        {XLB_UNCONST(":status"), XLB_UNCONST("200"), 7, 3, NGHTTP2_NV_FLAG_NONE},
+        {XLB_UNCONST("grpc-status"), XLB_UNCONST("5"), 11, 1, NGHTTP2_NV_FLAG_NONE},
     };
     ssize_t n = nghttp2_hd_deflate_hd(s.backend.deflater, block.b, sizeof(block.b), nva, 2);
     assert_true(n > 0);

@@ -15,6 +15,7 @@
 #include <rte_tcp.h>
 
 #include "l7_fixture.h"
+#include "xlb_const.h"
 
 #define LOCALITY4 1 /* the IPv4 cluster's locality load slot (l7_fixture.c) */
 
@@ -254,8 +255,8 @@ static void each_rpc_is_counted_by_its_grpc_status(void **state)
     struct h2_peer *p = &s.backend;
     {
         nghttp2_nv nva[] = {
-            {(uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE},
-            {(uint8_t *)"grpc-status", (uint8_t *)"14", 11, 2, NGHTTP2_NV_FLAG_NONE},
+            {XLB_UNCONST(":status"), XLB_UNCONST("200"), 7, 3, NGHTTP2_NV_FLAG_NONE},
+            {XLB_UNCONST("grpc-status"), XLB_UNCONST("14"), 11, 2, NGHTTP2_NV_FLAG_NONE},
         };
         ssize_t n = nghttp2_hd_deflate_hd(p->deflater, block.b, sizeof(block.b), nva, 2);
         assert_true(n > 0);

@@ -12,6 +12,7 @@
 
 #include "eal_args.h"
 #include "options.h"
+#include "xlb_const.h"
 
 #define ARGC(argv) ((int)(sizeof(argv) / sizeof((argv)[0])) - 1)
 
@@ -19,11 +20,12 @@
 static void expected_lcores(unsigned workers, char *out, size_t len)
 {
     cpu_set_t allowed;
-    int cpus[CPU_SETSIZE], n = 0;
+    int cpus[CPU_SETSIZE] = {0}, n = 0;
     assert_int_equal(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
         if (CPU_ISSET(cpu, &allowed))
             cpus[n++] = cpu;
+    assert_true(n > 0);
     size_t used = (size_t)snprintf(out, len, "--lcores=");
     for (unsigned lcore = 0; lcore <= workers; lcore++)
         used += (size_t)snprintf(out + used, len - used, "%s%u@%d", lcore ? "," : "", lcore,
@@ -39,15 +41,21 @@ static void assert_argv(const struct xlbd_eal_args *args, const char *const *wan
 
 static void arguments_after_dashdash_are_appended(void **state)
 {
-    char *argv[] = {"xlbd", "--config", "/etc/xlb/b.json", "--", "--vdev=net_null0", "-m",
-                    "256",  NULL};
+    char *argv[] = {XLB_STR("xlbd"),
+                    XLB_STR("--config"),
+                    XLB_STR("/etc/xlb/b.json"),
+                    XLB_STR("--"),
+                    XLB_STR("--vdev=net_null0"),
+                    XLB_STR("-m"),
+                    XLB_STR("256"),
+                    NULL};
     struct xlbd_options opts;
     assert_int_equal(xlbd_options_parse(ARGC(argv), argv, &opts), XLBD_OPTIONS_RUN);
     assert_string_equal(opts.config, "/etc/xlb/b.json");
     assert_false(opts.check);
     assert_int_equal(opts.n_extra_eal, 3);
 
-    char *configured[] = {"--no-huge", "--no-pci"};
+    char *configured[] = {XLB_STR("--no-huge"), XLB_STR("--no-pci")};
     struct xlbd_eal_args args;
     assert_int_equal(xlbd_eal_args_build(&args, configured, 2, opts.extra_eal, opts.n_extra_eal, 2),
                      0);
@@ -60,13 +68,14 @@ static void arguments_after_dashdash_are_appended(void **state)
 
 static void no_dashdash_means_the_configured_list_alone(void **state)
 {
-    char *argv[] = {"xlbd", "--check", "--config", "b.json", NULL};
+    char *argv[] = {XLB_STR("xlbd"), XLB_STR("--check"), XLB_STR("--config"), XLB_STR("b.json"),
+                    NULL};
     struct xlbd_options opts;
     assert_int_equal(xlbd_options_parse(ARGC(argv), argv, &opts), XLBD_OPTIONS_RUN);
     assert_true(opts.check);
     assert_int_equal(opts.n_extra_eal, 0);
 
-    char *configured[] = {"-a", "0000:01:00.0"};
+    char *configured[] = {XLB_STR("-a"), XLB_STR("0000:01:00.0")};
     struct xlbd_eal_args args;
     assert_int_equal(xlbd_eal_args_build(&args, configured, 2, opts.extra_eal, opts.n_extra_eal, 1),
                      0);
@@ -80,9 +89,10 @@ static void no_dashdash_means_the_configured_list_alone(void **state)
 /* Each way EAL names lcores, in the bootstrap or on the command line, stops xlbd adding its own. */
 static void lcores_given_anywhere_are_kept(void **state)
 {
-    static char *const forms[][2] = {{"-l", "0-2"},       {"-l0-2", NULL},
-                                     {"-c", "0x7"},       {"-c0x7", NULL},
-                                     {"--lcores", "0@0"}, {"--lcores=0@0,1@1", NULL}};
+    char *const forms[][2] = {
+        {XLB_STR("-l"), XLB_STR("0-2")},       {XLB_STR("-l0-2"), NULL},
+        {XLB_STR("-c"), XLB_STR("0x7")},       {XLB_STR("-c0x7"), NULL},
+        {XLB_STR("--lcores"), XLB_STR("0@0")}, {XLB_STR("--lcores=0@0,1@1"), NULL}};
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
         unsigned n = forms[i][1] != NULL ? 2 : 1;
         struct xlbd_eal_args args;
@@ -90,10 +100,16 @@ static void lcores_given_anywhere_are_kept(void **state)
         assert_int_equal(args.argc, 1 + (int)n);
         xlbd_eal_args_free(&args);
 
-        char *argv[] = {"xlbd", "--config", "b.json", "--", forms[i][0], forms[i][1], NULL};
+        char *argv[] = {XLB_STR("xlbd"),
+                        XLB_STR("--config"),
+                        XLB_STR("b.json"),
+                        XLB_STR("--"),
+                        forms[i][0],
+                        forms[i][1],
+                        NULL};
         struct xlbd_options opts;
         assert_int_equal(xlbd_options_parse(4 + (int)n, argv, &opts), XLBD_OPTIONS_RUN);
-        char *configured[] = {"--no-huge"};
+        char *configured[] = {XLB_STR("--no-huge")};
         assert_int_equal(
             xlbd_eal_args_build(&args, configured, 1, opts.extra_eal, opts.n_extra_eal, 2), 0);
         assert_int_equal(args.argc, 2 + (int)n);
@@ -105,13 +121,14 @@ static void lcores_given_anywhere_are_kept(void **state)
 static void bad_command_lines_are_refused(void **state)
 {
     struct xlbd_options opts;
-    char *no_config[] = {"xlbd", "--", "-m", "256", NULL};
+    char *no_config[] = {XLB_STR("xlbd"), XLB_STR("--"), XLB_STR("-m"), XLB_STR("256"), NULL};
     assert_int_equal(xlbd_options_parse(ARGC(no_config), no_config, &opts), XLBD_OPTIONS_USAGE);
     /* An EAL option before "--" is xlbd's to judge, and xlbd does not know it. */
-    char *eal_too_early[] = {"xlbd", "--config", "b.json", "--no-huge", NULL};
+    char *eal_too_early[] = {XLB_STR("xlbd"), XLB_STR("--config"), XLB_STR("b.json"),
+                             XLB_STR("--no-huge"), NULL};
     assert_int_equal(xlbd_options_parse(ARGC(eal_too_early), eal_too_early, &opts),
                      XLBD_OPTIONS_USAGE);
-    char *help[] = {"xlbd", "--help", NULL};
+    char *help[] = {XLB_STR("xlbd"), XLB_STR("--help"), NULL};
     assert_int_equal(xlbd_options_parse(ARGC(help), help, &opts), XLBD_OPTIONS_DONE);
 }
 

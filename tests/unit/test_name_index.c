@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "name_index.h"
+#include "xlb_const.h"
 
 #define MANY 5000
 
@@ -158,7 +159,7 @@ static void removal_inside_a_wrapping_run(void **state)
     xlb_name_index_init_hashed(&ix, same_hash);
     const char *names[] = {"a", "b", "c", "d", "e"};
     for (size_t i = 0; i < 5; i++)
-        assert_int_equal(xlb_name_index_set(&ix, names[i], (void *)names[i]), 0);
+        assert_int_equal(xlb_name_index_set(&ix, names[i], XLB_UNCONST(names[i])), 0);
     assert_true(xlb_name_index_remove(&ix, "b"));
     assert_true(xlb_name_index_remove(&ix, "a"));
     for (size_t i = 2; i < 5; i++)

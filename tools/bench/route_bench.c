@@ -11,6 +11,9 @@
 #include "route_compile.h"
 #include "xlb_route.h"
 
+/* Strings of the hand-built configuration, in the char * its parsed form holds. */
+static char any_domain[] = "*", cluster_name[] = "c";
+
 #define N_ROUTES 1000
 #define ITERS    2000
 
@@ -26,7 +29,7 @@ static struct xlb_route_table *build(bool regex, char paths[][32])
 {
     struct xlb_route_config cfg = {0};
     struct xlb_virtual_host vh = {0};
-    struct xlb_domain dom = {"*", XLB_DOMAIN_UNIVERSE};
+    struct xlb_domain dom = {any_domain, XLB_DOMAIN_UNIVERSE};
     struct xlb_route *routes = calloc(N_ROUTES, sizeof(*routes));
     char(*regexes)[40] = calloc(N_ROUTES, sizeof(*regexes));
     if (routes == NULL || regexes == NULL)
@@ -38,7 +41,7 @@ static struct xlb_route_table *build(bool regex, char paths[][32])
         routes[i].match.path = regex ? regexes[i] : paths[i];
         routes[i].match.case_sensitive = true;
         routes[i].action = XLB_ROUTE_CLUSTER;
-        routes[i].cluster = "c";
+        routes[i].cluster = cluster_name;
     }
     vh.domains = &dom;
     vh.n_domains = 1;

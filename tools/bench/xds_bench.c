@@ -240,8 +240,8 @@ int main(void)
         free(p.data);
     }
 
-    printf("xds_bench: %u clusters x %u endpoints, %zu resources, %.1f MiB of protobuf\n", CLUSTERS,
-           ENDPOINTS, n, (double)bytes / (1 << 20));
+    printf("xds_bench: %u clusters x %u endpoints, %zu resources, %.1f MiB of protobuf\n",
+           (unsigned)CLUSTERS, (unsigned)ENDPOINTS, n, (double)bytes / (1 << 20));
     printf("  VIP state after warming: %s\n", xlb_dm_state_name(dm.vips[0].state));
     printf("  %-44s %10.1f ms\n", "baseline: protobuf-c decode only", decode_ms);
     printf("  %-44s %10.1f ms  (%.1f x baseline)\n", "decode + validate + cache", validate_ms,

@@ -163,7 +163,7 @@ void tg_tuple(const struct tg_options *o, uint64_t i, uint32_t *ip, uint16_t *po
     *port = (uint16_t)(o->src_port.lo + i % n_ports);
 }
 
-static int fail(char *err, size_t len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -19,7 +19,7 @@
 #define FILE_HEADER_LEN 24
 #define REC_HEADER_LEN  16
 
-static int fail(char *err, size_t len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

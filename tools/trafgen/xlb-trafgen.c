@@ -515,7 +515,7 @@ struct text {
     size_t len;
 };
 
-static void add(struct text *s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void add(struct text *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "xlb_const.h"
 #include "xlb_h2_build.h"
 #include "xlb_h2_scan.h"
 
@@ -80,7 +81,8 @@ void xlb_hpack_encoder_fini(struct xlb_hpack_encoder *e)
 
 static nghttp2_nv nv_of(const char *name, const char *value, size_t value_len)
 {
-    return (nghttp2_nv){(uint8_t *)name, (uint8_t *)value, strlen(name), value_len,
+    /* nghttp2_nv's name and value are not const; deflating only reads them. */
+    return (nghttp2_nv){XLB_UNCONST(name), XLB_UNCONST(value), strlen(name), value_len,
                         NGHTTP2_NV_FLAG_NONE};
 }
 

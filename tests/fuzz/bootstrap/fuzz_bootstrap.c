@@ -5,6 +5,9 @@
 
 #include "bootstrap.h"
 
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = malloc(size + 1);

@@ -24,6 +24,8 @@ static void add(const char *text, uint8_t role)
     xlb_snapshot_add_address(snap, &e);
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     fuzz_eal_init("xlb-fuzz");
@@ -50,6 +52,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     add("2001:2::1", XLB_ROLE_NEIGHBOUR);
     return 0;
 }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -11,6 +11,9 @@ static void ignore(const uint8_t *msg, size_t len, void *arg)
     (*(size_t *)arg) += len;
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct xlb_grpc_reader reader;

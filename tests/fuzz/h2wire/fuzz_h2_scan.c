@@ -109,6 +109,9 @@ static int scan(const uint8_t *data, size_t len, const uint8_t *opts, const size
     return rc;
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 4)

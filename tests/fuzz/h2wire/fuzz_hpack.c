@@ -73,6 +73,9 @@ static void decode(struct subject *s, const uint8_t *block, uint32_t len, bool t
         probe(s);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct subject small = {.sized = false}, sized = {.sized = true};

@@ -22,6 +22,9 @@ static bool same(const struct xlb_lb_session *a, const struct xlb_lb_session *b)
     return a->cluster == NULL || memcmp(a->cluster, b->cluster, a->cluster_len) == 0;
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char scratch[XLB_LB_COOKIE_MAX], scratch2[XLB_LB_COOKIE_MAX];

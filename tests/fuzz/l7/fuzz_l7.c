@@ -596,7 +596,8 @@ static void connection(uint8_t kind, const uint8_t *d, uint32_t len)
 static void record(uint8_t kind, const uint8_t *d, uint32_t len)
 {
     if (trace)
-        fprintf(stderr, "record kind %02x (%u), %u bytes\n", kind, (kind & 0x0f) % 9, len);
+        fprintf(stderr, "record kind %02x (%u), %u bytes\n", kind, (unsigned)((kind & 0x0f) % 9),
+                len);
     switch ((kind & 0x0f) % 9) {
     case 0:
         client_data(kind, d, len);
@@ -629,6 +630,8 @@ static void record(uint8_t kind, const uint8_t *d, uint32_t len)
 }
 
 /* ---- set-up and the checks after each input ---- */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv); /* libFuzzer calls it; no header declares it */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -681,6 +684,9 @@ static void check_end(void)
                  (unsigned long)l->issued, (unsigned long)l->succeeded, (unsigned long)l->failed);
     }
 }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

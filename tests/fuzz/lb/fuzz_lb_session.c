@@ -9,6 +9,9 @@
 
 #include "cluster_compile.h"
 
+/* The cluster's name, in the char * a parsed configuration holds. */
+static char cluster_name[] = "web";
+
 static struct xlb_lb_cluster *cluster;
 static struct xlb_lb_vip vip;
 static struct xlb_lb_target target;
@@ -32,17 +35,20 @@ static void build_once(void)
     };
     static struct xlb_eds_priority priorities[2] = {{&localities[0], 1}, {&localities[1], 1}};
     static struct xlb_endpoint_config eds = {.priorities = priorities, .n_priorities = 2};
-    static struct xlb_cluster_config config = {.name = "web",
+    static struct xlb_cluster_config config = {.name = cluster_name,
                                                .override_host_status = XLB_OVERRIDE_STATUS_DEFAULT};
     struct xlb_cluster_compile_input in = {.name = "web", .config = &config, .endpoints = &eds};
     char err[64];
     if (xlb_cluster_compile(&in, &cluster, err, sizeof(err)) != 0 ||
         xlb_lb_worker_init(&worker, 1, NULL, NULL, 0) != 0)
         abort();
-    target =
-        (struct xlb_lb_target){.name = "web", .ready = true, .n_leaves = 1, .leaves = &cluster};
+    target = (struct xlb_lb_target){
+        .name = cluster_name, .ready = true, .n_leaves = 1, .leaves = &cluster};
     vip = (struct xlb_lb_vip){.n_targets = 1, .targets = &target};
 }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

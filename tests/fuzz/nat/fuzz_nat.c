@@ -18,6 +18,9 @@
 #include "xlb_flow_table.h"
 #include "xlb_msg.h"
 
+/* The clusters' name, in the char * a parsed configuration holds. */
+static char cluster_name[] = "fuzz";
+
 #define POOL_SIZE 255
 #define FLOWS     64
 
@@ -54,15 +57,16 @@ static void l4_vip(int v, const char *vip, const char *endpoint)
     locs[v] = (struct xlb_eds_locality){.weight = 1, .endpoints = &eps[v], .n_endpoints = 1};
     prios[v] = (struct xlb_eds_priority){&locs[v], 1};
     eds[v] = (struct xlb_endpoint_config){.priorities = &prios[v], .n_priorities = 1};
-    config[v] = (struct xlb_cluster_config){
-        .name = "fuzz", .max_requests = 1024, .override_host_status = XLB_OVERRIDE_STATUS_DEFAULT};
+    config[v] = (struct xlb_cluster_config){.name = cluster_name,
+                                            .max_requests = 1024,
+                                            .override_host_status = XLB_OVERRIDE_STATUS_DEFAULT};
     struct xlb_cluster_compile_input in = {
         .name = "fuzz", .config = &config[v], .endpoints = &eds[v], .cluster_slot = (uint32_t)v};
     char err[64];
     if (xlb_cluster_compile(&in, &clusters[v], err, sizeof(err)) != 0)
         abort();
     targets[v] = (struct xlb_lb_target){
-        .name = "fuzz", .ready = true, .n_leaves = 1, .leaves = &clusters[v]};
+        .name = cluster_name, .ready = true, .n_leaves = 1, .leaves = &clusters[v]};
     vips[v] = (struct xlb_lb_vip){.n_targets = 1, .targets = &targets[v]};
     struct xlb_vip_view *view = &snap->vips[snap->n_vips++];
     if (xlb_addr_parse(vip, &view->addr) != 0)
@@ -71,6 +75,8 @@ static void l4_vip(int v, const char *vip, const char *endpoint)
     view->lb = &vips[v];
     add(vip, XLB_ROLE_VIP, false);
 }
+
+int LLVMFuzzerInitialize(int *argc, char ***argv); /* libFuzzer calls it; no header declares it */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -130,6 +136,9 @@ static void send_frame(const uint8_t *data, size_t size)
     rte_pktmbuf_free_bulk(ctx.tx[0].pkts, ctx.tx[0].n);
     ctx.tx[0].n = 0;
 }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

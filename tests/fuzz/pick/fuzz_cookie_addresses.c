@@ -22,6 +22,9 @@ static void check_round_trip(const struct xlb_host_port *hp)
         abort();
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct xlb_host_port out[XLB_HOST_PORT_LIST_MAX];

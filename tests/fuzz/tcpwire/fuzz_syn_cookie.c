@@ -122,6 +122,9 @@ static void real_handshake(const struct input *in, const struct xlb_syn_cookie_t
                                    in->now_ms, &out) != 0);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     init_keys();

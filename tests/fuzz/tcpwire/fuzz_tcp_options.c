@@ -80,6 +80,9 @@ static void check_writers(const struct xlb_tcp_opts *o)
     CHECK(xlb_tcp_options_parse(out, 12, &w) == 0 && w.ts_at == 2 && w.tsval == o->tsval);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint32_t len = size < XLB_TCP_OPTS_MAX_LEN ? (uint32_t)size : XLB_TCP_OPTS_MAX_LEN;

@@ -72,6 +72,9 @@ static void endpoints(const uint8_t *data, size_t size, struct xlb_errors *errs)
 #define XLB_FUZZ_TYPE 0
 #endif
 
+int LLVMFuzzerTestOneInput(const uint8_t *data,
+                           size_t size); /* libFuzzer calls it; no header declares it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct xlb_errors errs = {0};

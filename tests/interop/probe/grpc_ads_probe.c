@@ -14,6 +14,7 @@
 #include "envoy/service/discovery/v3/discovery.pb-c.h"
 #include "event_loop.h"
 #include "grpc_channel.h"
+#include "xlb_const.h"
 
 #define ADS_PATH "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources"
 
@@ -27,18 +28,19 @@ struct probe {
 
 static int send_request(struct probe *p, const char *version, const char *nonce)
 {
-    Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-    node.id = "xlb-probe";
-    node.user_agent_name = "xlb";
-    Envoy__Service__Discovery__V3__DiscoveryRequest req =
-        ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_REQUEST__INIT;
-    char *names[1] = {(char *)p->name};
+    Envoy__Config__Core__V3__Node node;
+    envoy__config__core__v3__node__init(&node);
+    node.id = XLB_STR("xlb-probe");
+    node.user_agent_name = XLB_STR("xlb");
+    Envoy__Service__Discovery__V3__DiscoveryRequest req;
+    envoy__service__discovery__v3__discovery_request__init(&req);
+    char *names[1] = {XLB_UNCONST(p->name)};
     req.node = &node;
-    req.type_url = (char *)p->type;
+    req.type_url = XLB_UNCONST(p->type);
     req.n_resource_names = 1;
     req.resource_names = names;
-    req.version_info = (char *)version;
-    req.response_nonce = (char *)nonce;
+    req.version_info = XLB_UNCONST(version);
+    req.response_nonce = XLB_UNCONST(nonce);
     size_t len = protobuf_c_message_get_packed_size(&req.base);
     uint8_t *buf = malloc(len ? len : 1);
     protobuf_c_message_pack(&req.base, buf);
@@ -116,9 +118,9 @@ static void on_timeout(void *arg)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"server", required_argument, NULL, 's'}, {"ca", required_argument, NULL, 'a'},
-        {"cert", required_argument, NULL, 'c'},   {"key", required_argument, NULL, 'k'},
-        {"type", required_argument, NULL, 't'},   {"name", required_argument, NULL, 'n'},
+        {"server", required_argument, NULL, 's'},     {"ca", required_argument, NULL, 'a'},
+        {"cert", required_argument, NULL, 'c'},       {"key", required_argument, NULL, 'k'},
+        {"type", required_argument, NULL, 't'},       {"name", required_argument, NULL, 'n'},
         {"timeout-ms", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0},
     };
     const char *server = NULL;
@@ -129,14 +131,29 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 's': server = optarg; break;
-        case 'a': ca = optarg; break;
-        case 'c': cert = optarg; break;
-        case 'k': key = optarg; break;
-        case 't': p.type = optarg; break;
-        case 'n': p.name = optarg; break;
-        case 'T': timeout_ms = strtoul(optarg, NULL, 10); break;
-        default: return 2;
+        case 's':
+            server = optarg;
+            break;
+        case 'a':
+            ca = optarg;
+            break;
+        case 'c':
+            cert = optarg;
+            break;
+        case 'k':
+            key = optarg;
+            break;
+        case 't':
+            p.type = optarg;
+            break;
+        case 'n':
+            p.name = optarg;
+            break;
+        case 'T':
+            timeout_ms = strtoul(optarg, NULL, 10);
+            break;
+        default:
+            return 2;
         }
     }
     char error[256];

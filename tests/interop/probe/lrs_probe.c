@@ -19,6 +19,7 @@
 #include "event_loop.h"
 #include "grpc_channel.h"
 #include "lrs_client.h"
+#include "xlb_const.h"
 
 #define TICK_MS      20
 #define RESTART_MS   100
@@ -292,16 +293,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 static struct xlb_lrs_client *create_client(struct probe *p, const struct options *o)
 {
-    Envoy__Config__Core__V3__Locality loc = ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
-    loc.region = "interop";
-    Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-    node.id = (char *)o->node_id;
-    node.cluster = "xlb-interop";
+    Envoy__Config__Core__V3__Locality loc;
+    envoy__config__core__v3__locality__init(&loc);
+    loc.region = XLB_STR("interop");
+    Envoy__Config__Core__V3__Node node;
+    envoy__config__core__v3__node__init(&node);
+    node.id = XLB_UNCONST(o->node_id);
+    node.cluster = XLB_STR("xlb-interop");
     node.locality = &loc;
-    node.user_agent_name = "xlb";
+    node.user_agent_name = XLB_STR("xlb");
     node.user_agent_version_type_case =
         ENVOY__CONFIG__CORE__V3__NODE__USER_AGENT_VERSION_TYPE_USER_AGENT_VERSION;
-    node.user_agent_version = "lrs_probe";
+    node.user_agent_version = XLB_STR("lrs_probe");
     struct xlb_lrs_client_config config = {
         .node = &node,
         .source = {source_enabled, source_load, p},

@@ -5,6 +5,10 @@
 #include <string.h>
 
 #include "proto_json.h"
+#include "xlb_const.h"
+
+/* The fixture's node id, in the char * protobuf-c holds; packing only reads it. */
+static char node_id[] = "xlb-test";
 
 static const char *const server_names[] = {"primary", "fallback", "third"};
 
@@ -21,7 +25,7 @@ struct ads_fixture *ads_fixture_new(void)
     fake_reset(1000);
     xlb_xds_cache_init(&f->cache);
     envoy__config__core__v3__node__init(&f->node);
-    f->node.id = "xlb-test";
+    f->node.id = node_id;
     return f;
 }
 
@@ -107,11 +111,11 @@ Google__Protobuf__Any *ads_any(const char *type_url, const char *json)
 void ads_respond(struct xlb_grpc_stream *s, const char *type_url, const char *version,
                  const char *nonce, Google__Protobuf__Any **resources, size_t n)
 {
-    Envoy__Service__Discovery__V3__DiscoveryResponse resp =
-        ENVOY__SERVICE__DISCOVERY__V3__DISCOVERY_RESPONSE__INIT;
-    resp.type_url = (char *)type_url;
-    resp.version_info = (char *)version;
-    resp.nonce = (char *)nonce;
+    Envoy__Service__Discovery__V3__DiscoveryResponse resp;
+    envoy__service__discovery__v3__discovery_response__init(&resp);
+    resp.type_url = XLB_UNCONST(type_url);
+    resp.version_info = XLB_UNCONST(version);
+    resp.nonce = XLB_UNCONST(nonce);
     resp.resources = resources;
     resp.n_resources = n;
     fake_deliver(s, &resp.base);

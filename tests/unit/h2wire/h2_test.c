@@ -102,7 +102,7 @@ void h2t_frame(struct h2t_bytes *b, uint32_t length, uint8_t type, uint8_t flags
     h2t_append(b, h, sizeof(h));
 }
 
-static void logf_(struct h2t_log *log, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void logf_(struct h2t_log *log, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

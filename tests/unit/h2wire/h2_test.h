@@ -15,6 +15,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "xlb_h2_scan.h"
+#include "xlb_const.h"
 
 /* A growable byte buffer (tests may allocate). */
 struct h2t_bytes {
@@ -27,7 +28,7 @@ void h2t_free(struct h2t_bytes *b);
 
 #define H2T_NV(name, value)                                                                        \
     {                                                                                              \
-        (uint8_t *)(name), (uint8_t *)(value), sizeof(name) - 1, sizeof(value) - 1,                \
+        XLB_UNCONST(name), XLB_UNCONST(value), sizeof(name) - 1, sizeof(value) - 1,                \
             NGHTTP2_NV_FLAG_NONE                                                                   \
     }
 

@@ -11,6 +11,7 @@
 #include "h2_test.h"
 #include "hpack_craft.h"
 #include "xlb_hpack.h"
+#include "xlb_const.h"
 
 static _Alignas(16) uint8_t mem[256 * 1024];
 static char storage[64 * 1024];
@@ -132,7 +133,7 @@ static void test_too_many_fields(void **state)
     char names[70][8];
     for (int i = 0; i < 70; i++) {
         snprintf(names[i], sizeof(names[i]), "x-%02d", i);
-        nva[i] = (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)"v", 4, 1, NGHTTP2_NV_FLAG_NONE};
+        nva[i] = (nghttp2_nv){XLB_UNCONST(names[i]), XLB_UNCONST("v"), 4, 1, NGHTTP2_NV_FLAG_NONE};
     }
     assert_int_equal(decode(deflate(nva, 70), sizeof(storage)), 0);
     assert_true(h.truncated);

@@ -1,5 +1,10 @@
 /* Helpers shared by the lib/lb tests; see lb_test.h. */
 #include "lb_test.h"
+#include "xlb_const.h"
+
+/* Strings of the hand-built configurations, in the char * their parsed forms hold (const
+ * arguments go in through XLB_UNCONST): the compiler only reads them. */
+static char cluster_web[] = "web", region[] = "r", no_string[] = "";
 
 void assert_binomial(uint64_t count, uint64_t draws, double p)
 {
@@ -31,7 +36,7 @@ struct eds *eds_new(void)
 {
     struct eds *e = calloc(1, sizeof(*e));
     assert_non_null(e);
-    e->cfg.cluster_name = (char *)"web";
+    e->cfg.cluster_name = cluster_web;
     e->cfg.priorities = e->prios;
     e->cfg.drops = e->drops;
     return e;
@@ -53,9 +58,9 @@ void eds_locality(struct eds *e, uint32_t weight)
     size_t l = prio->n_localities++;
     struct xlb_eds_locality *loc = &e->locs[p][l];
     snprintf(e->zones[p][l], sizeof(e->zones[p][l]), "z%zu%zu", p, l);
-    loc->region = (char *)"r";
+    loc->region = region;
     loc->zone = e->zones[p][l];
-    loc->sub_zone = (char *)"";
+    loc->sub_zone = no_string;
     loc->weight = weight;
     loc->endpoints = e->eps[p][l];
 }
@@ -100,7 +105,7 @@ void eds_drop(struct eds *e, const char *category, uint32_t ppm)
 {
     assert_true(e->cfg.n_drops < EDS_DROPS);
     e->drops[e->cfg.n_drops++] =
-        (struct xlb_drop_overload){.category = (char *)category, .parts_per_million = ppm};
+        (struct xlb_drop_overload){.category = XLB_UNCONST(category), .parts_per_million = ppm};
 }
 
 /* ---- cluster config and compile ---- */
@@ -108,9 +113,9 @@ void eds_drop(struct eds *e, const char *category, uint32_t ppm)
 struct xlb_cluster_config cluster_config(enum xlb_lb_policy policy)
 {
     struct xlb_cluster_config c = {
-        .name = (char *)"web",
+        .name = cluster_web,
         .type = XLB_CLUSTER_EDS,
-        .eds_service_name = (char *)"",
+        .eds_service_name = no_string,
         .lb_policy = policy,
         .max_requests = 0,
         .override_host_status = XLB_OVERRIDE_STATUS_DEFAULT,
@@ -198,7 +203,7 @@ void vip_init(struct vip1 *v, const char *target_name, struct xlb_lb_cluster *co
     for (uint32_t i = 0; i < n; i++)
         v->leaves[i] = leaves[i];
     v->target = (struct xlb_lb_target){
-        .name = (char *)target_name, .ready = true, .n_leaves = n, .leaves = v->leaves};
+        .name = XLB_UNCONST(target_name), .ready = true, .n_leaves = n, .leaves = v->leaves};
     v->vip = (struct xlb_lb_vip){.routes = NULL, .n_targets = 1, .targets = &v->target};
 }
 

@@ -4,6 +4,7 @@
  * breaking. Seeded randomness, distributions at 5 sigma.
  */
 #include "lb_test.h"
+#include "xlb_const.h"
 
 /* ---- A75: aggregate ---- */
 
@@ -14,7 +15,7 @@ static struct xlb_lb_cluster *leaf(const char *name, const char *a, const char *
     eds_endpoint(e, b, 1, XLB_HEALTH_HEALTHY);
     const bool ejected[2] = {down, down};
     struct xlb_cluster_config cfg = cluster_config(XLB_LB_ROUND_ROBIN);
-    cfg.name = (char *)name;
+    cfg.name = XLB_UNCONST(name);
     struct xlb_lb_cluster *c = compile(name, &cfg, e, ejected, 2);
     free(e);
     return c;

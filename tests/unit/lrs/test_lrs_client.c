@@ -15,6 +15,7 @@
 #include "envoy/service/load_stats/v3/lrs.pb-c.h"
 #include "lrs_internal.h"
 #include "lrs_test.h"
+#include "xlb_const.h"
 
 typedef Envoy__Service__LoadStats__V3__LoadStatsRequest lrs_request;
 typedef Envoy__Config__Endpoint__V3__ClusterStats cluster_stats;
@@ -262,7 +263,7 @@ static void test_explicit_cluster_list(void **state)
 {
     struct xlb_lrs_baseline b;
     xlb_lrs_baseline_init(&b, 0);
-    char *names[] = {"cluster-b", "cluster-off", "nobody"};
+    char *names[] = {XLB_STR("cluster-b"), XLB_STR("cluster-off"), XLB_STR("nobody")};
     struct xlb_lrs_settings only_b = {.clusters = names, .n_clusters = 3, .interval_ms = 1000};
     traffic(&fake.c[0].loc[0], 9, 9, 0, 0);
     traffic(&fake.c[1].loc[0], 4, 3, 1, 0);
@@ -432,8 +433,9 @@ static void test_client_lifecycle(void **state)
 {
     struct xlb_loop *loop = xlb_loop_create();
     assert_non_null(loop);
-    Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-    node.id = "xlb-1";
+    Envoy__Config__Core__V3__Node node;
+    envoy__config__core__v3__node__init(&node);
+    node.id = XLB_STR("xlb-1");
     struct xlb_lrs_client_config config = {.source = source, .now_ms = virtual_clock};
     assert_null(xlb_lrs_client_create(loop, &config)); /* no node */
     config.node = &node;
@@ -443,7 +445,7 @@ static void test_client_lifecycle(void **state)
     virtual_now = 5000;
     struct xlb_lrs_client *c = xlb_lrs_client_create(loop, &config);
     assert_non_null(c);
-    node.id = "changed"; /* the client kept its own copy */
+    node.id = XLB_STR("changed"); /* the client kept its own copy */
     assert_false(xlb_lrs_client_running(c));
     assert_int_equal(xlb_lrs_client_interval_ms(c), 0);
     assert_int_equal(xlb_lrs_client_reports(c), 0);

@@ -14,6 +14,7 @@
 #include "envoy/service/load_stats/v3/lrs.pb-c.h"
 #include "lrs_internal.h"
 #include "lrs_test.h"
+#include "xlb_const.h"
 
 typedef Envoy__Service__LoadStats__V3__LoadStatsRequest lrs_request;
 
@@ -40,14 +41,16 @@ static Envoy__Config__Core__V3__Node *initial_node(const Envoy__Config__Core__V3
 
 static void test_initial_request(void **state)
 {
-    Envoy__Config__Core__V3__Locality loc = ENVOY__CONFIG__CORE__V3__LOCALITY__INIT;
-    loc.zone = "z1";
-    Envoy__Config__Core__V3__Node node = ENVOY__CONFIG__CORE__V3__NODE__INIT;
-    node.id = "xlb-1";
-    node.cluster = "gw";
+    Envoy__Config__Core__V3__Locality loc;
+    envoy__config__core__v3__locality__init(&loc);
+    loc.zone = XLB_STR("z1");
+    Envoy__Config__Core__V3__Node node;
+    envoy__config__core__v3__node__init(&node);
+    node.id = XLB_STR("xlb-1");
+    node.cluster = XLB_STR("gw");
     node.locality = &loc;
-    node.user_agent_name = "xlb";
-    char *features[] = {"xds.config.resource-in-sotw"};
+    node.user_agent_name = XLB_STR("xlb");
+    char *features[] = {XLB_STR("xds.config.resource-in-sotw")};
     node.client_features = features;
     node.n_client_features = 1;
     lrs_request *req;
@@ -61,7 +64,7 @@ static void test_initial_request(void **state)
     assert_string_equal(n->client_features[1], XLB_LRS_FEATURE_SEND_ALL);
     free_request(req);
 
-    char *with[] = {XLB_LRS_FEATURE_SEND_ALL};
+    char *with[] = {XLB_STR(XLB_LRS_FEATURE_SEND_ALL)};
     node.client_features = with;
     n = initial_node(&node, &req);
     assert_int_equal(n->n_client_features, 1); /* not added twice */
@@ -73,8 +76,8 @@ static void test_initial_request(void **state)
 static int parse(Google__Protobuf__Duration *interval, bool all, char **clusters, size_t n,
                  struct xlb_lrs_settings *out, char *why)
 {
-    Envoy__Service__LoadStats__V3__LoadStatsResponse resp =
-        ENVOY__SERVICE__LOAD_STATS__V3__LOAD_STATS_RESPONSE__INIT;
+    Envoy__Service__LoadStats__V3__LoadStatsResponse resp;
+    envoy__service__load_stats__v3__load_stats_response__init(&resp);
     resp.load_reporting_interval = interval;
     resp.send_all_clusters = all;
     resp.clusters = clusters;
@@ -89,7 +92,8 @@ static int parse(Google__Protobuf__Duration *interval, bool all, char **clusters
 
 static Google__Protobuf__Duration duration(int64_t seconds, int32_t nanos)
 {
-    Google__Protobuf__Duration d = GOOGLE__PROTOBUF__DURATION__INIT;
+    Google__Protobuf__Duration d;
+    google__protobuf__duration__init(&d);
     d.seconds = seconds;
     d.nanos = nanos;
     return d;
@@ -100,7 +104,7 @@ static void test_response_clusters_and_interval(void **state)
     struct xlb_lrs_settings s;
     char why[200];
     Google__Protobuf__Duration d = duration(2, 500000000);
-    char *names[] = {"zeta", "", "alpha", "zeta"};
+    char *names[] = {XLB_STR("zeta"), XLB_STR(""), XLB_STR("alpha"), XLB_STR("zeta")};
     assert_int_equal(parse(&d, false, names, 4, &s, why), 0);
     assert_false(s.send_all);
     assert_false(s.clamped);

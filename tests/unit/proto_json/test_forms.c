@@ -11,6 +11,7 @@
 #include "envoy/type/v3/range.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
 #include "google/protobuf/wrappers.pb-c.h"
+#include "xlb_const.h"
 
 #define OUTLIER (&envoy__config__cluster__v3__outlier_detection__descriptor)
 #define CLUSTER (&envoy__config__cluster__v3__cluster__descriptor)
@@ -163,14 +164,15 @@ static void test_bytes(void **state)
     expect_round_trip(ANY, "{\"@type\": \"t/google.protobuf.BytesValue\", \"value\": \"\"}",
                       "{\"@type\": \"t/google.protobuf.BytesValue\", \"value\": \"\"}");
     /* An Any itself: raw type_url/value fields when the type is unknown. */
-    Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
-    any.type_url = "type.googleapis.com/foo.Bar";
-    any.value.data = (uint8_t *)"\x08\x01";
+    Google__Protobuf__Any any;
+    google__protobuf__any__init(&any);
+    any.type_url = XLB_STR("type.googleapis.com/foo.Bar");
+    any.value.data = XLB_UNCONST("\x08\x01");
     any.value.len = 2;
     expect_print(&any.base, "{\"@type\": \"type.googleapis.com/foo.Bar\", \"value\": \"CAE=\"}");
     /* A known type whose bytes do not unpack prints the same way. */
-    any.type_url = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
-    any.value.data = (uint8_t *)"\x0a\x05x";
+    any.type_url = XLB_STR("type.googleapis.com/envoy.config.cluster.v3.Cluster");
+    any.value.data = XLB_UNCONST("\x0a\x05x");
     any.value.len = 3;
     expect_print(&any.base, "{\"@type\": \"type.googleapis.com/envoy.config.cluster.v3.Cluster\","
                             " \"value\": \"CgV4\"}");

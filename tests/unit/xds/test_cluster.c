@@ -388,11 +388,12 @@ static void idle_timeout_invalid(void **state)
 static void idle_timeout_nanos_invalid(void **state)
 {
     Cluster *msg = ct_json(EDS(UPSTREAM("{" HPO_TYPE "}")));
-    Envoy__Extensions__Upstreams__Http__V3__HttpProtocolOptions hpo =
-        ENVOY__EXTENSIONS__UPSTREAMS__HTTP__V3__HTTP_PROTOCOL_OPTIONS__INIT;
-    Envoy__Config__Core__V3__HttpProtocolOptions common =
-        ENVOY__CONFIG__CORE__V3__HTTP_PROTOCOL_OPTIONS__INIT;
-    Google__Protobuf__Duration idle = GOOGLE__PROTOBUF__DURATION__INIT;
+    Envoy__Extensions__Upstreams__Http__V3__HttpProtocolOptions hpo;
+    envoy__extensions__upstreams__http__v3__http_protocol_options__init(&hpo);
+    Envoy__Config__Core__V3__HttpProtocolOptions common;
+    envoy__config__core__v3__http_protocol_options__init(&common);
+    Google__Protobuf__Duration idle;
+    google__protobuf__duration__init(&idle);
     idle.nanos = 1000000000;
     common.idle_timeout = &idle;
     hpo.common_http_protocol_options = &common;

@@ -4,6 +4,7 @@
  * proto/, so their Anys are built by hand here. One test per rule.
  */
 #include "cluster_test.h"
+#include "xlb_const.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +126,7 @@ static void policy_list_init(struct policy_list *p, size_t n, const char *const 
         envoy__config__cluster__v3__load_balancing_policy__policy__init(&p->policy[i]);
         envoy__config__core__v3__typed_extension_config__init(&p->tec[i]);
         google__protobuf__any__init(&p->any[i]);
-        p->any[i].type_url = (char *)urls[i];
+        p->any[i].type_url = XLB_UNCONST(urls[i]);
         p->any[i].value = values[i];
         p->tec[i].typed_config = &p->any[i];
         p->policy[i].typed_extension_config = &p->tec[i];
@@ -150,7 +151,7 @@ static int validate_one_policy(const char *url, const uint8_t *value, size_t len
                                struct xlb_cluster_config *cfg, struct xlb_errors *errs)
 {
     const char *urls[] = {url};
-    ProtobufCBinaryData values[] = {{len, (uint8_t *)value}};
+    ProtobufCBinaryData values[] = {{len, XLB_UNCONST(value)}};
     struct policy_list p;
     policy_list_init(&p, 1, urls, values);
     return validate_with_policies(&p, cfg, errs);

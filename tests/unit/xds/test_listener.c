@@ -5,6 +5,7 @@
 
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb-c.h"
 #include "listener_config.h"
+#include "xlb_const.h"
 
 static int validate(const char *json, struct xlb_listener_config *cfg, struct xlb_errors *errs)
 {
@@ -330,11 +331,12 @@ static void max_stream_duration(void **state)
  */
 static void max_stream_duration_invalid(void **state)
 {
-    Google__Protobuf__Duration d = GOOGLE__PROTOBUF__DURATION__INIT;
+    Google__Protobuf__Duration d;
+    google__protobuf__duration__init(&d);
     d.seconds = 1;
     d.nanos = -1;
-    Envoy__Config__Core__V3__HttpProtocolOptions opts =
-        ENVOY__CONFIG__CORE__V3__HTTP_PROTOCOL_OPTIONS__INIT;
+    Envoy__Config__Core__V3__HttpProtocolOptions opts;
+    envoy__config__core__v3__http_protocol_options__init(&opts);
     opts.max_stream_duration = &d;
     ProtobufCMessage *hcm = xv_json(
         &envoy__extensions__filters__network__http_connection_manager__v3__http_connection_manager__descriptor,
@@ -347,15 +349,19 @@ static void max_stream_duration_invalid(void **state)
         ->common_http_protocol_options = NULL;
     protobuf_c_message_free_unpacked(hcm, NULL);
 
-    Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
-    any.type_url = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager."
-                   "v3.HttpConnectionManager";
+    Google__Protobuf__Any any;
+    google__protobuf__any__init(&any);
+    any.type_url =
+        XLB_STR("type.googleapis.com/envoy.extensions.filters.network.http_connection_manager."
+                "v3.HttpConnectionManager");
     any.value.data = wire;
     any.value.len = len;
-    Envoy__Config__Listener__V3__ApiListener api = ENVOY__CONFIG__LISTENER__V3__API_LISTENER__INIT;
+    Envoy__Config__Listener__V3__ApiListener api;
+    envoy__config__listener__v3__api_listener__init(&api);
     api.api_listener = &any;
-    Envoy__Config__Listener__V3__Listener listener = ENVOY__CONFIG__LISTENER__V3__LISTENER__INIT;
-    listener.name = "svc";
+    Envoy__Config__Listener__V3__Listener listener;
+    envoy__config__listener__v3__listener__init(&listener);
+    listener.name = XLB_STR("svc");
     listener.api_listener = &api;
     struct xlb_listener_config cfg;
     struct xlb_errors errs = {0};

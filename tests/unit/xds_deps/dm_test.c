@@ -211,7 +211,7 @@ static int compare_strings(const void *a, const void *b)
 static void sorted_words(const char *text, char *out, size_t size)
 {
     char copy[JSON_MAX];
-    char *words[512];
+    char *words[512] = {0};
     size_t n = 0;
     snprintf(copy, sizeof(copy), "%s", text);
     for (char *save, *tok = strtok_r(copy, " ", &save); tok && n < 512;

@@ -56,4 +56,8 @@ const struct xlb_dm_cluster *dm_expect_cluster(struct dm_fixture *f, int vip, co
 /* The space-separated names of an aggregate's leaves. */
 void dm_expect_leaves(struct dm_fixture *f, int vip, const char *name, const char *leaves);
 
+/* The two groups of tests, each returning its count of failures. */
+int dm_l7_tests(void);
+int dm_aggregate_tests(void);
+
 #endif

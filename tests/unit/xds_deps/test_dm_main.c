@@ -1,9 +1,6 @@
 /* The dependency-manager test executable: the L7 and the aggregate/L4 groups. */
 #include "dm_test.h"
 
-int dm_l7_tests(void);
-int dm_aggregate_tests(void);
-
 int main(void)
 {
     int failed = dm_l7_tests();

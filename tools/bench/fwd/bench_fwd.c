@@ -459,8 +459,8 @@ static void memory(void)
            "their places and port -> flow maps, %u addresses x %u ports, the table's %zu-byte "
            "header and its "
            "%zu KiB flow cache, %zu KiB per worker whatever the capacity)\n",
-           sizeof(struct xlb_flow_hkey), N_SNAT, SNAT_PORTS, sizeof(struct xlb_flow_table),
-           sizeof(struct xlb_flow_cache) >> 10, fixed >> 10);
+           sizeof(struct xlb_flow_hkey), (unsigned)N_SNAT, (unsigned)SNAT_PORTS,
+           sizeof(struct xlb_flow_table), sizeof(struct xlb_flow_cache) >> 10, fixed >> 10);
 }
 
 /* Overhead of one pair of TSC reads, as the loops take them (median of 1,001). */
@@ -530,7 +530,7 @@ int main(int argc, char **argv)
     printf("bench_fwd: full NAT through xlb_burst_process, TSC %.2f GHz, %s pages, %s, %d-byte "
            "data segments (%u-byte frames), bursts of %u, median of %d runs of %u packets\n",
            (double)b.tsc_hz / 1e9, hugepages ? "huge" : "4 KiB", b.ipv6 ? "IPv6" : "IPv4",
-           b.ipv6 ? PAYLOAD - 20 : PAYLOAD, b.data.len, BURST, RUNS, PACKETS);
+           b.ipv6 ? PAYLOAD - 20 : PAYLOAD, b.data.len, (unsigned)BURST, RUNS, PACKETS);
     printf("(a pair of TSC reads costs %.0f cycles; the forwarding loop reads it 3 times per "
            "burst)\n\n",
            rdtsc_pair());

@@ -113,7 +113,8 @@ static uint64_t worker_burst(bool forward)
     uint16_t sent = rte_eth_tx_burst(server_port, 0, out, n);
     uint64_t cycles = rte_rdtsc() - t0;
     if (got != BURST || sent != BURST) {
-        fprintf(stderr, "memif: received %u of %u, transmitted %u of %u\n", got, BURST, sent, n);
+        fprintf(stderr, "memif: received %u of %u, transmitted %u of %u\n", got, (unsigned)BURST,
+                sent, n);
         die_dropped(forward ? "memif forwarding" : "memif bare loop");
     }
     return cycles;

@@ -14,6 +14,10 @@
 #include "bench_fwd_setup.h"
 #include "cluster_compile.h"
 #include "xlb_msg.h"
+#include "xlb_const.h"
+
+/* Strings of the hand-built configuration, in the char * its parsed form holds. */
+static char region[] = "r", zone[] = "z", no_string[] = "", cluster_name[] = "backends";
 
 #define IPV4(a, b_, c, d)                                                                          \
     htonl((uint32_t)(a) << 24 | (uint32_t)(b_) << 16 | (uint32_t)(c) << 8 | (d))
@@ -224,19 +228,19 @@ static struct xlb_lb_cluster *compile_cluster(void)
             .addresses = &where[k], .n_addresses = 1, .health = XLB_HEALTH_HEALTHY, .weight = 1};
         slots[k] = k;
     }
-    struct xlb_eds_locality loc = {.region = (char *)"r",
-                                   .zone = (char *)"z",
-                                   .sub_zone = (char *)"",
+    struct xlb_eds_locality loc = {.region = region,
+                                   .zone = zone,
+                                   .sub_zone = no_string,
                                    .weight = 1,
                                    .endpoints = eps,
                                    .n_endpoints = N_BACKENDS};
     struct xlb_eds_priority prio = {.localities = &loc, .n_localities = 1};
     struct xlb_endpoint_config eds = {
-        .cluster_name = (char *)"backends", .priorities = &prio, .n_priorities = 1};
+        .cluster_name = cluster_name, .priorities = &prio, .n_priorities = 1};
     struct xlb_cluster_config cfg = {
-        .name = (char *)"backends",
+        .name = cluster_name,
         .type = XLB_CLUSTER_EDS,
-        .eds_service_name = (char *)"",
+        .eds_service_name = no_string,
         .lb_policy = XLB_LB_ROUND_ROBIN,
         .max_requests = 1u << 30,
         .override_host_status = XLB_OVERRIDE_STATUS_DEFAULT,
@@ -265,12 +269,29 @@ void eal_init(bool hugepages, uint32_t memory_mib, char *const *extra)
     snprintf(mib, sizeof(mib), "%u", memory_mib);
     /* A prefix of its own: the runtime directory removed below is then this run's alone. */
     snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-bench-fwd-%d", (int)getpid());
-    char *no_huge[] = {
-        "bench_fwd",           "--no-shconf",    "--no-huge", "--no-pci", "-l",   "0",
-        "--log-level=warning", "--no-telemetry", "-m",        mib,        prefix, NULL};
+    char *no_huge[] = {XLB_STR("bench_fwd"),
+                       XLB_STR("--no-shconf"),
+                       XLB_STR("--no-huge"),
+                       XLB_STR("--no-pci"),
+                       XLB_STR("-l"),
+                       XLB_STR("0"),
+                       XLB_STR("--log-level=warning"),
+                       XLB_STR("--no-telemetry"),
+                       XLB_STR("-m"),
+                       mib,
+                       prefix,
+                       NULL};
     /* --huge-unlink: the hugepage files go when the process does, whatever its end. */
-    char *huge[] = {"bench_fwd",           "--no-shconf",    "--no-pci",      "-l",   "0",
-                    "--log-level=warning", "--no-telemetry", "--huge-unlink", prefix, NULL};
+    char *huge[] = {XLB_STR("bench_fwd"),
+                    XLB_STR("--no-shconf"),
+                    XLB_STR("--no-pci"),
+                    XLB_STR("-l"),
+                    XLB_STR("0"),
+                    XLB_STR("--log-level=warning"),
+                    XLB_STR("--no-telemetry"),
+                    XLB_STR("--huge-unlink"),
+                    prefix,
+                    NULL};
     char *args[24];
     int argc = 0;
     for (char **arg = hugepages ? huge : no_huge; *arg != NULL; arg++)

@@ -733,7 +733,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         long n = strtol(argv[i], NULL, 10);
         if (n < BURST || n > (long)MAX_CONNS || n_sizes == 8) {
-            fprintf(stderr, "usage: bench_l7 [connections %u..%u]...\n", BURST, MAX_CONNS);
+            fprintf(stderr, "usage: bench_l7 [connections %u..%u]...\n", (unsigned)BURST,
+                    MAX_CONNS);
             return 2;
         }
         sizes[n_sizes++] = (uint32_t)n;
@@ -753,7 +754,7 @@ int main(int argc, char **argv)
 
     printf("bench_l7: L7 (HTTP/2) connections through xlb_burst_process, TSC %.2f GHz, 4 KiB "
            "pages, bursts of %u, median of %d runs\n",
-           (double)b.tsc_hz / 1e9, BURST, RUNS);
+           (double)b.tsc_hz / 1e9, (unsigned)BURST, RUNS);
     printf("plain: no session affinity; cookie: the route has an A55 session cookie (a "
            "Set-Cookie field is prepared at binding and inserted in responses)\n");
     printf("first request segment %u bytes (preface, SETTINGS, WINDOW_UPDATE, HEADERS %u-byte "

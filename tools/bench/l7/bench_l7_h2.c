@@ -7,6 +7,7 @@
 
 #include "bench_fwd_setup.h"
 #include "bench_l7_h2.h"
+#include "xlb_const.h"
 
 #define H2_DATA          0
 #define H2_HEADERS       1
@@ -45,7 +46,7 @@ static void append_frame(struct bytes *b, uint8_t type, uint8_t flags, uint32_t 
 
 #define NV(n, v)                                                                                   \
     {                                                                                              \
-        (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, sizeof(v) - 1, NGHTTP2_NV_FLAG_NONE         \
+        XLB_UNCONST(n), XLB_UNCONST(v), sizeof(n) - 1, sizeof(v) - 1, NGHTTP2_NV_FLAG_NONE         \
     }
 
 static void deflate(nghttp2_hd_deflater *d, const nghttp2_nv *nv, size_t n, struct bytes *out)

@@ -9,15 +9,18 @@
 #include "route_compile.h"
 
 static struct xlb_route_table *routes;
-static char *cookie_names[1] = {"xlb-session"};
-static struct xlb_lb_cookie_attrs cookie_attrs[1] = {{"/", true, 3600}};
+/* The configuration's strings, in the char * its parsed form holds. */
+static char cookie_name[] = "xlb-session", cookie_path[] = "/", any_domain[] = "*",
+            route_prefix[] = "/xlb.test.Echo/";
+static char *cookie_names[1] = {cookie_name};
+static struct xlb_lb_cookie_attrs cookie_attrs[1] = {{cookie_path, true, 3600}};
 
 void l7_vip_make(void)
 {
-    struct xlb_domain dom = {"*", XLB_DOMAIN_UNIVERSE};
+    struct xlb_domain dom = {any_domain, XLB_DOMAIN_UNIVERSE};
     struct xlb_route route = {0};
     route.match.path_type = XLB_PATH_PREFIX;
-    route.match.path = "/xlb.test.Echo/";
+    route.match.path = route_prefix;
     route.match.case_sensitive = true;
     route.action = XLB_ROUTE_CLUSTER;
     route.cluster = b.cluster->name;

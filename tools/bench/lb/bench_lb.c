@@ -32,6 +32,9 @@
 #include "xlb_lb.h"
 #include "xlb_maglev.h"
 
+/* Strings of the hand-built configuration, in the char * its parsed form holds. */
+static char bench_name[] = "bench", no_string[] = "";
+
 #define PICKS             1000000u
 #define RUNS              5
 #define LOCALITIES        10
@@ -112,9 +115,9 @@ static void inputs_make(struct inputs *in, uint32_t n)
         uint32_t to = (uint32_t)((uint64_t)n * (l + 1) / LOCALITIES);
         snprintf(in->names[l], sizeof(in->names[l]), "zone-%u", l);
         in->localities[l] = (struct xlb_eds_locality){
-            .region = "bench",
+            .region = bench_name,
             .zone = in->names[l],
-            .sub_zone = "",
+            .sub_zone = no_string,
             .weight = l + 1,
             .endpoints = in->endpoints + from,
             .n_endpoints = to - from,
@@ -122,12 +125,12 @@ static void inputs_make(struct inputs *in, uint32_t n)
     }
     in->priority = (struct xlb_eds_priority){in->localities, LOCALITIES};
     in->eds = (struct xlb_endpoint_config){
-        .cluster_name = "bench", .priorities = &in->priority, .n_priorities = 1};
+        .cluster_name = bench_name, .priorities = &in->priority, .n_priorities = 1};
     /* What validation gives a Cluster that only sets lb_policy. */
     struct xlb_cluster_config base = {
-        .name = "bench",
+        .name = bench_name,
         .type = XLB_CLUSTER_EDS,
-        .eds_service_name = "",
+        .eds_service_name = no_string,
         .lb_policy = XLB_LB_ROUND_ROBIN,
         .max_requests = XLB_CIRCUIT_BREAKER_DEFAULT_MAX_REQUESTS,
         .override_host_status = XLB_OVERRIDE_STATUS_DEFAULT,
@@ -159,7 +162,7 @@ static struct xlb_lb_cluster *compile(const struct inputs *in, const struct xlb_
 {
     uint32_t next_slot = 0;
     struct xlb_cluster_compile_input input = {
-        .name = "bench",
+        .name = bench_name,
         .config = cfg,
         .endpoints = &in->eds,
         .endpoint_slots = in->slots,
@@ -188,8 +191,8 @@ struct l4_vip {
 static void vip_make(struct l4_vip *v, struct xlb_lb_cluster *c)
 {
     v->leaf = c;
-    v->target =
-        (struct xlb_lb_target){.name = "bench", .ready = true, .n_leaves = 1, .leaves = &v->leaf};
+    v->target = (struct xlb_lb_target){
+        .name = bench_name, .ready = true, .n_leaves = 1, .leaves = &v->leaf};
     v->vip = (struct xlb_lb_vip){.routes = NULL, .n_targets = 1, .targets = &v->target};
 }
 
@@ -541,7 +544,7 @@ static void compile_times(const struct inputs *in)
     double b = median_of(base);
     printf("\nxlb_cluster_compile, one cluster of %u endpoints in %u localities "
            "(median of %d, min-max, vs. baseline, target):\n",
-           in->n, LOCALITIES, RUNS);
+           in->n, (unsigned)LOCALITIES, RUNS);
     printf("  %-40s %7.3f ms  (%.3f-%.3f)\n", "baseline: allocate + copy the endpoints", b, base[0],
            base[RUNS - 1]);
     print_compile("round robin + locality", rr, b);
