@@ -50,7 +50,7 @@ static inline uint32_t xlb_tcp_payload_len(const struct rte_tcp_hdr *tcp, uint32
 }
 
 /* Where a segment's payload starts. */
-static inline uint8_t *xlb_tcp_payload(const struct rte_tcp_hdr *tcp)
+static inline uint8_t *xlb_tcp_payload(struct rte_tcp_hdr *tcp)
 {
     return (uint8_t *)tcp + xlb_tcp_header_len(tcp);
 }

@@ -29,11 +29,10 @@ void xlb_lb_trees_describe_endpoints(const struct xlb_lb_trees *st, const char *
         return;
     const struct xlb_lb_cluster *c = e->compiled;
     uint32_t i = 0;
-    const cJSON *o;
-    cJSON_ArrayForEach(o, list) {
+    cJSON *item;
+    cJSON_ArrayForEach(item, list) {
         if (i >= c->n_endpoints)
             break;
-        cJSON *item = (cJSON *)o;
         const struct xlb_lb_endpoint *ep = &c->endpoints[i];
         bool draining = ep->health == XLB_HEALTH_DRAINING;
         cJSON_AddBoolToObject(item, "usable", !ep->ejected && !draining);

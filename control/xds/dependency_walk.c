@@ -1,4 +1,5 @@
-/* Helpers of one dependency-manager walk: watching, reasons, fingerprints. See dependency_walk.h. */
+/* Helpers of one dependency-manager walk: watching, reasons, fingerprints. See dependency_walk.h.
+ */
 #include "dependency_walk.h"
 
 #include <stdarg.h>

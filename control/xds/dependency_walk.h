@@ -1,8 +1,8 @@
 /*
  * Internals of the dependency manager (dependency_manager.h): the state of one evaluation of
  * one VIP, shared by the listener/route part (dependency_manager.c) and the cluster graph part
- * (dependency_clusters.c). Out of memory sets `oom` and makes every step return early; the caller then
- * throws the half-built result away.
+ * (dependency_clusters.c). Out of memory sets `oom` and makes every step return early; the caller
+ * then throws the half-built result away.
  */
 #ifndef XLB_DEPENDENCY_WALK_H
 #define XLB_DEPENDENCY_WALK_H

@@ -11,27 +11,28 @@
 #include <cmocka.h>
 
 #include "capacity.h"
+#include "xlb_const.h"
 
 #define MIB (UINT64_C(1) << 20)
 
 static void eal_memory_from_the_arguments(void **state)
 {
     (void)state;
-    char *none[] = {"--no-huge", "--no-pci"};
+    char *const none[] = {XLB_STR("--no-huge"), XLB_STR("--no-pci")};
     assert_int_equal(xlbd_eal_memory_bytes(none, 2), 0);
-    char *m[] = {"--no-huge", "-m", "256", "--vdev=net_null0"};
+    char *m[] = {XLB_STR("--no-huge"), XLB_STR("-m"), XLB_STR("256"), XLB_STR("--vdev=net_null0")};
     assert_int_equal(xlbd_eal_memory_bytes(m, 4), 256 * MIB);
-    char *joined[] = {"-m1024"};
+    char *joined[] = {XLB_STR("-m1024")};
     assert_int_equal(xlbd_eal_memory_bytes(joined, 1), 1024 * MIB);
-    char *sockets[] = {"--socket-mem=512,256"};
+    char *sockets[] = {XLB_STR("--socket-mem=512,256")};
     assert_int_equal(xlbd_eal_memory_bytes(sockets, 1), 768 * MIB);
-    char *sockets2[] = {"--socket-mem", "64"};
+    char *sockets2[] = {XLB_STR("--socket-mem"), XLB_STR("64")};
     assert_int_equal(xlbd_eal_memory_bytes(sockets2, 2), 64 * MIB);
-    char *last[] = {"-m", "128", "-m", "512"};
+    char *last[] = {XLB_STR("-m"), XLB_STR("128"), XLB_STR("-m"), XLB_STR("512")};
     assert_int_equal(xlbd_eal_memory_bytes(last, 4), 512 * MIB);
-    char *bad[] = {"-m", "lots"};
+    char *bad[] = {XLB_STR("-m"), XLB_STR("lots")};
     assert_int_equal(xlbd_eal_memory_bytes(bad, 2), 0);
-    char *dangling[] = {"-m"};
+    char *dangling[] = {XLB_STR("-m")};
     assert_int_equal(xlbd_eal_memory_bytes(dangling, 1), 0);
 }
 
