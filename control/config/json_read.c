@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void add_error(struct xlb_errors *errs, const char *path, const char *suggestion,
-                      const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static void add_error(struct xlb_errors *errs,
+                                                            const char *path,
+                                                            const char *suggestion, const char *fmt,
+                                                            va_list ap)
 {
     if (errs->n >= XLB_ERRORS_MAX) {
         errs->dropped++;

@@ -22,7 +22,7 @@
 #define PORT_COUNT  3000 /* per SNAT address: v4 alone can exhaust its ports before the table */
 #define N_WORKERS   2    /* ports of worker 1's slice are redirected; above it, nobody's */
 #define CLUSTERMIX  5
-#define MAX_REQ6    2500 /* circuit breaker of the IPv6 cluster: opens before the table fills */
+#define MAX_REQ6    1200 /* circuit breaker of the IPv6 cluster: opens before the table fills */
 #define START_TSC   1000000ull
 #define REMEMBERED  8192 /* client connections kept to send more segments on */
 #define MAX_PAYLOAD 1200
