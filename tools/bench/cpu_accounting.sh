@@ -3,7 +3,7 @@
 # tools/lib/xlbd.sh; needs XLBD_PID and RUN_DIR). Perf-free: xlbd's workers count their busy
 # and idle TSC cycles (`xlbctl --json status`), and the kernel counts every thread's run time
 # in /proc/PID/task/TID/schedstat (nanoseconds: utime + stime without the 10 ms ticks of
-# /proc/PID/stat). The figures l7_vs_haproxy.sh reports by the same methods.
+# /proc/PID/stat). Used by l7_vs_haproxy.sh and conn_rate.sh.
 
 # The workers' busy cycles, summed (loops that received packets, as OVS-DPDK's pmd stats
 # count them).

@@ -142,11 +142,9 @@ h2load_run() { # URL N CLIENTS STREAMS -> h2load's output
 succeeded() { sed -nE 's/^requests: .* ([0-9]+) succeeded.*/\1/p' <<<"$1"; }
 rate() { sed -nE 's/^finished in [^,]+, ([0-9.]+) req\/s.*/\1/p' <<<"$1"; }
 
-xlb_busy() { # the workers' busy cycles, summed
-    xlb_ctl --json status | python3 -c '
-import json, sys
-print(sum(w["busy_cycles"] for w in json.load(sys.stdin)["workers"]))'
-}
+# CPU accounting shared with conn_rate.sh: bench_xlb_busy, bench_tsc_hz, bench_cpu_ns.
+. "$SRC/tools/bench/cpu_accounting.sh"
+xlb_busy() { bench_xlb_busy; }
 # xlb's worker thread(s): utime + stime and stime, in clock ticks (kernel time: the af_packet
 # PMD's sends, which on a veth also run the receiving side's stack in the sender's context).
 worker_ticks() {
@@ -178,26 +176,10 @@ PY
 }
 # HAProxy's CPU time in ns: the scheduler's run time of all its threads (what utime + stime add
 # up to, without their 10 ms ticks).
-haproxy_ns() { cat /proc/"$HAPROXY_PID"/task/*/schedstat | awk '{n += $1} END {printf "%.0f\n", n}'; }
+haproxy_ns() { bench_cpu_ns "$HAPROXY_PID"; }
 CLK_TCK=$(getconf CLK_TCK)
 
-# The TSC rate: the workers' busy + idle cycles (every loop counts its cycles in one or the
-# other) over 2 s of wall time, each reading timed at the middle of its xlbctl call.
-TSC_HZ=$(python3 - "$BUILD/apps/xlbctl" "$RUN_DIR/xlbd.sock" <<'PY'
-import json, subprocess, sys, time
-def sample():
-    t0 = time.monotonic()
-    out = subprocess.run([sys.argv[1], "--socket", sys.argv[2], "--json", "status"],
-                         capture_output=True, check=True).stdout
-    t1 = time.monotonic()
-    w = json.loads(out)["workers"]
-    return (t0 + t1) / 2, sum(x["busy_cycles"] + x["idle_cycles"] for x in w)
-a = sample()
-time.sleep(2)
-b = sample()
-print(int((b[1] - a[1]) / (b[0] - a[0])))
-PY
-)
+TSC_HZ=$(bench_tsc_hz)
 
 XLB_URL=http://198.18.0.100:50051/xlb.test.Echo/Who
 L4_URL=http://198.18.0.100:50052/xlb.test.Echo/Who
