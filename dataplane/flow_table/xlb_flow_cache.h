@@ -2,7 +2,7 @@
  * A worker's exact-match cache in front of its flow table's hash (xlb_flow_table.c, beside it),
  * for the flows that carry its traffic now. Even with everything in the CPU's caches, rte_hash's
  * bulk lookup costs a client segment ~20 cycles (docs/performance.md): two buckets, their
- * signatures compared, the key compared through a pointer. Here the same CRC picks one slot,
+ * signatures compared, the key compared through a pointer. Here the same hash picks one slot,
  * which names a flow's index.
  *
  * A slot is a hint, never trusted: the table confirms a hit against the key the hash keeps at
@@ -21,7 +21,7 @@
 #define XLB_FLOW_CACHE_SLOTS 8192 /* a power of two: 64 KiB per worker */
 
 struct xlb_flow_cache_slot {
-    uint32_t sig;    /* the key's CRC, as the hash computes it */
+    uint32_t sig;    /* the key's hash (keyed), as rte_hash gets it */
     uint32_t index1; /* the flow's index + 1; 0: empty */
 };
 
@@ -36,7 +36,7 @@ static inline int64_t xlb_flow_cache_probe(const struct xlb_flow_cache *c, uint3
     return s->sig == sig && s->index1 != 0 ? (int64_t)s->index1 - 1 : -1;
 }
 
-/* Remember that the key of CRC sig is the flow at index (displacing the slot's last flow). */
+/* Remember that the key of signature sig is the flow at index (displacing the slot's last flow). */
 static inline void xlb_flow_cache_fill(struct xlb_flow_cache *c, uint32_t sig, uint32_t index)
 {
     c->slots[sig & (XLB_FLOW_CACHE_SLOTS - 1)] =

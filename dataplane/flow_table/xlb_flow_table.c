@@ -4,12 +4,13 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/random.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <rte_common.h>
-#include <rte_hash_crc.h>
 #include <rte_prefetch.h>
 #include <rte_random.h>
 #include <rte_malloc.h>
@@ -109,6 +110,33 @@ bool xlb_flow_table_needs_ext(uint32_t entries)
     return (uint64_t)entries * 10 > slots * 9;
 }
 
+/*
+ * The flow hash's secret, one per process, drawn once from the kernel's generator (rte_rand
+ * is seeded from the clock and so guessable). Every table uses it: rte_hash's hash function
+ * takes no context, and it must give what key_hash gives.
+ */
+static uint64_t flow_hash_secret[2];
+static pthread_once_t flow_hash_secret_once = PTHREAD_ONCE_INIT;
+
+static void draw_flow_hash_secret(void)
+{
+    uint64_t k[2];
+    if (getrandom(k, sizeof(k), 0) != (ssize_t)sizeof(k)) {
+        XLB_LOG(WARNING, WORKER, "flow table: getrandom failed, hash secret from rte_rand");
+        k[0] = rte_rand();
+        k[1] = rte_rand();
+    }
+    flow_hash_secret[0] = k[0];
+    flow_hash_secret[1] = k[1];
+}
+
+/* rte_hash's hash function (for its calls without a precomputed hash): the same as key_hash. */
+static uint32_t flow_hash_func(const void *key, uint32_t key_len, uint32_t init_val)
+{
+    (void)init_val;
+    return (uint32_t)xlb_siphash24(flow_hash_secret, key, key_len);
+}
+
 struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity, int socket,
                                              const struct xlb_addr *snat, unsigned n_snat,
                                              uint16_t port_base, uint16_t port_count)
@@ -116,17 +144,18 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
     struct xlb_flow_table *t = rte_zmalloc_socket(name, sizeof(*t), 0, socket);
     if (t == NULL)
         return NULL;
+    pthread_once(&flow_hash_secret_once, draw_flow_hash_secret);
+    memcpy(t->hash_key, flow_hash_secret, sizeof(t->hash_key));
     /* rte_hash wants at least one bucket of 8; its positions run over [0, entries). */
     struct rte_hash_parameters params = {
         .name = name,
         .entries = capacity < 8 ? 8 : capacity,
         .key_len = sizeof(struct xlb_flow_hkey),
-        .hash_func = rte_hash_crc,
-        /* A secret start for the CRC, so that clients cannot aim their keys at one bucket. */
-        .hash_func_init_val = (uint32_t)rte_rand(),
+        /* Keyed, so that clients cannot aim their keys at one bucket (SipHash-2-4, xlb_siphash.h).
+         */
+        .hash_func = flow_hash_func,
         .socket_id = socket,
     };
-    t->hash_init = params.hash_func_init_val;
     if (xlb_flow_table_needs_ext(params.entries))
         params.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
     t->hash = rte_hash_create(&params);
@@ -162,11 +191,15 @@ void xlb_flow_table_free(struct xlb_flow_table *t)
     rte_free(t);
 }
 
-/* What the hash's own function gives for a key (rte_hash_crc from the table's start value),
- * with the length a constant: three CRC instructions. */
+/* What the hash's own function gives for a key, inline and with the length a constant. */
 static inline hash_sig_t key_hash(const struct xlb_flow_table *t, const struct xlb_flow_hkey *h)
 {
-    return rte_hash_crc(h, sizeof(*h), t->hash_init);
+    return (hash_sig_t)xlb_siphash24(t->hash_key, h, sizeof(*h));
+}
+
+uint32_t xlb_flow_table_hash(const struct xlb_flow_table *t, const struct xlb_flow_hkey *h)
+{
+    return key_hash(t, h);
 }
 
 struct xlb_flow *xlb_flow_lookup_client_hkey(const struct xlb_flow_table *t,

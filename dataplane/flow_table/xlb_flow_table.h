@@ -35,6 +35,7 @@
 #include "xlb_flow_hkey.h"
 #include "xlb_limits.h"
 #include "xlb_load.h"
+#include "xlb_siphash.h"
 
 #define XLB_FLOW_MAX_SNAT    XLB_MAX_SNAT /* SNAT addresses a worker hands ports from */
 #define XLB_FLOW_NONE        UINT32_MAX
@@ -135,7 +136,7 @@ _Static_assert(XLB_FLOW_WHEEL_SLOTS <= 512, "wheel slots fit nine bits");
 
 struct xlb_flow_table {
     struct rte_hash *hash;        /* client keys; a key's position is its flow's index */
-    uint32_t hash_init;           /* its hash function's start value */
+    uint64_t hash_key[2];         /* its hash's SipHash key (the process's, xlb_siphash.h) */
     struct xlb_flow_cache *cache; /* the hash's recent hits (xlb_flow_cache.h) */
     struct xlb_flow *flows;
     uint32_t capacity, n_used;
@@ -179,6 +180,9 @@ bool xlb_flow_table_needs_ext(uint32_t entries);
 struct xlb_flow *xlb_flow_lookup_client(const struct xlb_flow_table *t,
                                         const struct xlb_flow_key *key);
 /* The same for a key in the hash's compact form. */
+/* The hash of a client key in t (keyed SipHash-2-4, truncated to rte_hash's 32 bits). */
+uint32_t xlb_flow_table_hash(const struct xlb_flow_table *t, const struct xlb_flow_hkey *h);
+
 struct xlb_flow *xlb_flow_lookup_client_hkey(const struct xlb_flow_table *t,
                                              const struct xlb_flow_hkey *h);
 

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <rte_hash_crc.h>
 #include <rte_tcp.h>
 
 #include "nat/nat.h"
@@ -32,7 +31,7 @@ static int64_t cached_index(struct nat_fixture *n, uint16_t client_port)
     assert_int_equal(inet_pton(AF_INET, FIX_VIP4, key.dst), 1);
     struct xlb_flow_hkey h;
     assert_true(xlb_flow_hkey_of(&n->flows->vip6, &key, &h));
-    uint32_t sig = rte_hash_crc(&h, sizeof(h), n->flows->hash_init);
+    uint32_t sig = xlb_flow_table_hash(n->flows, &h);
     return xlb_flow_cache_probe(n->flows->cache, sig);
 }
 
