@@ -40,6 +40,7 @@
     X(BACKEND_FAMILY, "backend_family_mismatch")                                                   \
     X(NEXT_HOP_UNRESOLVED, "next_hop_unresolved")                                                  \
     X(FLOW_TABLE_FULL, "flow_table_full")                                                          \
+    X(FLOW_HASH_BUCKET_FULL, "flow_hash_bucket_full")                                              \
     X(SNAT_PORTS_EXHAUSTED, "snat_ports_exhausted")                                                \
     X(NO_SNAT_ADDRESS, "no_snat_address")                                                          \
     X(FLOW_OTHER_WORKER, "flow_other_worker")                                                      \

@@ -76,6 +76,8 @@ xlb_verdict xlb_flow_create_drop(enum xlb_flow_create_failure why)
     switch (why) {
     case XLB_FLOW_CREATE_TABLE_FULL:
         return XLB_DROP_FLOW_TABLE_FULL;
+    case XLB_FLOW_CREATE_BUCKET_FULL:
+        return XLB_DROP_FLOW_HASH_BUCKET_FULL;
     case XLB_FLOW_CREATE_PORTS_EXHAUSTED:
         return XLB_DROP_SNAT_PORTS_EXHAUSTED;
     case XLB_FLOW_CREATE_NO_SNAT:

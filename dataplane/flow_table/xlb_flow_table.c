@@ -418,7 +418,10 @@ static struct xlb_flow *create_on(struct xlb_flow_table *t, const struct xlb_flo
     }
     int32_t index = rte_hash_add_key(t->hash, &h);
     if (index < 0) {
-        *why = XLB_FLOW_CREATE_TABLE_FULL; /* no key slot left */
+        /* The callers checked that entries are left: rte_hash found no slot in the key's two
+         * buckets (cuckoo displacement included) nor an extendable bucket. Evicting some other
+         * flow would not help this key, and would let colliding keys evict flows at will. */
+        *why = XLB_FLOW_CREATE_BUCKET_FULL;
         return NULL;
     }
     struct xlb_flow *f = &t->flows[index];

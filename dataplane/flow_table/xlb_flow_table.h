@@ -264,6 +264,7 @@ void xlb_flow_reply_key(const struct xlb_flow_table *t, const struct xlb_flow *f
 /* Why xlb_flow_create or xlb_flow_create_hashed returned NULL. */
 enum xlb_flow_create_failure {
     XLB_FLOW_CREATE_TABLE_FULL,      /* no entry (or no IPv6 VIP number) left */
+    XLB_FLOW_CREATE_BUCKET_FULL,     /* entries left, but none the key's buckets can reach */
     XLB_FLOW_CREATE_PORTS_EXHAUSTED, /* every SNAT port of the family's addresses is taken */
     XLB_FLOW_CREATE_NO_SNAT,         /* no SNAT address of the client's family */
     XLB_FLOW_CREATE_PORT_TAKEN,      /* strict: the port the key's hash names is taken */

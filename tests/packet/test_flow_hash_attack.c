@@ -196,12 +196,93 @@ static void syns_on_crc_colliding_keys_evict_no_established_flow(void **state)
     }
 }
 
+/*
+ * Keys whose two rte_hash buckets are both among {A, B}, found by trying client addresses
+ * against the table's own (keyed) hash: rte_hash 22.11 puts a key of signature sig in bucket
+ * sig & mask or (sig ^ sig >> 16) & mask. Past 16 such keys the pair has no slot left, whatever
+ * the rest of the table holds. A client cannot do this without the secret; the test can.
+ */
+static unsigned keys_confined_to_two_buckets(struct nat_fixture *n, struct xlb_flow_key *out,
+                                             unsigned want)
+{
+    const uint32_t mask = rte_align32pow2(TABLE_FLOWS) / 8 - 1;
+    uint32_t a = UINT32_MAX, b = UINT32_MAX;
+    unsigned got = 0;
+    for (uint32_t i = 1; i < (1u << 22) && got < want; i++) {
+        struct xlb_flow_key key = {.family = AF_INET6,
+                                   .proto = IPPROTO_TCP,
+                                   .src_port = htons(CLIENT_PORT),
+                                   .dst_port = htons(VIP_PORT)};
+        assert_int_equal(inet_pton(AF_INET6, "2001:2::", key.src), 1);
+        assert_int_equal(inet_pton(AF_INET6, FIX_VIP6, key.dst), 1);
+        key.src[12] = (uint8_t)(i >> 24);
+        key.src[13] = (uint8_t)(i >> 16);
+        key.src[14] = (uint8_t)(i >> 8);
+        key.src[15] = (uint8_t)i;
+        struct xlb_flow_hkey h;
+        assert_true(xlb_flow_hkey_of(&n->flows->vip6, &key, &h));
+        uint32_t sig = xlb_flow_table_hash(n->flows, &h);
+        uint32_t prim = sig & mask, sec = (prim ^ (sig >> 16)) & mask;
+        if (prim == sec)
+            continue;
+        if (a == UINT32_MAX) {
+            a = prim;
+            b = sec;
+        }
+        if ((prim == a && sec == b) || (prim == b && sec == a))
+            out[got++] = key;
+    }
+    return got;
+}
+
+static void full_bucket_pair_drops_the_syn_and_evicts_nothing(void **state)
+{
+    struct nat_fixture *n = *state;
+    for (uint16_t i = 0; i < FLOWS; i++) {
+        client_syn4(n, (uint16_t)(CLIENT_PORT + i), (uint16_t)(PORT_BASE + i));
+        backend_syn_ack4(n, (uint16_t)(PORT_BASE + i), (uint16_t)(CLIENT_PORT + i));
+    }
+    /* One IPv6 flow first, so that the VIP has its number in the keys computed below. */
+    struct seg first = from_client6(CLIENT_PORT + 1, RTE_TCP_SYN_FLAG, NULL);
+    struct seg first_out = to_backend(first, PORT_BASE);
+    forward(n, &first, &first_out);
+
+    struct xlb_flow_key keys[N_ATTACK];
+    assert_int_equal(keys_confined_to_two_buckets(n, keys, N_ATTACK), N_ATTACK);
+    unsigned used = n->flows->n_used;
+    for (unsigned k = 0; k < N_ATTACK; k++) {
+        char client[INET6_ADDRSTRLEN];
+        assert_non_null(inet_ntop(AF_INET6, keys[k].src, client, sizeof(client)));
+        struct seg syn = from_client6(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+        syn.src = client;
+        uint8_t frame[256];
+        size_t len = tcp_frame(frame, &syn);
+        fixture_send(n->f, frame, len);
+    }
+    /* 16 slots for 24 keys: the rest are dropped as such, though the table has room, and no
+     * established flow makes way for them. */
+    uint64_t bucket_full = fixture_drops(n->f, XLB_DROP_FLOW_HASH_BUCKET_FULL);
+    assert_int_equal(bucket_full, N_ATTACK - 16);
+    assert_int_equal(fixture_drops(n->f, XLB_DROP_FLOW_TABLE_FULL), 0);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_EVICTED], 0);
+    assert_int_equal(n->flows->n_used, used + N_ATTACK - bucket_full);
+    for (uint16_t i = 0; i < FLOWS; i++) {
+        struct seg data = from_client4((uint16_t)(CLIENT_PORT + i),
+                                       RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD_TEXT);
+        data.ack = SEQ_BACKEND + 1;
+        struct seg out = to_backend(data, (uint16_t)(PORT_BASE + i));
+        forward(n, &data, &out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(crc_colliding_keys_get_different_signatures,
                                         big_table_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(syns_on_crc_colliding_keys_evict_no_established_flow,
+                                        big_table_setup, nat_teardown),
+        cmocka_unit_test_setup_teardown(full_bucket_pair_drops_the_syn_and_evicts_nothing,
                                         big_table_setup, nat_teardown),
     };
     return cmocka_run_group_tests_name("flow_hash_attack", tests, NULL, NULL);
