@@ -8,6 +8,7 @@
 #include <rte_tcp.h>
 
 #include "checksum.h"
+#include "nat/nat_window.h"
 #include "xlb_flow_table.h"
 
 #define ICMP_HEADER 8 /* type, code, checksum, and 4 bytes of rest-of-header */
@@ -65,6 +66,23 @@ static struct xlb_flow *flow_of(const struct xlb_flow_table *t, const struct quo
     memcpy(key.src, q->dst, q->addr_len);
     memcpy(key.dst, q->src, q->addr_len);
     return xlb_flow_lookup(t, &key);
+}
+
+/*
+ * Whether the quote's sequence number is one the flow's sender may still have unacknowledged
+ * (RFC 5927, 4.1): an off-path attacker who guesses the addresses and ports must also hit the
+ * window to have an error translated. An L4 flow keeps what each side sent; an L7 flow keeps
+ * its sequence state in its connection, not checked here (docs/forwarding.md).
+ */
+static bool quote_in_window(const struct xlb_flow *f, const struct quote *q, uint8_t role)
+{
+    if (f->kind != XLB_FLOW_KIND_NAT)
+        return true;
+    uint32_t seq;
+    memcpy(&seq, q->l4 + 4, 4);
+    /* At the SNAT address: about a client segment xlb sent on; at the VIP, a backend's. */
+    enum xlb_flow_side from = role == XLB_ROLE_SNAT ? XLB_FLOW_FROM_CLIENT : XLB_FLOW_FROM_BACKEND;
+    return xlb_window_sent_unacked(&f->window, rte_be_to_cpu_32(seq), from);
 }
 
 /* Rewrite the quoted segment; its TCP checksum is patched only when the quote holds it. */
@@ -129,6 +147,8 @@ xlb_verdict xlb_icmp_error_input(struct xlb_burst_ctx *ctx, const struct xlb_sna
     struct xlb_flow *f = flow_of(ctx->flows, &q);
     if (f == NULL)
         return XLB_DROP_TCP_NO_FLOW;
+    if (!quote_in_window(f, &q, role))
+        return XLB_DROP_ICMP_SEQ_OUT_OF_WINDOW;
     uint8_t snat[16] = {0};
     memcpy(snat, ctx->flows->snat[f->snat_index].bytes, q.addr_len);
     uint16_t snat_port = rte_cpu_to_be_16(f->snat_port);

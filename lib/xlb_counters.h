@@ -29,6 +29,7 @@
     X(ICMP_MALFORMED, "icmp_malformed")                                                            \
     X(ICMP_BAD_CHECKSUM, "icmp_bad_checksum")                                                      \
     X(ICMP_UNHANDLED, "icmp_unhandled")                                                            \
+    X(ICMP_SEQ_OUT_OF_WINDOW, "icmp_seq_out_of_window")                                            \
     X(ND_MALFORMED, "nd_malformed")                                                                \
     X(TCP_MALFORMED, "tcp_malformed")                                                              \
     X(TCP_NO_SERVICE, "tcp_no_service")                                                            \

@@ -63,6 +63,14 @@ static inline void segment_of(const struct rte_tcp_hdr *tcp, uint32_t payload, s
     s->win = rte_be_to_cpu_16(tcp->rx_win);
 }
 
+bool xlb_window_sent_unacked(const struct xlb_flow_window *w, uint32_t seq, enum xlb_flow_side from)
+{
+    if (w->max_win[from] == 0)
+        return false;
+    int64_t behind = seq_diff(w->end[from], seq);
+    return behind > 0 && behind <= window_span(w->max_win[!from]);
+}
+
 uint8_t xlb_window_syn_scale(const struct rte_tcp_hdr *tcp)
 {
     const uint8_t *ws = xlb_syn_option_find(tcp, 3, 3); /* kind 3, length 3 */

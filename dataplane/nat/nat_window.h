@@ -42,6 +42,15 @@ static inline bool xlb_window_both_spoken(const struct xlb_flow_window *w)
     return w->max_win[XLB_FLOW_FROM_CLIENT] != 0 && w->max_win[XLB_FLOW_FROM_BACKEND] != 0;
 }
 
+/*
+ * Whether seq can be that of a segment side `from` sent and the other side has not yet
+ * acknowledged (RFC 5927's check of an ICMP error's quoted segment): before what it has sent,
+ * by no more than the receiver's largest window (unacknowledged data never exceeds it). A side
+ * that has sent nothing has nothing in flight.
+ */
+bool xlb_window_sent_unacked(const struct xlb_flow_window *w, uint32_t seq,
+                             enum xlb_flow_side from);
+
 /* xlb_window_accept for a data segment or ACK (no SYN, FIN or RST) of a flow whose sides have
  * both spoken: the same verdict and the same effect, with none of the other cases' checks. */
 bool xlb_window_accept_data(struct xlb_flow_window *w, const struct rte_tcp_hdr *tcp,

@@ -237,6 +237,43 @@ static void icmp_errors_are_translated_for_the_client(void **state)
     assert_int_equal(fixture_drops(n->f, XLB_DROP_TCP_NO_FLOW), drops + 1);
 }
 
+/* Send an ICMP error from the backend quoting `sent` with its sequence number moved by delta;
+ * expect it dropped as out of window. */
+static void icmp_error_quoting_seq_dropped(struct nat_fixture *n, struct seg sent, uint32_t delta)
+{
+    sent.seq += delta;
+    uint8_t sent_frame[256], frame[512];
+    size_t eth = sizeof(struct rte_ether_hdr), sent_len = tcp_frame(sent_frame, &sent);
+    size_t len = icmp_error_frame(frame, AF_INET, sent.eth_dst, BACKEND4, SNAT4, sent_frame + eth,
+                                  sent_len - eth);
+    uint64_t drops = fixture_drops(n->f, XLB_DROP_ICMP_SEQ_OUT_OF_WINDOW);
+    unsigned before = n->f->ctx.tx[0].n;
+    fixture_send(n->f, frame, len);
+    assert_int_equal(fixture_drops(n->f, XLB_DROP_ICMP_SEQ_OUT_OF_WINDOW), drops + 1);
+    assert_int_equal(n->f->ctx.tx[0].n, before);
+}
+
+static void icmp_errors_quoting_unsent_sequence_numbers_are_dropped(void **state)
+{
+    struct nat_fixture *n = *state;
+    client_syn4(n, CLIENT_PORT, PORT_BASE);
+    backend_syn_ack4(n, PORT_BASE, CLIENT_PORT);
+    struct seg data = from_client4(CLIENT_PORT, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, PAYLOAD_TEXT);
+    data.ack = SEQ_BACKEND + 1;
+    struct seg sent = to_backend(data, PORT_BASE);
+    forward(n, &data, &sent);
+
+    /* Beyond what the client sent, and further behind it than the backend's window: a guess. */
+    icmp_error_quoting_seq_dropped(n, sent, (uint32_t)strlen(PAYLOAD_TEXT));
+    icmp_error_quoting_seq_dropped(n, sent, 0x40000000u);
+    icmp_error_quoting_seq_dropped(n, sent, (uint32_t)-0x100000);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_ICMP_ERRORS_TRANSLATED], 0);
+
+    /* The data segment itself, not acknowledged yet: a frag-needed about it is translated. */
+    icmp_error_reaches_client(n, &data, &sent, false);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_ICMP_ERRORS_TRANSLATED], 1);
+}
+
 static void vip_without_lb_tree_has_no_backend(void **state)
 {
     struct nat_fixture *n = *state;
@@ -265,6 +302,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(syn_flood_is_held_to_its_pool, nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(icmp_errors_are_translated_for_the_client, nat_setup,
                                         nat_teardown),
+        cmocka_unit_test_setup_teardown(icmp_errors_quoting_unsent_sequence_numbers_are_dropped,
+                                        nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(full_table_evicts_the_oldest_idle_flow, nat_setup,
                                         nat_teardown),
     };
