@@ -74,6 +74,8 @@ struct xlb_bootstrap {
     unsigned workers;
     char control_socket[XLB_SOCKET_PATH_MAX + 1];
     unsigned worker_idle_sleep_us;
+    /* A worker that reports no quiescent state for this long is stalled (lib/xlb_stall.h). */
+    unsigned worker_stall_ms;
     unsigned mbuf_pool_size;
     unsigned n_ports;
     struct xlb_port_config ports[XLB_MAX_PORTS];

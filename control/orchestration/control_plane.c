@@ -9,6 +9,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
+
 #include "capacity_watch.h"
 #include "control_socket.h"
 #include "flows.h"
@@ -24,12 +26,22 @@
 
 int xlb_control_plane_publish(struct xlb_control_plane *cp)
 {
+    if (!xlb_snapshot_can_publish(cp->shared)) {
+        /* A stalled worker holds all the retired snapshots it may: the report tick retries
+         * once the reclaim tick has freed some, and the workers keep the current one. */
+        cp->republish = true;
+        return -1;
+    }
     struct xlb_snapshot *snap = xlb_snapshot_build(&cp->bootstrap, cp->ports, cp->n_ports,
                                                    &cp->neighbours, cp->xds.lb, cp->generation + 1);
     if (snap == NULL)
         return -1;
     cp->xds.lb_changed = false;
-    xlb_snapshot_publish(cp->shared, snap);
+    if (xlb_snapshot_publish(cp->shared, snap) != 0) {
+        xlb_snapshot_free(snap);
+        cp->republish = true;
+        return -1;
+    }
     cp->generation = snap->generation;
     cp->republish = false;
     XLB_LOG(DEBUG, SNAPSHOT, "published generation %" PRIu64, cp->generation);
@@ -63,10 +75,13 @@ static void on_solicit_tick(void *arg)
     xlb_neighbours_solicit_due(&cp->neighbours, cp->shared, xlb_now_ms());
 }
 
+/* Never waits for the workers: a stalled one is reported, and what it holds waits for it. */
 static void on_reclaim_tick(void *arg)
 {
     struct xlb_control_plane *cp = arg;
     xlb_snapshot_reclaim(cp->shared);
+    xlb_stall_watch_check(&cp->shared->stall, cp->shared->stats, cp->shared->n_workers,
+                          rte_rdtsc());
 }
 
 static void on_signal(int fd, uint32_t events, void *arg)
@@ -254,6 +269,8 @@ struct xlb_control_plane *xlb_control_plane_create(struct xlb_bootstrap *bootstr
     memcpy(cp->worker_lcores, worker_lcores, shared->n_workers * sizeof(*worker_lcores));
     cp->signal_fd = -1;
     cp->started_ms = xlb_now_ms();
+    xlb_stall_watch_init(&shared->stall, cp->bootstrap.worker_stall_ms, rte_get_tsc_hz(),
+                         rte_rdtsc());
     pthread_mutex_init(&cp->lock, NULL);
     xlb_neighbours_init(&cp->neighbours);
     if (start_services(cp) != 0) {
