@@ -237,7 +237,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     memset(out, 0, sizeof(*out));
     out->workers = 1;
     out->worker_stall_ms = XLB_DEFAULT_WORKER_STALL_MS;
-    out->mbuf_pool_size = XLB_DEFAULT_MBUFS;
+    out->mbuf_pool_size = XLB_MBUF_POOL_AUTO;
     out->flows_per_worker = XLB_DEFAULT_FLOWS_PER_WORKER;
     out->l7_connections_per_worker = XLB_L7_CONNECTIONS_AUTO;
     out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;

@@ -17,8 +17,9 @@
 #include "xlb_host_port.h"
 #include "xlb_limits.h"
 
-#define XLB_DEFAULT_CONTROL_SOCKET   "/run/xlb/xlbd.sock"
-#define XLB_DEFAULT_MBUFS            8191
+#define XLB_DEFAULT_CONTROL_SOCKET "/run/xlb/xlbd.sock"
+/* xlb.mbuf_pool_size not given: xlbd sizes the pool (apps/xlbd/capacity.h). */
+#define XLB_MBUF_POOL_AUTO           0
 #define XLB_DEFAULT_FLOWS_PER_WORKER 65536
 #define XLB_L7_CONNECTIONS_AUTO      UINT32_MAX
 #define XLB_MSS_CLAMP_AUTO           UINT16_MAX /* no limit beyond the ports' MTUs */

@@ -56,7 +56,7 @@ static void minimal_document_gets_defaults(void **state)
     struct xlb_bootstrap b = parse_ok(DOC(""));
     assert_int_equal(b.workers, 1);
     assert_string_equal(b.control_socket, XLB_DEFAULT_CONTROL_SOCKET);
-    assert_int_equal(b.mbuf_pool_size, XLB_DEFAULT_MBUFS);
+    assert_int_equal(b.mbuf_pool_size, XLB_MBUF_POOL_AUTO);
     assert_int_equal(b.worker_idle_sleep_us, 0);
     assert_int_equal(b.worker_stall_ms, 2000);
     assert_int_equal(b.flows_per_worker, XLB_DEFAULT_FLOWS_PER_WORKER);
