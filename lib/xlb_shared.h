@@ -61,6 +61,10 @@ struct xlb_shared {
      * over workers that stopped reporting quiescent states. */
     struct xlb_retired_overflow overflow;
     struct xlb_stall_watch stall;
+    /* Tests only: worker w stops reporting quiescent states (and serving) while
+     * test_stall[w] is set; xlbd toggles it on SIGUSR1 when started with XLB_TEST_STALL=w
+     * (control_plane.c), and never otherwise. */
+    volatile bool test_stall[XLB_MAX_WORKERS];
     /* Set by the control plane to stop the workers. */
     volatile bool stop;
 };

@@ -118,6 +118,7 @@ static void block_signals(void)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1); /* tests only: XLB_TEST_STALL (control_plane.c) */
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 

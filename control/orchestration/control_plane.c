@@ -1,6 +1,7 @@
 #include "control_plane.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,30 @@ static void on_reclaim_tick(void *arg)
                           rte_rdtsc());
 }
 
+/* Tests only: with XLB_TEST_STALL=W in its environment, SIGUSR1 stalls worker W (it stops
+ * reporting quiescent states, lib/xlb_shared.h) and the next one releases it. Without it,
+ * SIGUSR1 is ignored. */
+static int test_stall_worker(const struct xlb_control_plane *cp)
+{
+    const char *spec = getenv("XLB_TEST_STALL");
+    char *end = NULL;
+    unsigned long w = spec != NULL ? strtoul(spec, &end, 10) : ULONG_MAX;
+    if (spec == NULL || end == spec || *end != '\0' || w >= cp->shared->n_workers)
+        return -1;
+    return (int)w;
+}
+
+static void toggle_test_stall(struct xlb_control_plane *cp)
+{
+    int w = test_stall_worker(cp);
+    if (w < 0)
+        return;
+    bool stall = !cp->shared->test_stall[w];
+    XLB_LOG(WARNING, CONTROL, "XLB_TEST_STALL: worker %d %s (tests only)", w,
+            stall ? "stalls" : "released");
+    cp->shared->test_stall[w] = stall;
+}
+
 static void on_signal(int fd, uint32_t events, void *arg)
 {
     struct xlb_control_plane *cp = arg;
@@ -91,6 +116,10 @@ static void on_signal(int fd, uint32_t events, void *arg)
     while (read(fd, &info, sizeof(info)) == sizeof(info)) {
         if (info.ssi_signo == SIGHUP) {
             xlb_control_plane_reload(cp);
+            continue;
+        }
+        if (info.ssi_signo == SIGUSR1) {
+            toggle_test_stall(cp);
             continue;
         }
         XLB_LOG(NOTICE, CONTROL, "signal %u: stopping", info.ssi_signo);
@@ -105,6 +134,7 @@ static int watch_signals(struct xlb_control_plane *cp)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);
     cp->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (cp->signal_fd < 0)
         return -1;
