@@ -9,10 +9,6 @@
 
 #include "xlb_log.h"
 
-#define XLB_RX_DESC    1024
-#define XLB_TX_DESC    1024
-#define XLB_MBUF_CACHE 256
-
 struct rte_mempool *xlb_port_pool_create(unsigned n_mbufs)
 {
     struct rte_mempool *pool = rte_pktmbuf_pool_create("xlb_mbufs", n_mbufs, XLB_MBUF_CACHE, 0,

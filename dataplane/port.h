@@ -7,6 +7,12 @@
 #include <rte_ether.h>
 #include <rte_mempool.h>
 
+/* Descriptors per rx and tx queue (drivers may lower them, never raise them), and the per-lcore
+ * cache of the mbuf pool; apps/xlbd/capacity.h sizes the pool from them. */
+#define XLB_RX_DESC    1024
+#define XLB_TX_DESC    1024
+#define XLB_MBUF_CACHE 256
+
 struct xlb_port_info {
     uint16_t port_id;
     uint16_t n_rxq;      /* workers 0..n_rxq-1 poll one each */

@@ -104,6 +104,14 @@ static void note_use(struct xlb_worker_stats *stats, const struct xlb_burst_ctx 
     }
 }
 
+/* Tests only (xlb_shared.h's test_stall): a stuck worker, holding its snapshot, reporting no
+ * quiescent state and serving nothing until released or stopped. */
+static void hold_for_test(const struct xlb_shared *shared, unsigned w)
+{
+    while (shared->test_stall[w] && !__atomic_load_n(&shared->stop, __ATOMIC_RELAXED))
+        rte_pause();
+}
+
 int xlb_worker_main(void *arg)
 {
     const struct xlb_worker_config *cfg = arg;
@@ -134,6 +142,8 @@ int xlb_worker_main(void *arg)
     uint64_t loop_start = rte_rdtsc();
     while (!__atomic_load_n(&shared->stop, __ATOMIC_RELAXED)) {
         const struct xlb_snapshot *snap = xlb_snapshot_acquire(shared);
+        if (unlikely(shared->test_stall[cfg->id]))
+            hold_for_test(shared, cfg->id);
         uint32_t received = 0;
         ctx.now_tsc = rte_rdtsc();
         xlb_flow_expire(&ctx);

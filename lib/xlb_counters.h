@@ -47,7 +47,6 @@
     X(FLOW_OTHER_WORKER, "flow_other_worker")                                                      \
     X(REDIRECT_FULL, "redirect_ring_full")                                                         \
     X(SYN_POOL_FULL, "syn_pool_full")                                                              \
-    X(L7_POOL_FULL, "l7_pool_full")                                                                \
     X(L7_NO_MBUF, "l7_no_mbuf")                                                                    \
     X(L7_UNEXPECTED, "l7_unexpected_segment")                                                      \
     X(L7_REPLAYED, "l7_already_replayed")                                                          \
@@ -87,6 +86,7 @@ enum xlb_drop_reason {
     X(L7_SYN_COOKIES_SENT, "l7_syn_cookies_sent")                                                  \
     X(L7_BAD_COOKIES, "l7_bad_cookies")                                                            \
     X(L7_CONNECTIONS, "l7_connections")                                                            \
+    X(L7_POOL_FULL, "l7_pool_full")                                                                \
     X(L7_PROTOCOL_ERRORS, "l7_protocol_errors")                                                    \
     X(L7_RECEIVE_OVERFLOWS, "l7_receive_overflows")                                                \
     X(L7_RECEIVE_TIMEOUTS, "l7_receive_timeouts")                                                  \

@@ -65,10 +65,10 @@ static void render_workers(const cJSON *workers, FILE *out)
 {
     RENDER_ROWS(workers, out, {"WORKER", "worker"}, {"LCORE", "lcore"},
                 {"GENERATION", "generation"}, {"QUIESCENT (ms ago)", "last_quiescent_ms_ago"},
-                {"LOOPS", "loops"}, {"BUSY LOOPS", "busy_loops"}, {"BUSY %", "busy_percent"},
-                {"FLOWS", "flows_in_use"}, {"FLOWS MAX", "flows_high_water"},
-                {"L7 CONNS", "l7_connections_in_use"}, {"L7 MAX", "l7_connections_high_water"},
-                {"L7 POOL", "l7_connections_capacity"});
+                {"STALLED", "stalled"}, {"LOOPS", "loops"}, {"BUSY LOOPS", "busy_loops"},
+                {"BUSY %", "busy_percent"}, {"FLOWS", "flows_in_use"},
+                {"FLOWS MAX", "flows_high_water"}, {"L7 CONNS", "l7_connections_in_use"},
+                {"L7 MAX", "l7_connections_high_water"}, {"L7 POOL", "l7_connections_capacity"});
 }
 
 static void render_ports(const cJSON *ports, FILE *out)
@@ -143,6 +143,12 @@ static void render_status(const cJSON *r, FILE *out)
         render_vips(vips, out);
     }
     render_reload(cJSON_GetObjectItemCaseSensitive(r, "reload"), out);
+    const cJSON *retired = cJSON_GetObjectItemCaseSensitive(r, "retired_snapshots");
+    if (number(retired, "waiting_for_stalled") > 0 || number(retired, "publishes_refused") > 0)
+        fprintf(out,
+                "\nretired snapshots waiting for a stalled worker: %s, publishes refused: %s\n",
+                cell(retired, "waiting_for_stalled", b[0], 32),
+                cell(retired, "publishes_refused", b[1], 32));
 }
 
 /* One row per counter that is non-zero somewhere (rx and tx always), a column per worker. */

@@ -2,6 +2,7 @@
 #include "capacity.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,4 +70,32 @@ void xlbd_capacity_print(FILE *out, const struct xlbd_capacity *c)
         fprintf(out, "capacity: eal memory %.1f MiB\n", mib(c->memory_bytes));
     else
         fprintf(out, "capacity: eal memory not given (-m or --socket-mem)\n");
+}
+
+void xlbd_mbufs_needed(struct xlbd_mbuf_need *n)
+{
+    uint64_t queues = (uint64_t)n->workers * n->ports;
+    n->rx = queues * n->rx_desc;
+    n->tx = queues * n->tx_desc;
+    /* A ring of 2^k slots holds 2^k - 1; a lone worker redirects to no one. */
+    n->redirect = n->workers > 1 ? (uint64_t)n->workers * (n->redirect_ring - 1) : 0;
+    n->caches = (uint64_t)(n->workers + 1) * (n->cache + n->cache / 2); /* and the main lcore */
+    n->total = n->rx + n->tx + n->redirect + n->caches;
+}
+
+uint32_t xlbd_mbuf_pool_default(const struct xlbd_mbuf_need *n)
+{
+    return n->total > XLBD_MBUF_POOL_FLOOR ? (uint32_t)n->total : XLBD_MBUF_POOL_FLOOR;
+}
+
+int xlbd_mbufs_explain(char *buf, size_t len, uint32_t pool, const struct xlbd_mbuf_need *n)
+{
+    bool short_of = pool < n->total;
+    snprintf(buf, len,
+             "mbuf pool %" PRIu32 " %s %" PRIu64 " needed: rx %ux%" PRIu32 " + tx %ux%" PRIu32
+             " + redirect rings %" PRIu64 " + lcore caches %ux%" PRIu32,
+             pool, short_of ? "<" : ">=", n->total, n->workers * n->ports, n->rx_desc,
+             n->workers * n->ports, n->tx_desc, n->redirect, n->workers + 1,
+             n->cache + n->cache / 2);
+    return short_of ? -1 : 0;
 }

@@ -15,6 +15,8 @@
 #define XLBD_L7_POOL_CEILING 1048576
 /* The share of the EAL memory the default L7 pools of all workers take together: 1/4. */
 #define XLBD_L7_POOL_SHARE_DIV 4
+/* The mbuf pool never defaults below what it was before it was sized (2^13 - 1). */
+#define XLBD_MBUF_POOL_FLOOR 8191
 
 /* The memory the EAL arguments give DPDK, in bytes: `-m MB` (or `-mMB`), or the sum of
  * `--socket-mem=MB,MB,...` (or `--socket-mem MB,...`); the last one given wins. 0 when none
@@ -27,6 +29,27 @@ uint64_t xlbd_eal_memory_bytes(char *const *args, unsigned n_args);
  * the memory is unknown) nor more than XLBD_L7_POOL_CEILING.
  */
 uint32_t xlbd_l7_pool_default(uint64_t memory_bytes, unsigned workers, size_t conn_bytes);
+
+/*
+ * What can hold mbufs of the pool at once, all at their fullest: every rx queue's descriptors
+ * (one per worker on every port), every tx queue's (the same), each worker's redirect ring when
+ * there are other workers to fill it, and each lcore's mempool cache (DPDK lets one grow to
+ * 1.5 times its size before it flushes). A pool smaller than the total can run dry with no
+ * packet leaking: rx stops (rx_nombuf) and the workers' own segments fail (no_mbuf).
+ */
+struct xlbd_mbuf_need {
+    /* In: */
+    unsigned workers, ports;
+    uint32_t rx_desc, tx_desc, redirect_ring, cache; /* per queue, ring and lcore */
+    /* Out: */
+    uint64_t rx, tx, redirect, caches, total;
+};
+void xlbd_mbufs_needed(struct xlbd_mbuf_need *n);
+/* The pool when xlb.mbuf_pool_size is not given: 8191, or what the total needs if more. */
+uint32_t xlbd_mbuf_pool_default(const struct xlbd_mbuf_need *n);
+/* "mbuf pool P < T needed: rx ... + tx ... + redirect rings ... + lcore caches ..." (pool
+ * smaller than the total, returns -1) or the same with ">=" (returns 0). */
+int xlbd_mbufs_explain(char *buf, size_t len, uint32_t pool, const struct xlbd_mbuf_need *n);
 
 struct xlbd_capacity {
     unsigned workers;

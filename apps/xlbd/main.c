@@ -51,6 +51,39 @@ static void print_check_json(const char *file, bool valid, const struct xlb_erro
     cJSON_Delete(report);
 }
 
+/* What can hold mbufs at once with this configuration (capacity.h). */
+static struct xlbd_mbuf_need mbuf_need(const struct xlb_bootstrap *b)
+{
+    struct xlbd_mbuf_need n = {
+        .workers = b->workers,
+        .ports = b->n_ports,
+        .rx_desc = XLB_RX_DESC,
+        .tx_desc = XLB_TX_DESC,
+        .redirect_ring = XLB_REDIRECT_RING_SIZE,
+        .cache = XLB_MBUF_CACHE,
+    };
+    xlbd_mbufs_needed(&n);
+    return n;
+}
+
+/* The mbuf pool: as configured, or sized to what can hold mbufs. */
+static uint32_t mbuf_pool_size(const struct xlb_bootstrap *b)
+{
+    struct xlbd_mbuf_need n = mbuf_need(b);
+    return b->mbuf_pool_size != XLB_MBUF_POOL_AUTO ? b->mbuf_pool_size : xlbd_mbuf_pool_default(&n);
+}
+
+/* A configured pool smaller than what can hold mbufs at once would run dry under load. */
+static int check_mbuf_pool(const struct xlb_bootstrap *b, struct xlb_errors *errs)
+{
+    struct xlbd_mbuf_need n = mbuf_need(b);
+    char why[256];
+    if (xlbd_mbufs_explain(why, sizeof(why), mbuf_pool_size(b), &n) == 0)
+        return 0;
+    xlb_errors_add(errs, "xlb.mbuf_pool_size", "%s", why);
+    return -1;
+}
+
 /* 0 when the file is valid. Problems go to stderr, one per line, or with --check --json into
  * the JSON result on stdout. */
 static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bootstrap)
@@ -60,6 +93,8 @@ static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bo
     /* Static resources go through the very validation xDS resources get. */
     if (rc == 0)
         rc = xlb_xds_plane_check(bootstrap, &errs);
+    if (rc == 0)
+        rc = check_mbuf_pool(bootstrap, &errs);
     if (opts->json) {
         print_check_json(opts->config, rc == 0, &errs);
     } else {
@@ -83,6 +118,7 @@ static void block_signals(void)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1); /* tests only: XLB_TEST_STALL (control_plane.c) */
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
@@ -228,12 +264,16 @@ static void print_capacity(const struct xlbd_options *opts, const struct xlb_boo
         .memory_bytes = memory,
     };
     xlbd_capacity_print(stdout, &c);
+    struct xlbd_mbuf_need n = mbuf_need(b);
+    char line[256];
+    xlbd_mbufs_explain(line, sizeof(line), mbuf_pool_size(b), &n);
+    printf("capacity: %s\n", line);
 }
 
 static int run(struct xlbd *d, const char *config_path, uint64_t memory)
 {
     d->shared = xlb_shared_create(d->bootstrap.workers);
-    d->pool = d->shared ? xlb_port_pool_create(d->bootstrap.mbuf_pool_size) : NULL;
+    d->pool = d->shared ? xlb_port_pool_create(mbuf_pool_size(&d->bootstrap)) : NULL;
     if (d->pool == NULL || open_ports(d) != 0)
         return -1;
     plan_workers(d);

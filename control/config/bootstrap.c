@@ -193,6 +193,7 @@ static const struct xlb_config_key section_keys[] = {
     XLB_CONFIG_UINT("workers", struct xlb_bootstrap, workers, 1, XLB_MAX_WORKERS),
     {.name = "control_socket", .read = read_control_socket},
     XLB_CONFIG_UINT("worker_idle_sleep_us", struct xlb_bootstrap, worker_idle_sleep_us, 0, 100000),
+    XLB_CONFIG_UINT("worker_stall_ms", struct xlb_bootstrap, worker_stall_ms, 100, 600000),
     XLB_CONFIG_UINT("mbuf_pool_size", struct xlb_bootstrap, mbuf_pool_size, 1023, 1 << 24),
     XLB_CONFIG_UINT("flows_per_worker", struct xlb_bootstrap, flows_per_worker, 1024, 1 << 24),
     XLB_CONFIG_UINT("l7_connections_per_worker", struct xlb_bootstrap, l7_connections_per_worker, 0,
@@ -235,7 +236,8 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
 {
     memset(out, 0, sizeof(*out));
     out->workers = 1;
-    out->mbuf_pool_size = XLB_DEFAULT_MBUFS;
+    out->worker_stall_ms = XLB_DEFAULT_WORKER_STALL_MS;
+    out->mbuf_pool_size = XLB_MBUF_POOL_AUTO;
     out->flows_per_worker = XLB_DEFAULT_FLOWS_PER_WORKER;
     out->l7_connections_per_worker = XLB_L7_CONNECTIONS_AUTO;
     out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;

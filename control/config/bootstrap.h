@@ -17,8 +17,9 @@
 #include "xlb_host_port.h"
 #include "xlb_limits.h"
 
-#define XLB_DEFAULT_CONTROL_SOCKET   "/run/xlb/xlbd.sock"
-#define XLB_DEFAULT_MBUFS            8191
+#define XLB_DEFAULT_CONTROL_SOCKET "/run/xlb/xlbd.sock"
+/* xlb.mbuf_pool_size not given: xlbd sizes the pool (apps/xlbd/capacity.h). */
+#define XLB_MBUF_POOL_AUTO           0
 #define XLB_DEFAULT_FLOWS_PER_WORKER 65536
 #define XLB_L7_CONNECTIONS_AUTO      UINT32_MAX
 #define XLB_MSS_CLAMP_AUTO           UINT16_MAX /* no limit beyond the ports' MTUs */
@@ -74,6 +75,8 @@ struct xlb_bootstrap {
     unsigned workers;
     char control_socket[XLB_SOCKET_PATH_MAX + 1];
     unsigned worker_idle_sleep_us;
+    /* A worker that reports no quiescent state for this long is stalled (lib/xlb_stall.h). */
+    unsigned worker_stall_ms;
     unsigned mbuf_pool_size;
     unsigned n_ports;
     struct xlb_port_config ports[XLB_MAX_PORTS];

@@ -52,6 +52,8 @@ static cJSON *worker_status(struct xlb_control_plane *cp, unsigned w)
         cJSON_AddNullToObject(worker, "last_quiescent_ms_ago");
     else
         cJSON_AddNumberToObject(worker, "last_quiescent_ms_ago", st.last_quiescent_ms_ago);
+    cJSON_AddBoolToObject(worker, "stalled", st.stalled);
+    add_u64(worker, "stalls", st.stall_episodes);
     add_u64(worker, "loops", st.counters.loops);
     add_u64(worker, "busy_loops", st.counters.busy_loops);
     add_u64(worker, "busy_cycles", st.counters.busy_cycles);
@@ -146,6 +148,10 @@ static cJSON *cmd_status(struct xlb_control_plane *cp, const cJSON *args, char *
     cJSON *workers = cJSON_AddArrayToObject(result, "workers");
     for (unsigned w = 0; w < cp->shared->n_workers; w++)
         cJSON_AddItemToArray(workers, worker_status(cp, w));
+    cJSON *retired = cJSON_AddObjectToObject(result, "retired_snapshots");
+    add_u64(retired, "waiting_for_stalled", cp->shared->overflow.count);
+    add_u64(retired, "overflowed", cp->shared->overflow.overflowed);
+    add_u64(retired, "publishes_refused", cp->shared->overflow.refused);
     cJSON *ports = cJSON_AddArrayToObject(result, "ports");
     for (unsigned p = 0; p < cp->n_ports; p++)
         cJSON_AddItemToArray(ports, port_status(cp, p));

@@ -13,6 +13,8 @@ void xlb_worker_status_gather(const struct xlb_shared *shared, const unsigned *l
     out->quiesced = last != 0;
     out->last_quiescent_ms_ago =
         last != 0 ? (double)(rte_rdtsc() - last) * 1000.0 / (double)rte_get_tsc_hz() : 0;
+    out->stalled = shared->stall.stalled[w];
+    out->stall_episodes = shared->stall.episodes[w];
     uint64_t busy = out->counters.busy_cycles, idle = out->counters.idle_cycles;
     out->busy_percent = busy + idle ? (uint64_t)((double)busy * 100.0 / (double)(busy + idle)) : 0;
 }

@@ -21,6 +21,8 @@ struct xlb_worker_status {
     bool quiesced;                    /* the worker has reported a quiescent state */
     double last_quiescent_ms_ago;     /* when quiesced */
     uint64_t busy_percent;
+    bool stalled;            /* silent to RCU for longer than xlb.worker_stall_ms */
+    uint64_t stall_episodes; /* times it has been, ever */
 };
 
 /* Worker w's status; lcores[w] is its lcore. */

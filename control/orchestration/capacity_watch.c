@@ -15,7 +15,7 @@ bool xlb_capacity_watch_check(struct xlb_capacity_watch *w, const struct xlb_wor
     line[0] = '\0';
     for (unsigned i = 0; i < n && i < XLB_MAX_WORKERS; i++) {
         const struct xlb_worker_stats *s = &stats[i];
-        uint64_t now = s->drops[XLB_DROP_L7_POOL_FULL];
+        uint64_t now = s->events[XLB_EVENT_L7_POOL_FULL];
         refused += now - w->refused[i];
         w->refused[i] = now;
         if (s->l7_capacity == 0 ||
@@ -32,7 +32,7 @@ bool xlb_capacity_watch_check(struct xlb_capacity_watch *w, const struct xlb_wor
         at += (size_t)snprintf(line + at, len - at, "no worker");
     if (at < len)
         snprintf(line + at, len - at,
-                 " at %d %% or more; %" PRIu64 " connections refused (drops.l7_pool_full)",
+                 " at %d %% or more; %" PRIu64 " connections refused (events.l7_pool_full)",
                  XLB_CAPACITY_NEARLY_FULL_PCT, refused);
     return true;
 }

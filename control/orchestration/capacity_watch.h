@@ -18,7 +18,7 @@
 #define XLB_CAPACITY_NEARLY_FULL_PCT 90    /* a pool this full (in use / capacity) is reported */
 
 struct xlb_capacity_watch {
-    uint64_t refused[XLB_MAX_WORKERS]; /* each worker's drops.l7_pool_full at the last look */
+    uint64_t refused[XLB_MAX_WORKERS]; /* each worker's events.l7_pool_full at the last look */
 };
 
 /*

@@ -1,6 +1,7 @@
 #include "control_plane.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,8 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+
+#include <rte_cycles.h>
 
 #include "capacity_watch.h"
 #include "control_socket.h"
@@ -24,12 +27,22 @@
 
 int xlb_control_plane_publish(struct xlb_control_plane *cp)
 {
+    if (!xlb_snapshot_can_publish(cp->shared)) {
+        /* A stalled worker holds all the retired snapshots it may: the report tick retries
+         * once the reclaim tick has freed some, and the workers keep the current one. */
+        cp->republish = true;
+        return -1;
+    }
     struct xlb_snapshot *snap = xlb_snapshot_build(&cp->bootstrap, cp->ports, cp->n_ports,
                                                    &cp->neighbours, cp->xds.lb, cp->generation + 1);
     if (snap == NULL)
         return -1;
     cp->xds.lb_changed = false;
-    xlb_snapshot_publish(cp->shared, snap);
+    if (xlb_snapshot_publish(cp->shared, snap) != 0) {
+        xlb_snapshot_free(snap);
+        cp->republish = true;
+        return -1;
+    }
     cp->generation = snap->generation;
     cp->republish = false;
     XLB_LOG(DEBUG, SNAPSHOT, "published generation %" PRIu64, cp->generation);
@@ -63,10 +76,37 @@ static void on_solicit_tick(void *arg)
     xlb_neighbours_solicit_due(&cp->neighbours, cp->shared, xlb_now_ms());
 }
 
+/* Never waits for the workers: a stalled one is reported, and what it holds waits for it. */
 static void on_reclaim_tick(void *arg)
 {
     struct xlb_control_plane *cp = arg;
     xlb_snapshot_reclaim(cp->shared);
+    xlb_stall_watch_check(&cp->shared->stall, cp->shared->stats, cp->shared->n_workers,
+                          rte_rdtsc());
+}
+
+/* Tests only: with XLB_TEST_STALL=W in its environment, SIGUSR1 stalls worker W (it stops
+ * reporting quiescent states, lib/xlb_shared.h) and the next one releases it. Without it,
+ * SIGUSR1 is ignored. */
+static int test_stall_worker(const struct xlb_control_plane *cp)
+{
+    const char *spec = getenv("XLB_TEST_STALL");
+    char *end = NULL;
+    unsigned long w = spec != NULL ? strtoul(spec, &end, 10) : ULONG_MAX;
+    if (spec == NULL || end == spec || *end != '\0' || w >= cp->shared->n_workers)
+        return -1;
+    return (int)w;
+}
+
+static void toggle_test_stall(struct xlb_control_plane *cp)
+{
+    int w = test_stall_worker(cp);
+    if (w < 0)
+        return;
+    bool stall = !cp->shared->test_stall[w];
+    XLB_LOG(WARNING, CONTROL, "XLB_TEST_STALL: worker %d %s (tests only)", w,
+            stall ? "stalls" : "released");
+    cp->shared->test_stall[w] = stall;
 }
 
 static void on_signal(int fd, uint32_t events, void *arg)
@@ -76,6 +116,10 @@ static void on_signal(int fd, uint32_t events, void *arg)
     while (read(fd, &info, sizeof(info)) == sizeof(info)) {
         if (info.ssi_signo == SIGHUP) {
             xlb_control_plane_reload(cp);
+            continue;
+        }
+        if (info.ssi_signo == SIGUSR1) {
+            toggle_test_stall(cp);
             continue;
         }
         XLB_LOG(NOTICE, CONTROL, "signal %u: stopping", info.ssi_signo);
@@ -90,6 +134,7 @@ static int watch_signals(struct xlb_control_plane *cp)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);
     cp->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (cp->signal_fd < 0)
         return -1;
@@ -254,6 +299,8 @@ struct xlb_control_plane *xlb_control_plane_create(struct xlb_bootstrap *bootstr
     memcpy(cp->worker_lcores, worker_lcores, shared->n_workers * sizeof(*worker_lcores));
     cp->signal_fd = -1;
     cp->started_ms = xlb_now_ms();
+    xlb_stall_watch_init(&shared->stall, cp->bootstrap.worker_stall_ms, rte_get_tsc_hz(),
+                         rte_rdtsc());
     pthread_mutex_init(&cp->lock, NULL);
     xlb_neighbours_init(&cp->neighbours);
     if (start_services(cp) != 0) {

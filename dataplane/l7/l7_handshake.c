@@ -99,8 +99,10 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
 {
     void *obj;
     if (rte_mempool_get(ctx->l7->conns, &obj) != 0) {
-        ctx->stats->drops[XLB_DROP_L7_POOL_FULL]++;
-        *why = XLB_DROP_TCP_NO_FLOW; /* refused with a RST: the client gives up at once */
+        /* Refused with a RST, the client gives up at once: the ACK becomes that RST, so the
+         * refusal is an event and the packet counts once, as sent. */
+        ctx->stats->events[XLB_EVENT_L7_POOL_FULL]++;
+        *why = XLB_DROP_TCP_NO_FLOW;
         return NULL;
     }
     struct xlb_addr unbound = {.family = key->family}; /* the backend comes with the request */
@@ -131,7 +133,7 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
     if (xlb_hpack_decoder_init(&c->hpack, &c->arena) != 0) {
         xlb_l7_release(ctx, f);
         xlb_flow_remove(ctx->flows, f);
-        *why = XLB_DROP_L7_POOL_FULL;
+        *why = XLB_DROP_L7_NO_ROOM; /* its arena cannot hold a decoder: not with any build */
         return NULL;
     }
     ctx->stats->events[XLB_EVENT_L7_CONNECTIONS]++;
@@ -156,7 +158,7 @@ static xlb_verdict accept_ack(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
         ctx->stats->events[XLB_EVENT_L7_BAD_COOKIES]++;
         return XLB_DROP_TCP_NO_FLOW; /* answered with a RST by the NAT */
     }
-    xlb_verdict why = XLB_DROP_L7_POOL_FULL;
+    xlb_verdict why = XLB_DROP_TCP_NO_FLOW;
     struct xlb_l7_conn *c = new_conn(ctx, key, frame, p, &why);
     if (c == NULL)
         return why;

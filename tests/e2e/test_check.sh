@@ -30,6 +30,20 @@ bytes=$(sed -n 's/^capacity: l7 connections .*(\([0-9]*\) bytes each.*/\1/p' <<<
     { echo "FAIL: l7 pool for 2 GiB: $out"; exit 1; }
 echo "ok - --check prints the flows and L7 connections the configuration holds ($l7 per worker at 2 GiB)"
 
+# Issue 21: the mbuf pool against what can hold mbufs at once. Unset, it is sized to them;
+# set too small, --check and the start refuse it and say why.
+grep -qx 'capacity: mbuf pool 13438 >= 13438 needed: rx 2x1024 + tx 2x1024 + redirect rings 8190 + lcore caches 3x384' \
+    <<<"$out" || { echo "FAIL: mbuf pool for 2 workers: $out"; exit 1; }
+sed -e 's/"workers": *1/"workers": 2, "mbuf_pool_size": 8191/' \
+    "$SRC/tools/demo/bootstrap.json" >"$dir/small-pool.json"
+expected='xlb.mbuf_pool_size: mbuf pool 8191 < 13438 needed: rx 2x1024 + tx 2x1024 + redirect rings 8190 + lcore caches 3x384'
+for how in --check ""; do
+    rc=0
+    out=$("$XLBD" $how --config "$dir/small-pool.json" 2>&1) || rc=$?
+    [ $rc -eq 1 ] && [ "$out" = "$expected" ] || { echo "FAIL: ${how:-start} with a small pool: $rc $out"; exit 1; }
+done
+echo "ok - a pool smaller than what can hold mbufs is refused, naming the numbers"
+
 cat >"$dir/bad.json" <<'JSON'
 {"xlb": {"workers": 0, "ports": [{"name": "p", "addresses": ["198.18.0.10/24"]}],
  "vips": [{"address": "198.18.0.100", "port": 1}, {"address": "198.18.0.100", "port": 70000, "cluster": "c"},

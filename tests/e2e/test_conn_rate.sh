@@ -113,8 +113,9 @@ settled() { [ "$(vip_flows "$1")" -eq 0 ] && [ "$(in_flight "$2")" = 0 ]; }
 wait_until 45 1 settled 198.18.0.100:50051 l7 || fail "warm-up flows stayed: $(vip_flows 198.18.0.100:50051)"
 wait_until 45 1 settled 198.18.0.100:9002 l4 || fail "warm-up flows stayed: $(vip_flows 198.18.0.100:9002)"
 
-DROPS="l7_pool_full lb_circuit_open syn_pool_full"
-drops() { local d; for d in $DROPS; do printf '%s=%s ' "$d" "$(counter "drops.$d")"; done; }
+# (l7_pool_full is an event: the refused connection gets a RST, nothing is dropped.)
+REFUSALS="events.l7_pool_full drops.lb_circuit_open drops.syn_pool_full"
+drops() { local d; for d in $REFUSALS; do printf '%s=%s ' "${d#*.}" "$(counter "$d")"; done; }
 # Every nonzero drop and a few events, as "name=value" words, and what changed between two.
 all_counts() {
     xlbctl --json counters | python3 -c '

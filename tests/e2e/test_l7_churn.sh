@@ -4,7 +4,7 @@
 # every RPC, through a VIP whose worker pool holds only 16 connections. A connection's pool entry
 # goes back as soon as both FINs have gone by (docs/l7.md, "A connection's life" 5), so the pool
 # bounds connections open at once, not connections closed within the last 2 s: every RPC must
-# succeed and no connection may be refused for want of an entry (drops.l7_pool_full), although
+# succeed and no connection may be refused for want of an entry (events.l7_pool_full), although
 # far more than 16 connections close within any 2 s of the run. No timing assertions.
 . "$(dirname "$0")/lib.sh"
 . "$E2E_SOURCE/tools/lib/grpc_peers.sh"
@@ -58,8 +58,8 @@ for i in 1 2; do
     out=$(cat "$E2E_DIR/client$i.json")
     grpc_expect "$out" 'r["status"] == {"OK": '$RPCS'}'
 done
-full=$(counter drops.l7_pool_full)
+full=$(counter events.l7_pool_full)
 [ "$full" -eq 0 ] || fail "$full connections refused for want of a pool entry"
 conns=$(counter events.l7_connections)
 [ "$conns" -ge $((2 * RPCS)) ] || fail "only $conns L7 connections counted"
-pass "2 x $RPCS RPCs, a new connection each, in ${secs} s through a pool of $POOL: all OK, drops.l7_pool_full 0 ($conns connections)"
+pass "2 x $RPCS RPCs, a new connection each, in ${secs} s through a pool of $POOL: all OK, events.l7_pool_full 0 ($conns connections)"

@@ -186,11 +186,59 @@ static void a_pool_of_one_serves_connections_one_after_another(void **state)
         l7_advance_ms(x, 10);
         finish(&s);
     }
-    assert_int_equal(l7_drop(x, XLB_DROP_L7_POOL_FULL), 0);
+    assert_int_equal(l7_event(x, XLB_EVENT_L7_POOL_FULL), 0);
     assert_int_equal(x->n->flows->n_used, n);
     assert_int_equal(x->n->load->clusters[CLUSTER4].started, n);
     assert_int_equal(x->n->load->clusters[CLUSTER4].finished, n);
     assert_int_equal(x->n->load->endpoints[L7_SLOT4].succeeded, n);
+}
+
+/*
+ * With the 8 entries of the pool taken, the 9th client's cookie ACK is refused: one RST back
+ * (seq = the ACK's ack), so the client gives up at once, no flow, the refusal counted once
+ * (events.l7_pool_full) and nothing counted as dropped. Every frame in is accounted for exactly
+ * once: sent, dropped or handled (the robustness tests' invariant).
+ */
+static void the_ninth_connection_is_refused_and_counted_once(void **state)
+{
+    struct l7_fixture *x = *state;
+    const struct fixture *f = x->n->f;
+    uint64_t answered = 0; /* frames in turned around and sent: SYN-ACKs and RSTs */
+    for (uint16_t i = 0; i < POOL; i++) {
+        struct l7_conn c;
+        l7_conn_init(&c, false);
+        c.port = (uint16_t)(L7_CLIENT_PORT + i);
+        l7_syn(x, &c);            /* the SYN turned into the SYN-ACK */
+        l7_hello(x, &c, NULL, 0); /* the ACK handled; xlb's SETTINGS are a frame of its own */
+        answered++;
+    }
+    assert_int_equal(pool_free(x), 0);
+    uint32_t flows = x->n->flows->n_used;
+    uint64_t resets = l7_event(x, XLB_EVENT_TCP_RESETS_SENT);
+
+    struct l7_conn c;
+    l7_conn_init(&c, false);
+    c.port = (uint16_t)(L7_CLIENT_PORT + POOL);
+    l7_syn(x, &c); /* cookies need no entry */
+    answered++;
+    struct l7_seg ack = l7_from_client(&c, RTE_TCP_ACK_FLAG, c.c_seq, c.x_seq, NULL, 0);
+    assert_int_equal(l7_send(x, &ack), 1);
+    answered++; /* the ACK turned into the RST */
+    struct l7_out o;
+    l7_read(x, 0, &o);
+    assert_int_equal(o.flags, RTE_TCP_RST_FLAG);
+    assert_int_equal(o.seq, c.x_seq);
+    assert_int_equal(o.sport, VIP_PORT);
+    assert_int_equal(o.dport, c.port);
+    l7_clear(x);
+
+    assert_int_equal(l7_event(x, XLB_EVENT_L7_POOL_FULL), 1);
+    assert_int_equal(l7_event(x, XLB_EVENT_TCP_RESETS_SENT), resets + 1);
+    assert_int_equal(l7_event(x, XLB_EVENT_L7_CONNECTIONS), POOL);
+    assert_int_equal(x->n->flows->n_used, flows);
+    assert_int_equal(fixture_total_drops(f), 0);
+    assert_int_equal(f->stats.rx_packets,
+                     answered + fixture_total_drops(f) + f->stats.events[XLB_EVENT_CONSUMED]);
 }
 
 /* A RST ends the exchange: it passes translated, the entry is back, the open RPC failed once;
@@ -288,6 +336,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_pool_of_one_serves_connections_one_after_another,
                                         l7_setup, l7_teardown),
         cmocka_unit_test_setup_teardown(a_reset_frees_the_entry, l7_setup, l7_teardown),
+        cmocka_unit_test_setup_teardown(the_ninth_connection_is_refused_and_counted_once, l7_setup,
+                                        l7_teardown),
         cmocka_unit_test_setup_teardown(a_rejected_connection_frees_the_entry_at_the_clients_fin,
                                         l7_setup, l7_teardown),
     };

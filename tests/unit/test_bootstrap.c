@@ -56,8 +56,9 @@ static void minimal_document_gets_defaults(void **state)
     struct xlb_bootstrap b = parse_ok(DOC(""));
     assert_int_equal(b.workers, 1);
     assert_string_equal(b.control_socket, XLB_DEFAULT_CONTROL_SOCKET);
-    assert_int_equal(b.mbuf_pool_size, XLB_DEFAULT_MBUFS);
+    assert_int_equal(b.mbuf_pool_size, XLB_MBUF_POOL_AUTO);
     assert_int_equal(b.worker_idle_sleep_us, 0);
+    assert_int_equal(b.worker_stall_ms, 2000);
     assert_int_equal(b.flows_per_worker, XLB_DEFAULT_FLOWS_PER_WORKER);
     assert_int_equal(b.l7_connections_per_worker, XLB_L7_CONNECTIONS_AUTO);
     assert_int_equal(b.tcp_mss_clamp, XLB_MSS_CLAMP_AUTO);
@@ -158,6 +159,8 @@ static void scalar_keys_are_checked(void **state)
     expect_errors(doc, "xlb.control_socket: must be at most 107 bytes", NULL);
     expect_errors(DOC(", \"worker_idle_sleep_us\": -1"),
                   "xlb.worker_idle_sleep_us: must be 0..100000", NULL);
+    expect_errors(DOC(", \"worker_stall_ms\": 10"), "xlb.worker_stall_ms: must be 100..600000",
+                  NULL);
     expect_errors(DOC(", \"mbuf_pool_size\": 10"), "xlb.mbuf_pool_size: must be 1023..16777216",
                   NULL);
     expect_errors(DOC(", \"eal\": \"--no-huge\""), "xlb.eal: must be an array", NULL);

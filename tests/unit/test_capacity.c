@@ -82,12 +82,46 @@ static void check_prints_the_figures(void **state)
     free(text);
 }
 
+/* Two workers on two ports: 4 rx and 4 tx queues of 1024, two redirect rings of 4095, three
+ * lcore caches of 256 that may grow to 384 before flushing. */
+static void mbuf_pool_against_what_holds_mbufs(void **state)
+{
+    (void)state;
+    struct xlbd_mbuf_need n = {.workers = 2,
+                               .ports = 2,
+                               .rx_desc = 1024,
+                               .tx_desc = 1024,
+                               .redirect_ring = 4096,
+                               .cache = 256};
+    xlbd_mbufs_needed(&n);
+    assert_int_equal(n.total, 4 * 1024 + 4 * 1024 + 2 * 4095 + 3 * 384);
+    char line[256];
+    assert_int_equal(xlbd_mbufs_explain(line, sizeof(line), 8191, &n), -1);
+    assert_string_equal(line, "mbuf pool 8191 < 17534 needed: rx 4x1024 + tx 4x1024 + redirect "
+                              "rings 8190 + lcore caches 3x384");
+    assert_int_equal(xlbd_mbufs_explain(line, sizeof(line), 17534, &n), 0);
+    /* Unset, the pool is what they need. */
+    assert_int_equal(xlbd_mbuf_pool_default(&n), 17534);
+    /* One worker redirects to no one, and the pool keeps its old floor. */
+    struct xlbd_mbuf_need one = {.workers = 1,
+                                 .ports = 1,
+                                 .rx_desc = 1024,
+                                 .tx_desc = 1024,
+                                 .redirect_ring = 4096,
+                                 .cache = 256};
+    xlbd_mbufs_needed(&one);
+    assert_int_equal(one.redirect, 0);
+    assert_int_equal(one.total, 2048 + 2 * 384);
+    assert_int_equal(xlbd_mbuf_pool_default(&one), 8191);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(eal_memory_from_the_arguments),
         cmocka_unit_test(l7_pool_follows_the_memory),
         cmocka_unit_test(check_prints_the_figures),
+        cmocka_unit_test(mbuf_pool_against_what_holds_mbufs),
     };
     return cmocka_run_group_tests_name("capacity", tests, NULL, NULL);
 }

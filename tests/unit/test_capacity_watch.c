@@ -34,7 +34,7 @@ static void a_nearly_full_pool_is_reported(void **state)
     s[1].l7_high_water = 990;
     assert_true(xlb_capacity_watch_check(&w, s, 2, line, sizeof(line)));
     assert_string_equal(line, "worker 1 900/1000 (high water 990) at 90 % or more; 0 "
-                              "connections refused (drops.l7_pool_full)");
+                              "connections refused (events.l7_pool_full)");
 }
 
 static void refusals_are_counted_per_interval(void **state)
@@ -44,23 +44,23 @@ static void refusals_are_counted_per_interval(void **state)
     struct xlb_worker_stats s[2] = {0};
     char line[256];
     s[0].l7_capacity = s[1].l7_capacity = 1000;
-    s[0].drops[XLB_DROP_L7_POOL_FULL] = 5;
-    s[1].drops[XLB_DROP_L7_POOL_FULL] = 7;
+    s[0].events[XLB_EVENT_L7_POOL_FULL] = 5;
+    s[1].events[XLB_EVENT_L7_POOL_FULL] = 7;
     assert_true(xlb_capacity_watch_check(&w, s, 2, line, sizeof(line)));
     assert_string_equal(line, "no worker at 90 % or more; 12 connections refused "
-                              "(drops.l7_pool_full)");
+                              "(events.l7_pool_full)");
     /* Nothing new: quiet again. */
     assert_false(xlb_capacity_watch_check(&w, s, 2, line, sizeof(line)));
-    s[1].drops[XLB_DROP_L7_POOL_FULL] = 8;
+    s[1].events[XLB_EVENT_L7_POOL_FULL] = 8;
     s[0].l7_in_use = s[1].l7_in_use = 1000;
     s[0].l7_high_water = s[1].l7_high_water = 1000;
     assert_true(xlb_capacity_watch_check(&w, s, 2, line, sizeof(line)));
     assert_string_equal(line, "worker 0 1000/1000 (high water 1000), worker 1 1000/1000 (high "
                               "water 1000) at 90 % or more; 1 connections refused "
-                              "(drops.l7_pool_full)");
+                              "(events.l7_pool_full)");
     /* A short buffer is cut, never overrun. */
     char small[16];
-    s[1].drops[XLB_DROP_L7_POOL_FULL] = 9;
+    s[1].events[XLB_EVENT_L7_POOL_FULL] = 9;
     assert_true(xlb_capacity_watch_check(&w, s, 2, small, sizeof(small)));
     assert_int_equal(strlen(small), sizeof(small) - 1);
 }
