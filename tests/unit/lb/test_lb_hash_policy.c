@@ -62,8 +62,8 @@ static void case_fini(struct hash_case *c)
 static uint64_t request_hash(struct hash_case *c, const struct xlb_route_field *fields,
                              uint32_t n_fields)
 {
-    struct xlb_route_request http = {.path = "/", .path_len = 1, .fields = fields,
-                                     .n_fields = n_fields};
+    struct xlb_route_request http = {
+        .path = "/", .path_len = 1, .fields = fields, .n_fields = n_fields};
     struct xlb_lb_request request = {.http = &http};
     bool hashed = false;
     uint64_t hash = xlb_lb_request_hash(&c->vip, 0, &request, &c->worker, &hashed);
@@ -76,7 +76,10 @@ static uint64_t xxh(const char *s)
     return XXH64(s, strlen(s), 0);
 }
 
-#define FIELD(n, v) {.name = n, .value = v, .name_len = sizeof(n) - 1, .value_len = sizeof(v) - 1}
+#define FIELD(n, v)                                                                                \
+    {                                                                                              \
+        .name = n, .value = v, .name_len = sizeof(n) - 1, .value_len = sizeof(v) - 1               \
+    }
 
 /* "\2:\1" swaps the two groups: "user-42-eu" hashes as "eu:42". */
 static void groups_in_substitution(void **state)

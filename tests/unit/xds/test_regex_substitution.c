@@ -79,8 +79,7 @@ static void pcre2_produces_what_re2_would(void **state)
 {
     (void)state;
     /* Groups swapped, every match replaced. */
-    assert_rewrites("(\\w+)@(\\w+)", "\\2.\\1", "alice@example bob@test",
-                    "example.alice test.bob");
+    assert_rewrites("(\\w+)@(\\w+)", "\\2.\\1", "alice@example bob@test", "example.alice test.bob");
     /* "$1" in RE2 is two literal characters. */
     assert_rewrites("user-(\\d+)", "$1=\\1", "user-42", "$1=42");
     /* "\10" is group 1 followed by '0'. */
