@@ -192,6 +192,8 @@ static const struct xlb_config_key section_keys[] = {
     {.name = "eal", .read = read_eal},
     XLB_CONFIG_UINT("workers", struct xlb_bootstrap, workers, 1, XLB_MAX_WORKERS),
     {.name = "control_socket", .read = read_control_socket},
+    XLB_CONFIG_UINT("control_idle_timeout_ms", struct xlb_bootstrap, control_idle_timeout_ms, 100,
+                    86400000),
     XLB_CONFIG_UINT("worker_idle_sleep_us", struct xlb_bootstrap, worker_idle_sleep_us, 0, 100000),
     XLB_CONFIG_UINT("mbuf_pool_size", struct xlb_bootstrap, mbuf_pool_size, 1023, 1 << 24),
     XLB_CONFIG_UINT("flows_per_worker", struct xlb_bootstrap, flows_per_worker, 1024, 1 << 24),
@@ -240,6 +242,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->l7_connections_per_worker = XLB_L7_CONNECTIONS_AUTO;
     out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;
+    out->control_idle_timeout_ms = XLB_DEFAULT_CONTROL_IDLE_MS;
     snprintf(out->control_socket, sizeof(out->control_socket), "%s", XLB_DEFAULT_CONTROL_SOCKET);
     unsigned errors_before = errs->n + errs->dropped;
 

@@ -213,6 +213,9 @@ struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const 
         .max_input = XLB_REQUEST_MAX,
         .max_clients = XLB_SOCKET_CLIENTS,
         .busy_reply = "{\"ok\":false,\"error\":\"too many control clients\"}\n",
+        /* One reply of the largest size, and a little: beyond it the client is not reading. */
+        .max_output = XLB_REPLY_MAX + XLB_REQUEST_MAX,
+        .idle_timeout_ms = XLB_CONTROL_IDLE_DEFAULT_MS,
     };
     sock->server = xlb_stream_server_open(loop, fd, &handlers, sock);
     if (sock->server == NULL) {
@@ -222,6 +225,11 @@ struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const 
     }
     XLB_LOG(INFO, SOCKET, "control socket %s", path);
     return sock;
+}
+
+struct xlb_stream_server *xlb_control_socket_server(struct xlb_control_socket *sock)
+{
+    return sock->server;
 }
 
 void xlb_control_socket_close(struct xlb_control_socket *sock)
