@@ -20,6 +20,8 @@ struct xlb_stream_client {
     bool held;               /* a reply comes later: input waits (xlb_stream_client_hold) */
     bool eof;                /* the client sent its last byte while held */
     uint64_t last_active_ms; /* the last byte read or written (accept counts) */
+    bool has_peer;           /* a Unix socket: peer holds its credentials */
+    struct xlb_peer_cred peer;
 };
 
 struct xlb_stream_server {
@@ -178,6 +180,30 @@ static void refuse(const struct xlb_stream_server *s, int fd)
     close(fd);
 }
 
+/* Credentials are taken once, at accept: what the peer was when it connected is what the
+ * kernel vouches for. */
+static void read_peer(struct xlb_stream_client *c)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred))
+        return;
+    c->has_peer = true;
+    c->peer.uid = cred.uid;
+    c->peer.gid = cred.gid;
+    socklen_t groups_len = sizeof(c->peer.groups);
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, c->peer.groups, &groups_len) == 0)
+        c->peer.n_groups = (unsigned)(groups_len / sizeof(gid_t));
+}
+
+bool xlb_stream_client_peer(const struct xlb_stream_client *c, struct xlb_peer_cred *out)
+{
+    if (!c->has_peer)
+        return false;
+    *out = c->peer;
+    return true;
+}
+
 /*
  * When every slot is taken, the client idle longest (no reply being prepared for it, nothing
  * queued) makes room: idle connections cannot keep out a scrape or an operator's command.
@@ -222,6 +248,7 @@ static void adopt(struct xlb_stream_server *s, int fd)
     c->fd = fd;
     c->server = s;
     c->last_active_ms = xlb_now_ms();
+    read_peer(c);
     s->clients[slot] = c;
 }
 

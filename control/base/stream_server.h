@@ -8,7 +8,9 @@
 #define XLB_STREAM_SERVER_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "event_loop.h"
 
@@ -61,6 +63,19 @@ int xlb_stream_client_send(struct xlb_stream_client *client, const char *data, s
 /* Close once every queued byte is written. */
 void xlb_stream_client_close_after_send(struct xlb_stream_client *client);
 size_t xlb_stream_client_queued(const struct xlb_stream_client *client);
+
+/*
+ * The peer's credentials, taken when it connected (SO_PEERCRED, SO_PEERGROUPS): false for a
+ * socket that has none (TCP). groups holds up to XLB_PEER_GROUPS supplementary groups.
+ */
+#define XLB_PEER_GROUPS 64
+struct xlb_peer_cred {
+    uid_t uid;
+    gid_t gid;
+    unsigned n_groups;
+    gid_t groups[XLB_PEER_GROUPS];
+};
+bool xlb_stream_client_peer(const struct xlb_stream_client *client, struct xlb_peer_cred *out);
 
 /*
  * Hold a client whose last request is answered later: its further input stays buffered,

@@ -7,6 +7,7 @@
 #define XLB_BOOTSTRAP_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -94,6 +95,8 @@ struct xlb_bootstrap {
     cJSON *static_resources;             /* owned copy, or NULL; parsed by the xDS layer */
     bool metrics_enabled;                /* serve /metrics over HTTP on metrics_listen */
     struct xlb_host_port metrics_listen; /* a loopback address */
+    bool control_socket_has_group;       /* control_socket_group given */
+    gid_t control_socket_group;          /* may connect and change state */
     unsigned control_idle_timeout_ms;    /* control socket and metrics clients */
     unsigned metrics_max_series;         /* per-entity series cap (neighbours, endpoints) */
 };

@@ -7,6 +7,7 @@
 #define XLB_CONTROL_SOCKET_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
@@ -31,6 +32,20 @@ bool xlb_control_socket_in_use(const char *path);
 struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const char *path,
                                                    xlb_request_handler handler, void *arg);
 void xlb_control_socket_close(struct xlb_control_socket *sock);
+
+/*
+ * Let group gid connect (the socket file becomes 0660, group gid) and change state. Returns 0,
+ * or -1 (logged) when the file cannot be changed.
+ */
+int xlb_control_socket_allow_group(struct xlb_control_socket *sock, gid_t gid);
+
+/*
+ * Whether the client whose request is being handled may run a command that changes state:
+ * root, the socket's owner (xlbd's user) or a member of the allowed group (primary or
+ * supplementary, as the kernel reported at connect). When not, why says who may.
+ */
+bool xlb_control_socket_may_change_state(const struct xlb_control_socket *sock, char *why,
+                                         size_t why_len);
 
 /* The stream server under the socket: its limits' counters, its idle timeout. */
 struct xlb_stream_server *xlb_control_socket_server(struct xlb_control_socket *sock);

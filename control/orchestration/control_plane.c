@@ -220,6 +220,9 @@ static int start_services(struct xlb_control_plane *cp)
     cp->flows = xlb_flows_create(cp->shared, cp->loop);
     cp->socket =
         xlb_control_socket_open(cp->loop, cp->bootstrap.control_socket, xlb_commands_execute, cp);
+    if (cp->socket != NULL && cp->bootstrap.control_socket_has_group &&
+        xlb_control_socket_allow_group(cp->socket, cp->bootstrap.control_socket_group) != 0)
+        return -1;
     if (cp->socket != NULL)
         xlb_stream_server_set_idle_timeout(xlb_control_socket_server(cp->socket),
                                            cp->bootstrap.control_idle_timeout_ms);

@@ -144,3 +144,16 @@ for case in "127.0.0.1:18000 insecure" "[::1]:18000 insecure" "localhost:18000 i
     [ -z "$err" ] || { echo "FAIL: $case warned: $err"; exit 1; }
 done
 echo "ok - --check warns about insecure credentials towards a server off loopback, only then"
+
+# control_socket_group names a group of this host; an unknown one is a configuration error.
+python3 - "$SRC/tools/demo/bootstrap.json" >"$dir/group.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["xlb"]["control_socket_group"] = "xlb-no-such-group"
+print(json.dumps(b))
+PY
+rc=0
+out=$("$XLBD" --check --config "$dir/group.json" 2>&1) || rc=$?
+[ $rc -ne 0 ] && grep -qxF 'xlb.control_socket_group: no group "xlb-no-such-group" on this host' <<<"$out" ||
+    { echo "FAIL: unknown control_socket_group (rc $rc): $out"; exit 1; }
+echo "ok - an unknown control_socket_group is reported"

@@ -137,3 +137,45 @@ out=$(limits_client scrape)
 [ "$(closed_count control idle <<<"$out")" -ge 1 ] && [ "$(closed_count metrics idle <<<"$out")" -ge 1 ] ||
     fail "idle closings not counted: $(grep clients_closed <<<"$out")"
 pass "clients idle for control_idle_timeout_ms (1 s) are closed and counted"
+
+# Peer credentials. A client xlbd did not start, made able to connect (the socket and its
+# directory opened up for the test): read-only commands answer, commands that change state
+# are refused with the reason; a member of control_socket_group may run them.
+# The system python3: a per-user interpreter (pyenv) may not be readable by another uid.
+as_peer() { # SETPRIV_ARGS... -- REQUEST_JSON: prints the reply line
+    local args=()
+    while [ "$1" != "--" ]; do args+=("$1"); shift; done
+    shift
+    ip netns exec "$E2E_PREFIX-lb" setpriv "${args[@]}" /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+print(s.makefile("rb").readline().decode().strip())' "$sock" "$1"
+}
+ok_reply() { python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["ok"] else 1)' "$1"; }
+
+chmod o+x "$E2E_DIR"
+chmod 0666 "$sock"
+stranger=(--reuid=nobody --regid=65000 --clear-groups)
+out=$(as_peer "${stranger[@]}" -- '{"command":"status"}')
+ok_reply "$out" || fail "status as nobody: $out"
+out=$(as_peer "${stranger[@]}" -- '{"command":"log"}')
+ok_reply "$out" || fail "log listing as nobody: $out"
+nobody_uid=$(id -u nobody)
+want="{\"ok\":false,\"error\":\"flows_flush changes state: not allowed: uid $nobody_uid is not root or the socket's owner (uid 0)\"}"
+out=$(as_peer "${stranger[@]}" -- '{"command":"flows_flush","args":{"endpoint":"198.18.0.21"}}')
+[ "$out" = "$want" ] || fail "flows_flush as nobody: $out"
+out=$(as_peer "${stranger[@]}" -- '{"command":"log","args":{"component":"all","level":"debug"}}')
+grep -qF '"log changes state: not allowed: uid' <<<"$out" || fail "setting a log level as nobody: $out"
+out=$(as_peer --reuid=0 -- '{"command":"flows_flush","args":{"endpoint":"198.18.0.21"}}')
+ok_reply "$out" || fail "flows_flush as root: $out"
+pass "uid $nobody_uid: status and log listing answer, flows_flush and log levels refused with the reason"
+
+e2e_stop_xlbd
+e2e_edit_config 'c["xlb"]["control_socket_group"] = "nogroup"'
+e2e_start_xlbd
+[ "$(stat -c '%a %G' "$sock")" = "660 nogroup" ] || fail "socket with a group: $(stat -c '%a %G' "$sock")"
+member=(--reuid=nobody --regid=65000 --groups="$(getent group nogroup | cut -d: -f3)")
+out=$(as_peer "${member[@]}" -- '{"command":"flows_flush","args":{"endpoint":"198.18.0.21"}}')
+ok_reply "$out" || fail "flows_flush by a member of control_socket_group: $out"
+pass "control_socket_group: the socket is 0660 nogroup, a member (supplementary group) may flush flows"
