@@ -20,6 +20,7 @@ struct xlb_stream_client {
     bool held;               /* a reply comes later: input waits (xlb_stream_client_hold) */
     bool eof;                /* the client sent its last byte while held */
     uint64_t last_active_ms; /* the last byte read or written (accept counts) */
+    bool dropped;            /* its output passed max_output: nothing more is queued */
     bool has_peer;           /* a Unix socket: peer holds its credentials */
     struct xlb_peer_cred peer;
 };
@@ -52,13 +53,13 @@ static void client_close(struct xlb_stream_client *c)
 int xlb_stream_client_send(struct xlb_stream_client *c, const char *data, size_t len)
 {
     size_t cap = c->server->handlers.max_output;
-    if (c->closing && c->out_len == c->out_sent)
-        return -1; /* already dropped (output cap): nothing more is queued */
+    if (c->dropped)
+        return -1;
     if (cap != 0 && xlb_stream_client_queued(c) + len > cap) {
         /* It does not read: drop what is queued, so that flushing closes it at once. */
         c->server->stats.closed_output++;
         c->out_len = c->out_sent = 0;
-        c->closing = true;
+        c->closing = c->dropped = true;
         return -1;
     }
     char *grown = realloc(c->out, c->out_len + len);
