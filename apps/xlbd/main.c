@@ -104,6 +104,13 @@ static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bo
             fprintf(stderr, "(%u more problems not shown)\n", errs.dropped);
         if (rc == 0 && opts->check)
             printf("%s: configuration is valid\n", opts->config);
+        if (rc == 0 && opts->check) { /* a running xlbd logs them when ADS starts */
+            struct xlb_errors warnings = {0};
+            xlb_xds_plane_warnings(bootstrap, &warnings);
+            for (unsigned i = 0; i < warnings.n; i++)
+                fprintf(stderr, "warning: %s\n", warnings.lines[i]);
+            xlb_errors_free(&warnings);
+        }
     }
     xlb_errors_free(&errs);
     return rc;

@@ -16,9 +16,13 @@ struct xlb_stream_client {
     size_t in_len;
     char *out;
     size_t out_len, out_sent;
-    bool closing; /* close once the output is flushed */
-    bool held;    /* a reply comes later: input waits (xlb_stream_client_hold) */
-    bool eof;     /* the client sent its last byte while held */
+    bool closing;            /* close once the output is flushed */
+    bool held;               /* a reply comes later: input waits (xlb_stream_client_hold) */
+    bool eof;                /* the client sent its last byte while held */
+    uint64_t last_active_ms; /* the last byte read or written (accept counts) */
+    bool dropped;            /* its output passed max_output: nothing more is queued */
+    bool has_peer;           /* a Unix socket: peer holds its credentials */
+    struct xlb_peer_cred peer;
 };
 
 struct xlb_stream_server {
@@ -27,6 +31,8 @@ struct xlb_stream_server {
     struct xlb_stream_handlers handlers;
     void *arg;
     struct xlb_stream_client **clients;
+    struct xlb_stream_server_stats stats;
+    uint64_t sweep; /* the idle sweep's timeout id, 0 when none is armed */
 };
 
 static void client_close(struct xlb_stream_client *c)
@@ -46,6 +52,16 @@ static void client_close(struct xlb_stream_client *c)
 
 int xlb_stream_client_send(struct xlb_stream_client *c, const char *data, size_t len)
 {
+    size_t cap = c->server->handlers.max_output;
+    if (c->dropped)
+        return -1;
+    if (cap != 0 && xlb_stream_client_queued(c) + len > cap) {
+        /* It does not read: drop what is queued, so that flushing closes it at once. */
+        c->server->stats.closed_output++;
+        c->out_len = c->out_sent = 0;
+        c->closing = c->dropped = true;
+        return -1;
+    }
     char *grown = realloc(c->out, c->out_len + len);
     if (grown == NULL) {
         c->closing = true;
@@ -81,6 +97,7 @@ static bool flush_output(struct xlb_stream_client *c)
             return false;
         }
         c->out_sent += (size_t)n;
+        c->last_active_ms = xlb_now_ms();
     }
     if (c->out_sent == c->out_len) {
         c->out_len = c->out_sent = 0;
@@ -105,6 +122,7 @@ static void consume_input(struct xlb_stream_client *c)
         c->in[c->in_len] = '\0';
     }
     if (c->in_len >= s->handlers.max_input && !c->closing && !c->held) {
+        s->stats.closed_overflow++;
         s->handlers.on_overflow(c, s->arg);
         c->closing = true;
         c->in_len = 0;
@@ -127,6 +145,7 @@ static void on_client(int fd, uint32_t events, void *arg)
             return;
         }
         if (n > 0) {
+            c->last_active_ms = xlb_now_ms();
             c->in_len += (size_t)n;
             c->in[c->in_len] = '\0';
             consume_input(c);
@@ -162,11 +181,60 @@ static void refuse(const struct xlb_stream_server *s, int fd)
     close(fd);
 }
 
+/* Credentials are taken once, at accept: what the peer was when it connected is what the
+ * kernel vouches for. */
+static void read_peer(struct xlb_stream_client *c)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred))
+        return;
+    c->has_peer = true;
+    c->peer.uid = cred.uid;
+    c->peer.gid = cred.gid;
+    socklen_t groups_len = sizeof(c->peer.groups);
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, c->peer.groups, &groups_len) == 0)
+        c->peer.n_groups = (unsigned)(groups_len / sizeof(gid_t));
+}
+
+bool xlb_stream_client_peer(const struct xlb_stream_client *c, struct xlb_peer_cred *out)
+{
+    if (!c->has_peer)
+        return false;
+    *out = c->peer;
+    return true;
+}
+
+/*
+ * When every slot is taken, the client idle longest (no reply being prepared for it, nothing
+ * queued) makes room: idle connections cannot keep out a scrape or an operator's command.
+ * Returns its slot, or max_clients when every client is busy.
+ */
+static unsigned evict_oldest_idle(struct xlb_stream_server *s)
+{
+    unsigned oldest = s->handlers.max_clients;
+    for (unsigned i = 0; i < s->handlers.max_clients; i++) {
+        const struct xlb_stream_client *c = s->clients[i];
+        if (c == NULL || c->held || xlb_stream_client_queued(c) > 0)
+            continue;
+        if (oldest == s->handlers.max_clients ||
+            c->last_active_ms < s->clients[oldest]->last_active_ms)
+            oldest = i;
+    }
+    if (oldest < s->handlers.max_clients) {
+        s->stats.evicted++;
+        client_close(s->clients[oldest]);
+    }
+    return oldest;
+}
+
 static void adopt(struct xlb_stream_server *s, int fd)
 {
     unsigned slot = 0;
     while (slot < s->handlers.max_clients && s->clients[slot] != NULL)
         slot++;
+    if (slot == s->handlers.max_clients)
+        slot = evict_oldest_idle(s);
     struct xlb_stream_client *c = slot < s->handlers.max_clients ? calloc(1, sizeof(*c)) : NULL;
     if (c != NULL)
         c->in = malloc(s->handlers.max_input + 1);
@@ -174,11 +242,14 @@ static void adopt(struct xlb_stream_server *s, int fd)
         if (c != NULL)
             free(c->in);
         free(c);
+        s->stats.refused++;
         refuse(s, fd);
         return;
     }
     c->fd = fd;
     c->server = s;
+    c->last_active_ms = xlb_now_ms();
+    read_peer(c);
     s->clients[slot] = c;
 }
 
@@ -193,6 +264,47 @@ static void on_accept(int fd, uint32_t events, void *arg)
             return;
         adopt(s, client_fd);
     }
+}
+
+static void arm_sweep(struct xlb_stream_server *s);
+
+/* Close the clients idle for idle_timeout_ms; runs a few times per timeout. */
+static void sweep_idle(void *arg)
+{
+    struct xlb_stream_server *s = arg;
+    s->sweep = 0;
+    uint64_t now = xlb_now_ms();
+    for (unsigned i = 0; i < s->handlers.max_clients; i++) {
+        struct xlb_stream_client *c = s->clients[i];
+        if (c != NULL && !c->held && now - c->last_active_ms >= s->handlers.idle_timeout_ms) {
+            s->stats.closed_idle++;
+            client_close(c);
+        }
+    }
+    arm_sweep(s);
+}
+
+static void arm_sweep(struct xlb_stream_server *s)
+{
+    if (s->handlers.idle_timeout_ms == 0)
+        return;
+    uint64_t period = s->handlers.idle_timeout_ms / 4;
+    period = period < 50 ? 50 : period > 1000 ? 1000 : period;
+    s->sweep = xlb_loop_add_timeout(s->loop, period, sweep_idle, s);
+}
+
+const struct xlb_stream_server_stats *xlb_stream_server_stats(const struct xlb_stream_server *s)
+{
+    return &s->stats;
+}
+
+void xlb_stream_server_set_idle_timeout(struct xlb_stream_server *s, uint64_t idle_ms)
+{
+    if (s->sweep != 0)
+        xlb_loop_cancel(s->loop, s->sweep);
+    s->sweep = 0;
+    s->handlers.idle_timeout_ms = idle_ms;
+    arm_sweep(s);
 }
 
 struct xlb_stream_server *xlb_stream_server_open(struct xlb_loop *loop, int listen_fd,
@@ -214,6 +326,7 @@ struct xlb_stream_server *xlb_stream_server_open(struct xlb_loop *loop, int list
     s->listen_fd = listen_fd;
     s->handlers = *handlers;
     s->arg = arg;
+    arm_sweep(s);
     return s;
 }
 
@@ -224,6 +337,8 @@ void xlb_stream_server_close(struct xlb_stream_server *s)
     for (unsigned i = 0; i < s->handlers.max_clients; i++)
         if (s->clients[i] != NULL)
             client_close(s->clients[i]);
+    if (s->sweep != 0)
+        xlb_loop_cancel(s->loop, s->sweep);
     xlb_loop_remove_fd(s->loop, s->listen_fd);
     close(s->listen_fd);
     free(s->clients);

@@ -5,6 +5,7 @@
 #include "bootstrap.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,26 @@ static void read_control_socket(const cJSON *xlb, const char *path,
         xlb_json_string(xlb, key->name, path, XLB_OPTIONAL, XLB_SOCKET_PATH_MAX, errs);
     if (socket != NULL)
         snprintf(out->control_socket, sizeof(out->control_socket), "%s", socket);
+}
+
+/* A group name, resolved now: an unknown group is a configuration error --check reports. */
+static void read_control_socket_group(const cJSON *xlb, const char *path,
+                                      const struct xlb_config_key *key, void *ctx,
+                                      struct xlb_errors *errs)
+{
+    struct xlb_bootstrap *out = ctx;
+    const char *name = xlb_json_string(xlb, key->name, path, XLB_OPTIONAL, 256, errs);
+    if (name == NULL)
+        return;
+    const struct group *g = getgrnam(name);
+    if (g == NULL) {
+        char key_path[XLB_PATH_MAX];
+        xlb_path_key(key_path, path, key->name);
+        xlb_errors_add(errs, key_path, "no group \"%s\" on this host", name);
+        return;
+    }
+    out->control_socket_has_group = true;
+    out->control_socket_group = g->gr_gid;
 }
 
 static void read_aggregate_compat(const cJSON *xlb, const char *path,
@@ -192,6 +213,9 @@ static const struct xlb_config_key section_keys[] = {
     {.name = "eal", .read = read_eal},
     XLB_CONFIG_UINT("workers", struct xlb_bootstrap, workers, 1, XLB_MAX_WORKERS),
     {.name = "control_socket", .read = read_control_socket},
+    {.name = "control_socket_group", .read = read_control_socket_group},
+    XLB_CONFIG_UINT("control_idle_timeout_ms", struct xlb_bootstrap, control_idle_timeout_ms, 100,
+                    86400000),
     XLB_CONFIG_UINT("worker_idle_sleep_us", struct xlb_bootstrap, worker_idle_sleep_us, 0, 100000),
     XLB_CONFIG_UINT("worker_stall_ms", struct xlb_bootstrap, worker_stall_ms, 100, 600000),
     XLB_CONFIG_UINT("mbuf_pool_size", struct xlb_bootstrap, mbuf_pool_size, 1023, 1 << 24),
@@ -242,6 +266,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->l7_connections_per_worker = XLB_L7_CONNECTIONS_AUTO;
     out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;
+    out->control_idle_timeout_ms = XLB_DEFAULT_CONTROL_IDLE_MS;
     snprintf(out->control_socket, sizeof(out->control_socket), "%s", XLB_DEFAULT_CONTROL_SOCKET);
     unsigned errors_before = errs->n + errs->dropped;
 

@@ -7,6 +7,7 @@
 #define XLB_BOOTSTRAP_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -25,7 +26,8 @@
 #define XLB_MSS_CLAMP_AUTO           UINT16_MAX /* no limit beyond the ports' MTUs */
 #define XLB_MSS_CLAMP_OFF            0
 #define XLB_DEFAULT_MAX_SERIES       10000
-#define XLB_SOCKET_PATH_MAX          107 /* sizeof(sun_path) - 1 */
+#define XLB_DEFAULT_CONTROL_IDLE_MS  300000 /* 5 min: control socket and metrics clients */
+#define XLB_SOCKET_PATH_MAX          107    /* sizeof(sun_path) - 1 */
 
 enum xlb_channel_creds { XLB_CREDS_INSECURE, XLB_CREDS_TLS };
 
@@ -96,6 +98,9 @@ struct xlb_bootstrap {
     cJSON *static_resources;             /* owned copy, or NULL; parsed by the xDS layer */
     bool metrics_enabled;                /* serve /metrics over HTTP on metrics_listen */
     struct xlb_host_port metrics_listen; /* a loopback address */
+    bool control_socket_has_group;       /* control_socket_group given */
+    gid_t control_socket_group;          /* may connect and change state */
+    unsigned control_idle_timeout_ms;    /* control socket and metrics clients */
     unsigned metrics_max_series;         /* per-entity series cap (neighbours, endpoints) */
 };
 

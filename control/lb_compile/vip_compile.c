@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_policy_compile.h"
 #include "listener_config.h"
 #include "route_compile.h"
-#include "xds_regex.h"
 
 /* A route's cluster name -> its leaves: the cluster itself, or an aggregate's leaf list. */
 static int resolve_target(const struct xlb_dm_vip *vip, const char *name, bool compat,
@@ -35,32 +35,6 @@ static int resolve_target(const struct xlb_dm_vip *vip, const char *name, bool c
     return 0;
 }
 
-static int copy_hash_policy(const struct xlb_hash_policy *in, struct xlb_lb_hash_policy *out,
-                            char *err, size_t err_len)
-{
-    out->kind = in->kind == XLB_HASH_CHANNEL_ID ? XLB_LB_HASH_CHANNEL_ID : XLB_LB_HASH_HEADER;
-    out->terminal = in->terminal;
-    if (in->kind != XLB_HASH_HEADER)
-        return 0;
-    out->header = strdup(in->header_name);
-    if (out->header == NULL)
-        return -ENOMEM;
-    for (char *p = out->header; *p; p++)
-        if (*p >= 'A' && *p <= 'Z')
-            *p = (char)(*p - 'A' + 'a');
-    out->header_len = (uint32_t)strlen(out->header);
-    if (in->regex == NULL)
-        return 0;
-    /* The same compile function validation used, so what was ACKed compiles here. */
-    out->re = xlb_xds_regex_compile(in->regex, false, err, err_len);
-    out->substitution = strdup(in->substitution ? in->substitution : "");
-    if (out->re == NULL || out->substitution == NULL)
-        return -EINVAL;
-    pcre2_jit_compile(out->re, PCRE2_JIT_COMPLETE);
-    out->substitution_len = (uint32_t)strlen(out->substitution);
-    return 0;
-}
-
 /* Hash policies per route, in the route table's order (virtual hosts, then their routes). */
 static int compile_hash_policies(const struct xlb_route_config *rc, struct xlb_lb_vip *v, char *err,
                                  size_t err_len)
@@ -80,7 +54,7 @@ static int compile_hash_policies(const struct xlb_route_config *rc, struct xlb_l
             const struct xlb_route *in = &rc->vhosts[h].routes[r];
             v->route_first_hash[route] = v->n_hash_policies;
             for (size_t p = 0; p < in->n_hash_policies; p++) {
-                int rc_copy = copy_hash_policy(
+                int rc_copy = xlb_hash_policy_compile(
                     &in->hash_policies[p], &v->hash_policies[v->n_hash_policies++], err, err_len);
                 if (rc_copy != 0)
                     return rc_copy;

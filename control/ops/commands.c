@@ -19,7 +19,23 @@
 struct command {
     const char *name;
     cJSON *(*run)(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len);
+    /* Whether this request changes state (NULL: never); only privileged peers may run it
+     * then (xlb_control_socket_may_change_state). */
+    bool (*changes_state)(const cJSON *args);
 };
+
+static bool always(const cJSON *args)
+{
+    (void)args;
+    return true;
+}
+
+/* `log` with arguments sets a level; without, it only lists them. */
+static bool sets_log_level(const cJSON *args)
+{
+    return cJSON_GetObjectItemCaseSensitive(args, "component") != NULL ||
+           cJSON_GetObjectItemCaseSensitive(args, "level") != NULL;
+}
 
 static void add_u64(cJSON *obj, const char *name, uint64_t value)
 {
@@ -386,10 +402,10 @@ static const struct command commands[] = {
     {"endpoints", cmd_endpoints},
     {"simulate", cmd_simulate},
     {"flows", cmd_flows},
-    {"flows_flush", cmd_flows_flush},
+    {"flows_flush", cmd_flows_flush, always},
     {"config_dump", cmd_config_dump},
     {"metrics", cmd_metrics},
-    {"log", cmd_log},
+    {"log", cmd_log, sets_log_level},
     {"help", cmd_help},
     {NULL, NULL},
 };
@@ -415,6 +431,9 @@ cJSON *xlb_commands_execute(const cJSON *request, void *arg)
     if (c == NULL)
         return xlb_reply_error("unknown command \"%.64s\" (try help)", name->valuestring);
     char error[256] = "";
+    if (c->changes_state != NULL && c->changes_state(args) &&
+        !xlb_control_socket_may_change_state(cp->socket, error, sizeof(error)))
+        return xlb_reply_error("%s changes state: not allowed: %s", c->name, error);
     cJSON *result = c->run(cp, args, error, sizeof(error));
     if (result == NULL)
         return xlb_reply_error("%s", error[0] ? error : "out of memory");

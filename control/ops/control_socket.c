@@ -27,6 +27,9 @@ struct xlb_control_socket {
     void *arg;
     struct xlb_stream_client *current; /* whose request the handler is answering */
     struct xlb_reply_later *later;     /* replies still to come */
+    uid_t owner;                       /* who created the socket (xlbd's effective uid) */
+    bool has_group;
+    gid_t group; /* may change state too (xlb_control_socket_allow_group) */
 };
 
 cJSON xlb_reply_later_marker;
@@ -204,6 +207,7 @@ struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const 
         return NULL;
     }
     snprintf(sock->path, sizeof(sock->path), "%s", path);
+    sock->owner = geteuid();
     sock->handler = handler;
     sock->arg = arg;
     const struct xlb_stream_handlers handlers = {
@@ -213,6 +217,9 @@ struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const 
         .max_input = XLB_REQUEST_MAX,
         .max_clients = XLB_SOCKET_CLIENTS,
         .busy_reply = "{\"ok\":false,\"error\":\"too many control clients\"}\n",
+        /* One reply of the largest size, and a little: beyond it the client is not reading. */
+        .max_output = XLB_REPLY_MAX + XLB_REQUEST_MAX,
+        .idle_timeout_ms = XLB_CONTROL_IDLE_DEFAULT_MS,
     };
     sock->server = xlb_stream_server_open(loop, fd, &handlers, sock);
     if (sock->server == NULL) {
@@ -222,6 +229,53 @@ struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const 
     }
     XLB_LOG(INFO, SOCKET, "control socket %s", path);
     return sock;
+}
+
+int xlb_control_socket_allow_group(struct xlb_control_socket *sock, gid_t gid)
+{
+    if (chown(sock->path, (uid_t)-1, gid) != 0 || chmod(sock->path, 0660) != 0) {
+        XLB_LOG(ERR, SOCKET, "cannot give %s to group %u: %s", sock->path, (unsigned)gid,
+                strerror(errno));
+        return -1;
+    }
+    sock->has_group = true;
+    sock->group = gid;
+    return 0;
+}
+
+static bool in_group(const struct xlb_peer_cred *peer, gid_t group)
+{
+    if (peer->gid == group)
+        return true;
+    for (unsigned i = 0; i < peer->n_groups; i++)
+        if (peer->groups[i] == group)
+            return true;
+    return false;
+}
+
+bool xlb_control_socket_may_change_state(const struct xlb_control_socket *sock, char *why,
+                                         size_t why_len)
+{
+    struct xlb_peer_cred peer;
+    if (sock->current == NULL || !xlb_stream_client_peer(sock->current, &peer)) {
+        snprintf(why, why_len, "the client's credentials are unknown");
+        return false;
+    }
+    if (peer.uid == 0 || peer.uid == sock->owner ||
+        (sock->has_group && in_group(&peer, sock->group)))
+        return true;
+    if (sock->has_group)
+        snprintf(why, why_len, "uid %u is not root, the socket's owner (uid %u) or in group %u",
+                 (unsigned)peer.uid, (unsigned)sock->owner, (unsigned)sock->group);
+    else
+        snprintf(why, why_len, "uid %u is not root or the socket's owner (uid %u)",
+                 (unsigned)peer.uid, (unsigned)sock->owner);
+    return false;
+}
+
+struct xlb_stream_server *xlb_control_socket_server(struct xlb_control_socket *sock)
+{
+    return sock->server;
 }
 
 void xlb_control_socket_close(struct xlb_control_socket *sock)

@@ -7,14 +7,18 @@
 #define XLB_CONTROL_SOCKET_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
 #include "event_loop.h"
+#include "stream_server.h"
 
 #define XLB_REQUEST_MAX    (64u * 1024)
 #define XLB_REPLY_MAX      (16u * 1024 * 1024)
 #define XLB_SOCKET_CLIENTS 32
+/* control_idle_timeout_ms when the bootstrap does not set it. */
+#define XLB_CONTROL_IDLE_DEFAULT_MS (5u * 60 * 1000) /* = XLB_DEFAULT_CONTROL_IDLE_MS */
 
 /* Returns a reply object ({"ok": ...}); the socket frees it. */
 typedef cJSON *(*xlb_request_handler)(const cJSON *request, void *arg);
@@ -28,6 +32,23 @@ bool xlb_control_socket_in_use(const char *path);
 struct xlb_control_socket *xlb_control_socket_open(struct xlb_loop *loop, const char *path,
                                                    xlb_request_handler handler, void *arg);
 void xlb_control_socket_close(struct xlb_control_socket *sock);
+
+/*
+ * Let group gid connect (the socket file becomes 0660, group gid) and change state. Returns 0,
+ * or -1 (logged) when the file cannot be changed.
+ */
+int xlb_control_socket_allow_group(struct xlb_control_socket *sock, gid_t gid);
+
+/*
+ * Whether the client whose request is being handled may run a command that changes state:
+ * root, the socket's owner (xlbd's user) or a member of the allowed group (primary or
+ * supplementary, as the kernel reported at connect). When not, why says who may.
+ */
+bool xlb_control_socket_may_change_state(const struct xlb_control_socket *sock, char *why,
+                                         size_t why_len);
+
+/* The stream server under the socket: its limits' counters, its idle timeout. */
+struct xlb_stream_server *xlb_control_socket_server(struct xlb_control_socket *sock);
 
 /*
  * Replies that come later. A handler that cannot answer at once (it waits for the workers, say)

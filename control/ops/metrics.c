@@ -7,7 +7,9 @@
 #include <rte_ethdev.h>
 
 #include "control_plane.h"
+#include "control_socket.h"
 #include "lb_metrics.h"
+#include "metrics_http.h"
 #include "metrics_text.h"
 #include "worker_status.h"
 
@@ -161,6 +163,37 @@ static void lb_families(const struct xlb_control_plane *cp, struct xlb_text *t)
     xlb_lb_metrics_free(&lb);
 }
 
+static void client_limit_samples(struct xlb_text *t, const char *listener,
+                                 const struct xlb_stream_server_stats *s)
+{
+    const struct {
+        const char *reason;
+        uint64_t n;
+    } rows[] = {{"idle", s->closed_idle},
+                {"unread_output", s->closed_output},
+                {"evicted", s->evicted},
+                {"refused", s->refused},
+                {"request_too_long", s->closed_overflow}};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        xlb_text_printf(t,
+                        "xlb_control_clients_closed_total{listener=\"%s\",reason=\"%s\"} "
+                        "%" PRIu64 "\n",
+                        listener, rows[i].reason, rows[i].n);
+}
+
+/* Clients of the control socket and of this listener closed by their limits. */
+static void client_limit_family(const struct xlb_control_plane *cp, struct xlb_text *t)
+{
+    xlb_metrics_family(t, "xlb_control_clients_closed_total", "counter",
+                       "Control socket and metrics clients closed by a limit, by reason.");
+    if (cp->socket != NULL)
+        client_limit_samples(t, "control",
+                             xlb_stream_server_stats(xlb_control_socket_server(cp->socket)));
+    if (cp->metrics_http != NULL)
+        client_limit_samples(t, "metrics",
+                             xlb_stream_server_stats(xlb_metrics_http_server(cp->metrics_http)));
+}
+
 void xlb_metrics_render(const struct xlb_control_plane *cp, struct xlb_text *t)
 {
     xlb_metrics_family(t, "xlb_info", "gauge", "Constant 1, labelled with the version.");
@@ -177,6 +210,7 @@ void xlb_metrics_render(const struct xlb_control_plane *cp, struct xlb_text *t)
     xlb_text_printf(t, "xlb_config_reloads_total{result=\"rejected\"} %" PRIu64 "\n",
                     cp->reload.rejected);
     worker_families(cp, t);
+    client_limit_family(cp, t);
     port_families(cp, t);
     vip_family(cp, t);
     lb_families(cp, t);

@@ -15,6 +15,7 @@
 
 #define XLB_HTTP_REQUEST_MAX 8192
 #define XLB_HTTP_CLIENTS     16
+#define XLB_HTTP_OUTPUT_MAX  (64u * 1024 * 1024)
 
 struct xlb_metrics_http {
     struct xlb_control_plane *cp;
@@ -119,6 +120,8 @@ struct xlb_metrics_http *xlb_metrics_http_open(struct xlb_control_plane *cp,
         .max_clients = XLB_HTTP_CLIENTS,
         .busy_reply = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
                       "Connection: close\r\n\r\n",
+        /* Several expositions at the series cap; beyond it the scraper is not reading. */
+        .max_output = XLB_HTTP_OUTPUT_MAX,
     };
     http->server = xlb_stream_server_open(cp->loop, fd, &handlers, http);
     if (http->server == NULL) {
@@ -127,6 +130,11 @@ struct xlb_metrics_http *xlb_metrics_http_open(struct xlb_control_plane *cp,
     }
     XLB_LOG(INFO, CONTROL, "metrics on http://%s/metrics", where);
     return http;
+}
+
+struct xlb_stream_server *xlb_metrics_http_server(struct xlb_metrics_http *http)
+{
+    return http->server;
 }
 
 void xlb_metrics_http_close(struct xlb_metrics_http *http)

@@ -2,6 +2,7 @@
 #ifndef XLB_METRICS_HTTP_H
 #define XLB_METRICS_HTTP_H
 
+#include "stream_server.h"
 #include "xlb_host_port.h"
 
 struct xlb_control_plane;
@@ -11,5 +12,8 @@ struct xlb_metrics_http;
 struct xlb_metrics_http *xlb_metrics_http_open(struct xlb_control_plane *cp,
                                                const struct xlb_host_port *listen_on);
 void xlb_metrics_http_close(struct xlb_metrics_http *http);
+
+/* The stream server under the listener: its limits' counters, its idle timeout. */
+struct xlb_stream_server *xlb_metrics_http_server(struct xlb_metrics_http *http);
 
 #endif

@@ -265,6 +265,12 @@ static int start_services(struct xlb_control_plane *cp)
     cp->flows = xlb_flows_create(cp->shared, cp->loop);
     cp->socket =
         xlb_control_socket_open(cp->loop, cp->bootstrap.control_socket, xlb_commands_execute, cp);
+    if (cp->socket != NULL && cp->bootstrap.control_socket_has_group &&
+        xlb_control_socket_allow_group(cp->socket, cp->bootstrap.control_socket_group) != 0)
+        return -1;
+    if (cp->socket != NULL)
+        xlb_stream_server_set_idle_timeout(xlb_control_socket_server(cp->socket),
+                                           cp->bootstrap.control_idle_timeout_ms);
     if (cp->flows == NULL || cp->socket == NULL || start_xds(cp) != 0 ||
         xlb_loop_add_timer(cp->loop, XLB_LB_TICK_MS, on_lb_tick, cp) != 0)
         return -1;
@@ -273,6 +279,8 @@ static int start_services(struct xlb_control_plane *cp)
         cp->metrics_http = xlb_metrics_http_open(cp, &cp->bootstrap.metrics_listen);
         if (cp->metrics_http == NULL)
             return -1;
+        xlb_stream_server_set_idle_timeout(xlb_metrics_http_server(cp->metrics_http),
+                                           cp->bootstrap.control_idle_timeout_ms);
     }
     if (xlb_telemetry_register(cp) != 0)
         XLB_LOG(WARNING, CONTROL, "DPDK telemetry commands not registered");

@@ -1,5 +1,6 @@
 #include "xds_plane.h"
 
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,6 +156,11 @@ static int start_ads(struct xlb_xds_plane *x, const struct xlb_bootstrap *b,
     }
     if (config.n_servers == 0)
         return 0;
+    struct xlb_errors warnings = {0};
+    xlb_xds_plane_warnings(b, &warnings);
+    for (unsigned i = 0; i < warnings.n; i++)
+        XLB_LOG(WARNING, XDS, "%s", warnings.lines[i]);
+    xlb_errors_free(&warnings);
     x->ads = xlb_ads_client_create(x->loop, &x->cache, &config, on_ads_change, x);
     if (x->ads == NULL) {
         xlb_errors_add(errs, "xds_servers", "cannot start the ADS client");
@@ -287,6 +293,41 @@ int xlb_xds_plane_check(const struct xlb_bootstrap *b, struct xlb_errors *errs)
     int rc = xlb_static_resources_load(&scratch, b->static_resources, errs);
     xlb_xds_cache_free(&scratch);
     return rc;
+}
+
+/* Whether host (a name or an address literal) stays on this machine: "localhost",
+ * 127.0.0.0/8, ::1 or a v4-mapped 127/8. Any other name may resolve off the machine. */
+static bool host_is_loopback(const char *host)
+{
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (strcmp(host, "localhost") == 0)
+        return true;
+    if (inet_pton(AF_INET, host, &v4) == 1)
+        return (ntohl(v4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, host, &v6) != 1)
+        return false;
+    if (IN6_IS_ADDR_LOOPBACK(&v6))
+        return true;
+    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+}
+
+void xlb_xds_plane_warnings(const struct xlb_bootstrap *b, struct xlb_errors *warnings)
+{
+    for (unsigned i = 0; i < b->n_xds_servers; i++) {
+        const struct xlb_xds_server_config *s = &b->xds_servers[i];
+        struct xlb_grpc_target target;
+        char error[256], path[64];
+        if (s->creds != XLB_CREDS_INSECURE || s->server_uri == NULL ||
+            xlb_grpc_target_parse(s->server_uri, &target, error, sizeof(error)) != 0 ||
+            host_is_loopback(target.host))
+            continue;
+        snprintf(path, sizeof(path), "xds_servers[%u].channel_creds", i);
+        xlb_errors_add(warnings, path,
+                       "insecure credentials towards %s, which is not on loopback: anyone on "
+                       "the path can inject configuration (use \"tls\")",
+                       s->server_uri);
+    }
 }
 
 /* ---- for xlbctl ---- */

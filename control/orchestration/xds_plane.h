@@ -70,6 +70,14 @@ void xlb_xds_plane_tick(struct xlb_xds_plane *x);
 /* For `xlbd --check`: the static resources of a bootstrap, validated as xDS would. */
 int xlb_xds_plane_check(const struct xlb_bootstrap *bootstrap, struct xlb_errors *errs);
 
+/*
+ * Warnings about a bootstrap that is valid but unsafe, one line per xDS server ("path:
+ * message"): insecure channel credentials towards a server that is not on loopback, where
+ * anyone on the path can inject configuration. `xlbd --check` prints them and xlbd logs them
+ * at startup.
+ */
+void xlb_xds_plane_warnings(const struct xlb_bootstrap *bootstrap, struct xlb_errors *warnings);
+
 /* "ready", "stale" (warming or failing, the last complete configuration kept), "warming" or
  * "error". */
 const char *xlb_xds_plane_vip_state(const struct xlb_xds_plane *x, size_t vip);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "regex_substitution.h"
 #include "validate_route_internal.h"
 
 typedef Envoy__Config__Route__V3__RouteAction RouteAction;
@@ -66,6 +67,16 @@ static int read_header_policy(struct xv_ctx *ctx, const char *path,
     }
     if (!xv_regex_check(ctx, child, pattern->regex, false))
         return -1;
+    /* Stored as written (RE2); checked here so that what is ACKed translates when compiled. */
+    char reason[128];
+    char *pcre2_sub =
+        xlb_regex_substitution_from_re2(h->regex_rewrite->substitution, reason, sizeof(reason));
+    if (pcre2_sub == NULL) {
+        xv_key(child, hpath, "regex_rewrite.substitution");
+        xv_error(ctx, child, "%s", reason);
+        return -1;
+    }
+    free(pcre2_sub);
     out->regex = xv_strdup(ctx, child, pattern->regex);
     out->substitution = xv_strdup(ctx, child, h->regex_rewrite->substitution);
     return out->regex != NULL && out->substitution != NULL ? 1 : -1;

@@ -131,3 +131,43 @@ rc=0
 "$XLBD" >/dev/null 2>&1 || rc=$?
 [ $rc -eq 2 ] || { echo "FAIL: no --config gave $rc"; exit 1; }
 echo "ok - usage errors exit 2"
+
+# Issue 21: insecure channel credentials towards a server off loopback are valid (gRPC allows
+# them) but let anyone on the path inject configuration: --check warns on stderr, naming the
+# server; loopback and TLS servers give no warning.
+with_server() { # URI CREDS_TYPE OUT
+    python3 - "$SRC/tools/demo/bootstrap.json" "$1" "$2" >"$3" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["xds_servers"] = [{"server_uri": sys.argv[2], "channel_creds": [{"type": sys.argv[3]}]}]
+b.setdefault("node", {"id": "check-test"})
+print(json.dumps(b))
+PY
+}
+with_server 198.18.0.1:18000 insecure "$dir/insecure.json"
+err=$("$XLBD" --check --config "$dir/insecure.json" 2>&1 >/dev/null) ||
+    { echo "FAIL: insecure remote server made the file invalid: $err"; exit 1; }
+want='warning: xds_servers[0].channel_creds: insecure credentials towards 198.18.0.1:18000, which is not on loopback: anyone on the path can inject configuration (use "tls")'
+grep -qxF "$want" <<<"$err" || { echo "FAIL: no insecure warning: $err"; exit 1; }
+for case in "127.0.0.1:18000 insecure" "[::1]:18000 insecure" "localhost:18000 insecure" \
+    "198.18.0.1:18000 tls"; do
+    read -r uri creds <<<"$case"
+    with_server "$uri" "$creds" "$dir/quiet.json"
+    err=$("$XLBD" --check --config "$dir/quiet.json" 2>&1 >/dev/null) ||
+        { echo "FAIL: $case made the file invalid: $err"; exit 1; }
+    [ -z "$err" ] || { echo "FAIL: $case warned: $err"; exit 1; }
+done
+echo "ok - --check warns about insecure credentials towards a server off loopback, only then"
+
+# control_socket_group names a group of this host; an unknown one is a configuration error.
+python3 - "$SRC/tools/demo/bootstrap.json" >"$dir/group.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["xlb"]["control_socket_group"] = "xlb-no-such-group"
+print(json.dumps(b))
+PY
+rc=0
+out=$("$XLBD" --check --config "$dir/group.json" 2>&1) || rc=$?
+[ $rc -ne 0 ] && grep -qxF 'xlb.control_socket_group: no group "xlb-no-such-group" on this host' <<<"$out" ||
+    { echo "FAIL: unknown control_socket_group (rc $rc): $out"; exit 1; }
+echo "ok - an unknown control_socket_group is reported"

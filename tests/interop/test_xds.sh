@@ -375,4 +375,59 @@ wait_until 80 0.25 tls_failed || fail "a server signed by another CA was not ref
 [ "$(vip_state 0)" != ready ] || fail "configuration accepted from an unverified server"
 pass "TLS: a server the configured CA did not sign is refused, with OpenSSL's reason in xlbctl xds"
 kill -TERM "$XLBD_PID"; wait "$XLBD_PID" || fail "xlbd did not exit cleanly"
+
+# Issue 21: a server certificate the test CA signed, but for another name, and one that has
+# expired. Each is refused, with OpenSSL's reason as the stream's last error in xlbctl xds.
+server_cert() { # NAME SAN [START END]: a server certificate signed by the test CA
+    local d="$DIR/ca/$1"
+    mkdir -p "$d"
+    : >"$d/index.txt"
+    echo 01 >"$d/serial"
+    cat >"$d/ca.cnf" <<CNF
+[ca]
+default_ca = test_ca
+[test_ca]
+database = $d/index.txt
+new_certs_dir = $d
+serial = $d/serial
+default_md = sha256
+default_days = 30
+policy = any
+[any]
+commonName = supplied
+[server]
+basicConstraints = CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = $2
+CNF
+    openssl req -new -newkey rsa:2048 -nodes -keyout "$d/server.key" -out "$d/server.csr" \
+        -subj "/CN=$1" 2>/dev/null
+    # openssl ca takes explicit validity dates (OpenSSL 3.0's x509 has no -not_after).
+    openssl ca -batch -notext -config "$d/ca.cnf" -cert "$DIR/ca/ca.crt" -keyfile "$DIR/ca/ca.key" \
+        -extensions server -in "$d/server.csr" -out "$d/server.crt" \
+        ${3:+-startdate "$3" -enddate "$4"} 2>/dev/null || fail "openssl ca for $1"
+}
+tls_refused_with() { # CERT_DIR REASON
+    kill "$tls_PID"; wait "$tls_PID" 2>/dev/null || true
+    ip netns exec "$NS" node "$HERE/xds-server/server.js" --host 127.0.0.1 --port 0 --control-port 0 \
+        --tls-cert "$1/server.crt" --tls-key "$1/server.key" --quiet >"$DIR/tls.out" 2>&1 &
+    tls_PID=$!
+    PIDS+=($tls_PID)
+    wait_until 100 0.1 grep -q '^READY' "$DIR/tls.out" || fail "TLS server ($1) did not start"
+    tls_XDS=$(sed -n 's/^READY xds=\([0-9]*\) control=.*/\1/p' "$DIR/tls.out")
+    CREDS_JSON="[{\"type\": \"tls\", \"config\": {\"ca_certificate_file\": \"$DIR/ca/ca.crt\"}}]" \
+        write_bootstrap "$tls_XDS"
+    start_xlbd
+    refused_for() { xlbctl --json xds | grep -qF "certificate verification failed: $2"; }
+    wait_until 80 0.25 refused_for "$@" || fail "not refused with \"$2\": $(xlbctl xds)"
+    [ "$(vip_state 0)" != ready ] || fail "configuration accepted from a server refused for $2"
+    kill -TERM "$XLBD_PID"; wait "$XLBD_PID" || fail "xlbd did not exit cleanly"
+}
+server_cert wrong-name "DNS:xds.wrong.example"
+tls_refused_with "$DIR/ca/wrong-name" "IP address mismatch"
+pass "TLS: a certificate for another name is refused (IP address mismatch, in xlbctl xds)"
+server_cert expired "DNS:localhost,IP:127.0.0.1,IP:::1" 20200101000000Z 20200201000000Z
+tls_refused_with "$DIR/ca/expired" "certificate has expired"
+pass "TLS: an expired certificate is refused (certificate has expired, in xlbctl xds)"
 pass "clean exit"

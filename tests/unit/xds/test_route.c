@@ -539,6 +539,16 @@ static void hash_regex_rewrite_invalid(void **state)
                    "parenthesis)");
 }
 
+/* RE2 refuses a rewrite with "\\x" for x not a digit or '\\': NACKed, naming the place. */
+static void hash_regex_rewrite_bad_substitution(void **state)
+{
+    rt_expect_nack(HASHING("{\"header\":{\"header_name\":\"h\",\"regex_rewrite\":{\"pattern\":{"
+                           "\"regex\":\"(a)\"},\"substitution\":\"x\\\\n\"}}}"),
+                   "route_configuration \"r\": virtual_hosts[0].routes[0].route.hash_policy[0]."
+                   "header.regex_rewrite.substitution: invalid rewrite: '\\' must be followed by "
+                   "a digit or '\\' (at offset 1)");
+}
+
 static void max_stream_duration_prefers_header_max(void **state)
 {
     struct xlb_route_config cfg;
@@ -616,6 +626,7 @@ int main(void)
         cmocka_unit_test(hash_regex_rewrite_pattern_required),
         cmocka_unit_test(hash_regex_rewrite_regex_required),
         cmocka_unit_test(hash_regex_rewrite_invalid),
+        cmocka_unit_test(hash_regex_rewrite_bad_substitution),
         cmocka_unit_test(max_stream_duration_prefers_header_max),
         cmocka_unit_test(max_stream_duration_plain),
         cmocka_unit_test(max_stream_duration_invalid),
