@@ -165,8 +165,8 @@ static xlb_verdict send_backend_syn(struct xlb_burst_ctx *ctx, const struct xlb_
         .has_ts = opts->has_ts,
         .tsval = o->tsval,
     };
-    uint32_t len = write_header(tcp, RTE_TCP_SYN_FLAG, client_isn, 0,
-                                rte_be_to_cpu_16(tcp->rx_win), &syn, true);
+    uint32_t len = write_header(tcp, RTE_TCP_SYN_FLAG, client_isn, 0, rte_be_to_cpu_16(tcp->rx_win),
+                                &syn, true);
     if (!xlb_frame_set_l3_len(frame, xlb_egress_set_tcp_len(p, len)))
         return XLB_DROP_TCP_MALFORMED;
     return xlb_nat_send_from_client(ctx, snap, frame, p, len, f);
@@ -223,8 +223,8 @@ static xlb_verdict early_reset(struct xlb_burst_ctx *ctx, const struct xlb_snaps
                                struct xlb_flow *f)
 {
     struct xlb_tcp_opts none = {0};
-    uint32_t len = write_header(p->tcp, RTE_TCP_RST_FLAG, rte_be_to_cpu_32(p->tcp->sent_seq), 0,
-                                0, &none, false);
+    uint32_t len = write_header(p->tcp, RTE_TCP_RST_FLAG, rte_be_to_cpu_32(p->tcp->sent_seq), 0, 0,
+                                &none, false);
     if (!xlb_frame_set_l3_len(frame, xlb_egress_set_tcp_len(p, len)))
         return XLB_DROP_TCP_MALFORMED;
     return xlb_nat_send_from_client(ctx, snap, frame, p, len, f);
@@ -255,8 +255,8 @@ xlb_verdict xlb_nat_proxy_from_client(struct xlb_burst_ctx *ctx, const struct xl
         }
         return XLB_DROP_SYN_PROXY_BACKEND_PENDING;
     }
-    struct xlb_seq_shift shift = {.ack = -side->seq_add, .sack = -side->seq_add,
-                                  .tsecr = -side->ts_add};
+    struct xlb_seq_shift shift = {
+        .ack = -side->seq_add, .sack = -side->seq_add, .tsecr = -side->ts_add};
     if (!xlb_seq_shift_segment(tcp, &shift))
         return XLB_DROP_TCP_MALFORMED;
     return xlb_nat_send_from_client(ctx, snap, frame, p, tcp_len, f);
@@ -276,7 +276,7 @@ static xlb_verdict absorb_syn_ack(struct xlb_burst_ctx *ctx, const struct xlb_sn
         return XLB_DROP_TCP_OUT_OF_WINDOW;
     union proxy_side *side = side_of(ctx->flows, f);
     uint32_t backend_isn = rte_be_to_cpu_32(tcp->sent_seq);
-    side->seq_add -= backend_isn;                     /* cookie ISN - backend ISN */
+    side->seq_add -= backend_isn;                         /* cookie ISN - backend ISN */
     side->ts_add = o.has_ts ? side->ts_add - o.tsval : 0; /* xlb's TSval - the backend's */
     uint8_t ws = f->window.wscale[XLB_FLOW_FROM_CLIENT];
     ws = ws == XLB_FLOW_WSCALE_NONE ? 0 : ws;
