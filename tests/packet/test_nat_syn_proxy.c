@@ -126,9 +126,8 @@ static struct pkt sent(struct nat_fixture *n, const struct rte_ether_addr *to_ma
         .window = ntohs(tcp->rx_win),
     };
     uint32_t hlen = (uint32_t)(tcp->data_off >> 4) * 4;
-    assert_int_equal(xlb_tcp_options_parse((const uint8_t *)(tcp + 1), hlen - sizeof(*tcp),
-                                           &p.opts),
-                     0);
+    assert_int_equal(
+        xlb_tcp_options_parse((const uint8_t *)(tcp + 1), hlen - sizeof(*tcp), &p.opts), 0);
     *payload_len = rte_be_to_cpu_16(ip->total_length) - sizeof(*ip) - hlen;
     return p;
 }
@@ -151,8 +150,8 @@ static const struct xlb_tcp_opts client_syn_opts = {
 static struct pkt cookie_handshake(struct nat_fixture *n, uint32_t client_isn)
 {
     n->f->snap->l4_syn_proxy = true;
-    struct pkt syn = {FIX_PEER4, FIX_VIP4, CLIENT_PORT, VIP_PORT, RTE_TCP_SYN_FLAG,
-                      client_isn, 0,         29200,       client_syn_opts, NULL};
+    struct pkt syn = {FIX_PEER4,  FIX_VIP4, CLIENT_PORT, VIP_PORT,        RTE_TCP_SYN_FLAG,
+                      client_isn, 0,        29200,       client_syn_opts, NULL};
     uint64_t cookies = event(n, XLB_EVENT_SYN_PROXY_COOKIES_SENT);
     assert_int_equal(send_pkt(n, &syn, false), 1);
     size_t plen;
@@ -175,8 +174,8 @@ static struct pkt cookie_handshake(struct nat_fixture *n, uint32_t client_isn)
  * options. Returns the client's ACK. */
 static struct pkt proxy_opens(struct nat_fixture *n, const struct pkt *sa, uint32_t client_isn)
 {
-    struct pkt ack = {FIX_PEER4, FIX_VIP4, CLIENT_PORT, VIP_PORT, RTE_TCP_ACK_FLAG,
-                      client_isn + 1, sa->seq + 1, 229};
+    struct pkt ack = {FIX_PEER4,        FIX_VIP4,       CLIENT_PORT, VIP_PORT,
+                      RTE_TCP_ACK_FLAG, client_isn + 1, sa->seq + 1, 229};
     ack.opts.has_ts = true;
     ack.opts.tsval = CLIENT_TSVAL + 1;
     ack.opts.tsecr = sa->opts.tsval;
@@ -202,8 +201,9 @@ static struct pkt proxy_opens(struct nat_fixture *n, const struct pkt *sa, uint3
  * the client. */
 static void backend_answers(struct nat_fixture *n, uint32_t client_isn, uint32_t backend_isn)
 {
-    struct pkt sa = {BACKEND4, SNAT4, VIP_PORT, PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
-                     backend_isn, client_isn + 1, 65535};
+    struct pkt sa = {
+        BACKEND4,    SNAT4,          VIP_PORT, PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
+        backend_isn, client_isn + 1, 65535};
     sa.opts = (struct xlb_tcp_opts){.mss = 1460,
                                     .has_wscale = true,
                                     .wscale = 9,
@@ -236,11 +236,11 @@ static void connection_through_the_proxy(struct nat_fixture *n, uint32_t client_
     backend_answers(n, client_isn, backend_isn);
 
     /* Backend data: seq into the cookie's space, TSval onto xlb's clock, window rescaled. */
-    struct pkt data = {BACKEND4,        SNAT4,           VIP_PORT, PORT_BASE,
-                       RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
-                       backend_isn + 1, client_isn + 1, 100};
-    data.opts = (struct xlb_tcp_opts){.has_ts = true, .tsval = BACKEND_TSVAL + 45,
-                                      .tsecr = CLIENT_TSVAL + 1};
+    struct pkt data = {
+        BACKEND4,        SNAT4,          VIP_PORT, PORT_BASE, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+        backend_isn + 1, client_isn + 1, 100};
+    data.opts = (struct xlb_tcp_opts){
+        .has_ts = true, .tsval = BACKEND_TSVAL + 45, .tsecr = CLIENT_TSVAL + 1};
     data.payload = "0123456789";
     assert_int_equal(send_pkt(n, &data, true), 1);
     size_t plen;
@@ -256,9 +256,9 @@ static void connection_through_the_proxy(struct nat_fixture *n, uint32_t client_
 
     /* Client data with a SACK of backend bytes: ack, SACK edges and TSecr back to the
      * backend's space; its seq is the backend's already. */
-    struct pkt cdata = {FIX_PEER4,      FIX_VIP4,        CLIENT_PORT, VIP_PORT,
-                        RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
-                        client_isn + 1, cookie + 1 + 10, 300};
+    struct pkt cdata = {
+        FIX_PEER4,      FIX_VIP4,        CLIENT_PORT, VIP_PORT, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+        client_isn + 1, cookie + 1 + 10, 300};
     cdata.opts = (struct xlb_tcp_opts){.has_ts = true,
                                        .tsval = CLIENT_TSVAL + 2,
                                        .tsecr = our_ts + 45,
@@ -280,11 +280,11 @@ static void connection_through_the_proxy(struct nat_fixture *n, uint32_t client_
     assert_int_equal(plen, 5);
 
     /* The backend closes: its FIN reaches the client in the cookie's space. */
-    struct pkt fin = {BACKEND4,         SNAT4,          VIP_PORT, PORT_BASE,
-                      RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG,
-                      backend_isn + 11, client_isn + 6, 100};
-    fin.opts = (struct xlb_tcp_opts){.has_ts = true, .tsval = BACKEND_TSVAL + 50,
-                                     .tsecr = CLIENT_TSVAL + 2};
+    struct pkt fin = {
+        BACKEND4,         SNAT4,          VIP_PORT, PORT_BASE, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG,
+        backend_isn + 11, client_isn + 6, 100};
+    fin.opts = (struct xlb_tcp_opts){
+        .has_ts = true, .tsval = BACKEND_TSVAL + 50, .tsecr = CLIENT_TSVAL + 2};
     assert_int_equal(send_pkt(n, &fin, true), 1);
     out = sent(n, &peer_mac, &plen);
     assert_int_equal(out.flags, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG);
@@ -292,9 +292,14 @@ static void connection_through_the_proxy(struct nat_fixture *n, uint32_t client_
     assert_int_equal(client_flow(n, FIX_PEER4, CLIENT_PORT)->state, XLB_FLOW_CLOSING);
 
     /* The client resets: its ACK number goes back to the backend's space. */
-    struct pkt rst = {FIX_PEER4,      FIX_VIP4,        CLIENT_PORT, VIP_PORT,
+    struct pkt rst = {FIX_PEER4,
+                      FIX_VIP4,
+                      CLIENT_PORT,
+                      VIP_PORT,
                       RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG,
-                      client_isn + 6, cookie + 12,     0};
+                      client_isn + 6,
+                      cookie + 12,
+                      0};
     assert_int_equal(send_pkt(n, &rst, false), 1);
     out = sent(n, &backend_mac, &plen);
     assert_int_equal(out.flags, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG);
@@ -318,8 +323,8 @@ static void bad_cookie_is_dropped(void **state)
 {
     struct nat_fixture *n = *state;
     struct pkt sa = cookie_handshake(n, SEQ_CLIENT);
-    struct pkt ack = {FIX_PEER4, FIX_VIP4, CLIENT_PORT, VIP_PORT, RTE_TCP_ACK_FLAG,
-                      SEQ_CLIENT + 1, sa.seq + 1 + 64, 229};
+    struct pkt ack = {FIX_PEER4,        FIX_VIP4,       CLIENT_PORT,     VIP_PORT,
+                      RTE_TCP_ACK_FLAG, SEQ_CLIENT + 1, sa.seq + 1 + 64, 229};
     ack.opts.has_ts = true;
     ack.opts.tsval = CLIENT_TSVAL + 1;
     ack.opts.tsecr = sa.opts.tsval;
@@ -349,9 +354,9 @@ static void backend_refuses(void **state)
     assert_int_equal(plen, 0);
     assert_int_equal(event(n, XLB_EVENT_SYN_PROXY_BACKEND_SYN_RETRANSMITS), 1);
 
-    struct pkt rst = {BACKEND4,        SNAT4,          VIP_PORT, PORT_BASE,
-                      RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG,
-                      0,               SEQ_CLIENT + 1, 0};
+    struct pkt rst = {
+        BACKEND4, SNAT4,          VIP_PORT, PORT_BASE, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG,
+        0,        SEQ_CLIENT + 1, 0};
     assert_int_equal(send_pkt(n, &rst, true), 1);
     struct pkt out = sent(n, &peer_mac, &plen);
     assert_string_equal(out.src, FIX_VIP4);
