@@ -172,16 +172,23 @@ static xlb_verdict send_backend_syn(struct xlb_burst_ctx *ctx, const struct xlb_
     return xlb_nat_send_from_client(ctx, snap, frame, p, len, f);
 }
 
-/* A valid cookie: the pick, the flow, the backend SYN. */
+/* A valid cookie: the pick, the flow, the backend SYN; a RST to the client when the pick or
+ * the flow fails. */
 static xlb_verdict accept_ack(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                              struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                              struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                               const struct xlb_flow_key *key, const struct xlb_vip_view *vip,
                               const struct xlb_tcp_opts *o, const struct xlb_syn_cookie_opts *opts)
 {
     struct xlb_flow *f = NULL;
     xlb_verdict verdict = xlb_nat_new_flow(ctx, snap, frame, p, key, vip, 0, false, &f);
-    if (verdict != XLB_VERDICT_TX)
-        return verdict;
+    if (verdict != XLB_VERDICT_TX) {
+        /* The client believes it is connected and may wait for the server to speak: dropping
+         * its ACK would leave it hanging (a pure ACK is never sent again), so it is told at
+         * once with a RST. The frame leaves as that RST: it is counted as a backend failure,
+         * not as a drop (each packet ends one way). */
+        ctx->stats->events[XLB_EVENT_SYN_PROXY_BACKEND_FAILURES]++;
+        return xlb_egress_reset_reply(ctx, snap, frame, p, tcp_len);
+    }
     f->kind = XLB_FLOW_KIND_NAT_PROXY;
     return send_backend_syn(ctx, snap, frame, p, f, o, opts);
 }
@@ -200,7 +207,7 @@ xlb_verdict xlb_nat_proxy_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_sn
     struct xlb_syn_cookie_opts opts;
     if (cookie_valid(ctx, p->tcp, key, &o, &opts)) {
         ctx->stats->events[XLB_EVENT_SYN_PROXY_VALID_ACKS]++;
-        return accept_ack(ctx, snap, frame, p, key, vip, &o, &opts);
+        return accept_ack(ctx, snap, frame, p, tcp_len, key, vip, &o, &opts);
     }
     ctx->stats->events[XLB_EVENT_SYN_PROXY_INVALID_ACKS]++;
     /* Not a handshake of ours: a connection this process lost may still be picked up (a VIP
