@@ -45,7 +45,6 @@
     X(FLOW_OTHER_WORKER, "flow_other_worker")                                                      \
     X(REDIRECT_FULL, "redirect_ring_full")                                                         \
     X(SYN_POOL_FULL, "syn_pool_full")                                                              \
-    X(SYN_PROXY_BAD_COOKIE, "syn_proxy_bad_cookie")                                                \
     X(SYN_PROXY_BACKEND_PENDING, "syn_proxy_backend_pending")                                      \
     X(L7_POOL_FULL, "l7_pool_full")                                                                \
     X(L7_NO_MBUF, "l7_no_mbuf")                                                                    \

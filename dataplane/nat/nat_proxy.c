@@ -211,13 +211,12 @@ xlb_verdict xlb_nat_proxy_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_sn
     }
     ctx->stats->events[XLB_EVENT_SYN_PROXY_INVALID_ACKS]++;
     /* Not a handshake of ours: a connection this process lost may still be picked up (a VIP
-     * that picks by hash), as without the proxy; anything else is dropped unanswered, so that
-     * a flood of forged ACKs gets nothing back. */
+     * that picks by hash), as without the proxy; anything else is answered with a RST, as
+     * without the proxy (and as Linux answers a bad cookie): a client of a connection lost in
+     * a restart learns at once, and a forged ACK gets one RST back, no more. */
     struct xlb_flow *f = NULL;
     xlb_verdict verdict = xlb_nat_new_flow(ctx, snap, frame, p, key, vip,
                                            xlb_tcp_payload_len(p->tcp, tcp_len), true, &f);
-    if (verdict == XLB_DROP_TCP_NO_FLOW)
-        return XLB_DROP_SYN_PROXY_BAD_COOKIE;
     if (verdict != XLB_VERDICT_TX)
         return verdict;
     return xlb_nat_send_from_client(ctx, snap, frame, p, tcp_len, f);

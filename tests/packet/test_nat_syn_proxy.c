@@ -1,7 +1,7 @@
 /*
  * The SYN proxy of L4 VIPs (dataplane/nat/nat_proxy.c): a SYN gets a cookie SYN-ACK and no
- * flow; an ACK with a bad cookie is dropped and counted, with nothing sent to a backend; a good
- * one makes the flow and the backend SYN with the client's options; the backend's SYN-ACK is
+ * flow; an ACK with a bad cookie is counted and answered with a RST, nothing sent to a backend; a
+ * good one makes the flow and the backend SYN with the client's options; the backend's SYN-ACK is
  * absorbed and ACKed; then data both ways has seq, ack, SACK edges, timestamps and windows
  * translated, checksums valid; RSTs both ways; sequence numbers across 2^32.
  */
@@ -328,10 +328,15 @@ static void bad_cookie_is_dropped(void **state)
     ack.opts.has_ts = true;
     ack.opts.tsval = CLIENT_TSVAL + 1;
     ack.opts.tsecr = sa.opts.tsval;
-    uint64_t drops = fixture_drops(n->f, XLB_DROP_SYN_PROXY_BAD_COOKIE);
-    assert_int_equal(send_pkt(n, &ack, false), 0); /* nothing to any backend, no RST */
-    assert_int_equal(fixture_drops(n->f, XLB_DROP_SYN_PROXY_BAD_COOKIE), drops + 1);
+    /* Answered with a RST to the client, as any ACK of no connection; nothing to a backend. */
+    assert_int_equal(send_pkt(n, &ack, false), 1);
+    size_t plen;
+    struct pkt rst = sent(n, &peer_mac, &plen);
+    assert_string_equal(rst.dst, FIX_PEER4);
+    assert_int_equal(rst.flags, RTE_TCP_RST_FLAG);
+    assert_int_equal(rst.seq, sa.seq + 1 + 64);
     assert_int_equal(event(n, XLB_EVENT_SYN_PROXY_INVALID_ACKS), 1);
+    assert_int_equal(event(n, XLB_EVENT_SYN_PROXY_VALID_ACKS), 0);
     assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_int_equal(n->flows->n_used, 0);
 }
