@@ -128,7 +128,10 @@ xlb_verdict xlb_nat_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
                             struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                             const struct xlb_flow_key *key, const struct xlb_vip_view *vip)
 {
-    if (snap->l4_syn_proxy && vip != NULL)
+    /* A VIP that picks by hash keeps its connections resumable (another xlb, or this one
+     * restarted, picks them up): a proxied connection's sequence offset would be lost with
+     * its flow, so such VIPs are not proxied. */
+    if (snap->l4_syn_proxy && vip != NULL && !picks_by_hash(vip->lb))
         return xlb_nat_proxy_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
     uint8_t flags = p->tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG);
     bool syn = flags == RTE_TCP_SYN_FLAG;

@@ -210,16 +210,12 @@ xlb_verdict xlb_nat_proxy_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_sn
         return accept_ack(ctx, snap, frame, p, tcp_len, key, vip, &o, &opts);
     }
     ctx->stats->events[XLB_EVENT_SYN_PROXY_INVALID_ACKS]++;
-    /* Not a handshake of ours: a connection this process lost may still be picked up (a VIP
-     * that picks by hash), as without the proxy; anything else is answered with a RST, as
-     * without the proxy (and as Linux answers a bad cookie): a client of a connection lost in
-     * a restart learns at once, and a forged ACK gets one RST back, no more. */
-    struct xlb_flow *f = NULL;
-    xlb_verdict verdict = xlb_nat_new_flow(ctx, snap, frame, p, key, vip,
-                                           xlb_tcp_payload_len(p->tcp, tcp_len), true, &f);
-    if (verdict != XLB_VERDICT_TX)
-        return verdict;
-    return xlb_nat_send_from_client(ctx, snap, frame, p, tcp_len, f);
+    /* Not a handshake of ours: answered with a RST, as without the proxy (and as Linux
+     * answers a bad cookie): a client of a connection lost in a restart learns at once, and a
+     * forged ACK gets one RST back, no more. (Proxied VIPs never pick by hash: nothing to pick
+     * up.) */
+    (void)tcp_len;
+    return XLB_DROP_TCP_NO_FLOW;
 }
 
 /* A client RST before the backend answered: it goes on without an ACK (whose number is in the

@@ -22,8 +22,8 @@ xlb_verdict xlb_nat_send_from_client(struct xlb_burst_ctx *ctx, const struct xlb
                                      struct xlb_frame *frame, struct xlb_tcp_packet *p,
                                      uint32_t tcp_len, struct xlb_flow *f);
 
-/* A client segment to an L4 VIP with no flow, the proxy on: a SYN is answered with a cookie,
- * an ACK returning a valid cookie opens the backend connection. */
+/* A client segment to an L4 VIP with no flow, the proxy on (VIPs that do not pick by hash): a SYN
+ * is answered with a cookie, an ACK returning a valid cookie opens the backend connection. */
 xlb_verdict xlb_nat_proxy_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                   struct xlb_frame *frame, struct xlb_tcp_packet *p,
                                   uint32_t tcp_len, const struct xlb_flow_key *key,
