@@ -81,7 +81,7 @@ static void read_aggregate_compat(const cJSON *xlb, const char *path,
     out->aggregate_cluster_backward_compat = cJSON_IsTrue(compat);
 }
 
-/* true (the default) or false: whether L4 VIPs answer SYNs with SYN cookies. */
+/* true or false (the default): whether L4 VIPs answer SYNs with SYN cookies. */
 static void read_syn_proxy(const cJSON *xlb, const char *path, const struct xlb_config_key *key,
                            void *ctx, struct xlb_errors *errs)
 {
@@ -257,7 +257,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->flows_per_worker = XLB_DEFAULT_FLOWS_PER_WORKER;
     out->l7_connections_per_worker = XLB_L7_CONNECTIONS_AUTO;
     out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;
-    out->l4_syn_proxy = true;
+    out->l4_syn_proxy = false;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;
     snprintf(out->control_socket, sizeof(out->control_socket), "%s", XLB_DEFAULT_CONTROL_SOCKET);
     unsigned errors_before = errs->n + errs->dropped;

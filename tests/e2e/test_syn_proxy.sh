@@ -9,6 +9,7 @@
 e2e_setup
 e2e_edit_config '
 x = c["xlb"]
+x["l4_syn_proxy"] = True
 x["vips"] += [{"address": "198.18.0.100", "port": 9001, "cluster": "proxied"}]
 sr = x["static_resources"]
 sr["clusters"] += [{"name": "proxied", "type": "EDS",
