@@ -47,6 +47,7 @@
     X(FLOW_OTHER_WORKER, "flow_other_worker")                                                      \
     X(REDIRECT_FULL, "redirect_ring_full")                                                         \
     X(SYN_POOL_FULL, "syn_pool_full")                                                              \
+    X(SYN_PROXY_BACKEND_PENDING, "syn_proxy_backend_pending")                                      \
     X(L7_NO_MBUF, "l7_no_mbuf")                                                                    \
     X(L7_UNEXPECTED, "l7_unexpected_segment")                                                      \
     X(L7_REPLAYED, "l7_already_replayed")                                                          \
@@ -100,7 +101,12 @@ enum xlb_drop_reason {
     X(L7_STREAMS_UNTRACKED, "l7_streams_untracked")                                                \
     X(L7_COOKIE_OTHER_ENDPOINT, "l7_cookie_other_endpoint")                                        \
     X(L7_INSPECT_ERRORS, "l7_inspect_errors")                                                      \
-    X(TCP_MSS_CLAMPED, "tcp_mss_clamped")
+    X(TCP_MSS_CLAMPED, "tcp_mss_clamped")                                                          \
+    X(SYN_PROXY_COOKIES_SENT, "syn_proxy_cookies_sent")                                            \
+    X(SYN_PROXY_VALID_ACKS, "syn_proxy_valid_acks")                                                \
+    X(SYN_PROXY_INVALID_ACKS, "syn_proxy_invalid_acks")                                            \
+    X(SYN_PROXY_BACKEND_SYN_RETRANSMITS, "syn_proxy_backend_syn_retransmits")                      \
+    X(SYN_PROXY_BACKEND_FAILURES, "syn_proxy_backend_failures")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

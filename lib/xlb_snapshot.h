@@ -93,6 +93,9 @@ struct xlb_snapshot {
 
     uint32_t n_vips;
     struct xlb_vip_view *vips;
+    /* L4 VIPs answer SYNs with SYN cookies and open the backend connection only after the
+     * client's ACK (xlb.l4_syn_proxy, dataplane/nat/nat_proxy.c). */
+    bool l4_syn_proxy;
 };
 
 /* Allocate a zeroed snapshot with room for the given entries; the hash is sized for them. */

@@ -102,6 +102,23 @@ static void read_aggregate_compat(const cJSON *xlb, const char *path,
     out->aggregate_cluster_backward_compat = cJSON_IsTrue(compat);
 }
 
+/* true or false (the default): whether L4 VIPs answer SYNs with SYN cookies. */
+static void read_syn_proxy(const cJSON *xlb, const char *path, const struct xlb_config_key *key,
+                           void *ctx, struct xlb_errors *errs)
+{
+    struct xlb_bootstrap *out = ctx;
+    const cJSON *value = cJSON_GetObjectItemCaseSensitive(xlb, key->name);
+    if (value == NULL)
+        return;
+    if (!cJSON_IsBool(value)) {
+        char key_path[XLB_PATH_MAX];
+        xlb_path_key(key_path, path, key->name);
+        xlb_errors_add(errs, key_path, "must be true or false");
+        return;
+    }
+    out->l4_syn_proxy = cJSON_IsTrue(value);
+}
+
 /* "auto" (the default), "off", or the largest MSS a forwarded SYN may offer. 536 is the least
  * every IPv4 host must accept (RFC 9293 3.7.1); 65495 what a 65,535-byte datagram carries. */
 static void read_mss_clamp(const cJSON *xlb, const char *path, const struct xlb_config_key *key,
@@ -224,6 +241,7 @@ static const struct xlb_config_key section_keys[] = {
                     1 << 20),
     {.name = "aggregate_cluster_backward_compat", .read = read_aggregate_compat},
     {.name = "tcp_mss_clamp", .read = read_mss_clamp},
+    {.name = "l4_syn_proxy", .read = read_syn_proxy},
     {.name = "ports", .read = xlb_bootstrap_read_ports},
     {.name = "snat", .read = xlb_bootstrap_read_snat},
     {.name = "vips", .read = xlb_bootstrap_read_vips},
@@ -265,6 +283,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->flows_per_worker = XLB_DEFAULT_FLOWS_PER_WORKER;
     out->l7_connections_per_worker = XLB_L7_CONNECTIONS_AUTO;
     out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;
+    out->l4_syn_proxy = false;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;
     out->control_idle_timeout_ms = XLB_DEFAULT_CONTROL_IDLE_MS;
     snprintf(out->control_socket, sizeof(out->control_socket), "%s", XLB_DEFAULT_CONTROL_SOCKET);

@@ -92,6 +92,9 @@ struct xlb_bootstrap {
     /* The largest MSS a forwarded SYN or SYN-ACK may offer: XLB_MSS_CLAMP_AUTO (what the
      * ports' MTUs carry), a lower number, or XLB_MSS_CLAMP_OFF (offers left alone). */
     uint16_t tcp_mss_clamp;
+    /* L4 VIPs answer SYNs with SYN cookies and open backend connections only for clients that
+     * complete the handshake (off by default; docs/forwarding.md "SYN proxy"). */
+    bool l4_syn_proxy;
     unsigned n_vips;
     struct xlb_vip_config *vips;
     unsigned n_vip6_addresses;           /* distinct IPv6 VIP addresses among them */

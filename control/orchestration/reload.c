@@ -1,7 +1,8 @@
 /*
  * SIGHUP: re-read the bootstrap and apply, without a restart and without touching what the
  * workers are doing, every part that only feeds the snapshot: VIPs, static resources, port
- * addresses and gateways, metrics_max_series, tcp_mss_clamp. Parts that shape the process (EAL,
+ * addresses and gateways, metrics_max_series, tcp_mss_clamp,
+ * l4_syn_proxy. Parts that shape the process (EAL,
  * workers, ports, sockets, xDS servers, node, SNAT addresses) are compared and reported as needing
  * a restart; they keep their running values. An invalid file changes nothing.
  *
@@ -187,6 +188,9 @@ static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap 
     if (running->tcp_mss_clamp != fresh->tcp_mss_clamp)
         note(applied, "xlb.tcp_mss_clamp");
     running->tcp_mss_clamp = fresh->tcp_mss_clamp;
+    if (running->l4_syn_proxy != fresh->l4_syn_proxy)
+        note(applied, "xlb.l4_syn_proxy");
+    running->l4_syn_proxy = fresh->l4_syn_proxy;
     /* Addresses of ports that no longer match by name and count are not applied. */
     if (!same_port_names(running, fresh) || same_port_addressing(running, fresh))
         return;

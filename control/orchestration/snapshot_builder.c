@@ -53,6 +53,7 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
         return NULL;
     }
     snap->n_ports = (uint16_t)n_ports;
+    snap->l4_syn_proxy = b->l4_syn_proxy;
     for (unsigned p = 0; p < n_ports; p++) {
         snap->ports[p] = ports[p];
         snap->ports[p].n_gateways = (uint8_t)b->ports[p].n_gateways;

@@ -90,13 +90,27 @@ xlb_verdict xlb_egress_reset_reply(struct xlb_burst_ctx *ctx, const struct xlb_s
 
 uint32_t xlb_egress_turn_around(struct xlb_tcp_packet *p, uint32_t tcp_len)
 {
-    uint32_t l3_len;
-    p->tcp->cksum = 0;
     if (p->family == AF_INET) {
         struct rte_ipv4_hdr *ip = p->ip;
         rte_be32_t a = ip->src_addr;
         ip->src_addr = ip->dst_addr;
         ip->dst_addr = a;
+    } else {
+        struct rte_ipv6_hdr *ip = p->ip;
+        uint8_t a[16];
+        memcpy(a, ip->src_addr, 16);
+        memcpy(ip->src_addr, ip->dst_addr, 16);
+        memcpy(ip->dst_addr, a, 16);
+    }
+    return xlb_egress_set_tcp_len(p, tcp_len);
+}
+
+uint32_t xlb_egress_set_tcp_len(struct xlb_tcp_packet *p, uint32_t tcp_len)
+{
+    uint32_t l3_len;
+    p->tcp->cksum = 0;
+    if (p->family == AF_INET) {
+        struct rte_ipv4_hdr *ip = p->ip;
         l3_len = rte_ipv4_hdr_len(ip) + tcp_len;
         ip->total_length = rte_cpu_to_be_16((uint16_t)l3_len);
         ip->time_to_live = 64;
@@ -105,10 +119,6 @@ uint32_t xlb_egress_turn_around(struct xlb_tcp_packet *p, uint32_t tcp_len)
         p->tcp->cksum = rte_ipv4_udptcp_cksum(ip, p->tcp);
     } else {
         struct rte_ipv6_hdr *ip = p->ip;
-        uint8_t a[16];
-        memcpy(a, ip->src_addr, 16);
-        memcpy(ip->src_addr, ip->dst_addr, 16);
-        memcpy(ip->dst_addr, a, 16);
         ip->payload_len = rte_cpu_to_be_16((uint16_t)tcp_len);
         ip->hop_limits = 64;
         l3_len = (uint32_t)sizeof(*ip) + tcp_len;

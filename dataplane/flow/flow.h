@@ -128,6 +128,9 @@ bool xlb_egress_next_hop(const struct xlb_snapshot *snap, const struct xlb_addr 
 /* Send a segment back where it came from: addresses swapped, TTL 64, lengths for a TCP segment
  * of tcp_len bytes (header and options already written), checksums computed. The L3 length. */
 uint32_t xlb_egress_turn_around(struct xlb_tcp_packet *p, uint32_t tcp_len);
+/* The same without the swap: a segment xlb rewrote into another of tcp_len bytes, its lengths
+ * set, TTL 64, checksums computed in full. The L3 length. */
+uint32_t xlb_egress_set_tcp_len(struct xlb_tcp_packet *p, uint32_t tcp_len);
 /* The largest MSS a SYN between these two ports may offer (xlb.tcp_mss_clamp and the ports'
  * MTUs, docs/forwarding.md); 0 when neither clamps. */
 uint16_t xlb_egress_mss_max(const struct xlb_snapshot *snap, uint8_t family, uint16_t port_a,

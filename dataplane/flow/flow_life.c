@@ -100,6 +100,10 @@ static void end_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
         break;
     case XLB_FLOW_KIND_L7_CLOSED:
         break; /* its connection's entry went back when its exchange was over */
+    case XLB_FLOW_KIND_NAT_PROXY:
+        if (f->state == XLB_FLOW_SYN_SENT) /* the backend never answered the proxy's SYN */
+            ctx->stats->events[XLB_EVENT_SYN_PROXY_BACKEND_FAILURES]++;
+        /* fall through */
     case XLB_FLOW_KIND_NAT:
         if (f->state == XLB_FLOW_RESET)
             return;

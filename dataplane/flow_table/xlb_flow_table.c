@@ -165,7 +165,13 @@ struct xlb_flow_table *xlb_flow_table_create(const char *name, uint32_t capacity
     t->flows = rte_zmalloc_socket(name, (size_t)t->capacity * sizeof(*t->flows),
                                   RTE_CACHE_LINE_SIZE, socket);
     t->cache = rte_zmalloc_socket(name, sizeof(*t->cache), RTE_CACHE_LINE_SIZE, socket);
-    if (t->hash == NULL || t->flows == NULL || t->cache == NULL || !learn_key_store(t) ||
+    t->side = rte_zmalloc_socket(name, (size_t)t->capacity * sizeof(*t->side), 0, socket);
+    for (unsigned i = 0; i < sizeof(t->secret); i += 8) {
+        uint64_t r = rte_rand();
+        memcpy(t->secret + i, &r, 8);
+    }
+    if (t->hash == NULL || t->flows == NULL || t->cache == NULL || t->side == NULL ||
+        !learn_key_store(t) ||
         !create_ports(t, name, socket, snat, n_snat, port_base, port_count)) {
         xlb_flow_table_free(t);
         return NULL;
@@ -183,6 +189,7 @@ void xlb_flow_table_free(struct xlb_flow_table *t)
     rte_hash_free(t->hash);
     rte_free(t->flows);
     rte_free(t->cache);
+    rte_free(t->side);
     for (unsigned s = 0; s < XLB_FLOW_MAX_SNAT; s++) {
         rte_free(t->free_ports[s]);
         rte_free(t->free_at[s]);

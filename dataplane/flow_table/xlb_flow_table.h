@@ -58,6 +58,7 @@ enum xlb_flow_kind {
     XLB_FLOW_KIND_NAT,       /* L4 full NAT (dataplane/nat/): window, not l7_conn */
     XLB_FLOW_KIND_L7_SPLICE, /* an HTTP/2 connection (dataplane/l7/): l7_conn, not window */
     XLB_FLOW_KIND_L7_CLOSED, /* an L7 connection whose exchange is over: l7_closed */
+    XLB_FLOW_KIND_NAT_PROXY, /* L4 full NAT behind the SYN proxy: window, and its side word */
 };
 
 /* Half-open: SYN_SENT or RESUMING, the flows the SYN pool (n_syn, syn_cap) bounds. */
@@ -149,6 +150,11 @@ struct xlb_flow_table {
      * of segments picked up as RESUMING) fills at most this share of the table, so established
      * flows always find room. */
     uint32_t n_syn, syn_cap;
+    /* [flow index]: a word an engine keeps beside the flow's 64-byte entry for the few flows
+     * that need more (the L4 SYN proxy's sequence and timestamp offsets, dataplane/nat/). */
+    uint64_t *side;
+    /* A random secret per table (per worker), for the engines' stateless cookies. */
+    uint8_t secret[16];
     /* The timer wheel: slot heads, the next second to process, TSC ticks per second. */
     uint32_t wheel[XLB_FLOW_WHEEL_SLOTS];
     uint64_t wheel_second, wheel_hz;

@@ -15,7 +15,9 @@ static void record_of(const struct xlb_flow_table *t, const struct xlb_flow *f, 
     memset(r, 0, sizeof(*r));
     r->family = client.family;
     r->state = f->state;
-    r->kind = f->kind == XLB_FLOW_KIND_NAT ? XLB_FLOW_RECORD_L4 : XLB_FLOW_RECORD_L7;
+    r->kind = f->kind == XLB_FLOW_KIND_NAT || f->kind == XLB_FLOW_KIND_NAT_PROXY
+                  ? XLB_FLOW_RECORD_L4
+                  : XLB_FLOW_RECORD_L7;
     r->worker = (uint8_t)worker;
     size_t len = client.family == AF_INET ? 4 : 16;
     memcpy(r->client, client.src, len);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "nat_proxy.h"
 #include "nat_rewrite.h"
 #include "nat_window.h"
 
@@ -35,6 +36,15 @@ xlb_verdict xlb_nat_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snap
                                 struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                                 struct xlb_flow *f)
 {
+    if (f->kind == XLB_FLOW_KIND_NAT_PROXY)
+        return xlb_nat_proxy_from_client(ctx, snap, frame, p, tcp_len, f);
+    return xlb_nat_send_from_client(ctx, snap, frame, p, tcp_len, f);
+}
+
+xlb_verdict xlb_nat_send_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                     struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                                     uint32_t tcp_len, struct xlb_flow *f)
+{
     /* Never refused for a flow xlb_nat_no_flow just made: a client SYN on a half-open flow
      * fits. */
     if (!xlb_nat_track(ctx, f, p->tcp, xlb_tcp_payload_len(p->tcp, tcp_len), XLB_FLOW_FROM_CLIENT))
@@ -51,6 +61,8 @@ xlb_verdict xlb_nat_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_sna
                                  struct xlb_frame *frame, struct xlb_tcp_packet *p,
                                  uint32_t tcp_len, struct xlb_flow *f)
 {
+    if (f->kind == XLB_FLOW_KIND_NAT_PROXY)
+        return xlb_nat_proxy_from_backend(ctx, snap, frame, p, tcp_len, f);
     if (!xlb_nat_track(ctx, f, p->tcp, xlb_tcp_payload_len(p->tcp, tcp_len), XLB_FLOW_FROM_BACKEND))
         return XLB_DROP_TCP_OUT_OF_WINDOW;
     if (p->tcp->tcp_flags & RTE_TCP_SYN_FLAG)

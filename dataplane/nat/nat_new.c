@@ -4,6 +4,8 @@
  */
 #include "nat.h"
 
+#include "nat_proxy.h"
+
 #include "nat_rewrite.h"
 #include "nat_window.h"
 
@@ -68,10 +70,10 @@ static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct 
  * backend sees the same peer, and the connection goes on. XLB_DROP_TCP_NO_FLOW: it cannot be.
  * vip: the segment's L4 VIP, or NULL when it has none.
  */
-static xlb_verdict new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                            struct xlb_frame *frame, const struct xlb_tcp_packet *p,
-                            const struct xlb_flow_key *key, const struct xlb_vip_view *vip,
-                            uint32_t payload, bool resume, struct xlb_flow **out)
+xlb_verdict xlb_nat_new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                             struct xlb_frame *frame, const struct xlb_tcp_packet *p,
+                             const struct xlb_flow_key *key, const struct xlb_vip_view *vip,
+                             uint32_t payload, bool resume, struct xlb_flow **out)
 {
     if (vip == NULL)
         return resume ? XLB_DROP_TCP_NO_FLOW : XLB_DROP_TCP_NO_SERVICE;
@@ -126,6 +128,11 @@ xlb_verdict xlb_nat_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
                             struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                             const struct xlb_flow_key *key, const struct xlb_vip_view *vip)
 {
+    /* A VIP that picks by hash keeps its connections resumable (another xlb, or this one
+     * restarted, picks them up): a proxied connection's sequence offset would be lost with
+     * its flow, so such VIPs are not proxied. */
+    if (snap->l4_syn_proxy && vip != NULL && !picks_by_hash(vip->lb))
+        return xlb_nat_proxy_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
     uint8_t flags = p->tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG);
     bool syn = flags == RTE_TCP_SYN_FLAG;
     /* After the handshake every segment carries an ACK: only such a one is picked up. */
@@ -133,9 +140,9 @@ xlb_verdict xlb_nat_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     if (!syn && !later)
         return XLB_DROP_TCP_NO_FLOW;
     struct xlb_flow *f = NULL;
-    xlb_verdict verdict =
-        new_flow(ctx, snap, frame, p, key, vip, xlb_tcp_payload_len(p->tcp, tcp_len), !syn, &f);
+    xlb_verdict verdict = xlb_nat_new_flow(ctx, snap, frame, p, key, vip,
+                                           xlb_tcp_payload_len(p->tcp, tcp_len), !syn, &f);
     if (verdict != XLB_VERDICT_TX)
         return verdict;
-    return xlb_nat_from_client(ctx, snap, frame, p, tcp_len, f);
+    return xlb_nat_send_from_client(ctx, snap, frame, p, tcp_len, f);
 }

@@ -54,6 +54,7 @@ bool xlb_nat_track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct r
                    uint32_t payload, enum xlb_flow_side from)
 {
     uint32_t sent = f->window.end[from];
+    bool backend_spoke = f->window.max_win[XLB_FLOW_FROM_BACKEND] != 0;
     if (!xlb_window_accept(f, tcp, payload, from))
         return false;
     bool from_backend = from == XLB_FLOW_FROM_BACKEND;
@@ -75,8 +76,16 @@ bool xlb_nat_track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct r
     } else if (f->state == XLB_FLOW_SYN_SENT && from_backend &&
                (flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) ==
                    (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) {
-        xlb_flow_count_endpoint(ctx, f->endpoint_slot, true);
-        f->state = XLB_FLOW_ESTABLISHED;
+        if (!backend_spoke)
+            xlb_flow_count_endpoint(ctx, f->endpoint_slot, true);
+        /* A backend answering proves nothing about the client (a spoofed SYN is answered
+         * too): the flow stays half-open, on the SYN timeout, until the client's ACK. Behind
+         * the SYN proxy the client's ACK came first. */
+        if (f->kind == XLB_FLOW_KIND_NAT_PROXY)
+            f->state = XLB_FLOW_ESTABLISHED;
+    } else if (f->state == XLB_FLOW_SYN_SENT && !from_backend && backend_spoke &&
+               (flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) == RTE_TCP_ACK_FLAG) {
+        f->state = XLB_FLOW_ESTABLISHED; /* the client's ACK of the backend's SYN-ACK */
     } else if (f->state == XLB_FLOW_RESUMING && from_backend) {
         f->state = XLB_FLOW_ESTABLISHED; /* the backend knows the connection: it goes on */
     }

@@ -300,6 +300,14 @@ struct seg backend_syn_ack4(struct nat_fixture *n, uint16_t snat_port, uint16_t 
     return syn_ack;
 }
 
+struct seg client_ack4(struct nat_fixture *n, uint16_t client_port, uint16_t snat_port)
+{
+    struct seg ack = from_client4(client_port, RTE_TCP_ACK_FLAG, NULL);
+    struct seg out = to_backend(ack, snat_port);
+    forward(n, &ack, &out);
+    return ack;
+}
+
 /* Send `in` and expect it dropped, with this reason counted once more. */
 void dropped(struct nat_fixture *n, const struct seg *in, enum xlb_drop_reason reason)
 {

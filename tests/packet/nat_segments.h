@@ -88,6 +88,9 @@ struct seg client_syn4(struct nat_fixture *n, uint16_t client_port, uint16_t sna
 /* The IPv4 backend's SYN-ACK to snat_port, which must reach the client's client_port from the
  * VIP; returns the SYN-ACK as sent. */
 struct seg backend_syn_ack4(struct nat_fixture *n, uint16_t snat_port, uint16_t client_port);
+/* The client's ACK of the backend's SYN-ACK, which must reach the IPv4 backend from
+ * snat_port; returns the ACK as sent. Until it, an answered flow is still half-open. */
+struct seg client_ack4(struct nat_fixture *n, uint16_t client_port, uint16_t snat_port);
 /* Send `in` and expect it dropped, with this reason counted once more. */
 void dropped(struct nat_fixture *n, const struct seg *in, enum xlb_drop_reason reason);
 

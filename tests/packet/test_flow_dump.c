@@ -50,9 +50,12 @@ static int setup(void **state)
     struct nat_fixture *n = nat_fixture_create(&cfg);
     n->f->ctx.worker_id = WORKER;
     for (uint16_t i = 0; i < N_FLOWS; i++) {
+        fixture_clear_tx(n->f); /* three segments per flow: more than a TX batch holds */
         client_syn4(n, (uint16_t)(CLIENT_PORT + i), (uint16_t)(PORT_BASE + i));
-        if (i < N_FLOWS / 2)
+        if (i < N_FLOWS / 2) {
             backend_syn_ack4(n, (uint16_t)(PORT_BASE + i), (uint16_t)(CLIENT_PORT + i));
+            client_ack4(n, (uint16_t)(CLIENT_PORT + i), (uint16_t)(PORT_BASE + i));
+        }
     }
     assert_int_equal(n->flows->n_used, N_FLOWS);
     *state = n;

@@ -59,6 +59,7 @@ static int64_t fill_table(struct nat_fixture *n)
         n->f->ctx.now_tsc = START_TSC + i * TSC_HZ;
         client_syn4(n, (uint16_t)(CLIENT_PORT + i), (uint16_t)(PORT_BASE + i));
         backend_syn_ack4(n, (uint16_t)(PORT_BASE + i), (uint16_t)(CLIENT_PORT + i));
+        client_ack4(n, (uint16_t)(CLIENT_PORT + i), (uint16_t)(PORT_BASE + i));
         if (i == 0) {
             struct seg data = client_data(CLIENT_PORT);
             struct seg out = to_backend(data, PORT_BASE);
@@ -96,6 +97,7 @@ static void evicted_flow_index_taken_by_another_client_is_not_reached(void **sta
      * key, dataplane/nat/nat_forward.c) are its own: its SYN-ACK and data come out with the
      * checksums the fixture computes in full. */
     backend_syn_ack4(n, PORT_BASE, CLIENT_PORT + FLOWS);
+    client_ack4(n, CLIENT_PORT + FLOWS, PORT_BASE);
     struct seg data = client_data(CLIENT_PORT + FLOWS);
     struct seg sent = to_backend(data, PORT_BASE);
     forward(n, &data, &sent);

@@ -96,8 +96,11 @@ static void syn_flood_is_held_to_its_pool(void **state)
     assert_int_equal(n->flows->n_used, cap);
     assert_int_equal(n->load->clusters[CLUSTER4].started, cap); /* refused before the pick */
 
-    /* Answered SYNs leave the pool: room for new ones again. */
+    /* A SYN the backend answered stays in the pool (a spoofed one is answered too); the
+     * client's ACK takes it out: room for new ones again. */
     backend_syn_ack4(n, PORT_BASE, CLIENT_PORT);
+    assert_int_equal(n->flows->n_syn, cap);
+    client_ack4(n, CLIENT_PORT, PORT_BASE);
     assert_int_equal(n->flows->n_syn, cap - 1);
     struct seg out = to_backend(flood, (uint16_t)(PORT_BASE + cap));
     forward(n, &flood, &out);
@@ -112,6 +115,7 @@ static void full_table_evicts_the_oldest_idle_flow(void **state)
         n->f->ctx.now_tsc = START_TSC + i * TSC_HZ; /* flow i idles out one second after i-1 */
         client_syn4(n, (uint16_t)(CLIENT_PORT + i), (uint16_t)(PORT_BASE + i));
         backend_syn_ack4(n, (uint16_t)(PORT_BASE + i), (uint16_t)(CLIENT_PORT + i));
+        client_ack4(n, (uint16_t)(CLIENT_PORT + i), (uint16_t)(PORT_BASE + i));
     }
     assert_int_equal(n->flows->n_used, FLOWS);
     struct seg syn = from_client4(CLIENT_PORT + FLOWS, RTE_TCP_SYN_FLAG, NULL);

@@ -67,8 +67,15 @@ static void syn_ack4_returns_to_client_from_vip(void **state)
     struct seg syn_ack = backend_syn_ack4(n, PORT_BASE, CLIENT_PORT);
     struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
     assert_non_null(f);
+    /* A backend answers spoofed SYNs too: until the client's ACK the flow stays half-open, on
+     * the SYN timeout, in the SYN pool. */
+    assert_int_equal(f->state, XLB_FLOW_SYN_SENT);
+    assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_FLOW_SYN_TIMEOUT_S);
+    assert_int_equal(n->flows->n_syn, 1);
+    client_ack4(n, CLIENT_PORT, PORT_BASE);
     assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
     assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_FLOW_ESTABLISHED_TIMEOUT_S);
+    assert_int_equal(n->flows->n_syn, 0);
     assert_int_equal(n->load->endpoints[SLOT4].succeeded, 1);
     assert_int_equal(n->load->endpoints[SLOT4].failed, 0);
 
@@ -99,6 +106,10 @@ static void ipv6_flow_both_ways(void **state)
     struct seg syn_ack = from_backend6(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
     out = to_client(syn_ack, CLIENT_PORT);
     forward(n, &syn_ack, &out);
+    assert_int_equal(f->state, XLB_FLOW_SYN_SENT);
+    struct seg ack = from_client6(CLIENT_PORT, RTE_TCP_ACK_FLAG, NULL);
+    out = to_backend(ack, PORT_BASE);
+    forward(n, &ack, &out);
     assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
     assert_int_equal(n->load->endpoints[SLOT6].succeeded, 1);
 
@@ -199,6 +210,7 @@ static void rst_in_the_window_is_not_taken_on_trust(void **state)
     struct seg syn_ack = from_backend4(PORT_BASE, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, NULL);
     out = to_client(syn_ack, CLIENT_PORT);
     forward(n, &syn_ack, &out);
+    client_ack4(n, CLIENT_PORT, PORT_BASE);
     struct xlb_flow *f = client_flow(n, FIX_PEER4, CLIENT_PORT);
     assert_non_null(f);
 
@@ -278,6 +290,7 @@ static void syn_on_a_closed_flow_starts_a_new_connection(void **state)
     assert_int_equal(n->f->stats.events[XLB_EVENT_FLOWS_CLOSED], 1);
 
     backend_syn_ack4(n, PORT_BASE, CLIENT_PORT);
+    client_ack4(n, CLIENT_PORT, PORT_BASE);
     assert_int_equal(f->state, XLB_FLOW_ESTABLISHED);
     assert_int_equal(n->load->endpoints[SLOT4].succeeded, 1);
     assert_int_equal(n->load->endpoints[SLOT4].failed, 1);
@@ -291,6 +304,7 @@ static void syn_timeout_expires_flow_and_frees_port(void **state)
     /* A second client, established: it must survive the first one's SYN timeout. */
     client_syn4(n, CLIENT_PORT + 2, PORT_BASE + 1);
     backend_syn_ack4(n, PORT_BASE + 1, CLIENT_PORT + 2);
+    client_ack4(n, CLIENT_PORT + 2, PORT_BASE + 1);
     assert_int_equal(n->load->clusters[CLUSTER4].started, 2);
 
     /* Not yet: just before the deadline nothing goes. */
