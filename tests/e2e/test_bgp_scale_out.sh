@@ -4,8 +4,9 @@
 # the next hop, while tools/scale-out/xlb-announce sees xlb-healthcheck pass. The router's BIRD
 # merges both announcements into one ECMP kernel route; far clients' TCP connections spread over
 # both hosts; stopping one xlbd withdraws its route (the time is printed, not asserted), new
-# connections all go to the other host, and the ones it held are reset. A Maglev VIP picks the
-# same backend for a connection whichever host receives it.
+# connections all go to the other host, and the ones it held are reset; restarted, it is
+# announced again. A Maglev VIP picks the same backend for a connection whichever host receives
+# it.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v bird >/dev/null || ! command -v birdc >/dev/null; then
@@ -229,5 +230,14 @@ print(sum(len(v) for v in r.values()), sum(sum(v) for v in r.values()))' "$E2E_D
 [ "$echoed" = "$tcp_one" ] || fail "$echoed held connections still echo, not host 1's $tcp_one"
 pass "established: host 1's $tcp_one connections carry on, host 2's $tcp_two are reset"
 
+# Host 2 comes back: once its health check passes RISE times, BIRD announces it again.
+ip netns exec "$E2E_PREFIX-lb2" "$XLBD" --config "$E2E_DIR/host2.json" >"$E2E_DIR/host2.log" 2>&1 &
+host2=$!
+RUN_PIDS+=("$host2")
+wait_until 300 0.2 ecmp_over_both || fail "host 2 was not announced again: $(vip_route)"
+pass "host 2 restarted: announced again, the router is back to two next hops"
+
+kill -TERM "$host2"
+wait "$host2" || fail "host 2 did not stop cleanly"
 e2e_stop_xlbd
 pass "clean exit"
