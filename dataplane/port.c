@@ -64,8 +64,9 @@ int xlb_port_open(const char *name, unsigned n_workers, uint16_t mtu, struct rte
         return -1;
     if (info.max_tx_queues < n_workers) {
         XLB_LOG(ERR, PORT,
-                "port %s: %u tx queues but %u workers need one each (af_packet: qpairs=%u)", name,
-                info.max_tx_queues, n_workers, n_workers);
+                "port %s: %u tx queues but %u workers need one each (af_packet: qpairs=%u; af_xdp: "
+                "queue_count=%u)",
+                name, info.max_tx_queues, n_workers, n_workers, n_workers);
         return -1;
     }
     if (mtu != 0 && (mtu < info.min_mtu || mtu > info.max_mtu)) {

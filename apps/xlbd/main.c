@@ -18,6 +18,7 @@
 #include "capacity.h"
 #include "control_plane.h"
 #include "control_socket.h"
+#include "af_xdp_check.h"
 #include "eal_args.h"
 #include "l7/l7.h"
 #include "options.h"
@@ -84,6 +85,24 @@ static int check_mbuf_pool(const struct xlb_bootstrap *b, struct xlb_errors *err
     return -1;
 }
 
+/* What the EAL arguments' af_xdp vdevs lack on this host (af_xdp_check.c): -1 after adding
+ * one line per problem. */
+static int check_af_xdp_ports(const struct xlb_bootstrap *bootstrap, struct xlb_errors *errs)
+{
+    int rc = 0;
+    for (unsigned i = 0; i < bootstrap->n_eal_args; i++) {
+        char why[160];
+        if (xlbd_af_xdp_problem(bootstrap->eal_args[i], bootstrap->workers, why, sizeof(why)) ==
+            NULL)
+            continue;
+        char path[32];
+        snprintf(path, sizeof(path), "xlb.eal[%u]", i);
+        xlb_errors_add(errs, path, "%s", why);
+        rc = -1;
+    }
+    return rc;
+}
+
 /* 0 when the file is valid. Problems go to stderr, one per line, or with --check --json into
  * the JSON result on stdout. */
 static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bootstrap)
@@ -95,6 +114,8 @@ static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bo
         rc = xlb_xds_plane_check(bootstrap, &errs);
     if (rc == 0)
         rc = check_mbuf_pool(bootstrap, &errs);
+    if (rc == 0)
+        rc = check_af_xdp_ports(bootstrap, &errs);
     if (opts->json) {
         print_check_json(opts->config, rc == 0, &errs);
     } else {

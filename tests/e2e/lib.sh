@@ -17,6 +17,9 @@ fi
 RUN_PREFIX="xlbt$$"
 RUN_DIR=$(mktemp -d "/tmp/xlb-e2e-$$-XXXXXX")
 XLB_SOURCE=$E2E_SOURCE
+# XLB_E2E_PORT=af_xdp runs the tests with xlbd on DPDK's net_af_xdp instead of net_af_packet
+# (tools/lib/xlbd.sh, XLB_PORT_KIND); a test that sets it before sourcing this file always does.
+XLB_PORT_KIND=${XLB_E2E_PORT:-af_packet}
 XLB_BUILD=$E2E_BUILD
 . "$E2E_SOURCE/tools/lib/xlbd.sh"
 # Names the tests use.

@@ -58,6 +58,21 @@ xlb.vips[1].port: must be 1..65535'
 [ "$out" = "$expected" ] || { echo "FAIL: got:"; echo "$out"; exit 1; }
 echo "ok - an invalid file lists every problem by JSON path and exits $rc"
 
+# Issue 22: an af_xdp port names what it lacks on this host before DPDK starts.
+cat >"$dir/xdp.json" <<'JSON'
+{"xlb": {"workers": 2, "eal": ["--no-huge", "--vdev=net_af_xdp0,iface=nosuchif0,queue_count=2",
+  "--vdev=net_af_xdp1,iface=lo"],
+ "ports": [{"name": "net_af_xdp0", "addresses": ["198.18.0.10/24"]},
+           {"name": "net_af_xdp1", "addresses": ["198.18.1.10/24"]}]}}
+JSON
+rc=0
+out=$("$XLBD" --check --config "$dir/xdp.json" 2>&1) || rc=$?
+expected='xlb.eal[1]: net_af_xdp0: interface nosuchif0 does not exist in this network namespace
+xlb.eal[2]: net_af_xdp1: queue_count=1 but 2 workers need a queue each'
+[ $rc -ne 0 ] || { echo "FAIL: af_xdp file accepted"; exit 1; }
+[ "$out" = "$expected" ] || { echo "FAIL: af_xdp: got:"; echo "$out"; exit 1; }
+echo "ok - --check names an af_xdp port's missing interface and missing queues"
+
 # Issue 25: misspelt keys of the xlb section are errors, all of them, with the nearest known
 # key; gRPC's part ignores fields it does not know.
 cat >"$dir/typos.json" <<'JSON'

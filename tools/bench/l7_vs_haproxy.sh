@@ -7,6 +7,7 @@
 #   L7B_REQUESTS=200000 L7B_CLIENTS=10 L7B_STREAMS=10 L7B_ROUNDS=3 tools/bench/l7_vs_haproxy.sh
 #   (the defaults: the multiplexed workload's requests, clients and streams per client, and
 #   rounds; the one-stream workload makes a quarter as many requests)
+#   XLB_PORT_KIND=af_xdp tools/bench/l7_vs_haproxy.sh   (xlbd on net_af_xdp, not af_packet)
 #
 # Topology (tools/lib/topology.sh, namespaces of this run only, 198.18.0.0/15):
 #   client 198.18.0.2     h2load

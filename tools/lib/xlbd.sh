@@ -18,12 +18,27 @@ xlb_ctl() {
     "$XLB_BUILD/apps/xlbctl" --socket "$RUN_DIR/xlbd.sock" "$@"
 }
 
-# The bootstrap (default: the demo's) with this run's socket and DPDK file prefix.
+# The port kind xlbd attaches to the lb host's eth0 with: af_packet (the default) or af_xdp
+# (DPDK's net_af_xdp, docs/running.md), e.g. `sudo XLB_PORT_KIND=af_xdp tools/demo.sh`.
+XLB_PORT_KIND=${XLB_PORT_KIND:-af_packet}
+
+# The bootstrap (default: the demo's) with this run's socket and DPDK file prefix, and its
+# af_packet port turned into an af_xdp one (one queue) when XLB_PORT_KIND says so.
 xlb_write_config() {
     local source=${1:-$XLB_SOURCE/tools/demo/bootstrap.json}
+    local port=()
+    case $XLB_PORT_KIND in
+    af_packet) ;;
+    af_xdp)
+        port=(-e 's#"--vdev=net_af_packet0,iface=eth0,qpairs=1"#"--vdev=net_af_xdp0,iface=eth0,start_queue=0,queue_count=1"#'
+            -e 's#"net_af_packet0"#"net_af_xdp0"#') ;;
+    *)
+        echo "XLB_PORT_KIND=$XLB_PORT_KIND: af_packet or af_xdp" >&2
+        return 1 ;;
+    esac
     sed -e "s#\"/run/xlb/demo.sock\"#\"$RUN_DIR/xlbd.sock\"#" \
         -e "s#\"--no-pci\"#\"--no-pci\", \"--file-prefix=$RUN_PREFIX\"#" \
-        "$source" >"$RUN_DIR/bootstrap.json"
+        "${port[@]}" "$source" >"$RUN_DIR/bootstrap.json"
 }
 
 gateways_reachable() {
