@@ -97,10 +97,16 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
                                     struct xlb_frame *frame, const struct xlb_tcp_packet *p,
                                     xlb_verdict *why)
 {
-    void *obj;
+    void *obj, *binding;
     if (rte_mempool_get(ctx->l7->conns, &obj) != 0) {
         ctx->stats->drops[XLB_DROP_L7_POOL_FULL]++;
         *why = XLB_DROP_TCP_NO_FLOW; /* refused with a RST: the client gives up at once */
+        return NULL;
+    }
+    if (rte_mempool_get(ctx->l7->bindings, &binding) != 0) {
+        rte_mempool_put(ctx->l7->conns, obj);
+        ctx->stats->drops[XLB_DROP_L7_POOL_FULL]++; /* the same refusal, the same counter */
+        *why = XLB_DROP_TCP_NO_FLOW;
         return NULL;
     }
     struct xlb_addr unbound = {.family = key->family}; /* the backend comes with the request */
@@ -108,6 +114,7 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
     struct xlb_flow *f = xlb_flow_create(ctx->flows, key, &unbound, 0, &reason);
     if (f == NULL) {
         rte_mempool_put(ctx->l7->conns, obj);
+        rte_mempool_put(ctx->l7->bindings, binding);
         *why = xlb_flow_create_drop(reason);
         return NULL;
     }
@@ -116,6 +123,7 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
     uint32_t index = c->index;
     memset(c, 0, offsetof(struct xlb_l7_conn, scan));
     c->index = index;
+    c->binding = binding;
     c->flow = f;
     f->kind = XLB_FLOW_KIND_L7_SPLICE;
     f->l7_conn = index;
