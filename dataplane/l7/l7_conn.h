@@ -50,6 +50,16 @@
  * followed further (docs/l7.md): memory per connection stays at a third of the worst case.
  */
 #define XLB_L7_ARENA_SIZE 24576u
+/*
+ * What a connection needs only until its replay is acknowledged (the kept client bytes, the
+ * first request decoded) lives in a second per-worker pool, smaller than the connection pool:
+ * an entry is held from the handshake's ACK until the backend acknowledges the replay (about
+ * one backend round trip after the request is complete), so fewer connections are binding at
+ * once than are open. One binding entry per XLB_L7_BINDING_SHARE connection entries (at least
+ * XLB_L7_BINDING_MIN); when none is free, the handshake is refused as for a full pool.
+ */
+#define XLB_L7_BINDING_SHARE 4u
+#define XLB_L7_BINDING_MIN   64u
 /* The window scale xlb offers a client that offered one (Linux's usual). */
 #define XLB_L7_WSCALE 7
 /* Streams whose outcome a connection tracks at once (more are forwarded, not counted). */
@@ -87,6 +97,13 @@ struct xlb_l7_insert {
     uint32_t frame_at; /* backend sequence number of the frame header whose length grew */
 };
 
+/* A connection's state until its replay is acknowledged (see XLB_L7_BINDING_SHARE). */
+struct xlb_l7_binding {
+    struct xlb_h2_headers request; /* the first request, decoded into storage */
+    char storage[XLB_L7_STORAGE_MAX];
+    uint8_t in[XLB_L7_IN_MAX]; /* the client's bytes, from client_isn + 1 */
+};
+
 struct xlb_l7_conn {
     uint32_t index; /* in the worker's by_index: what the flow entry holds */
     struct xlb_flow *flow;
@@ -116,7 +133,7 @@ struct xlb_l7_conn {
     uint32_t first_stream;
     uint8_t n_early;
     uint32_t early_streams[XLB_L7_EARLY_STREAMS];
-    struct xlb_h2_headers request;
+    struct xlb_l7_binding *binding; /* until the replay is acknowledged; NULL after */
     /* Backend connection. */
     uint32_t replay_len;  /* bytes replayed, from backend seq client_isn + 1 */
     uint32_t stripped;    /* client bytes not replayed: client seq - stripped = backend seq */
@@ -159,15 +176,14 @@ struct xlb_l7_conn {
     struct xlb_h2_arena arena;
     struct xlb_hpack_decoder hpack;
     uint8_t block[XLB_L7_BLOCK_MAX];
-    char storage[XLB_L7_STORAGE_MAX];
     uint8_t arena_mem[XLB_L7_ARENA_SIZE];
-    uint8_t in[XLB_L7_IN_MAX];
     uint8_t s2c_block[XLB_L7_BLOCK_MAX];
     uint8_t s2c_arena_mem[XLB_L7_ARENA_SIZE];
 };
 
 struct xlb_l7_worker {
     struct rte_mempool *conns;
+    struct rte_mempool *bindings;  /* struct xlb_l7_binding */
     struct xlb_l7_conn **by_index; /* every entry of the pool, by its index */
     uint32_t n_conns;
     struct xlb_syn_cookie_keys keys;
@@ -249,6 +265,11 @@ void xlb_l7_close(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c);
 /* End the client's connection with a RST (protocol errors, overflow, timeouts). */
 void xlb_l7_abort(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                   struct xlb_l7_conn *c);
+
+/* ---- l7_worker.c ---- */
+/* The replay is acknowledged (or the connection ends): its binding entry goes back to the
+ * pool. Does nothing when it has none. */
+void xlb_l7_binding_put(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c);
 
 /* ---- l7_closed.c ---- */
 /* The connection's exchange is over (xlb_l7_over, or xlb ended it and acknowledged the client's

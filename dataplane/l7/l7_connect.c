@@ -21,11 +21,11 @@ static void cut_strips(struct xlb_l7_conn *c)
     uint32_t write = 0, read = 0;
     for (uint8_t i = 0; i < c->n_strip; i++) {
         uint32_t keep = c->strip[i].at - read;
-        memmove(c->in + write, c->in + read, keep);
+        memmove(c->binding->in + write, c->binding->in + read, keep);
         write += keep;
         read = c->strip[i].at + c->strip[i].len;
     }
-    memmove(c->in + write, c->in + read, c->in_len - read);
+    memmove(c->binding->in + write, c->binding->in + read, c->in_len - read);
     write += c->in_len - read;
     c->stripped = c->in_len - write;
     c->replay_len = write;
@@ -98,7 +98,7 @@ static void send_replay(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sn
         bool last = done + n == c->replay_len;
         if (!xlb_l7_send_ts(ctx, snap, c, XLB_L7_TO_BACKEND, first + done, c->backend_isn + 1,
                             RTE_TCP_ACK_FLAG | (last ? RTE_TCP_PSH_FLAG : 0), c->client_window,
-                            c->in + done, n))
+                            c->binding->in + done, n))
             return;
         done += n;
     }
@@ -164,7 +164,7 @@ void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, str
     }
     struct xlb_route_field fields[XLB_H2_MAX_FIELDS];
     struct xlb_route_request http;
-    xlb_l7_route_request(&c->request.request, fields, &http);
+    xlb_l7_route_request(&c->binding->request.request, fields, &http);
     struct xlb_lb_request request = {
         .http = &http,
         .connection_id = xlb_flow_connection_hash(&key),
@@ -221,6 +221,7 @@ static void connected(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap
         xlb_l7_send_ts(ctx, snap, c, XLB_L7_TO_BACKEND, c->client_isn + 1, c->backend_isn + 1,
                        RTE_TCP_ACK_FLAG, c->client_window, NULL, 0);
         xlb_l7_retry_disarm(ctx, c);
+        xlb_l7_binding_put(ctx, c); /* nothing to replay */
         return;
     }
     send_replay(ctx, snap, c);

@@ -97,11 +97,19 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
                                     struct xlb_frame *frame, const struct xlb_tcp_packet *p,
                                     xlb_verdict *why)
 {
-    void *obj;
+    void *obj, *binding;
     if (rte_mempool_get(ctx->l7->conns, &obj) != 0) {
         /* Refused with a RST, the client gives up at once: the ACK becomes that RST, so the
          * refusal is an event and the packet counts once, as sent. */
         ctx->stats->events[XLB_EVENT_L7_POOL_FULL]++;
+        *why = XLB_DROP_TCP_NO_FLOW;
+        return NULL;
+    }
+    if (rte_mempool_get(ctx->l7->bindings, &binding) != 0) {
+        rte_mempool_put(ctx->l7->conns, obj);
+        /* The same refusal (a RST, the packet counted once as sent), told apart: the binding
+         * pool is sized as a share of the connection pool (l7_worker.c). */
+        ctx->stats->events[XLB_EVENT_L7_BINDING_POOL_FULL]++;
         *why = XLB_DROP_TCP_NO_FLOW;
         return NULL;
     }
@@ -110,6 +118,7 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
     struct xlb_flow *f = xlb_flow_create(ctx->flows, key, &unbound, 0, &reason);
     if (f == NULL) {
         rte_mempool_put(ctx->l7->conns, obj);
+        rte_mempool_put(ctx->l7->bindings, binding);
         *why = xlb_flow_create_drop(reason);
         return NULL;
     }
@@ -118,6 +127,7 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
     uint32_t index = c->index;
     memset(c, 0, offsetof(struct xlb_l7_conn, scan));
     c->index = index;
+    c->binding = binding;
     c->flow = f;
     f->kind = XLB_FLOW_KIND_L7_SPLICE;
     f->l7_conn = index;

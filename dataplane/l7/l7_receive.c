@@ -75,11 +75,12 @@ static int on_header_block(void *user, uint32_t stream_id, bool end_stream, cons
             c->early_streams[c->n_early++] = stream_id;
         return 0;
     }
-    int rc = xlb_hpack_decode(&c->hpack, block, len, &c->request, c->storage, sizeof(c->storage));
+    int rc = xlb_hpack_decode(&c->hpack, block, len, &c->binding->request, c->binding->storage,
+                              sizeof(c->binding->storage));
     if (rc != 0)
         return -1;
     c->request_seen = true;
-    c->request_ok = !c->request.truncated;
+    c->request_ok = !c->binding->request.truncated;
     c->first_stream = stream_id;
     return 0;
 }
@@ -104,7 +105,7 @@ static bool take(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, uint32_t seq,
     struct receive_step r = {ctx, c};
     if (xlb_h2_scan_feed(&c->scan, data + skip, n, &receive_events, &r) != 0)
         return false;
-    memcpy(c->in + c->in_len, data + skip, n);
+    memcpy(c->binding->in + c->in_len, data + skip, n);
     c->in_len += n;
     c->rcv_nxt += n;
     return true;

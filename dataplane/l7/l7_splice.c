@@ -183,8 +183,10 @@ xlb_verdict xlb_l7_splice_from_backend(struct xlb_burst_ctx *ctx, const struct x
         uint32_t ack = rte_be_to_cpu_32(tcp->recv_ack);
         if (SEQ_LT(c->backend_una, ack))
             c->backend_una = ack;
-        if (!SEQ_LT(c->backend_una, c->client_isn + 1 + c->replay_len))
+        if (!SEQ_LT(c->backend_una, c->client_isn + 1 + c->replay_len)) {
             xlb_l7_retry_disarm(ctx, c);
+            xlb_l7_binding_put(ctx, c); /* the replay is the backend's now */
+        }
         tcp->recv_ack = rte_cpu_to_be_32(ack + c->stripped);
     }
     tcp->sent_seq = rte_cpu_to_be_32(seq + shift);

@@ -68,7 +68,7 @@ void xlb_l7_streams_bind(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, bool 
     struct xlb_l7_stream *s = add(ctx, c, c->first_stream);
     if (s != NULL) {
         s->needs_cookie = needs_cookie && c->cookie_field_len != 0;
-        s->grpc = is_grpc(&c->request);
+        s->grpc = is_grpc(&c->binding->request);
     }
     /* Requests the client sent before the binding: started now, with the first one's cookie
      * decision (their own cookies were not kept). */

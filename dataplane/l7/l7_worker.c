@@ -17,9 +17,42 @@
 /* Connections with a retransmission due examined per poll loop. */
 #define RETRY_BUDGET 16
 
+/* The binding pool that goes with a connection pool of `connections` entries. */
+static uint32_t bindings_for(uint32_t connections)
+{
+    uint32_t n = connections / XLB_L7_BINDING_SHARE;
+    n = n < XLB_L7_BINDING_MIN ? XLB_L7_BINDING_MIN : n;
+    return n > connections ? connections : n;
+}
+
 size_t xlb_l7_connection_bytes(void)
 {
+    /* A connection entry and its share of the binding pool (exact for pools of 256 or more). */
+    return sizeof(struct xlb_l7_conn) + sizeof(struct xlb_l7_binding) / XLB_L7_BINDING_SHARE;
+}
+
+size_t xlb_l7_bound_bytes(void)
+{
     return sizeof(struct xlb_l7_conn);
+}
+
+size_t xlb_l7_binding_bytes(void)
+{
+    return sizeof(struct xlb_l7_binding);
+}
+
+void xlb_l7_binding_use(const struct xlb_l7_worker *w, uint32_t *in_use, uint32_t *capacity)
+{
+    *capacity = w->bindings->size;
+    *in_use = w->bindings->size - rte_mempool_avail_count(w->bindings);
+}
+
+void xlb_l7_binding_put(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c)
+{
+    if (c->binding == NULL)
+        return;
+    rte_mempool_put(ctx->l7->bindings, c->binding);
+    c->binding = NULL;
 }
 
 void xlb_l7_pool_use(const struct xlb_l7_worker *w, uint32_t *in_use, uint32_t *capacity)
@@ -70,15 +103,20 @@ struct xlb_l7_worker *xlb_l7_worker_create(unsigned worker_id, uint32_t connecti
     w->rotate_tsc = rte_get_tsc_cycles() + SECRET_ROTATION_S * rte_get_tsc_hz();
     w->conns = rte_mempool_create(name, connections, sizeof(struct xlb_l7_conn), 0, 0, NULL, NULL,
                                   NULL, NULL, socket, RTE_MEMPOOL_F_SP_PUT | RTE_MEMPOOL_F_SC_GET);
+    snprintf(name, sizeof(name), "xlb_l7b_%u", worker_id);
+    w->bindings = rte_mempool_create(name, bindings_for(connections), sizeof(struct xlb_l7_binding),
+                                     0, 0, NULL, NULL, NULL, NULL, socket,
+                                     RTE_MEMPOOL_F_SP_PUT | RTE_MEMPOOL_F_SC_GET);
     xlb_h2_arena_init(&w->encoder_arena, w->encoder_mem, sizeof(w->encoder_mem));
     w->by_index = rte_zmalloc_socket(name, connections * sizeof(*w->by_index), 0, socket);
     if (w->conns != NULL && w->by_index != NULL)
         rte_mempool_obj_iter(w->conns, number_entry, w);
-    if (w->conns == NULL || w->by_index == NULL ||
+    if (w->conns == NULL || w->by_index == NULL || w->bindings == NULL ||
         xlb_hpack_encoder_init(&w->encoder, &w->encoder_arena) != 0) {
         XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u L7 connections (%zu bytes each)",
                 worker_id, connections, sizeof(struct xlb_l7_conn));
         rte_mempool_free(w->conns);
+        rte_mempool_free(w->bindings);
         rte_free(w->by_index);
         rte_free(w);
         return NULL;
@@ -92,6 +130,7 @@ void xlb_l7_worker_free(struct xlb_l7_worker *w)
         return;
     xlb_hpack_encoder_fini(&w->encoder);
     rte_mempool_free(w->conns);
+    rte_mempool_free(w->bindings);
     rte_free(w->by_index);
     rte_free(w);
 }
@@ -110,6 +149,7 @@ void xlb_l7_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
     xlb_l7_streams_end_all(ctx, c); /* open streams failed; each counted its own end */
     f->cluster_slot = XLB_CLUSTER_SLOTS;
     xlb_l7_retry_disarm(ctx, c);
+    xlb_l7_binding_put(ctx, c);
     xlb_hpack_decoder_fini(&c->hpack);
     xlb_hpack_decoder_fini(&c->s2c_hpack);
     f->kind = XLB_FLOW_KIND_NAT;

@@ -31,6 +31,11 @@ static unsigned pool_free(const struct l7_fixture *x)
     return rte_mempool_avail_count(x->l7->conns);
 }
 
+static unsigned bindings_free(const struct l7_fixture *x)
+{
+    return rte_mempool_avail_count(x->l7->bindings);
+}
+
 static void establish(struct l7_fixture *x, struct spliced *s, uint16_t port)
 {
     l7_conn_init(&s->c, false);
@@ -241,6 +246,35 @@ static void the_ninth_connection_is_refused_and_counted_once(void **state)
                      answered + fixture_total_drops(f) + f->stats.events[XLB_EVENT_CONSUMED]);
 }
 
+/*
+ * The binding entry (the kept client bytes and the first request) is taken at the handshake and
+ * given back once the backend acknowledges the replay, while the connection goes on with its
+ * pool entry alone; the next connection gets it again.
+ */
+static void the_binding_entry_is_back_once_the_replay_is_acknowledged(void **state)
+{
+    struct l7_fixture *x = *state;
+    unsigned all = bindings_free(x);
+    struct spliced s;
+    establish(x, &s, L7_CLIENT_PORT);
+    assert_int_equal(bindings_free(x), all - 1); /* the replay is not acknowledged yet */
+    assert_non_null(xlb_l7_conn_of(&x->n->f->ctx, l7_flow(x, &s.c))->binding);
+    answer(x, &s); /* the backend's response acknowledges the replay */
+    assert_int_equal(bindings_free(x), all);
+    assert_null(xlb_l7_conn_of(&x->n->f->ctx, l7_flow(x, &s.c))->binding);
+    assert_int_equal(pool_free(x), POOL - 1); /* the connection itself goes on */
+    close_both(x, &s.c);
+    assert_int_equal(bindings_free(x), all);
+    finish(&s);
+
+    struct spliced t; /* a connection after it binds as well */
+    establish(x, &t, L7_CLIENT_PORT + 1);
+    assert_int_equal(bindings_free(x), all - 1);
+    answer(x, &t);
+    assert_int_equal(bindings_free(x), all);
+    finish(&t);
+}
+
 /* A RST ends the exchange: it passes translated, the entry is back, the open RPC failed once;
  * a backend segment still in flight passes translated; the flow ends after the CLOSED time. */
 static void a_reset_frees_the_entry(void **state)
@@ -262,6 +296,7 @@ static void a_reset_frees_the_entry(void **state)
     l7_clear(x);
     c->b_tsecr = tsval;
     assert_int_equal(pool_free(x), POOL);
+    assert_int_equal(bindings_free(x), POOL); /* the replay was never acknowledged: back too */
     struct xlb_flow *f = l7_flow(x, c);
     assert_non_null(f);
     assert_int_equal(f->kind, XLB_FLOW_KIND_L7_CLOSED);
@@ -338,6 +373,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_reset_frees_the_entry, l7_setup, l7_teardown),
         cmocka_unit_test_setup_teardown(the_ninth_connection_is_refused_and_counted_once, l7_setup,
                                         l7_teardown),
+        cmocka_unit_test_setup_teardown(the_binding_entry_is_back_once_the_replay_is_acknowledged,
+                                        l7_setup, l7_teardown),
         cmocka_unit_test_setup_teardown(a_rejected_connection_frees_the_entry_at_the_clients_fin,
                                         l7_setup, l7_teardown),
     };
