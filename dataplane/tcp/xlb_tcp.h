@@ -56,12 +56,12 @@ struct xlb_tcp_callbacks {
 };
 
 struct xlb_tcp_config {
-    uint32_t max_connections;      /* pool size (includes TIME-WAIT) */
-    uint32_t rcv_buf;              /* receive queue + reassembly bytes: the most we advertise */
-    uint32_t snd_buf;              /* send queue bytes accepted by write */
-    uint32_t rcv_max_segs;         /* mbufs the in-order receive queue may hold */
-    uint32_t ooo_max_bytes;        /* reassembly bytes per connection */
-    uint32_t ooo_max_bytes_worker; /* reassembly bytes for all connections of the worker */
+    uint32_t max_connections;        /* pool size (includes TIME-WAIT) */
+    uint32_t rcv_buf;                /* receive queue + reassembly bytes: the most we advertise */
+    uint32_t snd_buf;                /* send queue bytes accepted by write */
+    uint32_t rcv_max_segs;           /* mbufs the in-order receive queue may hold */
+    uint32_t ooo_max_bytes;          /* reassembly bytes per connection */
+    uint32_t ooo_max_bytes_worker;   /* reassembly bytes for all connections of the worker */
     uint16_t mss_limit4, mss_limit6; /* the path's MSS (forwarding.md, MSS clamping) */
     uint8_t wscale;                  /* the window scale we offer */
     bool timestamps, sack;           /* offered in SYNs (default both on) */
@@ -116,8 +116,7 @@ uint64_t xlb_tcp_clock_ms(void);
 
 /* Where output goes until the next call: up to cap packets appended at tx[*n]. When the array
  * is full, pure ACKs are dropped (counted tx_full) and data waits for the next output. */
-void xlb_tcp_tx_set(struct xlb_tcp_endpoint *ep, struct rte_mbuf **tx, uint16_t cap,
-                    uint16_t *n);
+void xlb_tcp_tx_set(struct xlb_tcp_endpoint *ep, struct rte_mbuf **tx, uint16_t cap, uint16_t *n);
 
 /* Fire expired timers (RTO, delayed ACK, zero-window probe, keepalive, TIME-WAIT), at most
  * max_timers of them. Returns the number fired. */
@@ -154,8 +153,8 @@ struct xlb_tcp_conn *xlb_tcp_connect(struct xlb_tcp_endpoint *ep, const struct x
  * A segment for c (m starts at its IP header; consumed in every case). Returns 0 when the
  * segment was processed, -1 when it was dropped (malformed, or unacceptable: counted).
  */
-int xlb_tcp_input(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *m,
-                  uint64_t now_ms);
+int xlb_tcp_receive(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *m,
+                    uint64_t now_ms);
 
 /*
  * Queue m (payload only, a chain of direct mbufs; consumed on success) for sending, no copy.
@@ -201,7 +200,7 @@ bool xlb_tcp_timewait_reuse(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
 struct xlb_tcp_conn_info {
     struct xlb_tcp_tuple tuple;
     enum xlb_tcp_state state;
-    uint32_t cwnd, ssthresh;      /* bytes; UINT32_MAX when unlimited */
+    uint32_t cwnd, ssthresh; /* bytes; UINT32_MAX when unlimited */
     uint32_t srtt_us, rttvar_us, rto_ms;
     uint32_t mss, snd_wnd, rcv_wnd;
     uint32_t snd_queue, rcv_queue, ooo_bytes, unacked;

@@ -34,14 +34,14 @@ struct xlb_tcp_mqueue {
 };
 
 enum {
-    XLB_TCPF_ACK_NOW = 1u << 0,   /* send an ACK at the next output */
+    XLB_TCPF_ACK_NOW = 1u << 0,    /* send an ACK at the next output */
     XLB_TCPF_FIN_QUEUED = 1u << 1, /* shutdown: FIN after the queued data */
     XLB_TCPF_FIN_SENT = 1u << 2,
     XLB_TCPF_FIN_RCVD = 1u << 3,
     XLB_TCPF_TS = 1u << 4,   /* timestamps negotiated */
     XLB_TCPF_SACK = 1u << 5, /* SACK negotiated */
     XLB_TCPF_WSCALE = 1u << 6,
-    XLB_TCPF_WANT_WRITE = 1u << 7, /* a write was refused: on_writable when room frees */
+    XLB_TCPF_WANT_WRITE = 1u << 7,  /* a write was refused: on_writable when room frees */
     XLB_TCPF_CLOSED_SENT = 1u << 8, /* on_closed delivered */
     XLB_TCPF_IN_EVENT = 1u << 9,
 };
@@ -71,7 +71,7 @@ struct xlb_tcp_conn {
     uint32_t irs, rcv_nxt, rcv_adv;
     uint32_t ts_recent, ts_last_ack_sent;
     uint64_t ts_recent_ms, last_rx_ms;
-    uint8_t unacked_segs; /* full segments received since our last ACK */
+    uint8_t unacked_segs;      /* full segments received since our last ACK */
     uint32_t rcv_consumed_off; /* bytes read from the receive queue's head mbuf */
 
     /* Deadlines (ms, 0: off); the wheel holds the earliest. */

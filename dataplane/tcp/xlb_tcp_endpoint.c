@@ -90,13 +90,21 @@ const struct xlb_tcp_counters *xlb_tcp_counters(const struct xlb_tcp_endpoint *e
 {
     return &ep->ctr;
 }
-uint32_t xlb_tcp_conns_in_use(const struct xlb_tcp_endpoint *ep) { return ep->in_use; }
-uint32_t xlb_tcp_ooo_bytes(const struct xlb_tcp_endpoint *ep) { return ep->ooo_bytes; }
+uint32_t xlb_tcp_conns_in_use(const struct xlb_tcp_endpoint *ep)
+{
+    return ep->in_use;
+}
+uint32_t xlb_tcp_ooo_bytes(const struct xlb_tcp_endpoint *ep)
+{
+    return ep->ooo_bytes;
+}
 
-uint64_t xlb_tcp_clock_ms(void) { return rte_get_tsc_cycles() / (rte_get_tsc_hz() / 1000); }
+uint64_t xlb_tcp_clock_ms(void)
+{
+    return rte_get_tsc_cycles() / (rte_get_tsc_hz() / 1000);
+}
 
-void xlb_tcp_tx_set(struct xlb_tcp_endpoint *ep, struct rte_mbuf **tx, uint16_t cap,
-                    uint16_t *n)
+void xlb_tcp_tx_set(struct xlb_tcp_endpoint *ep, struct rte_mbuf **tx, uint16_t cap, uint16_t *n)
 {
     ep->tx = tx;
     ep->tx_cap = cap;
@@ -155,7 +163,10 @@ void xlb_tcp_enter_timewait(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
         cb->on_closed(c, c->user, XLB_TCP_CLOSE_NORMAL);
 }
 
-static uint64_t earliest(uint64_t a, uint64_t b) { return !a ? b : (!b ? a : RTE_MIN(a, b)); }
+static uint64_t earliest(uint64_t a, uint64_t b)
+{
+    return !a ? b : (!b ? a : RTE_MIN(a, b));
+}
 
 void xlb_tcp_timers_update(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
@@ -270,8 +281,8 @@ uint32_t xlb_tcp_poll(struct xlb_tcp_endpoint *ep, uint64_t now_ms, uint32_t max
         struct xlb_tcp_timer *t = xlb_tcp_wheel_expired(&ep->wheel, now_ms);
         if (!t)
             break;
-        struct xlb_tcp_conn *c = (struct xlb_tcp_conn *)((uint8_t *)t -
-                                                         offsetof(struct xlb_tcp_conn, timer));
+        struct xlb_tcp_conn *c =
+            (struct xlb_tcp_conn *)((uint8_t *)t - offsetof(struct xlb_tcp_conn, timer));
         conn_timers_fired(ep, c);
         fired++;
     }

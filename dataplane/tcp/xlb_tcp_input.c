@@ -30,7 +30,10 @@ static void deliver(struct xlb_tcp_conn *c, unsigned ev)
         cb->on_writable(c, c->user);
 }
 
-void xlb_tcp_event_readable(struct xlb_tcp_conn *c) { deliver(c, EV_READABLE); }
+void xlb_tcp_event_readable(struct xlb_tcp_conn *c)
+{
+    deliver(c, EV_READABLE);
+}
 
 /* The options a SYN or SYN-ACK settles: MSS, window scale, SACK, timestamps. */
 static void take_syn_options(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
@@ -238,8 +241,7 @@ static void fin_received(struct xlb_tcp_conn *c)
 }
 
 /* In-order payload (m's data starts at seq == rcv_nxt): to the receive queue. */
-static bool queue_in_order(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
-                           struct rte_mbuf *m)
+static bool queue_in_order(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *m)
 {
     struct rte_mbuf *tail = c->rcvq.tail;
     uint16_t len = m->data_len;
@@ -287,7 +289,7 @@ static void process_data(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
         rte_pktmbuf_adj(m, (uint16_t)cut);
         seq += cut;
         len -= cut;
-        c->flags |= XLB_TCPF_ACK_NOW; /* a retransmission: the peer may have lost our ACK */
+        c->flags |= XLB_TCPF_ACK_NOW;      /* a retransmission: the peer may have lost our ACK */
         if (xlb_seq_lt(seq, c->rcv_nxt)) { /* a FIN we already took */
             rte_pktmbuf_free(m);
             return;
@@ -356,8 +358,7 @@ static int input_synchronized(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *
     /* PAWS (RFC 7323 section 5.3): a timestamp older than the last one in order is a segment
      * from an earlier wrap of the sequence space. */
     if ((c->flags & XLB_TCPF_TS) && s->opts.has_ts && !rst &&
-        xlb_seq_lt(s->opts.tsval, c->ts_recent) &&
-        ep->now_ms - c->ts_recent_ms < PAWS_IDLE_MS) {
+        xlb_seq_lt(s->opts.tsval, c->ts_recent) && ep->now_ms - c->ts_recent_ms < PAWS_IDLE_MS) {
         ep->ctr.paws_drops++;
         c->flags |= XLB_TCPF_ACK_NOW;
         goto drop;
@@ -404,8 +405,8 @@ drop_quiet:
     return -1;
 }
 
-int xlb_tcp_input(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *m,
-                  uint64_t now_ms)
+int xlb_tcp_receive(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *m,
+                    uint64_t now_ms)
 {
     ep->now_ms = now_ms;
     struct xlb_tcp_seg s;

@@ -4,11 +4,16 @@
 #include "xlb_tcp_conn.h"
 
 static const char *const state_names[XLB_TCP_N_STATES] = {
-    [XLB_TCP_CLOSED] = "CLOSED",           [XLB_TCP_SYN_SENT] = "SYN-SENT",
-    [XLB_TCP_SYN_RECEIVED] = "SYN-RECEIVED", [XLB_TCP_ESTABLISHED] = "ESTABLISHED",
-    [XLB_TCP_FIN_WAIT_1] = "FIN-WAIT-1",   [XLB_TCP_FIN_WAIT_2] = "FIN-WAIT-2",
-    [XLB_TCP_CLOSING] = "CLOSING",         [XLB_TCP_TIME_WAIT] = "TIME-WAIT",
-    [XLB_TCP_CLOSE_WAIT] = "CLOSE-WAIT",   [XLB_TCP_LAST_ACK] = "LAST-ACK",
+    [XLB_TCP_CLOSED] = "CLOSED",
+    [XLB_TCP_SYN_SENT] = "SYN-SENT",
+    [XLB_TCP_SYN_RECEIVED] = "SYN-RECEIVED",
+    [XLB_TCP_ESTABLISHED] = "ESTABLISHED",
+    [XLB_TCP_FIN_WAIT_1] = "FIN-WAIT-1",
+    [XLB_TCP_FIN_WAIT_2] = "FIN-WAIT-2",
+    [XLB_TCP_CLOSING] = "CLOSING",
+    [XLB_TCP_TIME_WAIT] = "TIME-WAIT",
+    [XLB_TCP_CLOSE_WAIT] = "CLOSE-WAIT",
+    [XLB_TCP_LAST_ACK] = "LAST-ACK",
 };
 
 const char *xlb_tcp_state_name(enum xlb_tcp_state s)
@@ -21,7 +26,10 @@ enum xlb_tcp_state xlb_tcp_conn_state(const struct xlb_tcp_conn *c)
     return (enum xlb_tcp_state)c->state;
 }
 
-uint32_t xlb_tcp_conn_size(void) { return (uint32_t)sizeof(struct xlb_tcp_conn); }
+uint32_t xlb_tcp_conn_size(void)
+{
+    return (uint32_t)sizeof(struct xlb_tcp_conn);
+}
 
 static uint32_t mbuf_bytes(const struct rte_mbuf *m)
 {

@@ -84,8 +84,8 @@ struct xlb_tcp_conn *xlb_tcp_accept(struct xlb_tcp_endpoint *ep, struct rte_mbuf
     cookie_tuple(&s, &t);
     struct xlb_syn_cookie_opts kept;
     if ((s.flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) != RTE_TCP_ACK_FLAG ||
-        xlb_syn_cookie_check(keys, &t, s.seq, s.ack, s.opts.has_ts, s.opts.tsecr, now_ms,
-                             &kept) != 0) {
+        xlb_syn_cookie_check(keys, &t, s.seq, s.ack, s.opts.has_ts, s.opts.tsecr, now_ms, &kept) !=
+            0) {
         ep->ctr.bad_cookie++;
         rte_pktmbuf_free(m);
         return NULL;
@@ -133,7 +133,7 @@ struct xlb_tcp_conn *xlb_tcp_accept(struct xlb_tcp_endpoint *ep, struct rte_mbuf
         cb->on_connected(c, user);
     if (c->state != XLB_TCP_CLOSED && (s.len || (s.flags & RTE_TCP_FIN_FLAG))) {
         ep->ctr.segs_in--; /* counted again by input */
-        xlb_tcp_input(ep, c, m, now_ms);
+        xlb_tcp_receive(ep, c, m, now_ms);
     } else {
         rte_pktmbuf_free(m);
     }
@@ -172,8 +172,7 @@ bool xlb_tcp_timewait_reuse(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
 {
     /* Linux's tcp_tw_reuse: with timestamps, the new connection's TSvals (this clock, 1 s
      * later) are newer than anything of the old one, so PAWS at the peer tells them apart. */
-    if (c->state != XLB_TCP_TIME_WAIT || !(c->flags & XLB_TCPF_TS) ||
-        now_ms < c->last_rx_ms + 1000)
+    if (c->state != XLB_TCP_TIME_WAIT || !(c->flags & XLB_TCPF_TS) || now_ms < c->last_rx_ms + 1000)
         return false;
     ep->ctr.timewait_reused++;
     xlb_tcp_conn_release(ep, c);

@@ -43,22 +43,28 @@ uint32_t xlb_tcp_rcv_window(const struct xlb_tcp_endpoint *ep, const struct xlb_
     return xlb_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 }
 
-/* The window field for a non-SYN segment, rounded up so the edge we advertised never shrinks. */
+/* The window field for a non-SYN segment: rounded down to the scale, but up when rounding down
+ * would move the edge we advertised left (RFC 7323 section 2.4). */
 static uint16_t window_field(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
     uint32_t win = xlb_tcp_rcv_window(ep, c);
-    uint32_t field = (win + (1u << c->rcv_wscale) - 1) >> c->rcv_wscale;
+    uint32_t field = win >> c->rcv_wscale;
+    if (xlb_seq_lt(c->rcv_nxt + (field << c->rcv_wscale), c->rcv_adv))
+        field++;
     if (field > 65535)
         field = 65535;
     uint32_t edge = c->rcv_nxt + (field << c->rcv_wscale);
     if (xlb_seq_gt(edge, c->rcv_adv))
         c->rcv_adv = edge;
-    if (field == 0 && win == 0)
+    if (field == 0)
         ep->ctr.zero_windows_sent++;
     return (uint16_t)field;
 }
 
-uint32_t xlb_tcp_ts_now(const struct xlb_tcp_endpoint *ep) { return (uint32_t)ep->now_ms; }
+uint32_t xlb_tcp_ts_now(const struct xlb_tcp_endpoint *ep)
+{
+    return (uint32_t)ep->now_ms;
+}
 
 /* The options of a non-SYN segment: timestamps, then SACK blocks (NOP NOP SACK). */
 static uint32_t data_options(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint8_t *o)
@@ -99,8 +105,8 @@ static struct rte_mbuf *build_headers(struct xlb_tcp_endpoint *ep, const struct 
         ep->ctr.no_mbuf++;
         return NULL;
     }
-    uint32_t ip_len = t->family == AF_INET ? sizeof(struct rte_ipv4_hdr)
-                                           : sizeof(struct rte_ipv6_hdr);
+    uint32_t ip_len =
+        t->family == AF_INET ? sizeof(struct rte_ipv4_hdr) : sizeof(struct rte_ipv6_hdr);
     uint32_t tcp_len = sizeof(struct rte_tcp_hdr) + opt_len;
     uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(ip_len + tcp_len));
     if (!p) {
@@ -198,8 +204,8 @@ bool xlb_tcp_send_segment(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, u
     uint8_t opts[XLB_TCP_OPTS_MAX_LEN];
     uint32_t opt_len = data_options(ep, c, opts);
     flags |= RTE_TCP_ACK_FLAG;
-    struct rte_mbuf *m = build_headers(ep, &c->tuple, seq, c->rcv_nxt, flags,
-                                       window_field(ep, c), opts, opt_len);
+    struct rte_mbuf *m =
+        build_headers(ep, &c->tuple, seq, c->rcv_nxt, flags, window_field(ep, c), opts, opt_len);
     if (!m)
         return false;
     if (len && !attach_payload(ep, c, m, seq - c->snd_una, len)) {

@@ -59,8 +59,8 @@ int xlb_tcp_seg_parse(struct xlb_tcp_endpoint *ep, struct rte_mbuf **mp, struct 
     if (tcp_len < sizeof(*th) || ip_len + tcp_len > total)
         return bad(&ep->ctr.bad_header);
     int sum = s->tuple.family == AF_INET
-                       ? rte_ipv4_udptcp_cksum_verify((const struct rte_ipv4_hdr *)p, th)
-                       : rte_ipv6_udptcp_cksum_verify((const struct rte_ipv6_hdr *)p, th);
+                  ? rte_ipv4_udptcp_cksum_verify((const struct rte_ipv4_hdr *)p, th)
+                  : rte_ipv6_udptcp_cksum_verify((const struct rte_ipv6_hdr *)p, th);
     if (sum != 0)
         return bad(&ep->ctr.bad_checksum);
     if (xlb_tcp_options_parse((const uint8_t *)(th + 1), tcp_len - sizeof(*th), &s->opts) != 0)

@@ -10,12 +10,30 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-static inline bool xlb_seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
-static inline bool xlb_seq_le(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
-static inline bool xlb_seq_gt(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
-static inline bool xlb_seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
-static inline uint32_t xlb_seq_max(uint32_t a, uint32_t b) { return xlb_seq_gt(a, b) ? a : b; }
-static inline uint32_t xlb_seq_min(uint32_t a, uint32_t b) { return xlb_seq_lt(a, b) ? a : b; }
+static inline bool xlb_seq_lt(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+static inline bool xlb_seq_le(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) <= 0;
+}
+static inline bool xlb_seq_gt(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) > 0;
+}
+static inline bool xlb_seq_ge(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) >= 0;
+}
+static inline uint32_t xlb_seq_max(uint32_t a, uint32_t b)
+{
+    return xlb_seq_gt(a, b) ? a : b;
+}
+static inline uint32_t xlb_seq_min(uint32_t a, uint32_t b)
+{
+    return xlb_seq_lt(a, b) ? a : b;
+}
 /* lo <= x < hi */
 static inline bool xlb_seq_in(uint32_t x, uint32_t lo, uint32_t hi)
 {

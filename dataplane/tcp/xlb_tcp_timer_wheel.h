@@ -31,7 +31,10 @@ void xlb_tcp_wheel_init(struct xlb_tcp_wheel *w, uint64_t now_ms);
 /* (Re-)arm t for expiry_ms; a deadline in the past fires at the next poll. */
 void xlb_tcp_wheel_arm(struct xlb_tcp_wheel *w, struct xlb_tcp_timer *t, uint64_t expiry_ms);
 void xlb_tcp_wheel_cancel(struct xlb_tcp_wheel *w, struct xlb_tcp_timer *t);
-static inline bool xlb_tcp_timer_armed(const struct xlb_tcp_timer *t) { return t->pprev != NULL; }
+static inline bool xlb_tcp_timer_armed(const struct xlb_tcp_timer *t)
+{
+    return t->pprev != NULL;
+}
 
 /*
  * Take the next expired timer (expiry <= now_ms), disarmed, or NULL when none is left. The caller
