@@ -79,7 +79,10 @@ void tf_clear_tx(struct tf *f)
     f->n_tx = 0;
 }
 
-uint32_t tf_mbufs_in_use(const struct tf *f) { return rte_mempool_in_use_count(f->pool); }
+uint32_t tf_mbufs_in_use(const struct tf *f)
+{
+    return rte_mempool_in_use_count(f->pool);
+}
 
 void tf_destroy(struct tf *f)
 {
@@ -90,7 +93,10 @@ void tf_destroy(struct tf *f)
     free(f);
 }
 
-uint8_t tf_pattern(uint32_t i) { return (uint8_t)(i * 7u + 3u); }
+uint8_t tf_pattern(uint32_t i)
+{
+    return (uint8_t)(i * 7u + 3u);
+}
 
 struct rte_mbuf *tf_payload(struct tf *f, uint32_t start, uint32_t len)
 {
@@ -218,8 +224,7 @@ void tf_tx(const struct tf *f, unsigned i, struct tf_seg *out)
     out->ack = rte_be_to_cpu_32(th->recv_ack);
     out->flags = th->tcp_flags;
     out->win = rte_be_to_cpu_16(th->rx_win);
-    assert_int_equal(xlb_tcp_options_parse((const uint8_t *)(th + 1), tcp_len - 20, &out->opts),
-                     0);
+    assert_int_equal(xlb_tcp_options_parse((const uint8_t *)(th + 1), tcp_len - 20, &out->opts), 0);
     out->len = m->pkt_len - ip_len - tcp_len;
     assert_true(out->len <= sizeof(out->data));
     memcpy(out->data, p + ip_len + tcp_len, out->len);

@@ -32,8 +32,8 @@ static const uint8_t *pattern(uint32_t start, uint32_t len)
 }
 
 /* A peer data segment with timestamps: bytes [off, off+len) of the pattern at irs + 1 + off. */
-static int peer_data(struct tf *f, struct xlb_tcp_conn *c, uint32_t irs, uint32_t iss,
-                     uint32_t off, uint32_t len, uint8_t extra, uint32_t tsval)
+static int peer_data(struct tf *f, struct xlb_tcp_conn *c, uint32_t irs, uint32_t iss, uint32_t off,
+                     uint32_t len, uint8_t extra, uint32_t tsval)
 {
     return tf_send(f, c,
                    &(struct tf_out){.seq = irs + 1 + off,
@@ -165,9 +165,8 @@ static void test_active_syn_retransmit(void **state)
 {
     (void)state;
     struct tf *f = tf_create(AF_INET, NULL);
-    struct xlb_tcp_tuple t = {.family = AF_INET,
-                              .local_port = f->peer.remote_port,
-                              .remote_port = f->peer.local_port};
+    struct xlb_tcp_tuple t = {
+        .family = AF_INET, .local_port = f->peer.remote_port, .remote_port = f->peer.local_port};
     memcpy(t.local, f->peer.remote, 4);
     memcpy(t.remote, f->peer.local, 4);
     struct xlb_tcp_conn *c = xlb_tcp_connect(f->ep, &t, 77, f->now, &tf_callbacks, f);
@@ -207,9 +206,8 @@ static void test_active_open_and_refused(void **state)
     xlb_tcp_abort(f->ep, c);
     /* A RST answering a SYN: refused. */
     f->connected = 0;
-    struct xlb_tcp_tuple t = {.family = AF_INET6,
-                              .local_port = f->peer.remote_port,
-                              .remote_port = f->peer.local_port};
+    struct xlb_tcp_tuple t = {
+        .family = AF_INET6, .local_port = f->peer.remote_port, .remote_port = f->peer.local_port};
     memcpy(t.local, f->peer.remote, 16);
     memcpy(t.remote, f->peer.local, 16);
     tf_clear_tx(f);
@@ -249,9 +247,10 @@ static void test_wrapped_sequence(void **state)
     assert_int_equal(total, 3000);
     tf_clear_tx(f);
     /* The ACK past the wrap frees the send queue. */
-    tf_send(f, c,
-            &(struct tf_out){.seq = irs + 1201, .ack = expect, .flags = ACK, .win = 1024, .ts = true,
-                             .tsval = 700});
+    tf_send(
+        f, c,
+        &(struct tf_out){
+            .seq = irs + 1201, .ack = expect, .flags = ACK, .win = 1024, .ts = true, .tsval = 700});
     struct xlb_tcp_conn_info info;
     xlb_tcp_conn_info(c, &info);
     assert_int_equal(info.snd_queue, 0);
@@ -342,16 +341,16 @@ static void test_out_of_window_and_syn(void **state)
     tf_clear_tx(f);
     /* A SYN on the established connection: challenge ACK (RFC 5961 section 4). */
     tf_send(f, c,
-            &(struct tf_out){.seq = 101, .flags = SYN, .win = 100, .syn_opts = true, .ts = true,
-                             .tsval = 2001});
+            &(struct tf_out){
+                .seq = 101, .flags = SYN, .win = 100, .syn_opts = true, .ts = true, .tsval = 2001});
     assert_int_equal(xlb_tcp_conn_state(c), XLB_TCP_ESTABLISHED);
     assert_int_equal(f->n_tx, 1);
     assert_int_equal(xlb_tcp_counters(f->ep)->syn_in_sync, 1);
     /* An ACK of something we never sent: ACK back, dropped. */
     tf_clear_tx(f);
     tf_send(f, c,
-            &(struct tf_out){.seq = 101, .ack = iss + 5000, .flags = ACK, .win = 10, .ts = true,
-                             .tsval = 2002});
+            &(struct tf_out){
+                .seq = 101, .ack = iss + 5000, .flags = ACK, .win = 10, .ts = true, .tsval = 2002});
     assert_int_equal(xlb_tcp_counters(f->ep)->ack_too_new, 1);
     assert_int_equal(f->n_tx, 1);
     xlb_tcp_abort(f->ep, c);
@@ -386,9 +385,10 @@ static void test_fin_with_data_then_close(void **state)
     tf_tx(f, 0, &s);
     assert_int_equal(s.flags, ACK | PSH | FIN);
     assert_int_equal(s.len, 20);
-    tf_send(f, c,
-            &(struct tf_out){.seq = 152, .ack = iss + 1 + 21, .flags = ACK, .win = 1024, .ts = true,
-                             .tsval = 2001});
+    tf_send(
+        f, c,
+        &(struct tf_out){
+            .seq = 152, .ack = iss + 1 + 21, .flags = ACK, .win = 1024, .ts = true, .tsval = 2001});
     assert_int_equal(f->closed, 1);
     assert_int_equal(f->close_reason, XLB_TCP_CLOSE_NORMAL);
     assert_int_equal(xlb_tcp_conns_in_use(f->ep), 0);
@@ -411,22 +411,30 @@ static void test_simultaneous_close(void **state)
     tf_clear_tx(f);
     /* The peer's FIN crossed ours: it does not acknowledge ours. */
     tf_send(f, c,
-            &(struct tf_out){.seq = 101, .ack = iss + 1, .flags = ACK | FIN, .win = 1024,
-                             .ts = true, .tsval = 2000});
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1,
+                             .flags = ACK | FIN,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2000});
     assert_int_equal(xlb_tcp_conn_state(c), XLB_TCP_CLOSING);
     tf_tx(f, 0, &s);
     assert_int_equal(s.ack, 102);
     tf_send(f, c,
-            &(struct tf_out){.seq = 102, .ack = iss + 2, .flags = ACK, .win = 1024, .ts = true,
-                             .tsval = 2001});
+            &(struct tf_out){
+                .seq = 102, .ack = iss + 2, .flags = ACK, .win = 1024, .ts = true, .tsval = 2001});
     assert_int_equal(xlb_tcp_conn_state(c), XLB_TCP_TIME_WAIT);
     assert_int_equal(f->closed, 1);
     assert_int_equal(xlb_tcp_conns_in_use(f->ep), 1);
     /* The peer's FIN again (our ACK lost): ACKed again from TIME-WAIT. */
     tf_clear_tx(f);
     tf_send(f, c,
-            &(struct tf_out){.seq = 101, .ack = iss + 2, .flags = ACK | FIN, .win = 1024,
-                             .ts = true, .tsval = 2002});
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 2,
+                             .flags = ACK | FIN,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2002});
     assert_int_equal(f->n_tx, 1);
     tf_advance(f, f->cfg.timewait_ms + 1);
     assert_int_equal(xlb_tcp_conns_in_use(f->ep), 0);
@@ -441,8 +449,12 @@ static void test_timewait_reuse(void **state)
     struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
     xlb_tcp_shutdown(f->ep, c);
     tf_send(f, c,
-            &(struct tf_out){.seq = 101, .ack = iss + 2, .flags = ACK | FIN, .win = 1024,
-                             .ts = true, .tsval = 2000});
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 2,
+                             .flags = ACK | FIN,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2000});
     assert_int_equal(xlb_tcp_conn_state(c), XLB_TCP_TIME_WAIT);
     assert_false(xlb_tcp_timewait_reuse(f->ep, c, f->now + 500));
     assert_true(xlb_tcp_timewait_reuse(f->ep, c, f->now + 1000));
@@ -594,8 +606,8 @@ static void test_zero_window_probe(void **state)
     struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
     /* The peer closes its window. */
     tf_send(f, c,
-            &(struct tf_out){.seq = 101, .ack = iss + 1, .flags = ACK, .win = 0, .ts = true,
-                             .tsval = 2000});
+            &(struct tf_out){
+                .seq = 101, .ack = iss + 1, .flags = ACK, .win = 0, .ts = true, .tsval = 2000});
     tf_clear_tx(f);
     assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 500)), 0);
     xlb_tcp_flush(f->ep, c);
@@ -615,8 +627,8 @@ static void test_zero_window_probe(void **state)
     tf_clear_tx(f);
     /* The window opens: the data goes. */
     tf_send(f, c,
-            &(struct tf_out){.seq = 101, .ack = iss + 1, .flags = ACK, .win = 100, .ts = true,
-                             .tsval = 2001});
+            &(struct tf_out){
+                .seq = 101, .ack = iss + 1, .flags = ACK, .win = 100, .ts = true, .tsval = 2001});
     assert_int_equal(f->n_tx, 1);
     tf_tx(f, 0, &s);
     assert_int_equal(s.len, 500);
@@ -641,8 +653,12 @@ static void test_rto_retransmits_exact_bytes(void **state)
     tf_clear_tx(f);
     /* The first segment is acknowledged; the others are lost. */
     tf_send(f, c,
-            &(struct tf_out){.seq = 101, .ack = iss + 1 + mss, .flags = ACK, .win = 1024,
-                             .ts = true, .tsval = 2000});
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1 + mss,
+                             .flags = ACK,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2000});
     tf_advance(f, 999);
     assert_int_equal(f->n_tx, 0);
     tf_advance(f, 1);
@@ -657,8 +673,12 @@ static void test_rto_retransmits_exact_bytes(void **state)
     /* Everything acknowledged: the send queue's mbufs go back to the pool. */
     tf_clear_tx(f);
     tf_send(f, c,
-            &(struct tf_out){.seq = 101, .ack = iss + 1 + 3000, .flags = ACK, .win = 1024,
-                             .ts = true, .tsval = 2001});
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1 + 3000,
+                             .flags = ACK,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2001});
     assert_int_equal(tf_mbufs_in_use(f), 0 + f->n_tx);
     xlb_tcp_abort(f->ep, c);
     tf_destroy(f);
@@ -675,9 +695,15 @@ static void test_fast_retransmit(void **state)
     tf_clear_tx(f);
     for (unsigned i = 0; i < 3; i++)
         tf_send(f, c,
-                &(struct tf_out){.seq = 101, .ack = iss + 1, .flags = ACK, .win = 1024,
-                                 .ts = true, .tsval = 2000, .n_sack = 1,
-                                 .sack_l = {iss + 1 + 1448}, .sack_r = {iss + 1 + 1448 * (2 + i)}});
+                &(struct tf_out){.seq = 101,
+                                 .ack = iss + 1,
+                                 .flags = ACK,
+                                 .win = 1024,
+                                 .ts = true,
+                                 .tsval = 2000,
+                                 .n_sack = 1,
+                                 .sack_l = {iss + 1 + 1448},
+                                 .sack_r = {iss + 1 + 1448 * (2 + i)}});
     assert_int_equal(f->n_tx, 1);
     struct tf_seg s;
     tf_tx(f, 0, &s);
@@ -712,8 +738,8 @@ static void test_keepalive_probe(void **state)
     tf_clear_tx(f);
     /* The peer answers: idle again from now. */
     tf_send(f, c,
-            &(struct tf_out){.seq = 101, .ack = iss + 1, .flags = ACK, .win = 1024, .ts = true,
-                             .tsval = 2000});
+            &(struct tf_out){
+                .seq = 101, .ack = iss + 1, .flags = ACK, .win = 1024, .ts = true, .tsval = 2000});
     tf_advance(f, 4999);
     assert_int_equal(f->n_tx, 0);
     /* Unanswered: two probes, then a RST and the connection ends. */
