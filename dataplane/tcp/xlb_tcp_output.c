@@ -126,7 +126,8 @@ static struct rte_mbuf *build_headers(struct xlb_tcp_endpoint *ep, const struct 
     th->rx_win = rte_cpu_to_be_16(win);
     th->cksum = 0;
     th->tcp_urp = 0;
-    memcpy(th + 1, opts, opt_len);
+    if (opt_len)
+        memcpy(th + 1, opts, opt_len);
     return m;
 }
 

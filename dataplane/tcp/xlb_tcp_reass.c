@@ -33,7 +33,7 @@ bool xlb_tcp_reass_insert(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, u
     uint32_t end = seq + len;
     /* Trim against the neighbours: drop what an earlier segment holds from the front, and what
      * later ones hold from the back; segments this one covers entirely are replaced. */
-    for (unsigned i = 0; i < c->n_ooo && len; i++) {
+    for (unsigned i = 0; i < c->n_ooo; i++) { /* a bare FIN (len 0) too: fuzz_tcp found it */
         const struct xlb_tcp_ooo *o = &c->ooo[i];
         uint32_t o_end = o->seq + o->len;
         if (xlb_seq_le(o->seq, seq) && xlb_seq_ge(o_end, end)) {

@@ -19,10 +19,10 @@
 #include "packet_fixture.h"
 #include "tcp_fixture.h"
 
-#define BULK_BYTES   (10u * 1000 * 1000)
-#define WRITE_CHUNK  4000u
-#define MAX_STEPS    2000000u /* simulated milliseconds: the loop's bound */
-#define WIRE_TX      1024
+#define BULK_BYTES  (10u * 1000 * 1000)
+#define WRITE_CHUNK 4000u
+#define MAX_STEPS   2000000u /* simulated milliseconds: the loop's bound */
+#define WIRE_TX     1024
 
 struct side {
     struct xlb_tcp_endpoint *ep;
@@ -180,9 +180,8 @@ static void run_bulk(unsigned loss_pct)
     struct xlb_syn_cookie_keys keys;
     uint8_t seed[16] = {42};
     xlb_syn_cookie_keys_init(&keys, seed);
-    struct xlb_tcp_tuple t = {.family = AF_INET,
-                              .local_port = htons(40001),
-                              .remote_port = htons(80)};
+    struct xlb_tcp_tuple t = {
+        .family = AF_INET, .local_port = htons(40001), .remote_port = htons(80)};
     inet_pton(AF_INET, "198.18.0.2", t.local);
     inet_pton(AF_INET, "198.18.0.100", t.remote);
     a.c = xlb_tcp_connect(a.ep, &t, 0xfffff000u, now, &cbs, &a);
