@@ -256,14 +256,14 @@ struct xlb_tcp_conn *tf_passive(struct tf *f, uint32_t irs, bool ts, uint32_t *i
     assert_int_equal(sa.ack, irs + 1);
     tf_clear_tx(f);
     *iss = sa.seq;
-    struct rte_mbuf *ack = tf_build(f, &(struct tf_out){.seq = irs + 1,
-                                                        .ack = sa.seq + 1,
-                                                        .flags = RTE_TCP_ACK_FLAG,
-                                                        .win = 1024, /* << 7: 128 KiB */
-                                                        .ts = ts,
-                                                        .tsval = 1001,
-                                                        .tsecr = sa.opts.tsval});
-    struct xlb_tcp_conn *c = xlb_tcp_accept(f->ep, ack, &f->keys, f->now, &tf_callbacks, f);
+    struct rte_mbuf *final_ack = tf_build(f, &(struct tf_out){.seq = irs + 1,
+                                                              .ack = sa.seq + 1,
+                                                              .flags = RTE_TCP_ACK_FLAG,
+                                                              .win = 1024, /* << 7: 128 KiB */
+                                                              .ts = ts,
+                                                              .tsval = 1001,
+                                                              .tsecr = sa.opts.tsval});
+    struct xlb_tcp_conn *c = xlb_tcp_accept(f->ep, final_ack, &f->keys, f->now, &tf_callbacks, f);
     assert_non_null(c);
     assert_int_equal(xlb_tcp_conn_state(c), XLB_TCP_ESTABLISHED);
     return c;

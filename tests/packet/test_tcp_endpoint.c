@@ -96,9 +96,9 @@ static void test_bad_cookie_refused(void **state)
 {
     (void)state;
     struct tf *f = tf_create(AF_INET, NULL);
-    struct rte_mbuf *ack =
+    struct rte_mbuf *bad_ack =
         tf_build(f, &(struct tf_out){.seq = 8, .ack = 12345, .flags = ACK, .win = 100});
-    assert_null(xlb_tcp_accept(f->ep, ack, &f->keys, f->now, &tf_callbacks, f));
+    assert_null(xlb_tcp_accept(f->ep, bad_ack, &f->keys, f->now, &tf_callbacks, f));
     assert_int_equal(xlb_tcp_counters(f->ep)->bad_cookie, 1);
     assert_int_equal(xlb_tcp_conns_in_use(f->ep), 0);
     tf_destroy(f);
