@@ -18,6 +18,8 @@
 #include <rte_mbuf.h>
 
 #include "xlb_syn_cookie.h"
+#include "xlb_tcp_cc.h"
+#include "xlb_tcp_recovery.h"
 
 struct xlb_tcp_endpoint;
 struct xlb_tcp_conn;
@@ -72,9 +74,10 @@ struct xlb_tcp_config {
     uint32_t keepalive_intvl_ms, keepalive_probes;
     uint32_t challenge_acks_per_s; /* per worker, RFC 5961 section 7 */
     uint32_t persist_max_ms;       /* zero-window probe backoff cap */
+    enum xlb_tcp_cc_kind cc;       /* CUBIC (default) or NewReno */
 };
 /* The defaults: 1,024 connections, 256 KiB buffers, delayed ACK 40 ms, RTO 200 ms..120 s, initial
- * 1 s, TIME-WAIT 2 s, keepalive off, 1,000 challenge ACKs per second. */
+ * 1 s, TIME-WAIT 2 s, keepalive off, 1,000 challenge ACKs per second, CUBIC. */
 void xlb_tcp_config_default(struct xlb_tcp_config *cfg);
 
 /* Per-worker counters, written by the worker alone. */
@@ -83,7 +86,8 @@ struct xlb_tcp_counters {
     uint64_t pool_full;  /* opens refused: no free control block */
     uint64_t bad_cookie; /* ACKs whose SYN cookie did not check */
     uint64_t segs_in, segs_out, bytes_in, bytes_out;
-    uint64_t retransmits, fast_retransmits, rtos, syn_retransmits, sack_recoveries;
+    uint64_t retransmits, rtos, syn_retransmits;
+    struct xlb_tcp_recovery_stats recovery; /* fast retransmits, SACK recoveries, ... */
     uint64_t ooo_queued, ooo_dropped_conn, ooo_dropped_worker, ooo_dropped_slots;
     uint64_t rcv_queue_full; /* in-order data dropped: receive queue at its mbuf limit */
     uint64_t zero_windows_sent, zero_window_probes, window_updates;

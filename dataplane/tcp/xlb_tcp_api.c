@@ -127,9 +127,12 @@ void xlb_tcp_pmtu(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t 
         return;
     }
     c->mss = (uint16_t)mss;
+    c->rec.mss = mss;
+    xlb_tcp_cc_set_mss(&c->rec.cc, mss);
     ep->ctr.pmtu_lowered++;
-    /* The segments in flight were too big: send them again at the new size (RFC 1191). */
-    c->snd_nxt = c->snd_una;
+    /* The first segment in flight was too big: send it again at the new size (RFC 1191);
+     * the rest follows as the ACKs or the recovery module ask. */
     c->rtt_timing = false;
+    xlb_tcp_retransmit_first(ep, c);
     xlb_tcp_output(ep, c);
 }

@@ -13,7 +13,8 @@
 
 #include "xlb_tcp.h"
 #include "xlb_tcp_options.h"
-#include "xlb_tcp_sender_seam.h"
+#include "xlb_tcp_recovery.h"
+#include "xlb_tcp_rtt.h"
 #include "xlb_tcp_timer_wheel.h"
 
 #define XLB_TCP_OOO_SLOTS  16 /* out-of-order segments one connection keeps */
@@ -54,16 +55,18 @@ struct xlb_tcp_conn {
     uint8_t close_reason;
     struct xlb_tcp_tuple tuple;
 
-    /* Send side (RFC 9293 section 3.3.1). snd_max: the highest sent, snd_nxt rewinds on RTO. */
+    /* Send side (RFC 9293 section 3.3.1). snd_nxt == snd_max: retransmissions are the recovery
+     * module's choices, sent without rewinding snd_nxt. */
     uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2, max_snd_wnd;
     uint32_t fin_seq; /* our FIN's sequence number, once sent */
     uint16_t mss;     /* effective send MSS, options excluded */
     uint16_t peer_mss;
     uint8_t snd_wscale, rcv_wscale;
     uint8_t syn_tries, rto_tries, ka_probes;
-    uint32_t persist_ms; /* current zero-window probe interval, 0 when not probing */
-    struct xlb_tcp_sender_seam snd;
-    uint32_t rtt_seq; /* RTT sample without timestamps: the segment timed, and when */
+    uint32_t persist_ms;         /* current zero-window probe interval, 0 when not probing */
+    struct xlb_tcp_rtt rtt;      /* RFC 6298 (dataplane/tcp/sender/) */
+    struct xlb_tcp_recovery rec; /* congestion control, SACK board, loss recovery */
+    uint32_t rtt_seq;            /* RTT sample without timestamps: the segment timed, and when */
     uint64_t rtt_sent_ms;
     bool rtt_timing;
 
@@ -142,8 +145,12 @@ void xlb_tcp_challenge_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c);
 uint32_t xlb_tcp_rcv_window(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c);
 /* Hand a built packet to the tx array; false (packet freed) when it is full. */
 bool xlb_tcp_tx(struct xlb_tcp_endpoint *ep, struct rte_mbuf *m);
-/* Retransmit from snd_una (RTO or fast retransmit): one segment. */
+/* Resend one segment from snd_una at the current MSS (after a PMTU drop). */
 void xlb_tcp_retransmit_first(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c);
+/* The sender module's state, once the connection is established and its MSS known. */
+void xlb_tcp_sender_start(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c);
+/* The retransmission timer's value now, in ms (RFC 6298 with backoff). */
+uint32_t xlb_tcp_rto_ms(const struct xlb_tcp_conn *c);
 
 /* xlb_tcp_reass.c */
 /* Keep an out-of-order segment (m's data at seq, len bytes); false when dropped (budgets). */

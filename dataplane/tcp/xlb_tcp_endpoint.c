@@ -41,6 +41,7 @@ void xlb_tcp_config_default(struct xlb_tcp_config *cfg)
         .keepalive_probes = 9,
         .challenge_acks_per_s = 1000,
         .persist_max_ms = 60000,
+        .cc = XLB_TCP_CC_CUBIC,
     };
 }
 
@@ -180,8 +181,7 @@ void xlb_tcp_timers_update(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
         xlb_tcp_wheel_arm(&ep->wheel, &c->timer, at);
 }
 
-/* The retransmission timer: a SYN again, or the first unacknowledged segment and the rest
- * behind it (go-back-N until the sender module's scoreboard replaces it). */
+/* The retransmission timer: a SYN again, or what the recovery module says after an RTO. */
 static void rto_fired(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
     c->rto_at = 0;
@@ -192,9 +192,9 @@ static void rto_fired(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
             return;
         }
         ep->ctr.syn_retransmits++;
-        c->snd.backoff++;
+        xlb_tcp_rtt_backoff(&c->rtt);
         xlb_tcp_send_syn(ep, c, c->state == XLB_TCP_SYN_RECEIVED);
-        c->rto_at = ep->now_ms + xlb_tcp_seam_rto_ms(&c->snd, ep->cfg.rto_max_ms);
+        c->rto_at = ep->now_ms + xlb_tcp_rto_ms(c);
         return;
     }
     if (c->snd_una == c->snd_max)
@@ -207,12 +207,12 @@ static void rto_fired(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
         return;
     }
     ep->ctr.rtos++;
-    c->snd.backoff++;
-    c->snd.dup_acks = 0;
-    c->snd.recover = c->snd_max;
-    c->rtt_timing = false;
-    c->snd_nxt = c->snd_una; /* SEAM: go-back-N */
-    c->rto_at = ep->now_ms + xlb_tcp_seam_rto_ms(&c->snd, ep->cfg.rto_max_ms);
+    xlb_tcp_rtt_backoff(&c->rtt);
+    c->rtt_timing = false; /* Karn */
+    /* RFC 6675 section 5.1: everything outstanding is lost, sent again in slow start. */
+    xlb_tcp_recovery_on_rto(&c->rec, c->snd_una, c->snd_max, c->rtt.backoff, ep->now_ms * 1000,
+                            &ep->ctr.recovery);
+    c->rto_at = ep->now_ms + xlb_tcp_rto_ms(c);
     xlb_tcp_output(ep, c);
 }
 

@@ -97,9 +97,10 @@ static int input_syn_sent(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
         c->snd_wl2 = s->ack;
         c->state = XLB_TCP_ESTABLISHED;
         c->rto_at = 0;
-        c->snd.backoff = 0;
-        if (c->syn_tries == 0 && (c->flags & XLB_TCPF_TS) && s->opts.tsecr)
-            xlb_tcp_seam_rtt_sample(&c->snd, (xlb_tcp_ts_now(ep) - s->opts.tsecr) * 1000u);
+        /* The handshake's RTT, unless the SYN went more than once (Karn). */
+        if (c->syn_tries == 0)
+            xlb_tcp_rtt_sample(&c->rtt, (uint32_t)(ep->now_ms - c->rtt_sent_ms) * 1000u);
+        xlb_tcp_sender_start(ep, c);
         ep->ctr.established++;
         c->flags |= XLB_TCPF_ACK_NOW;
         *ev |= EV_CONNECTED;
@@ -140,7 +141,7 @@ static int process_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
         c->state = XLB_TCP_ESTABLISHED;
         c->snd_una = s->ack;
         c->rto_at = 0;
-        c->snd.backoff = 0;
+        xlb_tcp_sender_start(ep, c);
         ep->ctr.established++;
         *ev |= EV_CONNECTED;
     }
@@ -154,7 +155,36 @@ static int process_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
         return -1;
     }
     uint32_t win = (uint32_t)s->win << c->snd_wscale;
-    if (xlb_seq_gt(s->ack, c->snd_una)) {
+    bool advances = xlb_seq_gt(s->ack, c->snd_una);
+    /* RTT: from the echoed timestamp, or the timed segment (Karn: never a retransmitted one,
+     * which rtt_timing excludes). */
+    if (advances && (c->flags & XLB_TCPF_TS) && s->opts.has_ts && s->opts.tsecr)
+        xlb_tcp_rtt_sample(&c->rtt, (xlb_tcp_ts_now(ep) - s->opts.tsecr) * 1000u);
+    else if (advances && c->rtt_timing && xlb_seq_gt(s->ack, c->rtt_seq)) {
+        xlb_tcp_rtt_sample(&c->rtt, (uint32_t)(ep->now_ms - c->rtt_sent_ms) * 1000u);
+        c->rtt_timing = false;
+    }
+    if (xlb_seq_ge(s->ack, c->snd_una) && c->snd_una != c->snd_max) {
+        struct xlb_tcp_sack_block blocks[XLB_TCP_SACK_MAX];
+        for (unsigned i = 0; i < s->opts.n_sack; i++)
+            blocks[i] = (struct xlb_tcp_sack_block){s->opts.sack_left[i], s->opts.sack_right[i]};
+        bool duplicate = !advances && s->len == 0 && win == c->snd_wnd &&
+                         !(s->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG));
+        if (duplicate)
+            ep->ctr.dup_acks_in++;
+        struct xlb_tcp_ack_event ack_ev = {
+            .ack = s->ack,
+            .snd_una = c->snd_una,
+            .snd_nxt = c->snd_max,
+            .sack = blocks,
+            .n_sack = (c->flags & XLB_TCPF_SACK) ? s->opts.n_sack : 0,
+            .duplicate = duplicate,
+            .srtt_us = c->rtt.srtt_us,
+            .now_us = ep->now_ms * 1000,
+        };
+        xlb_tcp_recovery_on_ack(&c->rec, &ack_ev, &ep->ctr.recovery);
+    }
+    if (advances) {
         uint32_t acked = s->ack - c->snd_una;
         bool fin_acked = (c->flags & XLB_TCPF_FIN_SENT) && xlb_seq_gt(s->ack, c->fin_seq);
         uint32_t data = RTE_MIN(acked - (fin_acked ? 1u : 0u), c->sndq.bytes);
@@ -163,23 +193,8 @@ static int process_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
         c->snd_una = s->ack;
         if (xlb_seq_lt(c->snd_nxt, c->snd_una))
             c->snd_nxt = c->snd_una;
-        /* RTT: from the echoed timestamp, or the timed segment (Karn: never a retransmitted
-         * one, which rtt_timing excludes). */
-        if ((c->flags & XLB_TCPF_TS) && s->opts.has_ts && s->opts.tsecr)
-            xlb_tcp_seam_rtt_sample(&c->snd, (xlb_tcp_ts_now(ep) - s->opts.tsecr) * 1000u);
-        else if (c->rtt_timing && xlb_seq_gt(s->ack, c->rtt_seq)) {
-            xlb_tcp_seam_rtt_sample(&c->snd, (uint32_t)(ep->now_ms - c->rtt_sent_ms) * 1000u);
-            c->rtt_timing = false;
-        }
-        c->snd.backoff = 0;
         c->rto_tries = 0;
-        c->snd.dup_acks = 0;
-        c->rto_at = c->snd_una == c->snd_max
-                        ? 0
-                        : ep->now_ms + xlb_tcp_seam_rto_ms(&c->snd, ep->cfg.rto_max_ms);
-        /* SEAM: NewReno's partial ACK (RFC 6582): resend the next hole at once. */
-        if (xlb_seq_lt(s->ack, c->snd.recover) && c->snd_una != c->snd_max)
-            xlb_tcp_retransmit_first(ep, c);
+        c->rto_at = c->snd_una == c->snd_max ? 0 : ep->now_ms + xlb_tcp_rto_ms(c);
         if ((c->flags & XLB_TCPF_WANT_WRITE) && was_full && c->sndq.bytes < ep->cfg.snd_buf) {
             c->flags &= (uint16_t)~XLB_TCPF_WANT_WRITE;
             *ev |= EV_WRITABLE;
@@ -191,17 +206,6 @@ static int process_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
                 c->state = XLB_TCP_TIME_WAIT;
             else if (c->state == XLB_TCP_LAST_ACK)
                 c->state = XLB_TCP_CLOSED;
-        }
-    } else if (s->ack == c->snd_una && s->len == 0 && c->snd_una != c->snd_max &&
-               !(s->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG)) && win == c->snd_wnd) {
-        ep->ctr.dup_acks_in++;
-        /* SEAM: the third duplicate ACK resends the first segment, once per window. */
-        if (++c->snd.dup_acks == 3 && xlb_seq_gt(c->snd_una, c->snd.recover - 1)) {
-            c->snd.recover = c->snd_max;
-            ep->ctr.fast_retransmits++;
-            if (c->flags & XLB_TCPF_SACK)
-                ep->ctr.sack_recoveries++;
-            xlb_tcp_retransmit_first(ep, c);
         }
     }
     /* Window update (RFC 9293 section 3.10.7.4): only from a segment newer than the last. */

@@ -53,11 +53,12 @@ void xlb_tcp_conn_info(const struct xlb_tcp_conn *c, struct xlb_tcp_conn_info *o
     memset(out, 0, sizeof(*out));
     out->tuple = c->tuple;
     out->state = (enum xlb_tcp_state)c->state;
-    out->cwnd = xlb_tcp_seam_cwnd(&c->snd);
-    out->ssthresh = UINT32_MAX;
-    out->srtt_us = c->snd.srtt_us;
-    out->rttvar_us = c->snd.rttvar_us;
-    out->rto_ms = xlb_tcp_seam_rto_ms(&c->snd, UINT32_MAX);
+    bool synchronized = c->state != XLB_TCP_SYN_SENT && c->state != XLB_TCP_SYN_RECEIVED;
+    out->cwnd = synchronized ? xlb_tcp_recovery_cwnd(&c->rec) : 0;
+    out->ssthresh = synchronized ? c->rec.cc.ssthresh : 0;
+    out->srtt_us = c->rtt.srtt_us;
+    out->rttvar_us = c->rtt.rttvar_us;
+    out->rto_ms = xlb_tcp_rto_ms(c);
     out->mss = c->mss;
     out->snd_wnd = c->snd_wnd;
     out->rcv_wnd = c->rcv_adv - c->rcv_nxt;

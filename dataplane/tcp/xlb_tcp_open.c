@@ -123,7 +123,8 @@ struct xlb_tcp_conn *xlb_tcp_accept(struct xlb_tcp_endpoint *ep, struct rte_mbuf
     c->snd_wl2 = s.ack;
     c->state = XLB_TCP_ESTABLISHED;
     c->last_rx_ms = now_ms;
-    xlb_tcp_seam_init(&c->snd, ep->cfg.rto_initial_ms, c->iss);
+    xlb_tcp_rtt_init(&c->rtt, ep->cfg.rto_min_ms * 1000, ep->cfg.rto_max_ms * 1000);
+    xlb_tcp_sender_start(ep, c);
     c->cb = cb;
     c->user = user;
     ep->ctr.passive_opens++;
@@ -158,12 +159,13 @@ struct xlb_tcp_conn *xlb_tcp_connect(struct xlb_tcp_endpoint *ep, const struct x
     c->rcv_wscale = ep->cfg.wscale;
     c->state = XLB_TCP_SYN_SENT;
     c->last_rx_ms = now_ms;
+    c->rtt_sent_ms = now_ms; /* the handshake's RTT sample */
     c->cb = cb;
     c->user = user;
-    xlb_tcp_seam_init(&c->snd, ep->cfg.rto_initial_ms, iss);
+    xlb_tcp_rtt_init(&c->rtt, ep->cfg.rto_min_ms * 1000, ep->cfg.rto_max_ms * 1000);
     ep->ctr.active_opens++;
     xlb_tcp_send_syn(ep, c, false);
-    c->rto_at = now_ms + xlb_tcp_seam_rto_ms(&c->snd, ep->cfg.rto_max_ms);
+    c->rto_at = now_ms + xlb_tcp_rto_ms(c);
     xlb_tcp_timers_update(ep, c);
     return c;
 }

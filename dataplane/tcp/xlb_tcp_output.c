@@ -325,15 +325,40 @@ void xlb_tcp_challenge_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
     xlb_tcp_send_ack(ep, c);
 }
 
+void xlb_tcp_sender_start(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    /* RFC 6582's "recover" starts at the ISS: the first loss may start a recovery. */
+    xlb_tcp_recovery_init(&c->rec, ep->cfg.cc, (c->flags & XLB_TCPF_SACK) != 0, c->mss, c->iss);
+}
+
+uint32_t xlb_tcp_rto_ms(const struct xlb_tcp_conn *c)
+{
+    return (xlb_tcp_rtt_timeout_us(&c->rtt) + 999) / 1000;
+}
+
+/* [seq, seq + len) again: the data the send queue still holds there, and the FIN if the
+ * range covers it. */
+static bool send_range(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t seq,
+                       uint32_t len)
+{
+    uint32_t data_end = c->snd_una + c->sndq.bytes;
+    uint32_t data = xlb_seq_lt(seq, data_end) ? RTE_MIN(len, data_end - seq) : 0;
+    uint8_t flags = 0;
+    if (data && seq + data == data_end)
+        flags |= RTE_TCP_PSH_FLAG;
+    if ((c->flags & XLB_TCPF_FIN_SENT) && xlb_seq_le(seq, c->fin_seq) &&
+        xlb_seq_gt(seq + len, c->fin_seq))
+        flags |= RTE_TCP_FIN_FLAG;
+    if (!data && !(flags & RTE_TCP_FIN_FLAG))
+        return false;
+    return xlb_tcp_send_segment(ep, c, seq, data, flags);
+}
+
 void xlb_tcp_retransmit_first(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
-    uint32_t queued = c->sndq.bytes;
-    uint32_t len = RTE_MIN((uint32_t)c->mss, queued);
-    uint8_t flags = 0;
-    if ((c->flags & XLB_TCPF_FIN_SENT) && len == queued)
-        flags |= RTE_TCP_FIN_FLAG;
-    if (len || flags)
-        xlb_tcp_send_segment(ep, c, c->snd_una, len, flags | (len ? RTE_TCP_PSH_FLAG : 0));
+    uint32_t len = RTE_MIN((uint32_t)c->mss, c->snd_max - c->snd_una);
+    if (len && send_range(ep, c, c->snd_una, len))
+        xlb_tcp_recovery_sent(&c->rec, c->snd_una, len, true);
 }
 
 static bool can_send_data(const struct xlb_tcp_conn *c)
@@ -350,58 +375,77 @@ static bool can_send_data(const struct xlb_tcp_conn *c)
     }
 }
 
+/* Sent new bytes at snd_max (and the FIN after them when due). */
+static bool send_new(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t len)
+{
+    uint32_t unsent = c->sndq.bytes - (c->snd_max - c->snd_una);
+    uint8_t flags = 0;
+    if (len == unsent) {
+        flags |= len ? RTE_TCP_PSH_FLAG : 0;
+        if (c->flags & XLB_TCPF_FIN_QUEUED)
+            flags |= RTE_TCP_FIN_FLAG;
+    }
+    uint32_t seq = c->snd_max;
+    if (!xlb_tcp_send_segment(ep, c, seq, len, flags))
+        return false;
+    if (!c->rtt_timing && len && !(c->flags & XLB_TCPF_TS)) {
+        c->rtt_timing = true; /* Karn: time only new data */
+        c->rtt_seq = seq;
+        c->rtt_sent_ms = ep->now_ms;
+    }
+    c->snd_max += len;
+    if (flags & RTE_TCP_FIN_FLAG) {
+        c->fin_seq = c->snd_max;
+        c->flags |= XLB_TCPF_FIN_SENT;
+        c->snd_max++;
+    }
+    c->snd_nxt = c->snd_max;
+    xlb_tcp_recovery_sent(&c->rec, seq, c->snd_max - seq, false);
+    return true;
+}
+
+#define OUTPUT_BOUND 1024 /* segments per call: the windows bound it sooner */
+
 void xlb_tcp_output(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
     if (can_send_data(c)) {
-        uint32_t cwnd = xlb_tcp_seam_cwnd(&c->snd);
-        uint32_t wnd = RTE_MIN(c->snd_wnd, cwnd);
-        /* Each turn sends a segment or stops; the window bounds the turns. */
-        for (;;) {
-            uint32_t queued = c->sndq.bytes;
-            uint32_t sent = c->snd_nxt - c->snd_una;
-            bool fin_due = (c->flags & XLB_TCPF_FIN_QUEUED) && sent == queued;
-            if (sent < queued) {
-                uint32_t edge = c->snd_una + wnd;
-                uint32_t usable = xlb_seq_gt(edge, c->snd_nxt) ? edge - c->snd_nxt : 0;
-                uint32_t len = RTE_MIN(RTE_MIN((uint32_t)c->mss, queued - sent), usable);
-                if (len == 0)
-                    break;
-                uint8_t flags = 0;
-                if (sent + len == queued) {
-                    flags |= RTE_TCP_PSH_FLAG;
-                    if (c->flags & XLB_TCPF_FIN_QUEUED)
-                        flags |= RTE_TCP_FIN_FLAG;
-                }
-                if (!xlb_tcp_send_segment(ep, c, c->snd_nxt, len, flags))
-                    break;
-                if (!c->rtt_timing && c->snd_nxt == c->snd_max && !(c->flags & XLB_TCPF_TS)) {
-                    c->rtt_timing = true; /* Karn: time only new data */
-                    c->rtt_seq = c->snd_nxt;
-                    c->rtt_sent_ms = ep->now_ms;
-                }
-                c->snd_nxt += len;
-                if (flags & RTE_TCP_FIN_FLAG) {
-                    c->fin_seq = c->snd_nxt;
-                    c->flags |= XLB_TCPF_FIN_SENT;
-                    c->snd_nxt++;
-                }
-            } else if (fin_due) {
-                if (!xlb_tcp_send_segment(ep, c, c->snd_nxt, 0, RTE_TCP_FIN_FLAG))
-                    break;
-                c->fin_seq = c->snd_nxt;
-                c->flags |= XLB_TCPF_FIN_SENT;
-                c->snd_nxt++;
+        /* The recovery module picks each segment: a hole to fill, or new data within the
+         * congestion and peer windows (dataplane/tcp/sender/xlb_tcp_recovery.h). */
+        for (unsigned turn = 0; turn < OUTPUT_BOUND; turn++) {
+            bool fin_sent = c->flags & XLB_TCPF_FIN_SENT;
+            uint32_t unsent = fin_sent ? 0 : c->sndq.bytes - (c->snd_max - c->snd_una);
+            uint32_t sack_room = xlb_tcp_sack_opt_len(c);
+            struct xlb_tcp_send_view view = {
+                .snd_una = c->snd_una,
+                .snd_nxt = c->snd_max,
+                .snd_wnd = c->snd_wnd,
+                .unsent = unsent,
+                .mss = c->mss > sack_room + 64 ? c->mss - sack_room : c->mss,
+            };
+            struct xlb_tcp_send_choice pick =
+                xlb_tcp_recovery_next(&c->rec, &view, &ep->ctr.recovery);
+            bool sent;
+            if (pick.what == XLB_TCP_SEND_RETRANSMIT) {
+                sent = send_range(ep, c, pick.seq, pick.len);
+                if (sent)
+                    xlb_tcp_recovery_sent(&c->rec, pick.seq, pick.len, true);
+            } else if (pick.what == XLB_TCP_SEND_NEW) {
+                sent = send_new(ep, c, RTE_MIN(pick.len, unsent));
+            } else if ((c->flags & XLB_TCPF_FIN_QUEUED) && !fin_sent && unsent == 0) {
+                sent = send_new(ep, c, 0); /* the FIN alone: it takes no window */
             } else {
                 break;
             }
-            c->snd_max = xlb_seq_max(c->snd_max, c->snd_nxt);
+            if (!sent)
+                break;
             if (!c->rto_at)
-                c->rto_at = ep->now_ms + xlb_tcp_seam_rto_ms(&c->snd, ep->cfg.rto_max_ms);
+                c->rto_at = ep->now_ms + xlb_tcp_rto_ms(c);
         }
         /* Data waits behind a zero window with nothing in flight: probe it. */
-        if (c->snd_wnd == 0 && c->sndq.bytes > c->snd_nxt - c->snd_una &&
-            c->snd_una == c->snd_max && !c->persist_at) {
-            c->persist_ms = xlb_tcp_seam_rto_ms(&c->snd, ep->cfg.rto_max_ms);
+        uint32_t waiting =
+            (c->flags & XLB_TCPF_FIN_SENT) ? 0 : c->sndq.bytes - (c->snd_max - c->snd_una);
+        if (c->snd_wnd == 0 && waiting && c->snd_una == c->snd_max && !c->persist_at) {
+            c->persist_ms = xlb_tcp_rto_ms(c);
             c->persist_at = ep->now_ms + c->persist_ms;
         }
     }

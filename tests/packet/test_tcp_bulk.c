@@ -206,8 +206,8 @@ static void run_bulk(unsigned loss_pct)
                   (unsigned long long)xlb_tcp_counters(b.ep)->retransmits,
                   (unsigned long long)xlb_tcp_counters(a.ep)->rtos,
                   (unsigned long long)xlb_tcp_counters(b.ep)->rtos,
-                  (unsigned long long)xlb_tcp_counters(a.ep)->fast_retransmits,
-                  (unsigned long long)xlb_tcp_counters(b.ep)->fast_retransmits);
+                  (unsigned long long)xlb_tcp_counters(a.ep)->recovery.fast_retransmits,
+                  (unsigned long long)xlb_tcp_counters(b.ep)->recovery.fast_retransmits);
     assert_true(step < MAX_STEPS);
     assert_int_equal(a.received, BULK_BYTES);
     assert_int_equal(b.received, BULK_BYTES);

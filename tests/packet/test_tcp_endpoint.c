@@ -704,12 +704,57 @@ static void test_fast_retransmit(void **state)
                                  .n_sack = 1,
                                  .sack_l = {iss + 1 + 1448},
                                  .sack_r = {iss + 1 + 1448 * (2 + i)}});
-    assert_int_equal(f->n_tx, 1);
+    /* The hole first (RFC 6675); anything after it is data the peer has not SACKed. */
+    assert_true(f->n_tx >= 1);
     struct tf_seg s;
     tf_tx(f, 0, &s);
     assert_int_equal(s.seq, iss + 1);
     assert_int_equal(s.len, 1448);
-    assert_int_equal(xlb_tcp_counters(f->ep)->fast_retransmits, 1);
+    for (unsigned i = 0; i < 1448; i++)
+        assert_int_equal(s.data[i], tf_pattern(i));
+    for (unsigned k = 1; k < f->n_tx; k++) {
+        tf_tx(f, k, &s);
+        assert_true(s.seq >= iss + 1 + 4 * 1448);
+    }
+    assert_int_equal(xlb_tcp_counters(f->ep)->recovery.fast_retransmits, 1);
+    assert_int_equal(xlb_tcp_counters(f->ep)->recovery.sack_recoveries, 1);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+/* A peer without SACK (no timestamps: the cookie keeps only the MSS) and NewReno chosen:
+ * three duplicate ACKs resend the first segment, a partial ACK the next hole (RFC 6582). */
+static void test_newreno_without_sack(void **state)
+{
+    (void)state;
+    struct xlb_tcp_config cfg;
+    xlb_tcp_config_default(&cfg);
+    cfg.cc = XLB_TCP_CC_NEWRENO;
+    struct tf *f = tf_create(AF_INET, &cfg);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, false, &iss);
+    /* Without window scaling (lost with the timestamps) the peer opens 65,535 bytes. */
+    tf_send(f, c, &(struct tf_out){.seq = 101, .ack = iss + 1, .flags = ACK, .win = 65535});
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 5 * 1460)), 0);
+    xlb_tcp_flush(f->ep, c);
+    assert_int_equal(f->n_tx, 5);
+    tf_clear_tx(f);
+    for (unsigned i = 0; i < 3; i++)
+        tf_send(f, c, &(struct tf_out){.seq = 101, .ack = iss + 1, .flags = ACK, .win = 65535});
+    assert_int_equal(f->n_tx, 1);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.seq, iss + 1);
+    assert_int_equal(s.len, 1460);
+    assert_int_equal(xlb_tcp_counters(f->ep)->recovery.newreno_recoveries, 1);
+    tf_clear_tx(f);
+    /* The first two segments arrive: a partial ACK, and the third goes at once. */
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101, .ack = iss + 1 + 2 * 1460, .flags = ACK, .win = 1024});
+    assert_true(f->n_tx >= 1);
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.seq, iss + 1 + 2 * 1460);
+    assert_int_equal(xlb_tcp_counters(f->ep)->recovery.partial_acks, 1);
     xlb_tcp_abort(f->ep, c);
     tf_destroy(f);
 }
@@ -810,6 +855,8 @@ static void test_listing_and_size(void **state)
     assert_int_equal(info[0].snd_queue, 2000);
     assert_int_equal(info[0].unacked, 2000);
     assert_int_equal(info[0].mss, 1448);
+    assert_int_equal(info[0].cwnd, 10 * 1448); /* RFC 6928's initial window */
+    assert_int_equal(info[0].rto_ms, 1000);    /* no RTT sample yet: RFC 6298's 1 s */
     assert_true(info[0].memory > xlb_tcp_conn_size());
     assert_string_equal(xlb_tcp_state_name(info[0].state), "ESTABLISHED");
     xlb_tcp_abort(f->ep, c);
@@ -841,6 +888,7 @@ int main(void)
         cmocka_unit_test(test_zero_window_probe),
         cmocka_unit_test(test_rto_retransmits_exact_bytes),
         cmocka_unit_test(test_fast_retransmit),
+        cmocka_unit_test(test_newreno_without_sack),
         cmocka_unit_test(test_keepalive_probe),
         cmocka_unit_test(test_delayed_ack),
         cmocka_unit_test(test_pmtu_lowers_mss),

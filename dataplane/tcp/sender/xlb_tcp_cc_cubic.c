@@ -8,7 +8,7 @@
 
 #include "xlb_tcp_cc_kinds.h"
 
-#define CUBIC_C 0.4    /* section 5.1 */
+#define CUBIC_C    0.4 /* section 5.1 */
 #define CUBIC_BETA 0.7 /* section 4.6 */
 
 /* Section 4.3: 3 (1 - beta) / (1 + beta), so that CUBIC's average matches Reno's with beta. */
