@@ -817,6 +817,85 @@ static void test_delayed_ack(void **state)
     tf_destroy(f);
 }
 
+/* The peer shrinks its window (RFC 9293 3.8.6 discourages it, but it happens): nothing goes
+ * beyond the new right edge, and the rest follows exactly when it reopens. */
+static void test_peer_window_shrink(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1,
+                             .flags = ACK,
+                             .win = 24,
+                             .ts = true,
+                             .tsval = 2000}); /* 24 << 7 = 3,072 bytes */
+    tf_clear_tx(f);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 6000)), 0);
+    xlb_tcp_flush(f->ep, c);
+    /* Two full segments; no runt of the 176 bytes left while data is in flight (sender SWS
+     * avoidance, RFC 9293 3.8.6.2.1). */
+    assert_int_equal(f->n_tx, 2);
+    tf_clear_tx(f);
+    /* One segment acknowledged, and the window shrinks to 0: the right edge moves left. */
+    tf_send(
+        f, c,
+        &(struct tf_out){
+            .seq = 101, .ack = iss + 1 + 1448, .flags = ACK, .win = 0, .ts = true, .tsval = 2001});
+    assert_int_equal(f->n_tx, 0);
+    /* It reopens: the rest, from 2,896 on, byte for byte. */
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1 + 2896,
+                             .flags = ACK,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2002});
+    uint32_t sent = 0;
+    for (unsigned i = 0; i < f->n_tx; i++) {
+        struct tf_seg s;
+        tf_tx(f, i, &s);
+        assert_int_equal(s.seq, iss + 1 + 2896 + sent);
+        for (uint32_t b = 0; b < s.len; b++)
+            assert_int_equal(s.data[b], tf_pattern(2896 + sent + b));
+        sent += s.len;
+    }
+    assert_int_equal(sent, 6000 - 2896);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+/* Data on a SYN-ACK is not taken (xlb keeps no data before the handshake completes): the ACK
+ * covers the SYN only, and the peer sends the bytes again. */
+static void test_data_in_synack_ignored(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    struct xlb_tcp_tuple t = {
+        .family = AF_INET, .local_port = f->peer.remote_port, .remote_port = f->peer.local_port};
+    memcpy(t.local, f->peer.remote, 4);
+    memcpy(t.remote, f->peer.local, 4);
+    struct xlb_tcp_conn *c = xlb_tcp_connect(f->ep, &t, 1000, f->now, &tf_callbacks, f);
+    tf_clear_tx(f);
+    tf_send(f, c,
+            &(struct tf_out){.seq = 7000,
+                             .ack = 1001,
+                             .flags = SYN | ACK,
+                             .win = 65535,
+                             .syn_opts = true,
+                             .data = pattern(0, 100),
+                             .len = 100});
+    assert_int_equal(xlb_tcp_conn_state(c), XLB_TCP_ESTABLISHED);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.ack, 7001);
+    assert_int_equal(f->readable, 0);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
 static void test_pmtu_lowers_mss(void **state)
 {
     (void)state;
@@ -891,6 +970,8 @@ int main(void)
         cmocka_unit_test(test_newreno_without_sack),
         cmocka_unit_test(test_keepalive_probe),
         cmocka_unit_test(test_delayed_ack),
+        cmocka_unit_test(test_peer_window_shrink),
+        cmocka_unit_test(test_data_in_synack_ignored),
         cmocka_unit_test(test_pmtu_lowers_mss),
         cmocka_unit_test(test_listing_and_size),
     };
