@@ -68,6 +68,7 @@ struct xlb_tcp_conn {
     struct xlb_tcp_recovery rec; /* congestion control, SACK board, loss recovery */
     uint32_t rtt_seq;            /* RTT sample without timestamps: the segment timed, and when */
     uint64_t rtt_sent_ms;
+    uint64_t last_tx_ms; /* last new data sent: the idle restart's clock */
     bool rtt_timing;
 
     /* Receive side. rcv_adv: the right edge we advertised (never moves left). */

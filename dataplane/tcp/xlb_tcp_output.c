@@ -394,6 +394,7 @@ static bool send_new(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32
         c->rtt_sent_ms = ep->now_ms;
     }
     c->snd_max += len;
+    c->last_tx_ms = ep->now_ms;
     if (flags & RTE_TCP_FIN_FLAG) {
         c->fin_seq = c->snd_max;
         c->flags |= XLB_TCPF_FIN_SENT;
@@ -409,6 +410,13 @@ static bool send_new(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32
 void xlb_tcp_output(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
     if (can_send_data(c)) {
+        /* Idle for more than an RTO with nothing in flight: the ACK clock is gone, so restart
+         * from the initial window rather than burst a stale cwnd (RFC 5681 section 4.1). */
+        if (c->snd_una == c->snd_max && c->last_tx_ms &&
+            ep->now_ms - c->last_tx_ms > xlb_tcp_rto_ms(c)) {
+            xlb_tcp_cc_on_idle(&c->rec.cc);
+            c->last_tx_ms = ep->now_ms;
+        }
         /* The recovery module picks each segment: a hole to fill, or new data within the
          * congestion and peer windows (dataplane/tcp/sender/xlb_tcp_recovery.h). */
         for (unsigned turn = 0; turn < OUTPUT_BOUND; turn++) {

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include <cmocka.h>
+#include <rte_ip.h>
 #include <rte_tcp.h>
 
 #include "tcp_fixture.h"
@@ -896,6 +897,87 @@ static void test_data_in_synack_ignored(void **state)
     tf_destroy(f);
 }
 
+/* Malformed segments: dropped, counted by reason, the connection untouched. */
+static void test_bad_segments_counted(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_clear_tx(f);
+    const struct tf_out ok = {.seq = 101,
+                              .ack = iss + 1,
+                              .flags = ACK,
+                              .win = 1024,
+                              .ts = true,
+                              .tsval = 2000,
+                              .data = pattern(0, 10),
+                              .len = 10};
+    /* A flipped payload bit: bad checksum. */
+    struct rte_mbuf *m = tf_build(f, &ok);
+    rte_pktmbuf_mtod(m, uint8_t *)[m->data_len - 1] ^= 1;
+    assert_int_equal(xlb_tcp_receive(f->ep, c, m, f->now), -1);
+    assert_int_equal(xlb_tcp_counters(f->ep)->bad_checksum, 1);
+    /* Cut inside the TCP header (the IP length says more than there is). */
+    m = tf_build(f, &ok);
+    rte_pktmbuf_trim(m, (uint16_t)(m->data_len - 30));
+    assert_int_equal(xlb_tcp_receive(f->ep, c, m, f->now), -1);
+    assert_int_equal(xlb_tcp_counters(f->ep)->bad_header, 1);
+    /* An option running past the header: the TS length byte says 40. */
+    m = tf_build(f, &ok);
+    uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+    p[20 + 20 + 3] = 40;
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)p;
+    struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(p + 20);
+    th->cksum = 0;
+    th->cksum = rte_ipv4_udptcp_cksum(ip, th);
+    assert_int_equal(xlb_tcp_receive(f->ep, c, m, f->now), -1);
+    assert_int_equal(xlb_tcp_counters(f->ep)->bad_options, 1);
+    /* Not an ACK (and not a RST or SYN): dropped. */
+    struct tf_out no_ack = ok;
+    no_ack.flags = PSH;
+    assert_int_equal(tf_send(f, c, &no_ack), -1);
+    assert_int_equal(xlb_tcp_counters(f->ep)->bad_no_ack, 1);
+    assert_int_equal(f->readable, 0);
+    assert_int_equal(f->n_tx, 0);
+    /* The connection goes on: the good segment is delivered. */
+    assert_int_equal(tf_send(f, c, &ok), 0);
+    check_read(f, c, 0, 10);
+    assert_int_equal(xlb_tcp_conn_state(c), XLB_TCP_ESTABLISHED);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+/* Slow start grows cwnd one segment per ACK; after more than an RTO idle it starts again from
+ * the initial window (RFC 5681 section 4.1). */
+static void test_cwnd_grows_and_restarts_after_idle(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 10 * 1448)), 0);
+    xlb_tcp_flush(f->ep, c);
+    for (uint32_t i = 1; i <= 10; i++)
+        tf_send(f, c,
+                &(struct tf_out){.seq = 101,
+                                 .ack = iss + 1 + i * 1448,
+                                 .flags = ACK,
+                                 .win = 1024,
+                                 .ts = true,
+                                 .tsval = 2000 + i});
+    struct xlb_tcp_conn_info info;
+    xlb_tcp_conn_info(c, &info);
+    assert_int_equal(info.cwnd, 20 * 1448);
+    tf_advance(f, 1500); /* idle longer than the RTO (1 s: no RTT sample) */
+    tf_clear_tx(f);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 30 * 1448)), 0);
+    xlb_tcp_flush(f->ep, c);
+    assert_int_equal(f->n_tx, 10);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
 static void test_pmtu_lowers_mss(void **state)
 {
     (void)state;
@@ -972,6 +1054,8 @@ int main(void)
         cmocka_unit_test(test_delayed_ack),
         cmocka_unit_test(test_peer_window_shrink),
         cmocka_unit_test(test_data_in_synack_ignored),
+        cmocka_unit_test(test_bad_segments_counted),
+        cmocka_unit_test(test_cwnd_grows_and_restarts_after_idle),
         cmocka_unit_test(test_pmtu_lowers_mss),
         cmocka_unit_test(test_listing_and_size),
     };
