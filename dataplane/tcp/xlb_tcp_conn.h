@@ -88,6 +88,7 @@ struct xlb_tcp_conn {
     uint8_t n_ooo;
     uint32_t ooo_bytes;
     uint32_t sack_recent[XLB_TCP_SACK_SEND]; /* seqs of the latest ooo arrivals, newest first */
+    uint32_t dsack_left, dsack_right; /* a duplicate to report (RFC 2883), when they differ */
 
     uint64_t retransmits;
     const struct xlb_tcp_callbacks *cb;

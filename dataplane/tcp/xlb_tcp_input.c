@@ -290,6 +290,10 @@ static void process_data(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
     /* Trim what we already have from the front and what is beyond the window from the back. */
     if (xlb_seq_lt(seq, c->rcv_nxt)) {
         uint32_t cut = RTE_MIN(c->rcv_nxt - seq, len);
+        if (cut) { /* bytes we had: report them (D-SACK, RFC 2883 section 4) */
+            c->dsack_left = seq;
+            c->dsack_right = seq + cut;
+        }
         rte_pktmbuf_adj(m, (uint16_t)cut);
         seq += cut;
         len -= cut;
@@ -372,6 +376,12 @@ static int input_synchronized(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *
         goto drop_quiet;
     }
     if (!acceptable(c, s)) {
+        /* Data we already have (a retransmission whose ACK was lost): D-SACK it. */
+        if (s->len && xlb_seq_le(s->seq + s->len, c->rcv_nxt) &&
+            c->rcv_nxt - s->seq <= XLB_TCP_MAX_WINDOW) {
+            c->dsack_left = s->seq;
+            c->dsack_right = s->seq + s->len;
+        }
         ep->ctr.out_of_window++;
         c->flags |= XLB_TCPF_ACK_NOW;
         goto drop;

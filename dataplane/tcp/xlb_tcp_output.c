@@ -74,11 +74,20 @@ static uint32_t data_options(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c
         n += xlb_tcp_options_write_ts(o, xlb_tcp_ts_now(ep), c->ts_recent);
         c->ts_last_ack_sent = c->rcv_nxt;
     }
-    if ((c->flags & XLB_TCPF_SACK) && c->n_ooo) {
-        uint32_t l[XLB_TCP_SACK_SEND], r[XLB_TCP_SACK_SEND];
-        uint8_t blocks = xlb_tcp_reass_sack(c, l, r);
-        if (!(c->flags & XLB_TCPF_TS) && blocks > 3)
-            blocks = 3;
+    bool dsack = c->dsack_left != c->dsack_right;
+    if ((c->flags & XLB_TCPF_SACK) && (c->n_ooo || dsack)) {
+        uint32_t l[XLB_TCP_SACK_SEND + 1], r[XLB_TCP_SACK_SEND + 1];
+        uint8_t blocks = 0;
+        /* D-SACK (RFC 2883): the duplicate first, once, then the usual blocks. */
+        if (dsack) {
+            l[0] = c->dsack_left;
+            r[0] = c->dsack_right;
+            c->dsack_left = c->dsack_right = 0;
+            blocks = 1;
+        }
+        blocks = (uint8_t)(blocks + xlb_tcp_reass_sack(c, l + blocks, r + blocks));
+        if (blocks > XLB_TCP_SACK_SEND)
+            blocks = XLB_TCP_SACK_SEND; /* with timestamps, 3 fit in 40 bytes */
         if (blocks) {
             o[n++] = XLB_TCPOPT_NOP;
             o[n++] = XLB_TCPOPT_NOP;

@@ -40,6 +40,10 @@ bool xlb_tcp_reass_insert(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, u
             /* Entirely held already (a duplicate): keep the FIN news if any. */
             if (fin && o_end == end && !o->fin)
                 c->ooo[i].fin = true;
+            if (len) { /* D-SACK the duplicate, RFC 2883 section 4.2 */
+                c->dsack_left = seq;
+                c->dsack_right = end;
+            }
             note_recent(c, o->seq);
             rte_pktmbuf_free(m);
             return true;

@@ -79,9 +79,12 @@ int xlb_tcp_seg_parse(struct xlb_tcp_endpoint *ep, struct rte_mbuf **mp, struct 
 
 uint32_t xlb_tcp_sack_opt_len(const struct xlb_tcp_conn *c)
 {
-    if (!(c->flags & XLB_TCPF_SACK) || !c->n_ooo)
+    bool dsack = c->dsack_left != c->dsack_right;
+    if (!(c->flags & XLB_TCPF_SACK) || (!c->n_ooo && !dsack))
         return 0;
     uint32_t l[XLB_TCP_SACK_SEND], r[XLB_TCP_SACK_SEND];
-    uint8_t n = xlb_tcp_reass_sack(c, l, r);
+    uint32_t n = xlb_tcp_reass_sack(c, l, r) + (dsack ? 1u : 0u);
+    if (n > XLB_TCP_SACK_SEND)
+        n = XLB_TCP_SACK_SEND;
     return n ? 4u + 8u * n : 0;
 }

@@ -542,6 +542,42 @@ static void test_sack_blocks_most_recent_first(void **state)
     tf_destroy(f);
 }
 
+/* A segment received twice: the ACK reports it first as a D-SACK block (RFC 2883), once. */
+static void test_dsack_for_duplicates(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    peer_data(f, c, 100, iss, 0, 500, 0, 2000);
+    peer_data(f, c, 100, iss, 2000, 100, 0, 2000); /* a hole at 500..2000 */
+    tf_clear_tx(f);
+    peer_data(f, c, 100, iss, 0, 500, 0, 2000); /* the first one again */
+    assert_int_equal(f->n_tx, 1);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.ack, 101 + 500);
+    assert_int_equal(s.opts.n_sack, 2);
+    assert_int_equal(s.opts.sack_left[0], 101);
+    assert_int_equal(s.opts.sack_right[0], 101 + 500);
+    assert_int_equal(s.opts.sack_left[1], 101 + 2000);
+    /* Out of order and duplicate: the block held is reported as the D-SACK. */
+    tf_clear_tx(f);
+    peer_data(f, c, 100, iss, 2000, 100, 0, 2000);
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.opts.n_sack, 2);
+    assert_int_equal(s.opts.sack_left[0], 101 + 2000);
+    assert_int_equal(s.opts.sack_right[0], 101 + 2100);
+    /* Once: the next ACK has the ordinary block only. */
+    tf_clear_tx(f);
+    peer_data(f, c, 100, iss, 3000, 100, 0, 2000);
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.opts.sack_left[0], 101 + 3000);
+    assert_int_equal(s.opts.n_sack, 2);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
 static void test_reassembly_budgets(void **state)
 {
     (void)state;
@@ -1044,6 +1080,7 @@ int main(void)
         cmocka_unit_test(test_straddling_right_edge_trimmed),
         cmocka_unit_test(test_reassembly_with_overlaps),
         cmocka_unit_test(test_sack_blocks_most_recent_first),
+        cmocka_unit_test(test_dsack_for_duplicates),
         cmocka_unit_test(test_reassembly_budgets),
         cmocka_unit_test(test_slow_reader_closes_window),
         cmocka_unit_test(test_zero_window_probe),
