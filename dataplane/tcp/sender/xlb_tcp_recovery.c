@@ -171,8 +171,8 @@ static struct xlb_tcp_send_choice next_sack(struct xlb_tcp_recovery *r,
                                             struct xlb_tcp_recovery_stats *st)
 {
     struct xlb_tcp_send_choice none = {XLB_TCP_SEND_NOTHING, 0, 0};
-    uint32_t pipe = xlb_tcp_sack_board_pipe(&r->board, v->snd_una, v->snd_nxt, r->high_rxt,
-                                            v->mss, lost_below);
+    uint32_t pipe =
+        xlb_tcp_sack_board_pipe(&r->board, v->snd_una, v->snd_nxt, r->high_rxt, v->mss, lost_below);
     if (r->cc.cwnd < pipe || r->cc.cwnd - pipe < v->mss)
         return none;
     uint32_t from = xlb_seq_max(r->high_rxt, v->snd_una), hs, he;
@@ -191,10 +191,9 @@ static struct xlb_tcp_send_choice next_sack(struct xlb_tcp_recovery *r,
         return retransmit(hs, he, v->mss);
     /* Rule 4, once per recovery: the highest outstanding unSACKed segment (rescue). */
     if (!r->rescue_used && xlb_seq_lt(high_sack, v->snd_nxt) && xlb_seq_lt(from, v->snd_nxt)) {
-        uint32_t start = xlb_seq_max(xlb_seq_max(high_sack, from),
-                                     v->snd_nxt - (v->snd_nxt - v->snd_una < v->mss
-                                                       ? v->snd_nxt - v->snd_una
-                                                       : v->mss));
+        uint32_t start = xlb_seq_max(
+            xlb_seq_max(high_sack, from),
+            v->snd_nxt - (v->snd_nxt - v->snd_una < v->mss ? v->snd_nxt - v->snd_una : v->mss));
         r->rescue_used = 1;
         st->rescue_retransmits++;
         return retransmit(start, v->snd_nxt, v->mss);

@@ -52,11 +52,11 @@ struct xlb_tcp_recovery {
     uint32_t inflation;      /* NewReno: bytes the window is inflated by (RFC 6582) */
     uint8_t sack_ok;         /* the peer negotiated SACK */
     uint8_t dupacks;
-    uint8_t in_recovery;     /* in fast recovery (dupacks/SACK) */
-    uint8_t after_rto;       /* in RTO recovery: every unSACKed byte below recovery_point lost */
-    uint8_t head_due;        /* the first unacknowledged segment must go next */
+    uint8_t in_recovery; /* in fast recovery (dupacks/SACK) */
+    uint8_t after_rto;   /* in RTO recovery: every unSACKed byte below recovery_point lost */
+    uint8_t head_due;    /* the first unacknowledged segment must go next */
     uint8_t rescue_used;
-    uint8_t had_loss;        /* a recovery has happened: recovery_point is meaningful */
+    uint8_t had_loss; /* a recovery has happened: recovery_point is meaningful */
 };
 
 /* One acceptable ACK (SEG.ACK within [snd_una, snd_nxt]), seen before snd_una advances. */

@@ -25,7 +25,7 @@ struct xlb_tcp_rtt {
     uint32_t rto_us;     /* RTO before backoff, within [min_rto_us, max_rto_us] */
     uint32_t min_rto_us; /* configured bounds */
     uint32_t max_rto_us;
-    uint8_t backoff;     /* RTO expiries since the last sample: the timer runs rto_us << backoff */
+    uint8_t backoff; /* RTO expiries since the last sample: the timer runs rto_us << backoff */
     uint8_t has_sample;
 };
 

@@ -150,8 +150,8 @@ bool xlb_tcp_sack_board_is_lost(const struct xlb_tcp_sack_board *b, uint32_t seq
     return ranges >= XLB_TCP_DUPTHRESH || bytes > (XLB_TCP_DUPTHRESH - 1) * mss;
 }
 
-bool xlb_tcp_sack_board_next_hole(const struct xlb_tcp_sack_board *b, uint32_t from,
-                                  uint32_t limit, uint32_t *start, uint32_t *end)
+bool xlb_tcp_sack_board_next_hole(const struct xlb_tcp_sack_board *b, uint32_t from, uint32_t limit,
+                                  uint32_t *start, uint32_t *end)
 {
     uint32_t s = from;
     for (unsigned i = 0; i < b->n && xlb_seq_lt(s, limit); i++) {
@@ -179,8 +179,8 @@ uint32_t xlb_tcp_sack_board_pipe(const struct xlb_tcp_sack_board *b, uint32_t sn
     uint32_t pipe = 0, s = snd_una, hs, he;
     /* Within one hole every byte has the same SACKed bytes above it, so a hole is lost or not
      * as a whole; its retransmitted part counts again. Bounded: one pass per range. */
-    for (unsigned guard = 0; guard <= XLB_TCP_SACK_BOARD_MAX &&
-                             xlb_tcp_sack_board_next_hole(b, s, snd_nxt, &hs, &he);
+    for (unsigned guard = 0;
+         guard <= XLB_TCP_SACK_BOARD_MAX && xlb_tcp_sack_board_next_hole(b, s, snd_nxt, &hs, &he);
          guard++) {
         uint32_t judged = xlb_seq_max(hs, lost_below); /* below it: lost by decree */
         if (xlb_seq_lt(judged, he) && !xlb_tcp_sack_board_is_lost(b, hs, mss))

@@ -81,7 +81,7 @@ uint32_t xlb_tcp_sack_board_pipe(const struct xlb_tcp_sack_board *b, uint32_t sn
  * The first unSACKed range at or above `from` and below `limit`: [*start, *end). False if
  * every byte there is SACKed.
  */
-bool xlb_tcp_sack_board_next_hole(const struct xlb_tcp_sack_board *b, uint32_t from,
-                                  uint32_t limit, uint32_t *start, uint32_t *end);
+bool xlb_tcp_sack_board_next_hole(const struct xlb_tcp_sack_board *b, uint32_t from, uint32_t limit,
+                                  uint32_t *start, uint32_t *end);
 
 #endif
