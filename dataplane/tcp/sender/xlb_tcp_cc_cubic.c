@@ -81,11 +81,11 @@ void xlb_tcp_cubic_reduce(struct xlb_tcp_cc *cc, uint32_t flight_size)
     /* Section 4.7, fast convergence: a loss below the last maximum means another flow has
      * joined; remember a lower maximum so that the bandwidth is released sooner. */
     if (cc->cwnd < k->w_max)
-        k->w_max = (uint32_t)(cc->cwnd * (1.0 + CUBIC_BETA) / 2.0);
+        k->w_max = (uint32_t)((uint64_t)cc->cwnd * 17 / 20); /* (1 + 0.7) / 2, exactly */
     else
         k->w_max = cc->cwnd;
     k->cwnd_prior = cc->cwnd;
     /* Section 4.6: ssthresh = flight size x beta, two segments at least. */
-    cc->ssthresh = xlb_tcp_cc_floor(cc, (uint64_t)(flight_size * CUBIC_BETA));
+    cc->ssthresh = xlb_tcp_cc_floor(cc, (uint64_t)flight_size * 7 / 10); /* beta, exactly */
     k->epoch_start_us = 0;
 }
