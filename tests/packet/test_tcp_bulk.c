@@ -151,8 +151,9 @@ static void wire(struct side *from, struct side *to, const struct xlb_syn_cookie
             continue;
         }
         /* The passive side before its connection: the SYN gets a cookie, the ACK a block. */
+        uint32_t ip_len = (rte_pktmbuf_mtod(batch[i], const uint8_t *)[0] >> 4) == 4 ? 20 : 40;
         const struct rte_tcp_hdr *th =
-            rte_pktmbuf_mtod_offset(batch[i], const struct rte_tcp_hdr *, 20);
+            rte_pktmbuf_mtod_offset(batch[i], const struct rte_tcp_hdr *, ip_len);
         if (th->tcp_flags & RTE_TCP_SYN_FLAG)
             xlb_tcp_answer_syn(to->ep, batch[i], keys, now);
         else
@@ -160,7 +161,7 @@ static void wire(struct side *from, struct side *to, const struct xlb_syn_cookie
     }
 }
 
-static void run_bulk(unsigned loss_pct)
+static void run_bulk(int family, unsigned loss_pct)
 {
     fixture_eal_init();
     static unsigned serial;
@@ -181,9 +182,9 @@ static void run_bulk(unsigned loss_pct)
     uint8_t seed[16] = {42};
     xlb_syn_cookie_keys_init(&keys, seed);
     struct xlb_tcp_tuple t = {
-        .family = AF_INET, .local_port = htons(40001), .remote_port = htons(80)};
-    inet_pton(AF_INET, "198.18.0.2", t.local);
-    inet_pton(AF_INET, "198.18.0.100", t.remote);
+        .family = (uint8_t)family, .local_port = htons(40001), .remote_port = htons(80)};
+    inet_pton(family, family == AF_INET ? "198.18.0.2" : "2001:2::2", t.local);
+    inet_pton(family, family == AF_INET ? "198.18.0.100" : "2001:2::100", t.remote);
     a.c = xlb_tcp_connect(a.ep, &t, 0xfffff000u, now, &cbs, &a);
     assert_non_null(a.c);
     uint64_t dropped = 0;
@@ -199,15 +200,16 @@ static void run_bulk(unsigned loss_pct)
         xlb_tcp_poll(a.ep, now, 256);
         xlb_tcp_poll(b.ep, now, 256);
     }
-    print_message("loss %u%%: %u simulated ms, %llu segments dropped, retransmits %llu + %llu, "
-                  "RTOs %llu + %llu, fast retransmits %llu + %llu\n",
-                  loss_pct, step, (unsigned long long)dropped,
-                  (unsigned long long)xlb_tcp_counters(a.ep)->retransmits,
-                  (unsigned long long)xlb_tcp_counters(b.ep)->retransmits,
-                  (unsigned long long)xlb_tcp_counters(a.ep)->rtos,
-                  (unsigned long long)xlb_tcp_counters(b.ep)->rtos,
-                  (unsigned long long)xlb_tcp_counters(a.ep)->recovery.fast_retransmits,
-                  (unsigned long long)xlb_tcp_counters(b.ep)->recovery.fast_retransmits);
+    print_message(
+        "IPv%d, loss %u%%: %u simulated ms, %llu segments dropped, retransmits %llu + %llu, "
+        "RTOs %llu + %llu, fast retransmits %llu + %llu\n",
+        family == AF_INET ? 4 : 6, loss_pct, step, (unsigned long long)dropped,
+        (unsigned long long)xlb_tcp_counters(a.ep)->retransmits,
+        (unsigned long long)xlb_tcp_counters(b.ep)->retransmits,
+        (unsigned long long)xlb_tcp_counters(a.ep)->rtos,
+        (unsigned long long)xlb_tcp_counters(b.ep)->rtos,
+        (unsigned long long)xlb_tcp_counters(a.ep)->recovery.fast_retransmits,
+        (unsigned long long)xlb_tcp_counters(b.ep)->recovery.fast_retransmits);
     assert_true(step < MAX_STEPS);
     assert_int_equal(a.received, BULK_BYTES);
     assert_int_equal(b.received, BULK_BYTES);
@@ -237,17 +239,22 @@ static void run_bulk(unsigned loss_pct)
 static void test_bulk_lossless(void **state)
 {
     (void)state;
-    run_bulk(0);
+    run_bulk(AF_INET, 0);
 }
 static void test_bulk_loss_1pct(void **state)
 {
     (void)state;
-    run_bulk(1);
+    run_bulk(AF_INET, 1);
 }
 static void test_bulk_loss_5pct(void **state)
 {
     (void)state;
-    run_bulk(5);
+    run_bulk(AF_INET, 5);
+}
+static void test_bulk_ipv6_loss_1pct(void **state)
+{
+    (void)state;
+    run_bulk(AF_INET6, 1);
 }
 
 int main(void)
@@ -256,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_bulk_lossless),
         cmocka_unit_test(test_bulk_loss_1pct),
         cmocka_unit_test(test_bulk_loss_5pct),
+        cmocka_unit_test(test_bulk_ipv6_loss_1pct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

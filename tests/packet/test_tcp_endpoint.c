@@ -598,6 +598,20 @@ static void test_reassembly_budgets(void **state)
     xlb_tcp_abort(f->ep, c);
     assert_int_equal(xlb_tcp_ooo_bytes(f->ep), 0);
     tf_destroy(f);
+    /* The worker's budget: two connections share 1,000 bytes. */
+    cfg.ooo_max_bytes_worker = 1000;
+    f = tf_create(AF_INET, &cfg);
+    struct xlb_tcp_conn *c1 = tf_passive(f, 100, true, &iss);
+    peer_data(f, c1, 100, iss, 1000, 800, 0, 2000);
+    f->peer.local_port = htons(40002); /* a second client connection */
+    uint32_t iss2;
+    struct xlb_tcp_conn *c2 = tf_passive(f, 100, true, &iss2);
+    peer_data(f, c2, 100, iss2, 1000, 800, 0, 2000);
+    assert_int_equal(xlb_tcp_counters(f->ep)->ooo_dropped_worker, 1);
+    assert_int_equal(xlb_tcp_ooo_bytes(f->ep), 800);
+    xlb_tcp_abort(f->ep, c1);
+    xlb_tcp_abort(f->ep, c2);
+    tf_destroy(f);
 }
 
 static void test_slow_reader_closes_window(void **state)

@@ -73,9 +73,14 @@ static void do_ack(struct model *m, struct input *in)
         b[i].right = b[i].left + take(in, 2) % 6000;
     }
     uint32_t ack = m->una + adv;
-    struct xlb_tcp_ack_event ev = {.ack = ack, .snd_una = m->una, .snd_nxt = m->nxt, .sack = b,
-                                   .n_sack = n, .duplicate = adv == 0 && flight > 0,
-                                   .srtt_us = take(in, 1) * 100, .now_us = m->now};
+    struct xlb_tcp_ack_event ev = {.ack = ack,
+                                   .snd_una = m->una,
+                                   .snd_nxt = m->nxt,
+                                   .sack = b,
+                                   .n_sack = n,
+                                   .duplicate = adv == 0 && flight > 0,
+                                   .srtt_us = take(in, 1) * 100,
+                                   .now_us = m->now};
     xlb_tcp_recovery_on_ack(&m->r, &ev, &m->st);
     m->una = ack;
     m->backoff = 0;
@@ -88,8 +93,11 @@ static void do_send_round(struct model *m, struct input *in)
     unsigned rounds = take(in, 1) % 32;
     uint32_t wnd = take(in, 3);
     for (unsigned i = 0; i < rounds; i++) {
-        struct xlb_tcp_send_view v = {.snd_una = m->una, .snd_nxt = m->nxt, .snd_wnd = wnd,
-                                      .unsent = m->unsent, .mss = m->mss};
+        struct xlb_tcp_send_view v = {.snd_una = m->una,
+                                      .snd_nxt = m->nxt,
+                                      .snd_wnd = wnd,
+                                      .unsent = m->unsent,
+                                      .mss = m->mss};
         struct xlb_tcp_send_choice c = xlb_tcp_recovery_next(&m->r, &v, &m->st);
         if (c.what == XLB_TCP_SEND_NOTHING)
             break;
