@@ -188,14 +188,14 @@ static int process_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
         uint32_t acked = s->ack - c->snd_una;
         bool fin_acked = (c->flags & XLB_TCPF_FIN_SENT) && xlb_seq_gt(s->ack, c->fin_seq);
         uint32_t data = RTE_MIN(acked - (fin_acked ? 1u : 0u), c->sndq.bytes);
-        bool was_full = c->sndq.bytes >= ep->cfg.snd_buf;
         xlb_tcp_mq_drop(&c->sndq, data, &c->snd_head_off);
         c->snd_una = s->ack;
         if (xlb_seq_lt(c->snd_nxt, c->snd_una))
             c->snd_nxt = c->snd_una;
         c->rto_tries = 0;
         c->rto_at = c->snd_una == c->snd_max ? 0 : ep->now_ms + xlb_tcp_rto_ms(c);
-        if ((c->flags & XLB_TCPF_WANT_WRITE) && was_full && c->sndq.bytes < ep->cfg.snd_buf) {
+        /* A write was refused: tell the writer that ACKs freed room (it retries). */
+        if ((c->flags & XLB_TCPF_WANT_WRITE) && data) {
             c->flags &= (uint16_t)~XLB_TCPF_WANT_WRITE;
             *ev |= EV_WRITABLE;
         }

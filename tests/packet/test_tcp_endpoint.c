@@ -3,6 +3,7 @@
  * the endpoint sends back, its state and the bytes it delivers, case by case from RFC 9293,
  * 5961, 7323 and 2018.
  */
+#include <errno.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1051,6 +1052,43 @@ static void test_pmtu_lowers_mss(void **state)
     tf_destroy(f);
 }
 
+/* A write the send buffer cannot take is refused, and on_writable follows the ACK that frees
+ * room; the retried write then goes out. */
+static void test_write_refused_then_writable(void **state)
+{
+    (void)state;
+    struct xlb_tcp_config cfg;
+    xlb_tcp_config_default(&cfg);
+    cfg.snd_buf = 4000;
+    struct tf *f = tf_create(AF_INET, &cfg);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 3000)), 0);
+    xlb_tcp_flush(f->ep, c);
+    struct rte_mbuf *more = tf_payload(f, 3000, 2000);
+    assert_int_equal(xlb_tcp_write(f->ep, c, more), -EAGAIN);
+    assert_int_equal(f->writable, 0);
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1 + 1448,
+                             .flags = ACK,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2000});
+    assert_int_equal(f->writable, 1);
+    assert_int_equal(xlb_tcp_write(f->ep, c, more), 0);
+    tf_clear_tx(f);
+    xlb_tcp_flush(f->ep, c);
+    assert_true(f->n_tx >= 1);
+    /* A write after shutdown is refused for good. */
+    xlb_tcp_shutdown(f->ep, c);
+    struct rte_mbuf *late = tf_payload(f, 0, 10);
+    assert_int_equal(xlb_tcp_write(f->ep, c, late), -EPIPE);
+    rte_pktmbuf_free(late);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
 static void test_listing_and_size(void **state)
 {
     (void)state;
@@ -1108,6 +1146,7 @@ int main(void)
         cmocka_unit_test(test_bad_segments_counted),
         cmocka_unit_test(test_cwnd_grows_and_restarts_after_idle),
         cmocka_unit_test(test_pmtu_lowers_mss),
+        cmocka_unit_test(test_write_refused_then_writable),
         cmocka_unit_test(test_listing_and_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

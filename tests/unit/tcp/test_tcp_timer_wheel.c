@@ -49,7 +49,7 @@ static void test_cancel_and_rearm(void **state)
     xlb_tcp_wheel_arm(&wheel, &a, 10);
     xlb_tcp_wheel_arm(&wheel, &b, 10);
     xlb_tcp_wheel_cancel(&wheel, &a);
-    xlb_tcp_wheel_cancel(&wheel, &a); /* twice is harmless */
+    xlb_tcp_wheel_cancel(&wheel, &a);  /* twice is harmless */
     xlb_tcp_wheel_arm(&wheel, &b, 20); /* re-arming moves it */
     assert_int_equal(drain(15), 0);
     assert_int_equal(drain(20), 1);
