@@ -67,7 +67,7 @@ struct xlb_tcp_config {
     uint16_t mss_limit4, mss_limit6; /* the path's MSS (forwarding.md, MSS clamping) */
     uint8_t wscale;                  /* the window scale we offer */
     bool timestamps, sack;           /* offered in SYNs (default both on) */
-    uint32_t delack_ms, rto_min_ms, rto_initial_ms, rto_max_ms;
+    uint32_t delack_ms, rto_min_ms, rto_max_ms; /* the RTO starts at 1 s (RFC 6298) */
     uint32_t syn_retries, retries; /* SYNs, and RTOs of one segment, before giving up */
     uint32_t timewait_ms;
     uint32_t keepalive_idle_ms; /* 0: keepalive off (the default) */

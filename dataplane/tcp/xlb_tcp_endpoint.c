@@ -31,7 +31,6 @@ void xlb_tcp_config_default(struct xlb_tcp_config *cfg)
         .sack = true,
         .delack_ms = 40,
         .rto_min_ms = 200,
-        .rto_initial_ms = 1000,
         .rto_max_ms = 120000,
         .syn_retries = 6,
         .retries = 15,

@@ -138,7 +138,8 @@ struct xlb_tcp_conn *xlb_tcp_accept(struct xlb_tcp_endpoint *ep, struct rte_mbuf
     } else {
         rte_pktmbuf_free(m);
     }
-    return c;
+    /* An application that aborted from on_connected has no connection. */
+    return c->state == XLB_TCP_CLOSED ? NULL : c;
 }
 
 struct xlb_tcp_conn *xlb_tcp_connect(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple *t,
