@@ -736,6 +736,41 @@ static void test_rto_retransmits_exact_bytes(void **state)
     tf_destroy(f);
 }
 
+/* Data never acknowledged: retransmitted after 1, 2 and 4 s (backoff), then the connection
+ * gives up with a RST and on_closed(TIMEOUT). */
+static void test_retransmission_gives_up(void **state)
+{
+    (void)state;
+    struct xlb_tcp_config cfg;
+    xlb_tcp_config_default(&cfg);
+    cfg.retries = 2;
+    struct tf *f = tf_create(AF_INET, &cfg);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 100)), 0);
+    xlb_tcp_flush(f->ep, c);
+    tf_clear_tx(f);
+    tf_advance(f, 1000);
+    assert_int_equal(f->n_tx, 1);
+    tf_advance(f, 1999);
+    assert_int_equal(f->n_tx, 1);
+    tf_advance(f, 1);
+    assert_int_equal(f->n_tx, 2);
+    struct tf_seg s;
+    tf_tx(f, 1, &s);
+    assert_int_equal(s.seq, iss + 1);
+    assert_int_equal(s.len, 100);
+    assert_int_equal(f->closed, 0);
+    tf_advance(f, 4000);
+    assert_int_equal(f->closed, 1);
+    assert_int_equal(f->close_reason, XLB_TCP_CLOSE_TIMEOUT);
+    tf_tx(f, f->n_tx - 1, &s);
+    assert_true(s.flags & RST);
+    assert_int_equal(xlb_tcp_counters(f->ep)->rst_out_timeout, 1);
+    assert_int_equal(xlb_tcp_conns_in_use(f->ep), 0);
+    tf_destroy(f);
+}
+
 static void test_fast_retransmit(void **state)
 {
     (void)state;
@@ -1137,6 +1172,7 @@ int main(void)
         cmocka_unit_test(test_slow_reader_closes_window),
         cmocka_unit_test(test_zero_window_probe),
         cmocka_unit_test(test_rto_retransmits_exact_bytes),
+        cmocka_unit_test(test_retransmission_gives_up),
         cmocka_unit_test(test_fast_retransmit),
         cmocka_unit_test(test_newreno_without_sack),
         cmocka_unit_test(test_keepalive_probe),
