@@ -1,0 +1,138 @@
+/* What the layers above call: write, flush, peek and consume, shutdown, abort, and the PMTU
+ * entry point. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <rte_tcp.h>
+
+#include "xlb_tcp_conn.h"
+#include "xlb_tcp_seq.h"
+
+static bool can_queue(const struct xlb_tcp_conn *c)
+{
+    if (c->flags & XLB_TCPF_FIN_QUEUED)
+        return false;
+    return c->state == XLB_TCP_ESTABLISHED || c->state == XLB_TCP_CLOSE_WAIT ||
+           c->state == XLB_TCP_SYN_SENT || c->state == XLB_TCP_SYN_RECEIVED;
+}
+
+int xlb_tcp_write(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *m)
+{
+    if (!can_queue(c))
+        return -EPIPE;
+    /* A chain larger than the whole buffer is taken when the queue is empty, or it could never
+     * be written. */
+    if (c->sndq.bytes && c->sndq.bytes + m->pkt_len > ep->cfg.snd_buf) {
+        c->flags |= XLB_TCPF_WANT_WRITE;
+        return -EAGAIN;
+    }
+    /* One queue entry per segment of the chain: each is attached on its own when sent. */
+    while (m) {
+        struct rte_mbuf *next = m->next;
+        if (m->data_len)
+            xlb_tcp_mq_push(&c->sndq, m);
+        else {
+            m->next = NULL;
+            rte_pktmbuf_free_seg(m);
+        }
+        m = next;
+    }
+    return 0;
+}
+
+void xlb_tcp_flush(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    if (c->state != XLB_TCP_CLOSED)
+        xlb_tcp_output(ep, c);
+}
+
+uint32_t xlb_tcp_peek(const struct xlb_tcp_conn *c, const uint8_t **data, uint32_t *len, bool *eof)
+{
+    *eof = (c->flags & XLB_TCPF_FIN_RCVD) && c->rcvq.bytes == 0;
+    if (!c->rcvq.head) {
+        *data = NULL;
+        *len = 0;
+        return 0;
+    }
+    *data = rte_pktmbuf_mtod_offset(c->rcvq.head, const uint8_t *, c->rcv_consumed_off);
+    *len = c->rcvq.head->data_len - c->rcv_consumed_off;
+    return c->rcvq.bytes;
+}
+
+void xlb_tcp_consume(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t n)
+{
+    uint32_t before = xlb_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+    xlb_tcp_mq_drop(&c->rcvq, n, &c->rcv_consumed_off);
+    if (c->state != XLB_TCP_ESTABLISHED && c->state != XLB_TCP_FIN_WAIT_1 &&
+        c->state != XLB_TCP_FIN_WAIT_2)
+        return;
+    /* Reading reopened the window by enough to matter (RFC 9293 section 3.8.6.2.2): tell the
+     * sender now rather than at its next segment, which a closed window holds back. */
+    uint32_t now = xlb_tcp_rcv_window(ep, c);
+    uint32_t step = RTE_MIN(ep->cfg.rcv_buf / 2, 2u * c->mss);
+    if (now > before && now - before >= step) {
+        ep->ctr.window_updates++;
+        xlb_tcp_send_ack(ep, c);
+        xlb_tcp_timers_update(ep, c);
+    }
+}
+
+void xlb_tcp_shutdown(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    switch (c->state) {
+    case XLB_TCP_SYN_SENT:
+        xlb_tcp_close(ep, c, XLB_TCP_CLOSE_NORMAL); /* nothing synchronized to close */
+        return;
+    case XLB_TCP_SYN_RECEIVED:
+    case XLB_TCP_ESTABLISHED:
+        c->state = XLB_TCP_FIN_WAIT_1;
+        break;
+    case XLB_TCP_CLOSE_WAIT:
+        c->state = XLB_TCP_LAST_ACK;
+        break;
+    default:
+        return;
+    }
+    c->flags |= XLB_TCPF_FIN_QUEUED;
+    xlb_tcp_output(ep, c);
+}
+
+void xlb_tcp_abort(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    if (c->state == XLB_TCP_CLOSED)
+        return;
+    if (c->state != XLB_TCP_SYN_SENT && c->state != XLB_TCP_TIME_WAIT) {
+        ep->ctr.rst_out_abort++;
+        xlb_tcp_send_rst(ep, c, c->snd_nxt, c->rcv_nxt, true);
+    }
+    xlb_tcp_close(ep, c, XLB_TCP_CLOSE_ABORTED);
+}
+
+void xlb_tcp_pmtu(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t mtu, uint32_t seq)
+{
+    /* Only an ICMP quoting a segment in flight: anything else is spoofed or stale. */
+    if (c->state == XLB_TCP_CLOSED || c->snd_una == c->snd_max ||
+        !xlb_seq_in(seq, c->snd_una, c->snd_max)) {
+        ep->ctr.pmtu_ignored++;
+        return;
+    }
+    bool v4 = c->tuple.family == AF_INET;
+    uint32_t floor = v4 ? 576 : 1280; /* RFC 791's and RFC 8200's minimum MTUs */
+    if (mtu < floor)
+        mtu = floor;
+    uint32_t mss = mtu - (v4 ? 40u : 60u) - ((c->flags & XLB_TCPF_TS) ? 12u : 0u);
+    if (mss >= c->mss) {
+        ep->ctr.pmtu_ignored++;
+        return;
+    }
+    c->mss = (uint16_t)mss;
+    c->rec.mss = mss;
+    xlb_tcp_cc_set_mss(&c->rec.cc, mss);
+    ep->ctr.pmtu_lowered++;
+    /* The first segment in flight was too big: send it again at the new size (RFC 1191);
+     * the rest follows as the ACKs or the recovery module ask. */
+    c->rtt_timing = false;
+    xlb_tcp_retransmit_first(ep, c);
+    xlb_tcp_output(ep, c);
+}

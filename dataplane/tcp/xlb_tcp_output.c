@@ -1,0 +1,472 @@
+/*
+ * Building and sending segments: IPv4 or IPv6 header, TCP header with the options in force
+ * (timestamps, SACK blocks), payload attached from the send queue as indirect mbufs (no copy),
+ * checksums by DPDK's helpers, and the send loop that fills the peer's window.
+ */
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+#include "xlb_tcp_conn.h"
+#include "xlb_tcp_options.h"
+#include "xlb_tcp_seq.h"
+
+bool xlb_tcp_tx(struct xlb_tcp_endpoint *ep, struct rte_mbuf *m)
+{
+    if (!ep->tx || *ep->tx_n >= ep->tx_cap) {
+        ep->ctr.tx_full++;
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    ep->tx[(*ep->tx_n)++] = m;
+    ep->ctr.segs_out++;
+    return true;
+}
+
+uint32_t xlb_tcp_rcv_window(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c)
+{
+    uint32_t held = c->rcvq.bytes + c->ooo_bytes;
+    uint32_t space = held < ep->cfg.rcv_buf ? ep->cfg.rcv_buf - held : 0;
+    uint32_t max = 65535u << c->rcv_wscale;
+    if (space > max)
+        space = max;
+    /* Receiver SWS avoidance (RFC 9293 section 3.8.6.2.2): move the right edge only by at least
+     * min(half the buffer, one MSS); never move it left (RFC 7323 section 2.4). */
+    uint32_t edge = c->rcv_nxt + space;
+    uint32_t step = RTE_MIN(ep->cfg.rcv_buf / 2, (uint32_t)c->mss);
+    if (xlb_seq_gt(edge, c->rcv_adv) && edge - c->rcv_adv >= step)
+        return space;
+    return xlb_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+}
+
+/* The window field for a non-SYN segment: rounded down to the scale, but up when rounding down
+ * would move the edge we advertised left (RFC 7323 section 2.4). */
+static uint16_t window_field(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    uint32_t win = xlb_tcp_rcv_window(ep, c);
+    uint32_t field = win >> c->rcv_wscale;
+    if (xlb_seq_lt(c->rcv_nxt + (field << c->rcv_wscale), c->rcv_adv))
+        field++;
+    if (field > 65535)
+        field = 65535;
+    uint32_t edge = c->rcv_nxt + (field << c->rcv_wscale);
+    if (xlb_seq_gt(edge, c->rcv_adv))
+        c->rcv_adv = edge;
+    if (field == 0)
+        ep->ctr.zero_windows_sent++;
+    return (uint16_t)field;
+}
+
+uint32_t xlb_tcp_ts_now(const struct xlb_tcp_endpoint *ep)
+{
+    return (uint32_t)ep->now_ms;
+}
+
+/* The options of a non-SYN segment: timestamps, then SACK blocks (NOP NOP SACK). */
+static uint32_t data_options(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint8_t *o)
+{
+    uint32_t n = 0;
+    if (c->flags & XLB_TCPF_TS) {
+        n += xlb_tcp_options_write_ts(o, xlb_tcp_ts_now(ep), c->ts_recent);
+        c->ts_last_ack_sent = c->rcv_nxt;
+    }
+    bool dsack = c->dsack_left != c->dsack_right;
+    if ((c->flags & XLB_TCPF_SACK) && (c->n_ooo || dsack)) {
+        uint32_t l[XLB_TCP_SACK_SEND + 1], r[XLB_TCP_SACK_SEND + 1];
+        uint8_t blocks = 0;
+        /* D-SACK (RFC 2883): the duplicate first, once, then the usual blocks. */
+        if (dsack) {
+            l[0] = c->dsack_left;
+            r[0] = c->dsack_right;
+            c->dsack_left = c->dsack_right = 0;
+            blocks = 1;
+        }
+        blocks = (uint8_t)(blocks + xlb_tcp_reass_sack(c, l + blocks, r + blocks));
+        if (blocks > XLB_TCP_SACK_SEND)
+            blocks = XLB_TCP_SACK_SEND; /* with timestamps, 3 fit in 40 bytes */
+        if (blocks) {
+            o[n++] = XLB_TCPOPT_NOP;
+            o[n++] = XLB_TCPOPT_NOP;
+            o[n++] = XLB_TCPOPT_SACK;
+            o[n++] = (uint8_t)(XLB_TCPOLEN_SACK_BASE + XLB_TCPOLEN_SACK_BLOCK * blocks);
+            for (unsigned i = 0; i < blocks; i++) {
+                uint32_t le = rte_cpu_to_be_32(l[i]), re = rte_cpu_to_be_32(r[i]);
+                memcpy(o + n, &le, 4);
+                memcpy(o + n + 4, &re, 4);
+                n += 8;
+            }
+        }
+    }
+    return n;
+}
+
+/* A packet with c's headers and no payload yet; NULL (counted) when the pool is empty. */
+static struct rte_mbuf *build_headers(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple *t,
+                                      uint32_t seq, uint32_t ack, uint8_t flags, uint16_t win,
+                                      const uint8_t *opts, uint32_t opt_len)
+{
+    struct rte_mbuf *m = rte_pktmbuf_alloc(ep->pool);
+    if (!m) {
+        ep->ctr.no_mbuf++;
+        return NULL;
+    }
+    uint32_t ip_len =
+        t->family == AF_INET ? sizeof(struct rte_ipv4_hdr) : sizeof(struct rte_ipv6_hdr);
+    uint32_t tcp_len = sizeof(struct rte_tcp_hdr) + opt_len;
+    uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(ip_len + tcp_len));
+    if (!p) {
+        ep->ctr.no_mbuf++;
+        rte_pktmbuf_free(m);
+        return NULL;
+    }
+    m->l3_len = (uint16_t)ip_len;
+    m->l4_len = (uint16_t)tcp_len;
+    struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(p + ip_len);
+    th->src_port = t->local_port;
+    th->dst_port = t->remote_port;
+    th->sent_seq = rte_cpu_to_be_32(seq);
+    th->recv_ack = rte_cpu_to_be_32(ack);
+    th->data_off = (uint8_t)((tcp_len / 4) << 4);
+    th->tcp_flags = flags;
+    th->rx_win = rte_cpu_to_be_16(win);
+    th->cksum = 0;
+    th->tcp_urp = 0;
+    if (opt_len)
+        memcpy(th + 1, opts, opt_len);
+    return m;
+}
+
+/*
+ * The TCP checksum of a chained packet from the pseudo-header's sum. Not DPDK 22.11's
+ * rte_ipv4_udptcp_cksum_mbuf: its rte_raw_cksum_mbuf byte-swaps a segment's sum unfolded when the
+ * segment starts at an odd offset, so any chain with an odd-length piece came out wrong (found by
+ * test_tcp_bulk: every such segment was dropped by the receiver as a bad checksum).
+ */
+static uint16_t tcp_checksum(const struct rte_mbuf *m, uint32_t l4_off, uint32_t phdr_sum)
+{
+    uint32_t sum = phdr_sum;
+    uint32_t done = 0;
+    uint32_t off = l4_off;
+    for (const struct rte_mbuf *seg = m; seg; seg = seg->next) {
+        if (off >= seg->data_len) {
+            off -= seg->data_len;
+            continue;
+        }
+        uint32_t len = seg->data_len - off;
+        uint32_t part = __rte_raw_cksum(rte_pktmbuf_mtod_offset(seg, const void *, off), len, 0);
+        uint16_t folded = __rte_raw_cksum_reduce(part);
+        if (done & 1)
+            folded = rte_bswap16(folded); /* this piece's bytes sit at odd positions */
+        sum += folded;
+        done += len;
+        off = 0;
+    }
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    uint16_t cksum = (uint16_t)~sum;
+    return cksum;
+}
+
+/* IP header (lengths from the finished packet) and checksums. */
+static void finish(const struct xlb_tcp_tuple *t, struct rte_mbuf *m)
+{
+    uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+    struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(p + m->l3_len);
+    if (t->family == AF_INET) {
+        struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)p;
+        memset(ip, 0, sizeof(*ip));
+        ip->version_ihl = RTE_IPV4_VHL_DEF;
+        ip->total_length = rte_cpu_to_be_16((uint16_t)m->pkt_len);
+        ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+        ip->time_to_live = 64;
+        ip->next_proto_id = IPPROTO_TCP;
+        memcpy(&ip->src_addr, t->local, 4);
+        memcpy(&ip->dst_addr, t->remote, 4);
+        ip->hdr_checksum = rte_ipv4_cksum(ip);
+        th->cksum = tcp_checksum(m, m->l3_len, rte_ipv4_phdr_cksum(ip, 0));
+    } else {
+        struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)p;
+        ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
+        ip->payload_len = rte_cpu_to_be_16((uint16_t)(m->pkt_len - sizeof(*ip)));
+        ip->proto = IPPROTO_TCP;
+        ip->hop_limits = 64;
+        memcpy(ip->src_addr, t->local, 16);
+        memcpy(ip->dst_addr, t->remote, 16);
+        th->cksum = tcp_checksum(m, m->l3_len, rte_ipv6_phdr_cksum(ip, 0));
+    }
+}
+
+/* Attach len bytes of the send queue from byte off as indirect mbufs behind the headers. */
+static bool attach_payload(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c,
+                           struct rte_mbuf *hdr, uint32_t off, uint32_t len)
+{
+    struct rte_mbuf *last = hdr;
+    off += c->snd_head_off;
+    for (struct rte_mbuf *q = c->sndq.head; q && len; q = q->next) {
+        if (off >= q->data_len) {
+            off -= q->data_len;
+            continue;
+        }
+        uint32_t piece = RTE_MIN(len, (uint32_t)q->data_len - off);
+        struct rte_mbuf *mi = rte_pktmbuf_alloc(ep->pool);
+        if (!mi) {
+            ep->ctr.no_mbuf++;
+            return false;
+        }
+        rte_pktmbuf_attach(mi, q);
+        mi->data_off = (uint16_t)(mi->data_off + off);
+        mi->data_len = (uint16_t)piece;
+        mi->pkt_len = piece;
+        last->next = mi;
+        last = mi;
+        hdr->nb_segs++;
+        hdr->pkt_len += piece;
+        len -= piece;
+        off = 0;
+    }
+    return len == 0;
+}
+
+/* What every segment we send does to the receive side: the ACK it carries is owed no more. */
+static void ack_sent(struct xlb_tcp_conn *c)
+{
+    c->flags &= (uint16_t)~XLB_TCPF_ACK_NOW;
+    c->delack_at = 0;
+    c->unacked_segs = 0;
+}
+
+bool xlb_tcp_send_segment(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t seq,
+                          uint32_t len, uint8_t flags)
+{
+    uint8_t opts[XLB_TCP_OPTS_MAX_LEN];
+    uint32_t opt_len = data_options(ep, c, opts);
+    flags |= RTE_TCP_ACK_FLAG;
+    struct rte_mbuf *m =
+        build_headers(ep, &c->tuple, seq, c->rcv_nxt, flags, window_field(ep, c), opts, opt_len);
+    if (!m)
+        return false;
+    if (len && !attach_payload(ep, c, m, seq - c->snd_una, len)) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    finish(&c->tuple, m);
+    if (!xlb_tcp_tx(ep, m))
+        return false;
+    ep->ctr.bytes_out += len;
+    if (xlb_seq_lt(seq, c->snd_max) && (len || (flags & RTE_TCP_FIN_FLAG))) {
+        ep->ctr.retransmits++;
+        c->retransmits++;
+    }
+    ack_sent(c);
+    return true;
+}
+
+void xlb_tcp_send_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    if (xlb_tcp_send_segment(ep, c, c->snd_nxt, 0, 0))
+        ep->ctr.acks_sent++;
+}
+
+void xlb_tcp_send_syn(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, bool with_ack)
+{
+    struct xlb_tcp_opts o = {
+        .mss = c->mss,
+        .has_wscale = (c->flags & XLB_TCPF_WSCALE) || !with_ack,
+        .wscale = c->rcv_wscale,
+        .sack_ok = with_ack ? (c->flags & XLB_TCPF_SACK) != 0 : ep->cfg.sack,
+        .has_ts = with_ack ? (c->flags & XLB_TCPF_TS) != 0 : ep->cfg.timestamps,
+        .tsval = xlb_tcp_ts_now(ep),
+        .tsecr = c->ts_recent,
+    };
+    uint8_t opts[XLB_TCP_OPTS_MAX_LEN];
+    uint32_t opt_len = xlb_tcp_options_write_syn(opts, &o);
+    uint32_t win = RTE_MIN(ep->cfg.rcv_buf, 65535u); /* a SYN's window is never scaled */
+    uint8_t flags = RTE_TCP_SYN_FLAG | (with_ack ? RTE_TCP_ACK_FLAG : 0);
+    struct rte_mbuf *m = build_headers(ep, &c->tuple, c->iss, with_ack ? c->rcv_nxt : 0, flags,
+                                       (uint16_t)win, opts, opt_len);
+    if (!m)
+        return;
+    c->rcv_adv = c->rcv_nxt + win;
+    finish(&c->tuple, m);
+    xlb_tcp_tx(ep, m);
+    ack_sent(c);
+}
+
+void xlb_tcp_send_raw(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple *t, uint32_t seq,
+                      uint32_t ack, uint8_t flags, uint16_t win, const uint8_t *opts,
+                      uint32_t opt_len)
+{
+    struct rte_mbuf *m = build_headers(ep, t, seq, ack, flags, win, opts, opt_len);
+    if (!m)
+        return;
+    finish(t, m);
+    xlb_tcp_tx(ep, m);
+}
+
+void xlb_tcp_send_rst(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c, uint32_t seq,
+                      uint32_t ack, bool with_ack)
+{
+    uint8_t flags = RTE_TCP_RST_FLAG | (with_ack ? RTE_TCP_ACK_FLAG : 0);
+    struct rte_mbuf *m = build_headers(ep, &c->tuple, seq, with_ack ? ack : 0, flags, 0, NULL, 0);
+    if (!m)
+        return;
+    finish(&c->tuple, m);
+    xlb_tcp_tx(ep, m);
+}
+
+void xlb_tcp_challenge_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    uint32_t second = (uint32_t)(ep->now_ms / 1000);
+    if (second != ep->challenge_window_s) {
+        ep->challenge_window_s = second;
+        ep->challenge_count = 0;
+    }
+    if (ep->challenge_count >= ep->cfg.challenge_acks_per_s) {
+        ep->ctr.challenge_acks_suppressed++;
+        return;
+    }
+    ep->challenge_count++;
+    ep->ctr.challenge_acks++;
+    xlb_tcp_send_ack(ep, c);
+}
+
+void xlb_tcp_sender_start(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    /* RFC 6582's "recover" starts at the ISS: the first loss may start a recovery. */
+    xlb_tcp_recovery_init(&c->rec, ep->cfg.cc, (c->flags & XLB_TCPF_SACK) != 0, c->mss, c->iss);
+}
+
+uint32_t xlb_tcp_rto_ms(const struct xlb_tcp_conn *c)
+{
+    return (xlb_tcp_rtt_timeout_us(&c->rtt) + 999) / 1000;
+}
+
+/* [seq, seq + len) again: the data the send queue still holds there, and the FIN if the
+ * range covers it. */
+static bool send_range(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t seq,
+                       uint32_t len)
+{
+    uint32_t data_end = c->snd_una + c->sndq.bytes;
+    uint32_t data = xlb_seq_lt(seq, data_end) ? RTE_MIN(len, data_end - seq) : 0;
+    uint8_t flags = 0;
+    if (data && seq + data == data_end)
+        flags |= RTE_TCP_PSH_FLAG;
+    if ((c->flags & XLB_TCPF_FIN_SENT) && xlb_seq_le(seq, c->fin_seq) &&
+        xlb_seq_gt(seq + len, c->fin_seq))
+        flags |= RTE_TCP_FIN_FLAG;
+    if (!data && !(flags & RTE_TCP_FIN_FLAG))
+        return false;
+    return xlb_tcp_send_segment(ep, c, seq, data, flags);
+}
+
+void xlb_tcp_retransmit_first(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    uint32_t len = RTE_MIN((uint32_t)c->mss, c->snd_max - c->snd_una);
+    if (len && send_range(ep, c, c->snd_una, len))
+        xlb_tcp_recovery_sent(&c->rec, c->snd_una, len, true);
+}
+
+static bool can_send_data(const struct xlb_tcp_conn *c)
+{
+    switch (c->state) {
+    case XLB_TCP_ESTABLISHED:
+    case XLB_TCP_CLOSE_WAIT:
+    case XLB_TCP_FIN_WAIT_1:
+    case XLB_TCP_CLOSING:
+    case XLB_TCP_LAST_ACK:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Sent new bytes at snd_max (and the FIN after them when due). */
+static bool send_new(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t len)
+{
+    uint32_t unsent = c->sndq.bytes - (c->snd_max - c->snd_una);
+    uint8_t flags = 0;
+    if (len == unsent) {
+        flags |= len ? RTE_TCP_PSH_FLAG : 0;
+        if (c->flags & XLB_TCPF_FIN_QUEUED)
+            flags |= RTE_TCP_FIN_FLAG;
+    }
+    uint32_t seq = c->snd_max;
+    if (!xlb_tcp_send_segment(ep, c, seq, len, flags))
+        return false;
+    if (!c->rtt_timing && len && !(c->flags & XLB_TCPF_TS)) {
+        c->rtt_timing = true; /* Karn: time only new data */
+        c->rtt_seq = seq;
+        c->rtt_sent_ms = ep->now_ms;
+    }
+    c->snd_max += len;
+    c->last_tx_ms = ep->now_ms;
+    if (flags & RTE_TCP_FIN_FLAG) {
+        c->fin_seq = c->snd_max;
+        c->flags |= XLB_TCPF_FIN_SENT;
+        c->snd_max++;
+    }
+    c->snd_nxt = c->snd_max;
+    xlb_tcp_recovery_sent(&c->rec, seq, c->snd_max - seq, false);
+    return true;
+}
+
+#define OUTPUT_BOUND 1024 /* segments per call: the windows bound it sooner */
+
+void xlb_tcp_output(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    if (can_send_data(c)) {
+        /* Idle for more than an RTO with nothing in flight: the ACK clock is gone, so restart
+         * from the initial window rather than burst a stale cwnd (RFC 5681 section 4.1). */
+        if (c->snd_una == c->snd_max && c->last_tx_ms &&
+            ep->now_ms - c->last_tx_ms > xlb_tcp_rto_ms(c)) {
+            xlb_tcp_cc_on_idle(&c->rec.cc);
+            c->last_tx_ms = ep->now_ms;
+        }
+        /* The recovery module picks each segment: a hole to fill, or new data within the
+         * congestion and peer windows (dataplane/tcp/sender/xlb_tcp_recovery.h). */
+        for (unsigned turn = 0; turn < OUTPUT_BOUND; turn++) {
+            bool fin_sent = c->flags & XLB_TCPF_FIN_SENT;
+            uint32_t unsent = fin_sent ? 0 : c->sndq.bytes - (c->snd_max - c->snd_una);
+            uint32_t sack_room = xlb_tcp_sack_opt_len(c);
+            struct xlb_tcp_send_view view = {
+                .snd_una = c->snd_una,
+                .snd_nxt = c->snd_max,
+                .snd_wnd = c->snd_wnd,
+                .unsent = unsent,
+                .mss = c->mss > sack_room + 64 ? c->mss - sack_room : c->mss,
+            };
+            struct xlb_tcp_send_choice pick =
+                xlb_tcp_recovery_next(&c->rec, &view, &ep->ctr.recovery);
+            bool sent;
+            if (pick.what == XLB_TCP_SEND_RETRANSMIT) {
+                sent = send_range(ep, c, pick.seq, pick.len);
+                if (sent)
+                    xlb_tcp_recovery_sent(&c->rec, pick.seq, pick.len, true);
+            } else if (pick.what == XLB_TCP_SEND_NEW) {
+                sent = send_new(ep, c, RTE_MIN(pick.len, unsent));
+            } else if ((c->flags & XLB_TCPF_FIN_QUEUED) && !fin_sent && unsent == 0) {
+                sent = send_new(ep, c, 0); /* the FIN alone: it takes no window */
+            } else {
+                break;
+            }
+            if (!sent)
+                break;
+            if (!c->rto_at)
+                c->rto_at = ep->now_ms + xlb_tcp_rto_ms(c);
+        }
+        /* Data waits behind a zero window with nothing in flight: probe it. */
+        uint32_t waiting =
+            (c->flags & XLB_TCPF_FIN_SENT) ? 0 : c->sndq.bytes - (c->snd_max - c->snd_una);
+        if (c->snd_wnd == 0 && waiting && c->snd_una == c->snd_max && !c->persist_at) {
+            c->persist_ms = xlb_tcp_rto_ms(c);
+            c->persist_at = ep->now_ms + c->persist_ms;
+        }
+    }
+    if (c->flags & XLB_TCPF_ACK_NOW)
+        xlb_tcp_send_ack(ep, c);
+    xlb_tcp_timers_update(ep, c);
+}
