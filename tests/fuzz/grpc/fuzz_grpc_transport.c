@@ -149,7 +149,10 @@ static size_t frame(uint8_t *out, uint8_t type, uint8_t flags, int32_t id, const
     return 9 + len;
 }
 
-#define NV(n, v) {(uint8_t *)XLB_UNCONST(n), (uint8_t *)XLB_UNCONST(v), sizeof(n) - 1, sizeof(v) - 1, 0}
+#define NV(n, v)                                                                                   \
+    {                                                                                              \
+        (uint8_t *)XLB_UNCONST(n), (uint8_t *)XLB_UNCONST(v), sizeof(n) - 1, sizeof(v) - 1, 0      \
+    }
 
 static size_t headers(nghttp2_hd_deflater *d, uint8_t *out, const nghttp2_nv *nv, size_t n,
                       uint8_t flags)
