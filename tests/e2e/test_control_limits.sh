@@ -75,7 +75,9 @@ elif mode == "flood":
     s.settimeout(5)
     batch = b'{"command":"status"}\n' * 1000
     sent, closed = 0, False
-    deadline = time.monotonic() + 120
+    # A sanitizer build answers far slower, so the queue fills later: keep sending as xlbd
+    # reads, until it closes us or the deadline.
+    deadline = time.monotonic() + 240
     while sent < 1000000 and time.monotonic() < deadline:
         try:
             s.sendall(batch)
@@ -84,9 +86,9 @@ elif mode == "flood":
             closed = True
             break
         except socket.timeout:
-            # xlbd stopped reading: it must be closing us; wait for the close, bounded.
-            closed = closed_by_peer(s, 30)
-            break
+            # xlbd is not reading now (busy answering): send again, still reading nothing. Once
+            # xlbd closes us, a send fails with a reset.
+            continue
     if not closed:
         closed = closed_by_peer(s, 30)
     print(f"sent {sent} closed {closed}")
@@ -121,12 +123,19 @@ after=$(rss_kib)
 # + 64 KiB); allow that twice over for allocator slack. Without the cap the queue grows with
 # every unread reply (a million status replies, gigabytes).
 bound=$(( 48 * 1024 ))
-[ $(( after - before )) -le $bound ] ||
-    fail "xlbd RSS grew from $before to $after KiB (bound $bound KiB) with a flooding client"
+# Under AddressSanitizer RSS counts its quarantine of freed memory (256 MiB by default), not
+# what xlbd holds: the bound is asserted in the normal build only, the figure printed in both.
+if ldd "$XLBD" | grep -q libasan; then
+    bound_note="not asserted: sanitizer build"
+else
+    [ $(( after - before )) -le $bound ] ||
+        fail "xlbd RSS grew from $before to $after KiB (bound $bound KiB) with a flooding client"
+    bound_note="bound +$bound KiB"
+fi
 xlbctl status >/dev/null || fail "xlbctl status after the flood"
 unread=$(limits_client scrape | closed_count control unread_output)
 [ "${unread:-0}" -ge 1 ] || fail "the flooding client's closing was not counted"
-pass "a client flooding requests without reading is closed ($out), RSS $before -> $after KiB (bound +$bound KiB)"
+pass "a client flooding requests without reading is closed ($out), RSS $before -> $after KiB ($bound_note)"
 
 # A short idle timeout: a silent control client and a silent metrics client are closed.
 e2e_stop_xlbd
