@@ -18,13 +18,14 @@ static const struct rte_ether_addr backend6_mac = NAT_BACKEND6_MAC;
 
 /* ---- set-up ---- */
 
-int nat_setup(void **state)
+struct nat_fixture *nat_fixture_two_clusters(const char *name, uint32_t flows, unsigned n_workers,
+                                             uint32_t max_requests4)
 {
     static const char *const ep4[] = {BACKEND4 ":9001"};
     static const char *const ep6[] = {"[" BACKEND6 "]:9001"};
     static const uint32_t slot4[] = {SLOT4}, slot6[] = {SLOT6};
-    static const struct nat_cluster clusters[] = {
-        {"backends4", XLB_LB_ROUND_ROBIN, ep4, 1, slot4, CLUSTER4, 1, 0},
+    const struct nat_cluster clusters[] = {
+        {"backends4", XLB_LB_ROUND_ROBIN, ep4, 1, slot4, CLUSTER4, 1, max_requests4},
         {"backends6", XLB_LB_ROUND_ROBIN, ep6, 1, slot6, CLUSTER6, 2, 0},
     };
     static const struct nat_backend backends[] = {
@@ -32,18 +33,23 @@ int nat_setup(void **state)
         {BACKEND6, NAT_BACKEND6_MAC},
     };
     const struct nat_config cfg = {
-        .name = "nat",
-        .flows = FLOWS,
+        .name = name,
+        .flows = flows,
         .port_count = PORT_COUNT,
         .start_tsc = START_TSC,
         .lb_seed = 42,
-        .n_workers = 0,
+        .n_workers = n_workers,
         .backends = backends,
         .n_backends = 2,
         .clusters = clusters,
         .n_clusters = 2,
     };
-    struct nat_fixture *n = nat_fixture_create(&cfg);
+    return nat_fixture_create(&cfg);
+}
+
+int nat_setup(void **state)
+{
+    struct nat_fixture *n = nat_fixture_two_clusters("nat", FLOWS, 0, 0);
     assert_int_equal(n->leaf[0]->endpoints[0].slot, SLOT4);
     assert_int_equal(n->leaf[1]->endpoints[0].slot, SLOT6);
     *state = n;

@@ -33,6 +33,11 @@
     }
 
 /* cmocka set-up and tear-down: *state is a struct nat_fixture. */
+/* A NAT fixture with the two clusters the NAT tests share (one IPv4, one IPv6 backend, round
+ * robin), `flows` entries per worker, and a circuit breaker on the IPv4 cluster when
+ * max_requests4 is not 0. */
+struct nat_fixture *nat_fixture_two_clusters(const char *name, uint32_t flows, unsigned n_workers,
+                                             uint32_t max_requests4);
 int nat_setup(void **state);
 int nat_teardown(void **state);
 

@@ -23,29 +23,7 @@
 
 static int requests_setup(void **state)
 {
-    static const char *const ep4[] = {BACKEND4 ":9001"};
-    static const char *const ep6[] = {"[" BACKEND6 "]:9001"};
-    static const uint32_t slot4[] = {SLOT4}, slot6[] = {SLOT6};
-    static const struct nat_cluster clusters[] = {
-        {"backends4", XLB_LB_ROUND_ROBIN, ep4, 1, slot4, CLUSTER4, 1, MAX_REQ},
-        {"backends6", XLB_LB_ROUND_ROBIN, ep6, 1, slot6, CLUSTER6, 2, 0},
-    };
-    static const struct nat_backend backends[] = {
-        {BACKEND4, NAT_BACKEND_MAC},
-        {BACKEND6, NAT_BACKEND6_MAC},
-    };
-    const struct nat_config cfg = {
-        .name = "nat_requests",
-        .flows = FLOWS,
-        .port_count = PORT_COUNT,
-        .start_tsc = START_TSC,
-        .lb_seed = 42,
-        .backends = backends,
-        .n_backends = 2,
-        .clusters = clusters,
-        .n_clusters = 2,
-    };
-    *state = nat_fixture_create(&cfg);
+    *state = nat_fixture_two_clusters("nat_requests", FLOWS, 0, MAX_REQ);
     return 0;
 }
 

@@ -27,30 +27,7 @@
 
 static int redirect_setup(void **state)
 {
-    static const char *const ep4[] = {BACKEND4 ":9001"};
-    static const char *const ep6[] = {"[" BACKEND6 "]:9001"};
-    static const uint32_t slot4[] = {SLOT4}, slot6[] = {SLOT6};
-    static const struct nat_cluster clusters[] = {
-        {"backends4", XLB_LB_ROUND_ROBIN, ep4, 1, slot4, CLUSTER4, 1, 0},
-        {"backends6", XLB_LB_ROUND_ROBIN, ep6, 1, slot6, CLUSTER6, 2, 0},
-    };
-    static const struct nat_backend backends[] = {
-        {BACKEND4, NAT_BACKEND_MAC},
-        {BACKEND6, NAT_BACKEND6_MAC},
-    };
-    const struct nat_config cfg = {
-        .name = "redirect_full",
-        .flows = FLOWS,
-        .port_count = PORT_COUNT,
-        .start_tsc = START_TSC,
-        .lb_seed = 42,
-        .n_workers = 2,
-        .backends = backends,
-        .n_backends = 2,
-        .clusters = clusters,
-        .n_clusters = 2,
-    };
-    struct nat_fixture *n = nat_fixture_create(&cfg);
+    struct nat_fixture *n = nat_fixture_two_clusters("redirect_full", FLOWS, 2, 0);
     /* Worker 1's ring, small enough to fill from the fixture's pool of 1023 mbufs. */
     rte_ring_free(n->redirect[1]);
     n->redirect[1] = rte_ring_create("redirect_full_1", RING_SLOTS, SOCKET_ID_ANY, RING_F_SC_DEQ);
