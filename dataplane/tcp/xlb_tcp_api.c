@@ -113,17 +113,17 @@ struct rte_mbuf *xlb_tcp_read(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *
     /* The head's bytes already consumed are cut off, so the chain starts at the next byte. */
     rte_pktmbuf_adj(q->head, (uint16_t)c->rcv_consumed_off);
     c->rcv_consumed_off = 0;
-    struct rte_mbuf *head = q->head, *last = NULL;
-    uint32_t bytes = 0;
-    uint16_t segs = 0;
+    struct rte_mbuf *head = q->head, *last = head;
+    uint32_t bytes = head->data_len;
+    uint16_t segs = 1;
     /* Bounded by the queue's segments. */
-    while (q->head && bytes + q->head->data_len <= max) {
-        last = q->head;
+    while (last->next && bytes + last->next->data_len <= max) {
+        last = last->next;
         bytes += last->data_len;
         segs++;
-        q->head = last->next;
-        q->segs--;
     }
+    q->head = last->next;
+    q->segs -= segs;
     last->next = NULL;
     if (!q->head)
         q->tail = NULL;
