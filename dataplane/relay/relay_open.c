@@ -25,9 +25,8 @@ static bool cookie_valid(const struct xlb_burst_ctx *ctx, const struct rte_tcp_h
     if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), xlb_tcp_options_len(tcp), &o) != 0)
         return false;
     struct xlb_syn_cookie_keys keys;
-    struct xlb_syn_cookie_tuple t = {.family = key->family,
-                                     .client_port = key->src_port,
-                                     .vip_port = key->dst_port};
+    struct xlb_syn_cookie_tuple t = {
+        .family = key->family, .client_port = key->src_port, .vip_port = key->dst_port};
     memcpy(t.client, key->src, 16);
     memcpy(t.vip, key->dst, 16);
     cookie_keys(ctx, &keys);
@@ -103,8 +102,8 @@ static xlb_verdict make_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
         verdict = XLB_DROP_BACKEND_FAMILY;
     else if (!xlb_egress_next_hop(snap, &e->where.addr, &mac, &out_port))
         verdict = XLB_DROP_NEXT_HOP_UNRESOLVED;
-    else if ((f = xlb_flow_create(ctx->flows, key, &e->where.addr,
-                                  rte_cpu_to_be_16(e->where.port), &why)) == NULL)
+    else if ((f = xlb_flow_create(ctx->flows, key, &e->where.addr, rte_cpu_to_be_16(e->where.port),
+                                  &why)) == NULL)
         verdict = xlb_flow_create_drop(why);
     if (verdict != XLB_VERDICT_TX) {
         xlb_flow_request_finished(ctx, trace.cluster->cluster_slot);
@@ -133,12 +132,11 @@ static void sides_of(struct xlb_relay_pair *pr, const struct xlb_burst_ctx *ctx,
 {
     const struct xlb_flow_table *t = ctx->flows;
     side_init(&pr->side[XLB_RELAY_CLIENT], key->family, key->dst, key->dst_port, key->src,
-              key->src_port, &frame->eth->src_addr, &snap->ports[p->port_index].mac,
-              p->port_index);
+              key->src_port, &frame->eth->src_addr, &snap->ports[p->port_index].mac, p->port_index);
     uint16_t snat_port = rte_cpu_to_be_16(f->snat_port);
     side_init(&pr->side[XLB_RELAY_BACKEND], key->family, t->snat[f->snat_index].bytes, snat_port,
-              f->backend, f->backend_port, &f->backend_mac,
-              &snap->ports[f->backend_port_index].mac, f->backend_port_index);
+              f->backend, f->backend_port, &f->backend_mac, &snap->ports[f->backend_port_index].mac,
+              f->backend_port_index);
 }
 
 /* A valid cookie: both connections. */
