@@ -22,6 +22,7 @@
 #include <rte_tcp.h>
 
 #include "flow/flow.h"
+#include "hostile_frames.h"
 #include "nat_segments.h"
 #include "relay/relay.h"
 #include "tcp_fixture.h"
@@ -58,6 +59,11 @@ struct relay_test {
     uint16_t second_port;
     unsigned loss_pct;
     uint64_t rng, dropped;
+    /* Hostile mode: the peers' first frames become templates, mutated copies go in too. */
+    bool hostile;
+    struct hostile_gen gen;
+    uint8_t templates[HOSTILE_MAX_TEMPLATES][256];
+    uint64_t hostile_sent;
 };
 
 static uint32_t next_random(struct relay_test *t)
@@ -162,6 +168,12 @@ static void peer_to_relay(struct relay_test *t, struct peer *p, const struct rte
         if (ip != frame + sizeof(*eth))
             memcpy(frame + sizeof(*eth), ip, len);
         rte_pktmbuf_free(m);
+        if (t->hostile && t->gen.n_templates < HOSTILE_MAX_TEMPLATES &&
+            sizeof(*eth) + len <= sizeof(t->templates[0])) {
+            uint8_t *copy = t->templates[t->gen.n_templates];
+            memcpy(copy, frame, sizeof(*eth) + len);
+            hostile_add_template(&t->gen, copy, sizeof(*eth) + len);
+        }
         if (next_random(t) % 100 < t->loss_pct) {
             t->dropped++;
             continue;
@@ -210,7 +222,11 @@ static void relay_to_peers(struct relay_test *t)
         const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(frame, const struct rte_ether_hdr *);
         assert_memory_equal(&eth->src_addr, &port_mac, sizeof(port_mac));
         bool to_backend = rte_is_same_ether_addr(&eth->dst_addr, &backend_mac);
-        assert_true(to_backend || rte_is_same_ether_addr(&eth->dst_addr, &peer_mac));
+        if (!to_backend && !rte_is_same_ether_addr(&eth->dst_addr, &peer_mac)) {
+            assert_true(t->hostile); /* a RST to a mutated frame's source */
+            rte_pktmbuf_free(frame);
+            continue;
+        }
         struct rte_mbuf *m = ip_packet(t, frame);
         rte_pktmbuf_free(frame);
         if (next_random(t) % 100 < t->loss_pct) {
@@ -238,10 +254,24 @@ static void relay_to_peers(struct relay_test *t)
     }
 }
 
+/* Mutated copies of the peers' frames, a few per step. */
+static void send_hostile(struct relay_test *t)
+{
+    uint8_t frame[HOSTILE_MAX_FRAME];
+    for (int i = 0; i < 4 && t->gen.n_templates > 0; i++) {
+        size_t len = hostile_next(&t->gen, frame);
+        fixture_send(t->n->f, frame, len);
+        t->hostile_sent++;
+        relay_to_peers(t);
+    }
+}
+
 /* One simulated millisecond: the wires both ways, the applications, the timers. */
 static void step(struct relay_test *t)
 {
     struct fixture *f = t->n->f;
+    if (t->hostile)
+        send_hostile(t);
     peer_to_relay(t, &t->client, &peer_mac);
     if (t->second != NULL)
         peer_to_relay(t, t->second, &peer_mac);
@@ -307,12 +337,15 @@ static void client_connect(struct relay_test *t, uint16_t port)
 }
 
 /* Everything over: the flow gone (its linger), the relay's and the peers' connections back,
- * every mbuf back in both pools. */
+ * every mbuf back in both pools. A connection a replayed handshake ACK opened (a valid cookie
+ * in a mutated copy: as with any SYN cookies) ends by the backend's silence or the idle
+ * timeout (300 s), within the bound. */
 static void relay_test_destroy(struct relay_test *t)
 {
     struct fixture *f = t->n->f;
-    for (uint32_t i = 0; i < 10000 && (t->n->flows->n_used > 0 || t->client.n_tx ||
-                                       t->backend.n_tx || f->ctx.tx[0].n);
+    t->hostile = false;
+    for (uint32_t i = 0; i < 400000 && (t->n->flows->n_used > 0 || t->client.n_tx ||
+                                        t->backend.n_tx || f->ctx.tx[0].n);
          i++)
         step(t);
     assert_int_equal(t->n->flows->n_used, 0);
@@ -347,10 +380,13 @@ static void dump_ep(const char *name, struct xlb_tcp_endpoint *ep)
 
 /* ---- tests ---- */
 
-static void bulk(unsigned loss_pct, uint32_t bytes)
+static void bulk(unsigned loss_pct, uint32_t bytes, bool hostile)
 {
     struct relay_test *t = relay_test_create(RELAY_CONNS);
     t->loss_pct = loss_pct;
+    t->hostile = hostile;
+    static const struct rte_ether_addr mac = FIX_PORT_MAC;
+    hostile_init(&t->gen, 42, mac.addr_bytes);
     t->client.to_write = t->backend.to_write = bytes;
     t->client.shut_after_write = t->backend.shut_after_write = true;
     client_connect(t, 40000);
@@ -359,26 +395,27 @@ static void bulk(unsigned loss_pct, uint32_t bytes)
         step(t);
     }
     const struct xlb_tcp_counters *c = xlb_tcp_counters(xlb_relay_endpoint(t->n->f->ctx.relay));
-    print_message("loss %u%%: %u bytes each way in %u simulated ms, %llu frames dropped, relay "
-                  "retransmits %llu, fast retransmits %llu\n",
-                  loss_pct, bytes, ms, (unsigned long long)t->dropped,
-                  (unsigned long long)c->retransmits,
+    print_message("loss %u%%%s: %u bytes each way in %u simulated ms, %llu frames dropped, "
+                  "relay retransmits %llu, fast retransmits %llu\n",
+                  loss_pct, hostile ? " with hostile frames" : "", bytes, ms,
+                  (unsigned long long)t->dropped, (unsigned long long)c->retransmits,
                   (unsigned long long)c->recovery.fast_retransmits);
     if (t->backend.received != bytes || t->client.received != bytes) {
         const struct xlb_tcp_counters *r = c;
-        print_message("why client %d backend %d; relay rst_out abort %llu timeout %llu bad_ack %llu "
-                      "closed %llu, rst_in exact %llu, timeouts %llu, rcv_worker_full %llu, "
-                      "tx_full %llu no_mbuf %llu, relay events: resets passed %llu closed %llu, "
-                      "drops no_route %llu ended %llu\n",
-                      t->client.why, t->backend.why, (unsigned long long)r->rst_out_abort,
-                      (unsigned long long)r->rst_out_timeout, (unsigned long long)r->rst_out_bad_ack,
-                      (unsigned long long)r->rst_out_closed, (unsigned long long)r->rst_in_exact,
-                      (unsigned long long)r->timeouts, (unsigned long long)r->rcv_worker_full,
-                      (unsigned long long)r->tx_full, (unsigned long long)r->no_mbuf,
-                      (unsigned long long)t->n->f->stats.events[XLB_EVENT_RELAY_RESETS_PASSED],
-                      (unsigned long long)t->n->f->stats.events[XLB_EVENT_RELAY_CLOSED],
-                      (unsigned long long)t->n->f->stats.drops[XLB_DROP_RELAY_NO_ROUTE],
-                      (unsigned long long)t->n->f->stats.drops[XLB_DROP_RELAY_ENDED]);
+        print_message(
+            "why client %d backend %d; relay rst_out abort %llu timeout %llu bad_ack %llu "
+            "closed %llu, rst_in exact %llu, timeouts %llu, rcv_worker_full %llu, "
+            "tx_full %llu no_mbuf %llu, relay events: resets passed %llu closed %llu, "
+            "drops no_route %llu ended %llu\n",
+            t->client.why, t->backend.why, (unsigned long long)r->rst_out_abort,
+            (unsigned long long)r->rst_out_timeout, (unsigned long long)r->rst_out_bad_ack,
+            (unsigned long long)r->rst_out_closed, (unsigned long long)r->rst_in_exact,
+            (unsigned long long)r->timeouts, (unsigned long long)r->rcv_worker_full,
+            (unsigned long long)r->tx_full, (unsigned long long)r->no_mbuf,
+            (unsigned long long)t->n->f->stats.events[XLB_EVENT_RELAY_RESETS_PASSED],
+            (unsigned long long)t->n->f->stats.events[XLB_EVENT_RELAY_CLOSED],
+            (unsigned long long)t->n->f->stats.drops[XLB_DROP_RELAY_NO_ROUTE],
+            (unsigned long long)t->n->f->stats.drops[XLB_DROP_RELAY_ENDED]);
     }
     if (ms == MAX_MS) {
         dump_ep("relay", xlb_relay_endpoint(t->n->f->ctx.relay));
@@ -394,7 +431,12 @@ static void bulk(unsigned loss_pct, uint32_t bytes)
     assert_true(t->client.eof && t->backend.eof);
     assert_int_equal(t->client.why, XLB_TCP_CLOSE_NORMAL);
     assert_int_equal(t->backend.why, XLB_TCP_CLOSE_NORMAL);
-    assert_int_equal(t->n->f->stats.events[XLB_EVENT_RELAY_OPENED], 1);
+    if (hostile)
+        print_message("%llu hostile frames beside it, %llu relayed connections opened\n",
+                      (unsigned long long)t->hostile_sent,
+                      (unsigned long long)t->n->f->stats.events[XLB_EVENT_RELAY_OPENED]);
+    else
+        assert_int_equal(t->n->f->stats.events[XLB_EVENT_RELAY_OPENED], 1);
     if (loss_pct > 0)
         assert_true(t->dropped > 0 && c->retransmits > 0);
     relay_test_destroy(t);
@@ -403,13 +445,21 @@ static void bulk(unsigned loss_pct, uint32_t bytes)
 static void bulk_both_ways_lossless(void **state)
 {
     (void)state;
-    bulk(0, 2000000);
+    bulk(0, 2000000, false);
 }
 
 static void bulk_both_ways_with_3pct_loss(void **state)
 {
     (void)state;
-    bulk(3, 1000000);
+    bulk(3, 1000000, false);
+}
+
+/* The robustness replay over live relayed connections: mutated copies of their own frames
+ * (flipped bytes, truncations, noise) go in beside them; the transfer still ends exact. */
+static void hostile_frames_beside_a_transfer(void **state)
+{
+    (void)state;
+    bulk(1, 500000, true);
 }
 
 /* The client half-closes first; the backend still sends everything, then its FIN. */
@@ -521,6 +571,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bulk_both_ways_lossless),
         cmocka_unit_test(bulk_both_ways_with_3pct_loss),
+        cmocka_unit_test(hostile_frames_beside_a_transfer),
         cmocka_unit_test(half_close_passes_through),
         cmocka_unit_test(backend_reset_resets_the_client),
         cmocka_unit_test(bad_cookie_gets_a_reset),
