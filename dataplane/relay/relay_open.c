@@ -43,6 +43,14 @@ static struct rte_mbuf *ip_packet(struct xlb_frame *frame)
     return frame->m;
 }
 
+/* The MSS a connection on this port offers and sends with: its MTU and xlb.tcp_mss_clamp
+ * (forwarding.md, MSS clamping), as a NAT VIP's SYNs are clamped. */
+static void set_mss_limit(struct xlb_relay_worker *w, const struct xlb_snapshot *snap,
+                          uint8_t family, uint16_t port_index)
+{
+    xlb_tcp_set_mss_limit(w->ep, family, xlb_egress_mss_max(snap, family, port_index, port_index));
+}
+
 static xlb_verdict answer_syn(struct xlb_relay_worker *w, struct xlb_burst_ctx *ctx,
                               const struct xlb_snapshot *snap, struct xlb_frame *frame,
                               const struct xlb_tcp_packet *p)
@@ -52,6 +60,7 @@ static xlb_verdict answer_syn(struct xlb_relay_worker *w, struct xlb_burst_ctx *
     xlb_relay_enter(w, ctx, snap, NULL);
     w->reply_mac = frame->eth->src_addr;
     w->reply_port = p->port_index;
+    set_mss_limit(w, snap, p->family, p->port_index);
     if (xlb_tcp_answer_syn(w->ep, ip_packet(frame), &keys, xlb_relay_now_ms(ctx)) == 0)
         ctx->stats->events[XLB_EVENT_RELAY_SYN_COOKIES_SENT]++;
     xlb_relay_route_output(w);
@@ -168,11 +177,13 @@ static xlb_verdict open_pair(struct xlb_relay_worker *w, struct xlb_burst_ctx *c
     cookie_keys(ctx, &keys);
     uint64_t now = xlb_relay_now_ms(ctx);
     xlb_relay_enter(w, ctx, snap, pr);
+    set_mss_limit(w, snap, p->family, p->port_index);
     struct xlb_tcp_conn *client =
         xlb_tcp_accept(w->ep, ip_packet(frame), &keys, now, &xlb_relay_callbacks, pr);
     struct xlb_tcp_conn *backend = NULL;
     if (client != NULL) {
         const struct xlb_tcp_tuple *t = &pr->side[XLB_RELAY_BACKEND].tuple;
+        set_mss_limit(w, snap, p->family, f->backend_port_index);
         backend = xlb_tcp_connect(w->ep, t, backend_iss(ctx, t), now, &xlb_relay_callbacks, pr);
     }
     if (backend == NULL) {

@@ -121,6 +121,10 @@ uint32_t xlb_tcp_ooo_bytes(const struct xlb_tcp_endpoint *ep);
 /* The TSC-derived millisecond clock a worker passes in. */
 uint64_t xlb_tcp_clock_ms(void);
 
+/* The largest MSS the next opens offer and send with, for a family (the path's, as the caller
+ * knows it: the ports' MTUs and clamp); 0 restores the configuration's. */
+void xlb_tcp_set_mss_limit(struct xlb_tcp_endpoint *ep, uint8_t family, uint16_t mss);
+
 /* Where output goes until the next call: up to cap packets appended at tx[*n]. When the array
  * is full, pure ACKs are dropped (counted tx_full) and data waits for the next output. */
 void xlb_tcp_tx_set(struct xlb_tcp_endpoint *ep, struct rte_mbuf **tx, uint16_t cap, uint16_t *n);

@@ -5,6 +5,7 @@
  */
 #include <stddef.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <rte_cycles.h>
 #include <rte_malloc.h>
@@ -102,6 +103,16 @@ uint32_t xlb_tcp_ooo_bytes(const struct xlb_tcp_endpoint *ep)
 uint64_t xlb_tcp_clock_ms(void)
 {
     return rte_get_tsc_cycles() / (rte_get_tsc_hz() / 1000);
+}
+
+void xlb_tcp_set_mss_limit(struct xlb_tcp_endpoint *ep, uint8_t family, uint16_t mss)
+{
+    struct xlb_tcp_config defaults;
+    xlb_tcp_config_default(&defaults);
+    if (family == AF_INET)
+        ep->cfg.mss_limit4 = mss != 0 ? mss : defaults.mss_limit4;
+    else
+        ep->cfg.mss_limit6 = mss != 0 ? mss : defaults.mss_limit6;
 }
 
 void xlb_tcp_tx_set(struct xlb_tcp_endpoint *ep, struct rte_mbuf **tx, uint16_t cap, uint16_t *n)
