@@ -77,7 +77,7 @@ static uint32_t backend_iss(const struct xlb_burst_ctx *ctx, const struct xlb_tc
 
 static void side_init(struct xlb_relay_side *s, uint8_t family, const uint8_t *local,
                       uint16_t local_port, const uint8_t *remote, uint16_t remote_port,
-                      const struct rte_ether_addr *mac, const struct rte_ether_addr *own,
+                      const struct rte_ether_addr *mac, const struct xlb_port_view *port,
                       uint16_t port_index)
 {
     size_t len = family == AF_INET ? 4 : 16;
@@ -87,7 +87,8 @@ static void side_init(struct xlb_relay_side *s, uint8_t family, const uint8_t *l
     s->tuple.local_port = local_port;
     s->tuple.remote_port = remote_port;
     s->mac = *mac;
-    s->local = *own;
+    s->local = port->mac;
+    s->flat = !port->tx_multi_seg;
     s->port_index = port_index;
 }
 
@@ -141,10 +142,10 @@ static void sides_of(struct xlb_relay_pair *pr, const struct xlb_burst_ctx *ctx,
 {
     const struct xlb_flow_table *t = ctx->flows;
     side_init(&pr->side[XLB_RELAY_CLIENT], key->family, key->dst, key->dst_port, key->src,
-              key->src_port, &frame->eth->src_addr, &snap->ports[p->port_index].mac, p->port_index);
+              key->src_port, &frame->eth->src_addr, &snap->ports[p->port_index], p->port_index);
     uint16_t snat_port = rte_cpu_to_be_16(f->snat_port);
     side_init(&pr->side[XLB_RELAY_BACKEND], key->family, t->snat[f->snat_index].bytes, snat_port,
-              f->backend, f->backend_port, &f->backend_mac, &snap->ports[f->backend_port_index].mac,
+              f->backend, f->backend_port, &f->backend_mac, &snap->ports[f->backend_port_index],
               f->backend_port_index);
 }
 

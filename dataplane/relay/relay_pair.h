@@ -25,6 +25,7 @@ struct xlb_relay_side {
     struct rte_ether_addr mac;   /* the peer's next hop */
     struct rte_ether_addr local; /* our port's */
     uint16_t port_index;
+    bool flat;      /* the port sends no chains: segments are linearized first */
     bool connected; /* established once */
     bool done;      /* on_closed delivered: the connection is no longer ours to write */
     bool shut;      /* the other side's FIN was passed on (xlb_tcp_shutdown) */

@@ -127,8 +127,16 @@ static const struct xlb_relay_side *side_for(const struct xlb_relay_pair *pr,
 /* Give a packet its Ethernet header and queue it on a port. */
 static void send_out(struct xlb_relay_worker *w, struct rte_mbuf *m,
                      const struct rte_ether_addr *dst, const struct rte_ether_addr *src,
-                     uint16_t port_index)
+                     uint16_t port_index, bool flat)
 {
+    /* A segment's payload sits in the mbufs it was received in, attached behind its headers;
+     * a driver that sends no chains (net_af_xdp) gets one buffer: the headers' mbuf has room
+     * for a full-size segment. */
+    if (flat && m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+        w->ctx->stats->drops[XLB_DROP_MULTI_SEGMENT]++;
+        rte_pktmbuf_free(m);
+        return;
+    }
     struct rte_ether_hdr *eth =
         (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ether_hdr));
     if (eth == NULL) {
@@ -155,9 +163,9 @@ void xlb_relay_route_output(struct xlb_relay_worker *w)
         if (s == NULL) /* its connection closed since: the pair the call is about */
             s = side_for(w->current, m);
         if (s != NULL)
-            send_out(w, m, &s->mac, &s->local, s->port_index);
+            send_out(w, m, &s->mac, &s->local, s->port_index, s->flat);
         else if (m->hash.usr == 0 && w->current == NULL) /* a SYN-ACK with a cookie */
-            send_out(w, m, &w->reply_mac, &w->snap->ports[w->reply_port].mac, w->reply_port);
+            send_out(w, m, &w->reply_mac, &w->snap->ports[w->reply_port].mac, w->reply_port, false);
         else {
             w->ctx->stats->drops[XLB_DROP_RELAY_NO_ROUTE]++;
             rte_pktmbuf_free(m);
