@@ -11,6 +11,7 @@
 #include "flow/flow.h"
 #include "neighbour_discovery.h"
 #include "packet_parse.h"
+#include "xlb_tcp_dump.h"
 
 void xlb_tx_enqueue(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m)
 {
@@ -137,6 +138,8 @@ void xlb_burst_handle_message(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
             .active = true, .port = msg->l4_port, .cursor = 0, .addr = msg->addr};
     else if (msg->type == XLB_MSG_FLOWS_DUMP && msg->dump != NULL)
         ctx->dump = msg->dump; /* one at a time: the control plane waits for the last one */
+    else if (msg->type == XLB_MSG_TCP_DUMP && msg->tcp_dump != NULL)
+        ctx->tcp_dump = msg->tcp_dump; /* likewise */
 }
 
 void xlb_burst_dump_step(struct xlb_burst_ctx *ctx)
@@ -144,4 +147,8 @@ void xlb_burst_dump_step(struct xlb_burst_ctx *ctx)
     if (ctx->dump != NULL &&
         xlb_flow_table_dump_step(ctx->flows, ctx->dump, ctx->worker_id, ctx->now_tsc))
         ctx->dump = NULL;
+    if (ctx->tcp_dump != NULL) {
+        xlb_tcp_dump_finish(ctx->tcp_dump); /* no TCP endpoint on this worker */
+        ctx->tcp_dump = NULL;
+    }
 }
