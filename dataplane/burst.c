@@ -11,7 +11,8 @@
 #include "flow/flow.h"
 #include "neighbour_discovery.h"
 #include "packet_parse.h"
-#include "xlb_tcp_dump.h"
+#include "relay/relay.h"
+#include "xlb_tcp_report.h"
 
 void xlb_tx_enqueue(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m)
 {
@@ -148,8 +149,7 @@ void xlb_burst_dump_step(struct xlb_burst_ctx *ctx)
     if (ctx->dump != NULL &&
         xlb_flow_table_dump_step(ctx->flows, ctx->dump, ctx->worker_id, ctx->now_tsc))
         ctx->dump = NULL;
-    if (ctx->tcp_dump != NULL) {
-        xlb_tcp_dump_finish(ctx->tcp_dump); /* no TCP endpoint on this worker */
-        ctx->tcp_dump = NULL;
-    }
+    const struct xlb_tcp_endpoint *ep = ctx->relay ? xlb_relay_endpoint(ctx->relay) : NULL;
+    if (ctx->tcp_dump != NULL && xlb_tcp_dump_step(ep, ctx->tcp_dump, ctx->worker_id))
+        ctx->tcp_dump = NULL; /* without an endpoint, at once and empty */
 }

@@ -1,14 +1,32 @@
 #!/usr/bin/env bash
 # The TCP endpoint's operator surfaces (docs/operations.md): `xlbctl tcp` lists its connections
 # like `ss -ti`, and its counters are in `xlbctl counters` (group tcp), DPDK telemetry (/xlb/tcp)
-# and Prometheus (xlb_tcp_*), per worker. With no terminated VIP, every surface is there and
-# idle: an empty listing, zero counters.
+# and Prometheus (xlb_tcp_*), per worker. Before any connection, every surface is there and
+# idle (an empty listing, zero counters); with connections held open through a terminate VIP,
+# the listing shows both sides of each ESTABLISHED and the counters move.
 . "$(dirname "$0")/lib.sh"
 
 e2e_setup
 e2e_edit_config '
-c["xlb"]["workers"] = 2
-c["xlb"]["eal"] = [a.replace("qpairs=1", "qpairs=2") for a in c["xlb"]["eal"]]'
+x = c["xlb"]
+x["workers"] = 2
+x["eal"] = [a.replace("qpairs=1", "qpairs=2") for a in x["eal"]]
+x["vips"] += [{"address": "198.18.0.100", "port": 9002, "cluster": "relayed",
+               "l4_mode": "terminate"}]
+sr = x["static_resources"]
+sr["clusters"].append({"name": "relayed", "type": "EDS",
+                       "eds_cluster_config": {"eds_config": {"ads": {}}}})
+sr["endpoints"].append({"cluster_name": "relayed", "endpoints": [
+    {"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [
+        {"endpoint": {"address": {"socket_address": {"address": "198.18.0.2%d" % n,
+                                                      "port_value": 9002}}}}
+        for n in (1, 2, 3)]}]})'
+for b in be1 be2 be3; do
+    # $! is the server itself, so cleanup's kill by PID reaches it.
+    ip netns exec "$E2E_PREFIX-$b" python3 "$E2E_SOURCE/tools/lib/name_server.py" 9002 "$b" \
+        --echo >/dev/null 2>&1 &
+    RUN_PIDS+=($!)
+done
 e2e_start_xlbd
 
 # xlbctl tcp, with the endpoint idle: an empty list from both workers, in table and JSON.
@@ -82,6 +100,59 @@ for r in (total, one):
 assert bad is None, bad
 PY
 pass "dpdk-telemetry.py reads /xlb/tcp and /xlb/tcp,1; /xlb/tcp,7 is refused"
+
+# Six connections held open through the terminate VIP: each is two endpoint connections, the
+# client's (passive: local is the VIP) and the backend's (active: remote is a backend).
+e2e_hold_connections 6 9002
+listing() { # the established connections, as "client backend" counts
+    xlbctl --json tcp | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+est = [c for c in r["connections"] if c["state"] == "ESTABLISHED"]
+client = [c for c in est if c["local"] == "198.18.0.100:9002"]
+backend = [c for c in est if c["remote"].startswith("198.18.0.2") and c["remote"].endswith(":9002")]
+for c in est:  # what ss -ti shows, filled in
+    assert c["mss"] > 0 and c["cwnd"] > 0 and c["rto_ms"] >= 200 and c["memory"] > 0, c
+    assert c["rcv_wnd"] > 0 and c["snd_wnd"] > 0 and c["worker"] in (0, 1), c
+assert r["total"] == r["shown"] == len(r["connections"]), r
+print(len(client), len(backend))'
+}
+six_each() { [ "$(listing)" = "6 6" ]; }
+wait_until 50 0.1 six_each || fail "xlbctl tcp lists (client, backend) established: $(listing)"
+out=$(xlbctl tcp)
+[ "$(grep -c " ESTABLISHED " <<<"$out")" -ge 12 ] || fail "xlbctl tcp table: $out"
+pass "xlbctl tcp lists the 6 client and 6 backend connections ESTABLISHED, with mss, cwnd, rto, windows"
+
+for name in passive_opens active_opens established bytes_in bytes_out segs_in segs_out; do
+    [ "$(counter tcp.$name)" -ge 6 ] || fail "counter tcp.$name: $(counter tcp.$name)"
+done
+[ "$(counter tcp.connections)" -ge 12 ] || fail "tcp.connections $(counter tcp.connections)"
+xlbctl metrics | python3 -c '
+import re, sys
+total = 0
+for line in sys.stdin:
+    m = re.match(r"xlb_tcp_passive_opens_total\{worker=\"\d\"\} (\d+)", line)
+    total += int(m.group(1)) if m else 0
+assert total >= 6, total' || fail "metrics: xlb_tcp_passive_opens_total"
+printf '/xlb/tcp\n' | dpdk-telemetry.py -f "$E2E_PREFIX" >"$E2E_DIR/telemetry-busy.txt" 2>&1 ||
+    fail "dpdk-telemetry.py"
+python3 - "$E2E_DIR/telemetry-busy.txt" <<'PY' || { cat "$E2E_DIR/telemetry-busy.txt"; fail "telemetry busy"; }
+import json, sys
+r = [json.loads(l)["/xlb/tcp"] for l in open(sys.argv[1]) if l.strip().startswith("{")][0]
+assert r["connections"] >= 12 and r["passive_opens"] >= 6 and r["active_opens"] >= 6, r
+PY
+pass "counters moved: passive and active opens, bytes and segments, in xlbctl, metrics, telemetry"
+
+# Released: each connection echoes once more and closes; none stays ESTABLISHED.
+e2e_release_held
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert sum(len(v) for v in r.values()) == 6 and all(all(v) for v in r.values()), r' \
+    "$E2E_DIR/held.json" || fail "held connections: $(cat "$E2E_DIR/held.json")"
+none_established() { [ "$(listing)" = "0 0" ]; }
+wait_until 100 0.1 none_established || fail "still established after the close: $(listing)"
+pass "after the clients close, no connection is listed ESTABLISHED"
 
 e2e_stop_xlbd
 pass "clean exit"
