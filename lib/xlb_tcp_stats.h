@@ -56,7 +56,9 @@
     X(OOO_DROPPED_WORKER, ooo_dropped_worker, "ooo_dropped_worker", "ooo_dropped", "budget",       \
       "worker")                                                                                    \
     X(OOO_DROPPED_SLOTS, ooo_dropped_slots, "ooo_dropped_slots", "ooo_dropped", "budget", "slots") \
-    X(RCV_QUEUE_FULL, rcv_queue_full, "rcv_queue_full", "rcv_queue_full", NULL, NULL)              \
+    X(RCV_QUEUE_FULL, rcv_queue_full, "rcv_queue_full", "in_order_dropped", "budget",              \
+      "connection")                                                                                \
+    X(RCV_WORKER_FULL, rcv_worker_full, "rcv_worker_full", "in_order_dropped", "budget", "worker") \
     X(ZERO_WINDOWS_SENT, zero_windows_sent, "zero_windows_sent", "zero_windows_sent", NULL, NULL)  \
     X(ZERO_WINDOW_PROBES, zero_window_probes, "zero_window_probes", "zero_window_probes", NULL,    \
       NULL)                                                                                        \
