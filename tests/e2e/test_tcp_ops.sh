@@ -154,5 +154,28 @@ none_established() { [ "$(listing)" = "0 0" ]; }
 wait_until 100 0.1 none_established || fail "still established after the close: $(listing)"
 pass "after the clients close, no connection is listed ESTABLISHED"
 
+# A client that resets its connection: xlb counts the RST received by reason and resets the
+# backend side, counted as sent by reason, in the counters and in the labelled metrics.
+in_client timeout 30 python3 -c '
+import socket, struct
+s = socket.create_connection(("198.18.0.100", 9002), timeout=10)
+s.settimeout(10)
+s.recv(3)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()' || fail "a client that resets"
+reset_counted() { [ "$(counter tcp.rst_in_exact)" -ge 1 ] && [ "$(counter tcp.rst_out_abort)" -ge 1 ]; }
+wait_until 50 0.1 reset_counted ||
+    fail "resets: rst_in_exact $(counter tcp.rst_in_exact), rst_out_abort $(counter tcp.rst_out_abort)"
+xlbctl metrics | python3 -c '
+import re, sys
+got = {}
+for line in sys.stdin:
+    m = re.match(r"xlb_tcp_resets_(received|sent)_total\{worker=\"\d\",reason=\"(\w+)\"\} (\d+)", line)
+    if m:
+        got[m.group(1), m.group(2)] = got.get((m.group(1), m.group(2)), 0) + int(m.group(3))
+assert got["received", "exact"] >= 1 and got["sent", "abort"] >= 1, got' ||
+    fail "metrics: resets by reason"
+pass "a client's RST counts rst_in_exact, the backend side's reset rst_out_abort, by reason in the metrics"
+
 e2e_stop_xlbd
 pass "clean exit"
