@@ -11,6 +11,8 @@
 #include "flow/flow.h"
 #include "neighbour_discovery.h"
 #include "packet_parse.h"
+#include "relay/relay.h"
+#include "xlb_tcp_report.h"
 
 void xlb_tx_enqueue(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m)
 {
@@ -140,6 +142,8 @@ void xlb_burst_handle_message(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
             .active = true, .port = msg->l4_port, .cursor = 0, .addr = msg->addr};
     else if (msg->type == XLB_MSG_FLOWS_DUMP && msg->dump != NULL)
         ctx->dump = msg->dump; /* one at a time: the control plane waits for the last one */
+    else if (msg->type == XLB_MSG_TCP_DUMP && msg->tcp_dump != NULL)
+        ctx->tcp_dump = msg->tcp_dump; /* likewise */
 }
 
 void xlb_burst_dump_step(struct xlb_burst_ctx *ctx)
@@ -147,4 +151,7 @@ void xlb_burst_dump_step(struct xlb_burst_ctx *ctx)
     if (ctx->dump != NULL &&
         xlb_flow_table_dump_step(ctx->flows, ctx->dump, ctx->worker_id, ctx->now_tsc))
         ctx->dump = NULL;
+    const struct xlb_tcp_endpoint *ep = ctx->relay ? xlb_relay_endpoint(ctx->relay) : NULL;
+    if (ctx->tcp_dump != NULL && xlb_tcp_dump_step(ep, ctx->tcp_dump, ctx->worker_id))
+        ctx->tcp_dump = NULL; /* without an endpoint, at once and empty */
 }

@@ -77,6 +77,8 @@ struct xlb_burst_ctx {
     } flush;
     /* A flow dump the control plane asked for (lib/xlb_flow_dump.h), a slice per loop. */
     struct xlb_flow_dump *dump;
+    /* A TCP connection dump (lib/xlb_tcp_dump.h), likewise. */
+    struct xlb_tcp_dump *tcp_dump;
     unsigned worker_id;
     uint16_t snat_port_base;  /* first SNAT port of worker 0's slice */
     uint32_t snat_slice;      /* ports per worker's slice */
@@ -163,7 +165,8 @@ void xlb_burst_process_redirected(struct xlb_burst_ctx *ctx, const struct xlb_sn
 void xlb_burst_handle_message(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                               const struct xlb_msg *msg);
 
-/* Work on the flow dump in progress, if any: one slice of the flow table. */
+/* Work on the dumps in progress, if any: one slice of the flow table, one of the TCP
+ * endpoint's connections. */
 void xlb_burst_dump_step(struct xlb_burst_ctx *ctx);
 
 /* Queue m for transmission on port_index, or free it and count a tx-full drop. */

@@ -11,6 +11,7 @@
 #include "flow/flow.h"
 #include "l7/l7.h"
 #include "relay/relay.h"
+#include "xlb_tcp_report.h"
 #include "xlb_lb.h"
 #include "xlb_log.h"
 
@@ -112,7 +113,8 @@ static void drain_messages(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
         xlb_burst_handle_message(ctx, snap, &msg);
 }
 
-/* The flow table's and the L7 pool's use, for the control plane (struct xlb_worker_stats). */
+/* The flow table's and the L7 pool's use, and the TCP endpoint's counters, for the control
+ * plane (struct xlb_worker_stats). */
 static void note_use(struct xlb_worker_stats *stats, const struct xlb_burst_ctx *ctx)
 {
     if (ctx->flows != NULL) {
@@ -129,6 +131,8 @@ static void note_use(struct xlb_worker_stats *stats, const struct xlb_burst_ctx 
         if (in_use > stats->l7_high_water)
             stats->l7_high_water = in_use;
     }
+    if (ctx->relay != NULL)
+        xlb_tcp_stats_publish(xlb_relay_endpoint(ctx->relay), &stats->tcp);
 }
 
 /* Tests only (xlb_shared.h's test_stall): a stuck worker, holding its snapshot, reporting no

@@ -12,6 +12,8 @@
 
 #include <rte_common.h>
 
+#include "xlb_tcp_stats.h"
+
 /* Why a worker dropped a packet; the name is what operators see. */
 #define XLB_DROP_REASONS(X)                                                                        \
     X(L2_TRUNCATED, "l2_truncated")                                                                \
@@ -145,6 +147,8 @@ struct xlb_worker_stats {
      * and of its L7 connection pool (all 0 without one). */
     uint64_t flows_in_use, flows_high_water, flows_capacity;
     uint64_t l7_in_use, l7_high_water, l7_capacity;
+    /* The worker's TCP endpoint (dataplane/tcp/), copied after each loop that changed it. */
+    struct xlb_tcp_stats tcp;
 } __rte_cache_aligned;
 
 const char *xlb_drop_reason_name(enum xlb_drop_reason reason);

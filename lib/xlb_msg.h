@@ -21,9 +21,12 @@ enum xlb_msg_type {
     XLB_MSG_FLUSH_ENDPOINT = 3,
     /* control -> worker: record the flows in dump (the protocol is in lib/xlb_flow_dump.h) */
     XLB_MSG_FLOWS_DUMP = 4,
+    /* control -> worker: record the TCP endpoint's connections (lib/xlb_tcp_dump.h) */
+    XLB_MSG_TCP_DUMP = 5,
 };
 
 struct xlb_flow_dump;
+struct xlb_tcp_dump;
 
 struct xlb_msg {
     uint16_t type;
@@ -31,7 +34,8 @@ struct xlb_msg {
     struct rte_ether_addr mac;
     uint16_t l4_port; /* FLUSH_ENDPOINT: host order, 0 for any */
     struct xlb_addr addr;
-    struct xlb_flow_dump *dump; /* FLOWS_DUMP: the control plane's, until the worker is done */
+    struct xlb_flow_dump *dump;    /* FLOWS_DUMP: the control plane's, until the worker is done */
+    struct xlb_tcp_dump *tcp_dump; /* TCP_DUMP: likewise */
 };
 
 _Static_assert(sizeof(struct xlb_msg) % 4 == 0, "rte_ring elements are multiples of 4 bytes");

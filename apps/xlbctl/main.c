@@ -27,6 +27,7 @@ static void usage(FILE *out)
         "  endpoints CLUSTER  a cluster's endpoints by priority and locality\n"
         "  flows [--vip ADDR[:PORT]] [--endpoint ADDR[:PORT]] [--limit N]\n"
         "                 the workers' NAT flows; \"flows flush --endpoint E\" ends a backend's\n"
+        "  tcp [--limit N]  the TCP endpoint's connections, like ss -ti\n"
         "  simulate --vip ADDR:PORT [--path P] [--authority A] [--header K=V]...\n"
         "           [--cookie NAME=VALUE] [--n N] [--seed S] [--connection-id C] [--json]\n"
         "                 N picks on the live snapshot: endpoint histogram, one pick's trace\n"
@@ -109,8 +110,23 @@ static bool flows_args(cJSON *request, cJSON *args, int argc, char **argv)
     return true;
 }
 
+/* "tcp [--limit N]" -> args; false on a bad argument. */
+static bool tcp_args(cJSON *args, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i += 2) {
+        char *end = NULL;
+        double limit = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
+        if (strcmp(argv[i], "--limit") != 0 || end == argv[i + 1] || *end != '\0') {
+            fprintf(stderr, "xlbctl: tcp: unexpected \"%s\" (see xlbctl help tcp)\n", argv[i]);
+            return false;
+        }
+        cJSON_AddNumberToObject(args, "limit", limit);
+    }
+    return true;
+}
+
 /* The request for COMMAND ARGS: "log [level COMPONENT LEVEL]", "simulate ...",
- * "flows ...", the rest bare. */
+ * "flows ...", "tcp ...", the rest bare. */
 static cJSON *build_request(const char *command, int argc, char **argv, bool *json)
 {
     cJSON *request = cJSON_CreateObject();
@@ -118,6 +134,12 @@ static cJSON *build_request(const char *command, int argc, char **argv, bool *js
     if (strcmp(command, "flows") == 0) {
         cJSON *args = cJSON_AddObjectToObject(request, "args");
         if (!flows_args(request, args, argc, argv)) {
+            cJSON_Delete(request);
+            return NULL;
+        }
+    } else if (strcmp(command, "tcp") == 0) {
+        cJSON *args = cJSON_AddObjectToObject(request, "args");
+        if (!tcp_args(args, argc, argv)) {
             cJSON_Delete(request);
             return NULL;
         }

@@ -68,7 +68,8 @@ static void render_workers(const cJSON *workers, FILE *out)
                 {"STALLED", "stalled"}, {"LOOPS", "loops"}, {"BUSY LOOPS", "busy_loops"},
                 {"BUSY %", "busy_percent"}, {"FLOWS", "flows_in_use"},
                 {"FLOWS MAX", "flows_high_water"}, {"L7 CONNS", "l7_connections_in_use"},
-                {"L7 MAX", "l7_connections_high_water"}, {"L7 POOL", "l7_connections_capacity"});
+                {"L7 MAX", "l7_connections_high_water"}, {"L7 POOL", "l7_connections_capacity"},
+                {"TCP CONNS", "tcp_connections_in_use"}, {"TCP MAX", "tcp_connections_high_water"});
 }
 
 static void render_ports(const cJSON *ports, FILE *out)
@@ -208,6 +209,7 @@ static void render_counters(const cJSON *r, FILE *out)
     }
     counter_rows(t, total, workers, "events");
     counter_rows(t, total, workers, "drops");
+    counter_rows(t, total, workers, "tcp");
     xlbctl_table_print(t, out);
 }
 
@@ -285,6 +287,28 @@ static void render_flows(const cJSON *r, FILE *out)
                 {"CLIENT", "client"}, {"VIP", "vip"}, {"SNAT", "snat"}, {"BACKEND", "backend"},
                 {"STATE", "state"}, {"EXPIRES IN MS", "expires_in_ms"});
     fprintf(out, "%s flows match, %s shown\n", cell(r, "matching", b[0], 64),
+            cell(r, "shown", b[1], 64));
+}
+
+/* The TCP endpoint's connections, like `ss -ti`: srtt/rttvar in one cell, as ss prints them. */
+static void render_tcp(const cJSON *r, FILE *out)
+{
+    cJSON *rows = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(r, "connections"), true);
+    cJSON *c;
+    cJSON_ArrayForEach(c, rows) {
+        char rtt[48];
+        snprintf(rtt, sizeof(rtt), "%.1f/%.1f", number(c, "srtt_ms"), number(c, "rttvar_ms"));
+        cJSON_AddStringToObject(c, "rtt", rtt);
+    }
+    RENDER_ROWS(rows, out, {"WORKER", "worker"}, {"LOCAL", "local"}, {"REMOTE", "remote"},
+                {"STATE", "state"}, {"CWND", "cwnd"}, {"SSTHRESH", "ssthresh"}, {"RTT ms", "rtt"},
+                {"RTO ms", "rto_ms"}, {"MSS", "mss"}, {"SND WND", "snd_wnd"},
+                {"RCV WND", "rcv_wnd"}, {"SEND Q", "send_queue"}, {"RECV Q", "recv_queue"},
+                {"OOO", "ooo_bytes"}, {"UNACKED", "unacked"}, {"RETRANS", "retransmits"},
+                {"MEMORY", "memory"});
+    cJSON_Delete(rows);
+    char b[2][64];
+    fprintf(out, "%s connections, %s shown\n", cell(r, "total", b[0], 64),
             cell(r, "shown", b[1], 64));
 }
 
@@ -381,12 +405,19 @@ void xlbctl_render(const char *command, const cJSON *result, FILE *out)
         const char *name;
         void (*render)(const cJSON *, FILE *);
     } renderers[] = {
-        {"status", render_status},           {"counters", render_counters},
-        {"neighbours", render_neighbours},   {"help", render_help},
-        {"metrics", render_metrics},         {"log", render_log},
-        {"config_dump", render_config_dump}, {"xds", render_xds},
-        {"clusters", render_clusters},       {"endpoints", render_endpoints},
-        {"simulate", render_simulate},       {"flows", render_flows},
+        {"status", render_status},
+        {"counters", render_counters},
+        {"neighbours", render_neighbours},
+        {"help", render_help},
+        {"metrics", render_metrics},
+        {"log", render_log},
+        {"config_dump", render_config_dump},
+        {"xds", render_xds},
+        {"clusters", render_clusters},
+        {"endpoints", render_endpoints},
+        {"simulate", render_simulate},
+        {"flows", render_flows},
+        {"tcp", render_tcp},
     };
     for (size_t i = 0; i < sizeof(renderers) / sizeof(renderers[0]); i++)
         if (strcmp(renderers[i].name, command) == 0) {

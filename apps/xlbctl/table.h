@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#define XLBCTL_TABLE_COLUMNS 16
+#define XLBCTL_TABLE_COLUMNS 20
 
 struct xlbctl_table;
 

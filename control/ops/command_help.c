@@ -20,6 +20,9 @@ const struct xlb_command_help xlb_command_help[] = {
      "the workers' NAT flows: client, VIP, SNAT, backend, state, time left"},
     {"flows_flush", "flows flush --endpoint ADDR[:PORT]",
      "end every flow to a backend (its clients see their connections reset by the backend)"},
+    {"tcp", "tcp [--limit N]",
+     "the workers' TCP endpoint connections, like ss -ti: addresses, state, cwnd, ssthresh, "
+     "srtt/rttvar, rto, mss, windows, queues, out-of-order bytes, retransmits, memory"},
     {"config_dump", "config dump",
      "every xDS resource: type, name, state, version, error, and the resource as proto3 JSON"},
     {"metrics", "metrics", "all counters and state in Prometheus text format"},

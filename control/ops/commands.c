@@ -12,6 +12,7 @@
 #include "flows.h"
 #include "metrics.h"
 #include "simulate.h"
+#include "tcp_listing.h"
 #include "worker_status.h"
 #include "xlb_log.h"
 
@@ -81,6 +82,8 @@ static cJSON *worker_status(struct xlb_control_plane *cp, unsigned w)
     add_u64(worker, "l7_connections_in_use", st.counters.l7_in_use);
     add_u64(worker, "l7_connections_high_water", st.counters.l7_high_water);
     add_u64(worker, "l7_connections_capacity", st.counters.l7_capacity);
+    add_u64(worker, "tcp_connections_in_use", st.counters.tcp.conns_in_use);
+    add_u64(worker, "tcp_connections_high_water", st.counters.tcp.conns_high_water);
     return worker;
 }
 
@@ -196,6 +199,11 @@ static cJSON *counters_json(const struct xlb_worker_stats *stats)
     cJSON *drops = cJSON_AddObjectToObject(obj, "drops");
     for (int d = 0; d < XLB_DROP_MAX; d++)
         add_u64(drops, xlb_drop_reason_name(d), stats->drops[d]);
+    cJSON *tcp = cJSON_AddObjectToObject(obj, "tcp");
+    for (int c = 0; c < XLB_TCP_COUNTER_MAX; c++)
+        add_u64(tcp, xlb_tcp_counter_descs[c].name, stats->tcp.counters[c]);
+    add_u64(tcp, "connections", stats->tcp.conns_in_use);
+    add_u64(tcp, "ooo_bytes", stats->tcp.ooo_bytes);
     return obj;
 }
 
@@ -213,6 +221,7 @@ static cJSON *cmd_counters(struct xlb_control_plane *cp, const cJSON *args, char
             total.events[e] += copy.events[e];
         for (int d = 0; d < XLB_DROP_MAX; d++)
             total.drops[d] += copy.drops[d];
+        xlb_tcp_stats_add(&total.tcp, &copy.tcp);
         cJSON *worker = counters_json(&copy);
         cJSON_AddNumberToObject(worker, "worker", w);
         cJSON_AddItemToArray(workers, worker);
@@ -367,6 +376,11 @@ static cJSON *cmd_flows_flush(struct xlb_control_plane *cp, const cJSON *args, c
     return xlb_flows_flush(cp->shared, args, error, len);
 }
 
+static cJSON *cmd_tcp(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
+{
+    return xlb_tcp_listing_list(cp->tcp_listing, cp->socket, args, error, len);
+}
+
 static cJSON *command_help(const struct xlb_command_help *h)
 {
     cJSON *obj = cJSON_CreateObject();
@@ -403,6 +417,7 @@ static const struct command commands[] = {
     {"simulate", cmd_simulate},
     {"flows", cmd_flows},
     {"flows_flush", cmd_flows_flush, always},
+    {"tcp", cmd_tcp},
     {"config_dump", cmd_config_dump},
     {"metrics", cmd_metrics},
     {"log", cmd_log, sets_log_level},

@@ -1,6 +1,7 @@
 #include "metrics.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,49 @@
 #include "metrics_http.h"
 #include "metrics_text.h"
 #include "worker_status.h"
+
+/* The TCP endpoint's families (lib/xlb_tcp_stats.h): one xlb_tcp_FAMILY_total per family, the
+ * counters that split one event by reason as its label; then the gauges. */
+static void tcp_families(const struct xlb_worker_status *status, unsigned n, struct xlb_text *t)
+{
+    char name[96], help[160];
+    for (int c = 0; c < XLB_TCP_COUNTER_MAX; c++) {
+        const struct xlb_tcp_counter_desc *desc = &xlb_tcp_counter_descs[c];
+        snprintf(name, sizeof(name), "xlb_tcp_%s_total", desc->family);
+        if (c == 0 || strcmp(desc->family, xlb_tcp_counter_descs[c - 1].family) != 0) {
+            snprintf(help, sizeof(help), "TCP endpoint: %s%s%s (docs/tcp.md).", desc->family,
+                     desc->label ? ", by " : "", desc->label ? desc->label : "");
+            xlb_metrics_family(t, name, "counter", help);
+        }
+        for (unsigned w = 0; w < n; w++) {
+            uint64_t value = status[w].counters.tcp.counters[c];
+            if (desc->label != NULL)
+                xlb_text_printf(t, "%s{worker=\"%u\",%s=\"%s\"} %" PRIu64 "\n", name, w,
+                                desc->label, desc->value, value);
+            else
+                xlb_text_printf(t, "%s{worker=\"%u\"} %" PRIu64 "\n", name, w, value);
+        }
+    }
+    static const struct {
+        size_t offset;
+        const char *name, *help;
+    } gauges[] = {
+        {offsetof(struct xlb_tcp_stats, conns_in_use), "xlb_tcp_connections",
+         "TCP endpoint connections (control blocks in use, TIME-WAIT included)."},
+        {offsetof(struct xlb_tcp_stats, conns_high_water), "xlb_tcp_connections_high_water",
+         "The most TCP endpoint connections ever in use."},
+        {offsetof(struct xlb_tcp_stats, ooo_bytes), "xlb_tcp_ooo_bytes",
+         "Bytes the TCP endpoint's reassembly queues hold."},
+    };
+    for (size_t g = 0; g < RTE_DIM(gauges); g++) {
+        xlb_metrics_family(t, gauges[g].name, "gauge", gauges[g].help);
+        for (unsigned w = 0; w < n; w++) {
+            const struct xlb_tcp_stats *s = &status[w].counters.tcp;
+            uint64_t value = *(const uint64_t *)((const char *)s + gauges[g].offset);
+            xlb_text_printf(t, "%s{worker=\"%u\"} %" PRIu64 "\n", gauges[g].name, w, value);
+        }
+    }
+}
 
 static void worker_families(const struct xlb_control_plane *cp, struct xlb_text *t)
 {
@@ -69,6 +113,7 @@ static void worker_families(const struct xlb_control_plane *cp, struct xlb_text 
         for (int d = 0; d < XLB_DROP_MAX; d++)
             xlb_text_printf(t, "xlb_worker_drops_total{worker=\"%u\",reason=\"%s\"} %" PRIu64 "\n",
                             w, xlb_drop_reason_name(d), status[w].counters.drops[d]);
+    tcp_families(status, n, t);
     free(status);
 }
 

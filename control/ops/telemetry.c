@@ -6,6 +6,7 @@
  *   /xlb/workers           per worker: lcore, generation, loops, busy and idle cycles, load
  *   /xlb/counters[,W]      packet and event counters, in total or of worker W
  *   /xlb/drops[,W]         drops by reason, in total or of worker W
+ *   /xlb/tcp[,W]           the TCP endpoint's counters and connections, in total or of worker W
  *   /xlb/ports, /xlb/vips, /xlb/neighbours
  *   /xlb/clusters          per cluster: requests started, finished, in flight, circuit-breaker
  *                          and overload drops, endpoint counts, chosen priority
@@ -76,6 +77,7 @@ static void sum_stats(const struct xlb_control_plane *cp, int worker, struct xlb
             out->events[e] += s->events[e];
         for (int d = 0; d < XLB_DROP_MAX; d++)
             out->drops[d] += s->drops[d];
+        xlb_tcp_stats_add(&out->tcp, &s->tcp);
     }
 }
 
@@ -170,6 +172,28 @@ static int cmd_counters(const char *cmd, const char *params, struct rte_tel_data
 static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 {
     return counters_or_drops(params, d, true);
+}
+
+static int cmd_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct xlb_control_plane *cp = acquire_cp();
+    if (cp == NULL)
+        return -1;
+    int worker = worker_param(cp, params);
+    if (worker == -2) {
+        release_cp(cp);
+        return -EINVAL;
+    }
+    struct xlb_worker_stats sum;
+    sum_stats(cp, worker, &sum);
+    release_cp(cp);
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "connections", sum.tcp.conns_in_use);
+    rte_tel_data_add_dict_u64(d, "connections_high_water", sum.tcp.conns_high_water);
+    rte_tel_data_add_dict_u64(d, "ooo_bytes", sum.tcp.ooo_bytes);
+    for (int c = 0; c < XLB_TCP_COUNTER_MAX; c++)
+        rte_tel_data_add_dict_u64(d, xlb_tcp_counter_descs[c].name, sum.tcp.counters[c]);
+    return 0;
 }
 
 static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -408,6 +432,8 @@ int xlb_telemetry_register(struct xlb_control_plane *cp)
         {"/xlb/workers", cmd_workers, "xlb workers: generation, loops, busy/idle cycles"},
         {"/xlb/counters", cmd_counters, "xlb packet counters. Parameters: worker id (optional)"},
         {"/xlb/drops", cmd_drops, "xlb drops by reason. Parameters: worker id (optional)"},
+        {"/xlb/tcp", cmd_tcp,
+         "xlb TCP endpoint counters and connections. Parameters: worker id (optional)"},
         {"/xlb/ports", cmd_ports, "xlb ports: link and packet counts"},
         {"/xlb/vips", cmd_vips, "xlb VIPs: mode, target, state"},
         {"/xlb/neighbours", cmd_neighbours, "xlb gateways and neighbours"},

@@ -15,6 +15,7 @@
 #include "capacity_watch.h"
 #include "control_socket.h"
 #include "flows.h"
+#include "tcp_listing.h"
 #include "metrics_http.h"
 #include "snapshot_builder.h"
 #include "xlb_log.h"
@@ -263,6 +264,7 @@ static int start_services(struct xlb_control_plane *cp)
         return -1;
     }
     cp->flows = xlb_flows_create(cp->shared, cp->loop);
+    cp->tcp_listing = xlb_tcp_listing_create(cp->shared, cp->loop);
     cp->socket =
         xlb_control_socket_open(cp->loop, cp->bootstrap.control_socket, xlb_commands_execute, cp);
     if (cp->socket != NULL && cp->bootstrap.control_socket_has_group &&
@@ -271,7 +273,7 @@ static int start_services(struct xlb_control_plane *cp)
     if (cp->socket != NULL)
         xlb_stream_server_set_idle_timeout(xlb_control_socket_server(cp->socket),
                                            cp->bootstrap.control_idle_timeout_ms);
-    if (cp->flows == NULL || cp->socket == NULL || start_xds(cp) != 0 ||
+    if (cp->flows == NULL || cp->tcp_listing == NULL || cp->socket == NULL || start_xds(cp) != 0 ||
         xlb_loop_add_timer(cp->loop, XLB_LB_TICK_MS, on_lb_tick, cp) != 0)
         return -1;
     publish_lb_changes(cp);
@@ -331,6 +333,7 @@ void xlb_control_plane_destroy(struct xlb_control_plane *cp)
     xlb_metrics_http_close(cp->metrics_http);
     xlb_control_socket_close(cp->socket);
     xlb_flows_destroy(cp->flows); /* the workers have stopped */
+    xlb_tcp_listing_destroy(cp->tcp_listing);
     xlb_xds_plane_free(&cp->xds);
     if (cp->signal_fd >= 0)
         close(cp->signal_fd);

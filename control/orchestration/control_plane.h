@@ -41,7 +41,8 @@ struct xlb_control_plane {
 
     struct xlb_loop *loop;
     struct xlb_control_socket *socket;
-    struct xlb_flows *flows; /* `xlbctl flows` listings waiting for the workers */
+    struct xlb_flows *flows;             /* `xlbctl flows` listings waiting for the workers */
+    struct xlb_tcp_listing *tcp_listing; /* `xlbctl tcp` listings, likewise */
     struct xlb_metrics_http *metrics_http;
     int signal_fd;
     struct xlb_neighbour_table neighbours;
