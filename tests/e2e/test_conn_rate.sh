@@ -7,7 +7,8 @@
 #   198.18.0.100:9002   L4 VIP (cluster l4, round robin)          -> be1..3:50051
 # What a user notices is asserted: no connection refused or reset, no request failed, and
 # afterwards, within the flow timeouts (a bounded wait), no flow left on either VIP, no request
-# in flight in either cluster, and none of l7_pool_full, lb_circuit_open, syn_pool_full counted.
+# in flight in either cluster, and none of l7_pool_full, l7_binding_pool_full, l7_hpack_pool_full,
+# lb_circuit_open, syn_pool_full counted.
 # The rates achieved are printed: h2load's connections over its run time, and the new
 # connections xlb counted while h2load was scheduled to open them.
 #
@@ -52,9 +53,10 @@ x = c["xlb"]
 pool, max_requests = os.environ.get("CONN_RATE_L7_POOL"), os.environ.get("CONN_RATE_MAX_REQUESTS")
 if pool:
     x["l7_connections_per_worker"] = int(pool)
-    # An entry is about 75 KB (docs/l7.md): room for the pool on top of the default 256 MB.
+    # A connection takes about 25 KB of the heap with its shares of the binding pool and of
+    # the HPACK heap (docs/l7.md, bench_l7): room for the pool on top of the default 256 MB.
     m = x["eal"].index("-m")
-    x["eal"][m + 1] = str(256 + int(pool) * 75 // 1000)
+    x["eal"][m + 1] = str(256 + int(pool) * 25 // 1000)
 x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///rate"},
              {"address": "198.18.0.100", "port": 9002, "cluster": "l4"}]
 router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
@@ -113,8 +115,9 @@ settled() { [ "$(vip_flows "$1")" -eq 0 ] && [ "$(in_flight "$2")" = 0 ]; }
 wait_until 45 1 settled 198.18.0.100:50051 l7 || fail "warm-up flows stayed: $(vip_flows 198.18.0.100:50051)"
 wait_until 45 1 settled 198.18.0.100:9002 l4 || fail "warm-up flows stayed: $(vip_flows 198.18.0.100:9002)"
 
-# (l7_pool_full is an event: the refused connection gets a RST, nothing is dropped.)
-REFUSALS="events.l7_pool_full drops.lb_circuit_open drops.syn_pool_full"
+# (The l7_*_pool_full are events: the refused connection gets a RST, nothing is dropped.)
+REFUSALS="events.l7_pool_full events.l7_binding_pool_full events.l7_hpack_pool_full
+drops.lb_circuit_open drops.syn_pool_full"
 drops() { local d; for d in $REFUSALS; do printf '%s=%s ' "${d#*.}" "$(counter "$d")"; done; }
 # Every nonzero drop and a few events, as "name=value" words, and what changed between two.
 all_counts() {
