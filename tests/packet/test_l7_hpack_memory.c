@@ -92,6 +92,20 @@ static void reset_by_client(struct l7_fixture *x, struct l7_conn *c)
     l7_pass_to_backend(x, c, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, NULL, 0);
 }
 
+/* Takes what the pool has not committed, as other connections' growing tables would. */
+static unsigned take_the_rest(struct l7_fixture *x, struct xlb_h2_quota *others, void **taken,
+                              unsigned max)
+{
+    assert_true(xlb_h2_quota_init(others, &x->l7->hpack_pool, 0, UINT32_MAX));
+    unsigned n = 0;
+    for (uint32_t size = 4096; size >= 16; size /= 2)
+        while (n < max && (taken[n] = xlb_h2_quota_alloc(others, size)) != NULL)
+            n++;
+    assert_true(n < max);
+    assert_true(others->pool_empty);
+    return n;
+}
+
 /*
  * A backend whose response fills its table with the smallest entries makes the backend-side
  * decoder grow far past its share of the heap (and past the 24 KiB each decoder had in the
@@ -138,17 +152,10 @@ static void empty_heap_refuses_the_new_connection_only(void **state)
     h2_response_block(&a.backend, &block);
     answer_with(x, &a, &block, true);
 
-    /* Everything the pool has left, taken through a quota as other connections' growing
-     * tables would take it. */
+    /* Everything the pool has left, taken as other connections' growing tables would. */
     struct xlb_h2_quota others;
-    assert_true(xlb_h2_quota_init(&others, &x->l7->hpack_pool, 0, UINT32_MAX));
     static void *taken[4096];
-    unsigned n_taken = 0;
-    for (uint32_t size = 4096; size >= 16; size /= 2)
-        while (n_taken < 4096 && (taken[n_taken] = xlb_h2_quota_alloc(&others, size)) != NULL)
-            n_taken++;
-    assert_true(n_taken < 4096);
-    assert_true(others.pool_empty);
+    unsigned n_taken = take_the_rest(x, &others, taken, 4096);
     uint32_t flows = x->n->flows->n_used;
 
     struct l7_conn b;
@@ -198,12 +205,85 @@ static void empty_heap_refuses_the_new_connection_only(void **state)
     finish(&a);
 }
 
+/*
+ * A client whose first request needs more than the memory committed to its decoder (48 fields
+ * of 40 bytes, 3.5 KiB of table) while the rest of the pool is taken: that connection alone
+ * ends with a RST, counted as events.l7_hpack_pool_full and not as a protocol error, its flow
+ * and its memory gone; a bound connection is untouched.
+ */
+static void request_outgrowing_its_floor_ends_that_connection(void **state)
+{
+    struct l7_fixture *x = *state;
+    struct spliced a;
+    establish(x, &a, L7_CLIENT_PORT);
+    struct l7_conn c;
+    l7_conn_init(&c, false);
+    c.port = L7_CLIENT_PORT + 1;
+    l7_syn(x, &c);
+    struct h2_bytes hello = {.len = 0};
+    h2_client_hello(&hello);
+    l7_hello(x, &c, hello.b, hello.len);
+    uint32_t in_use = heap_in_use(x);
+
+    struct xlb_h2_quota others;
+    static void *taken[4096];
+    unsigned n_taken = take_the_rest(x, &others, taken, 4096);
+
+    enum { FIELDS = 48 };
+    static char names[FIELDS][8], value[] = "0123456789012345678901234567890";
+    nghttp2_nv nva[FIELDS + 4] = {
+        {XLB_UNCONST(":method"), XLB_UNCONST("POST"), 7, 4, NGHTTP2_NV_FLAG_NONE},
+        {XLB_UNCONST(":scheme"), XLB_UNCONST("http"), 7, 4, NGHTTP2_NV_FLAG_NONE},
+        {XLB_UNCONST(":path"), XLB_UNCONST("/svc/M"), 5, 6, NGHTTP2_NV_FLAG_NONE},
+        {XLB_UNCONST(":authority"), XLB_UNCONST("l7.test"), 10, 7, NGHTTP2_NV_FLAG_NONE},
+    };
+    for (unsigned i = 0; i < FIELDS; i++) {
+        snprintf(names[i], sizeof(names[i]), "x-%03u", i);
+        nva[i + 4] = (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)value, 5, sizeof(value) - 1,
+                                  NGHTTP2_NV_FLAG_NONE};
+    }
+    struct h2_peer client;
+    h2_peer_init(&client);
+    struct h2_bytes block = {.len = 0}, req = {.len = 0};
+    ssize_t len = nghttp2_hd_deflate_hd(client.deflater, block.b, sizeof(block.b), nva, FIELDS + 4);
+    assert_true(len > 0);
+    block.len = (uint32_t)len;
+    h2_settings_ack(&req);
+    h2_headers(&req, 1, true, &block);
+    struct l7_seg seg =
+        l7_from_client(&c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, c.c_seq, c.x_seq, req.b, req.len);
+    assert_int_equal(l7_send(x, &seg), 1);
+    struct l7_out o;
+    l7_read(x, 0, &o);
+    assert_int_equal(o.flags, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG);
+    assert_int_equal(o.dport, c.port);
+    l7_clear(x);
+    assert_int_equal(l7_event(x, XLB_EVENT_L7_HPACK_POOL_FULL), 1);
+    assert_int_equal(l7_event(x, XLB_EVENT_L7_PROTOCOL_ERRORS), 0);
+    assert_null(l7_flow(x, &c));
+    for (unsigned i = 0; i < n_taken; i++)
+        xlb_h2_quota_free(&others, taken[i]);
+    xlb_h2_quota_fini(&others);
+    assert_true(heap_in_use(x) < in_use); /* the failed connection's decoder gave its memory back */
+
+    /* The bound connection answers its first RPC, inspected, a success. */
+    struct h2_bytes resp = {.len = 0};
+    h2_response_block(&a.backend, &resp);
+    answer_with(x, &a, &resp, true);
+    assert_int_equal(x->n->load->endpoints[L7_SLOT4].succeeded, 1);
+    assert_int_equal(l7_event(x, XLB_EVENT_L7_INSPECT_ERRORS), 0);
+    h2_peer_fini(&client);
+    finish(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(big_table_grows_the_decoder_and_the_rpc_succeeds, l7_setup,
                                         l7_teardown),
         cmocka_unit_test_setup_teardown(empty_heap_refuses_the_new_connection_only, l7_setup,
+                                        l7_teardown),
+        cmocka_unit_test_setup_teardown(request_outgrowing_its_floor_ends_that_connection, l7_setup,
                                         l7_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

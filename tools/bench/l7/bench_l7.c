@@ -268,8 +268,10 @@ static uint64_t drops_total(void)
 static uint64_t worker_clock(uint64_t tsc)
 {
     uint64_t d = tsc - L.last_tsc, max = b.tsc_hz / 1000;
-    if (L.last_tsc == 0)
-        L.virtual_tsc = tsc, d = 0;
+    if (L.last_tsc == 0) { /* the first burst: the clock starts at the TSC */
+        L.virtual_tsc = tsc;
+        d = 0;
+    }
     L.last_tsc = tsc;
     L.virtual_tsc += d < max ? d : max;
     return L.virtual_tsc + L.clock_offset;
