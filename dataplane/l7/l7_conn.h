@@ -51,8 +51,9 @@
  * XLB_L7_HPACK_LIMIT: what a peer within the default 4,096-byte table needs at worst while it
  * sends header blocks of XLB_L7_BLOCK_MAX (XLB_HPACK_ARENA_SIZE, measured by
  * test_hpack_arena.c). A peer that announces a larger table and fills it beyond that is not
- * followed further (docs/l7.md). The pool has XLB_L7_HPACK_SHARE bytes per pooled connection:
- * both floors and 2 KiB to grow into. A connection that finds it empty fails and is
+ * followed further (docs/l7.md). The pool has XLB_L7_HPACK_SHARE bytes per pooled connection,
+ * of which an eighth is kept against fragmentation (xlb_h2_pool_init): both floors and about
+ * 1.1 KiB to grow into. A connection that finds it empty fails and is
  * counted (events.l7_hpack_pool_full); the others keep what they hold.
  */
 #define XLB_L7_HPACK_FLOOR 2560u

@@ -72,14 +72,12 @@ void xlb_l7_pool_use(const struct xlb_l7_worker *w, uint32_t *in_use, uint32_t *
     *in_use = w->n_conns - rte_mempool_avail_count(w->conns);
 }
 
-/* The HPACK heap of a pool of `connections` entries: their shares and room for one connection
- * at its limit (so that a small pool still follows a peer that fills its table), plus the
- * eighth the pool keeps against fragmentation. At most XLB_H2_ARENA_MAX (a gigabyte: 110,000
- * connections a worker). */
+/* The HPACK heap of a pool of `connections` entries: their shares (what pool sizing counts) and
+ * room for one connection at its limit, so that a small pool still follows a peer that fills its
+ * table. At most XLB_H2_ARENA_MAX (a gigabyte: 150,000 connections a worker). */
 static size_t hpack_heap_bytes(uint32_t connections)
 {
     size_t bytes = (size_t)connections * XLB_L7_HPACK_SHARE + XLB_L7_HPACK_LIMIT;
-    bytes += bytes / 7;
     return bytes < XLB_H2_ARENA_MAX ? bytes : XLB_H2_ARENA_MAX;
 }
 
