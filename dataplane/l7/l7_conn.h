@@ -61,13 +61,15 @@
 #define XLB_L7_HPACK_SHARE (2u * XLB_L7_HPACK_FLOOR + 2048u)
 /*
  * What a connection needs only until its replay is acknowledged (the kept client bytes, the
- * first request decoded) lives in a second per-worker pool, smaller than the connection pool:
- * an entry is held from the handshake's ACK until the backend acknowledges the replay (about
- * one backend round trip after the request is complete), so fewer connections are binding at
- * once than are open. One binding entry per XLB_L7_BINDING_SHARE connection entries (at least
- * XLB_L7_BINDING_MIN); when none is free, the handshake is refused as for a full pool.
+ * first request decoded) lives in a second per-worker pool: an entry is held from the
+ * handshake's ACK until the backend acknowledges the replay, and given back for a bound
+ * connection's life. One binding entry per XLB_L7_BINDING_SHARE connection entries (at least
+ * XLB_L7_BINDING_MIN, at most one each); when none is free, the handshake is refused as for a
+ * full pool. One each: with one per four, e2e_conn_rate (1,000 new connections a second on a
+ * loaded machine) had 5,000-8,000 handshakes refused while the connection pool had room, since
+ * a client slow to send its first request holds its entry up to XLB_L7_RECEIVING_TIMEOUT_S.
  */
-#define XLB_L7_BINDING_SHARE 4u
+#define XLB_L7_BINDING_SHARE 1u
 #define XLB_L7_BINDING_MIN   64u
 /* The window scale xlb offers a client that offered one (Linux's usual). */
 #define XLB_L7_WSCALE 7
