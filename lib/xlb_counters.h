@@ -93,6 +93,7 @@ enum xlb_drop_reason {
     X(L7_CONNECTIONS, "l7_connections")                                                            \
     X(L7_POOL_FULL, "l7_pool_full")                                                                \
     X(L7_BINDING_POOL_FULL, "l7_binding_pool_full")                                                \
+    X(L7_HPACK_POOL_FULL, "l7_hpack_pool_full")                                                    \
     X(L7_PROTOCOL_ERRORS, "l7_protocol_errors")                                                    \
     X(L7_RECEIVE_OVERFLOWS, "l7_receive_overflows")                                                \
     X(L7_RECEIVE_TIMEOUTS, "l7_receive_timeouts")                                                  \

@@ -24,8 +24,8 @@ struct xlb_l7_worker;
  * failure (logged). */
 struct xlb_l7_worker *xlb_l7_worker_create(unsigned worker_id, uint32_t connections, int socket);
 void xlb_l7_worker_free(struct xlb_l7_worker *w);
-/* Bytes one pooled connection takes, its share of the binding pool included (docs/l7.md,
- * "Capacity and memory"): what pool sizing divides by. */
+/* Bytes one pooled connection takes, its shares of the binding pool and of the HPACK heap
+ * included (docs/l7.md, "Capacity and memory"): what pool sizing divides by. */
 size_t xlb_l7_connection_bytes(void);
 /* Bytes of a connection entry alone (what a bound connection holds), and of a binding entry
  * (what a connection holds besides until the backend acknowledged its replay). */
@@ -35,6 +35,10 @@ size_t xlb_l7_binding_bytes(void);
 void xlb_l7_pool_use(const struct xlb_l7_worker *w, uint32_t *in_use, uint32_t *capacity);
 /* The same for the binding pool. */
 void xlb_l7_binding_use(const struct xlb_l7_worker *w, uint32_t *in_use, uint32_t *capacity);
+/* The HPACK heap both decoders of every connection allocate from: bytes in use, the most ever
+ * in use, and its size. */
+void xlb_l7_hpack_heap_use(const struct xlb_l7_worker *w, uint32_t *in_use, uint32_t *high_water,
+                           uint32_t *capacity);
 
 /* A segment to an L7 VIP with no flow: a SYN gets a SYN cookie, the ACK that returns one
  * becomes a connection, anything else a RST. */

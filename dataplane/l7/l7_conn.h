@@ -44,21 +44,32 @@
 #define XLB_L7_BLOCK_MAX   4096u
 #define XLB_L7_STORAGE_MAX 4096u
 /*
- * Each direction's HPACK decoder memory. A 4,096-byte dynamic table filled with the smallest
- * entries takes up to XLB_HPACK_ARENA_SIZE(4096) (56 KiB, dataplane/l7/h2wire/xlb_hpack.h); real
- * tables (a few dozen fields) take a few KiB. A connection whose table outgrows this is not
- * followed further (docs/l7.md): memory per connection stays at a third of the worst case.
+ * Each direction's HPACK decoder takes its memory from the worker's HPACK pool as its dynamic
+ * table grows (dataplane/l7/h2wire/xlb_h2_quota.h): XLB_L7_HPACK_FLOOR is committed to it when
+ * the connection is made (what real peers need: a gRPC request's fields in the table take 2 KiB),
+ * so a connection is never starved by the others; beyond it, it grows from what is left, up to
+ * XLB_L7_HPACK_LIMIT: what a peer within the default 4,096-byte table needs at worst while it
+ * sends header blocks of XLB_L7_BLOCK_MAX (XLB_HPACK_ARENA_SIZE, measured by
+ * test_hpack_arena.c). A peer that announces a larger table and fills it beyond that is not
+ * followed further (docs/l7.md). The pool has XLB_L7_HPACK_SHARE bytes per pooled connection,
+ * of which an eighth is kept against fragmentation (xlb_h2_pool_init): both floors and about
+ * 1.1 KiB to grow into. A connection that finds it empty fails and is
+ * counted (events.l7_hpack_pool_full); the others keep what they hold.
  */
-#define XLB_L7_ARENA_SIZE 24576u
+#define XLB_L7_HPACK_FLOOR 2560u
+#define XLB_L7_HPACK_LIMIT XLB_HPACK_ARENA_SIZE(XLB_L7_BLOCK_MAX)
+#define XLB_L7_HPACK_SHARE (2u * XLB_L7_HPACK_FLOOR + 2048u)
 /*
  * What a connection needs only until its replay is acknowledged (the kept client bytes, the
- * first request decoded) lives in a second per-worker pool, smaller than the connection pool:
- * an entry is held from the handshake's ACK until the backend acknowledges the replay (about
- * one backend round trip after the request is complete), so fewer connections are binding at
- * once than are open. One binding entry per XLB_L7_BINDING_SHARE connection entries (at least
- * XLB_L7_BINDING_MIN); when none is free, the handshake is refused as for a full pool.
+ * first request decoded) lives in a second per-worker pool: an entry is held from the
+ * handshake's ACK until the backend acknowledges the replay, and given back for a bound
+ * connection's life. One binding entry per XLB_L7_BINDING_SHARE connection entries (at least
+ * XLB_L7_BINDING_MIN, at most one each); when none is free, the handshake is refused as for a
+ * full pool. One each: with one per four, e2e_conn_rate (1,000 new connections a second on a
+ * loaded machine) had 5,000-8,000 handshakes refused while the connection pool had room, since
+ * a client slow to send its first request holds its entry up to XLB_L7_RECEIVING_TIMEOUT_S.
  */
-#define XLB_L7_BINDING_SHARE 4u
+#define XLB_L7_BINDING_SHARE 1u
 #define XLB_L7_BINDING_MIN   64u
 /* The window scale xlb offers a client that offered one (Linux's usual). */
 #define XLB_L7_WSCALE 7
@@ -169,16 +180,13 @@ struct xlb_l7_conn {
     uint32_t feeding_seq, feeding_len; /* that segment: backend seq and payload length */
     /* HTTP/2 of the backend's direction. */
     struct xlb_h2_scanner s2c_scan;
-    struct xlb_h2_arena s2c_arena;
-    struct xlb_hpack_decoder s2c_hpack;
+    struct xlb_hpack_decoder s2c_hpack; /* made at binding */
     /* HTTP/2 of the client's direction. */
     struct xlb_h2_scanner scan;
-    struct xlb_h2_arena arena;
+    struct xlb_h2_quota quota, s2c_quota; /* both made at the handshake */
     struct xlb_hpack_decoder hpack;
     uint8_t block[XLB_L7_BLOCK_MAX];
-    uint8_t arena_mem[XLB_L7_ARENA_SIZE];
     uint8_t s2c_block[XLB_L7_BLOCK_MAX];
-    uint8_t s2c_arena_mem[XLB_L7_ARENA_SIZE];
 };
 
 struct xlb_l7_worker {
@@ -195,6 +203,9 @@ struct xlb_l7_worker {
     /* The ports' MACs, for segments made without a snapshot at hand (expiry). */
     struct rte_ether_addr port_mac[XLB_MAX_PORTS];
     uint64_t port_mac_generation;
+    /* Both HPACK decoders of every connection allocate from here (XLB_L7_HPACK_SHARE). */
+    struct xlb_h2_pool hpack_pool;
+    void *hpack_heap_mem;
     struct xlb_h2_arena encoder_arena;
     struct xlb_hpack_encoder encoder; /* xlb's own responses: literals, no table */
     uint8_t encoder_mem[XLB_HPACK_ENCODER_ARENA];
@@ -315,7 +326,9 @@ void xlb_l7_streams_goaway(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, uin
 void xlb_l7_streams_end_all(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c);
 
 /* ---- l7_inspect.c: HTTP/2 of both directions after binding ---- */
-void xlb_l7_inspect_start(struct xlb_l7_conn *c);
+/* Inspection starts at binding: the backend's decoder is made (a heap too full for it leaves the
+ * connection spliced, not inspected, counted). */
+void xlb_l7_inspect_start(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c);
 /* Client bytes at client seq `seq`: false when the segment must be dropped (ahead of a gap). */
 bool xlb_l7_inspect_client(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, uint32_t seq,
                            const uint8_t *data, uint32_t len);

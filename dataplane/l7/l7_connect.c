@@ -215,7 +215,7 @@ static void connected(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap
     struct xlb_flow *f = c->flow;
     f->state = XLB_FLOW_ESTABLISHED;
     xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_FLOW_ESTABLISHED_TIMEOUT_S);
-    xlb_l7_inspect_start(c);
+    xlb_l7_inspect_start(ctx, c);
     ctx->stats->events[XLB_EVENT_L7_SPLICED]++;
     if (c->replay_len == 0) {
         xlb_l7_send_ts(ctx, snap, c, XLB_L7_TO_BACKEND, c->client_isn + 1, c->backend_isn + 1,

@@ -113,16 +113,33 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
         *why = XLB_DROP_TCP_NO_FLOW;
         return NULL;
     }
+    struct xlb_l7_conn *c = obj;
+    /* HPACK memory comes first (both decoders' floors, the client's decoder): a refusal then
+     * leaves no flow. */
+    struct xlb_h2_pool *hpack = &ctx->l7->hpack_pool;
+    if (!xlb_h2_quota_init(&c->quota, hpack, XLB_L7_HPACK_FLOOR, XLB_L7_HPACK_LIMIT) ||
+        !xlb_h2_quota_init(&c->s2c_quota, hpack, XLB_L7_HPACK_FLOOR, XLB_L7_HPACK_LIMIT) ||
+        xlb_hpack_decoder_init_quota(&c->hpack, &c->quota) != 0) {
+        xlb_h2_quota_fini(&c->quota);
+        xlb_h2_quota_fini(&c->s2c_quota);
+        rte_mempool_put(ctx->l7->conns, obj);
+        rte_mempool_put(ctx->l7->bindings, binding);
+        ctx->stats->events[XLB_EVENT_L7_HPACK_POOL_FULL]++; /* refused as above */
+        *why = XLB_DROP_TCP_NO_FLOW;
+        return NULL;
+    }
     struct xlb_addr unbound = {.family = key->family}; /* the backend comes with the request */
     enum xlb_flow_create_failure reason = XLB_FLOW_CREATE_TABLE_FULL;
     struct xlb_flow *f = xlb_flow_create(ctx->flows, key, &unbound, 0, &reason);
     if (f == NULL) {
+        xlb_hpack_decoder_fini(&c->hpack);
+        xlb_h2_quota_fini(&c->quota);
+        xlb_h2_quota_fini(&c->s2c_quota);
         rte_mempool_put(ctx->l7->conns, obj);
         rte_mempool_put(ctx->l7->bindings, binding);
         *why = xlb_flow_create_drop(reason);
         return NULL;
     }
-    struct xlb_l7_conn *c = obj;
     /* The buffers need no clearing: lengths say what is valid. */
     uint32_t index = c->index;
     memset(c, 0, offsetof(struct xlb_l7_conn, scan));
@@ -139,13 +156,6 @@ static struct xlb_l7_conn *new_conn(struct xlb_burst_ctx *ctx, const struct xlb_
     xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_L7_RECEIVING_TIMEOUT_S);
     xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
     xlb_h2_scan_init(&c->scan, true, c->block, sizeof(c->block));
-    xlb_h2_arena_init(&c->arena, c->arena_mem, sizeof(c->arena_mem));
-    if (xlb_hpack_decoder_init(&c->hpack, &c->arena) != 0) {
-        xlb_l7_release(ctx, f);
-        xlb_flow_remove(ctx->flows, f);
-        *why = XLB_DROP_L7_NO_ROOM; /* its arena cannot hold a decoder: not with any build */
-        return NULL;
-    }
     ctx->stats->events[XLB_EVENT_L7_CONNECTIONS]++;
     return c;
 }

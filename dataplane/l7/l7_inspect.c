@@ -30,16 +30,33 @@ static int apply_settings(const struct xlb_h2_scanner *announcer, struct xlb_h2_
     return 0;
 }
 
-void xlb_l7_inspect_start(struct xlb_l7_conn *c)
+static bool heap_empty(const struct xlb_h2_quota *q)
+{
+    return q->pool_empty && q->last_failed != 0;
+}
+
+/* Not followed any more: both decoders give their memory back to the worker's pool. */
+static void stop_decoding(struct xlb_l7_conn *c)
+{
+    xlb_hpack_decoder_fini(&c->hpack);
+    xlb_hpack_decoder_fini(&c->s2c_hpack);
+    xlb_h2_quota_fini(&c->quota);
+    xlb_h2_quota_fini(&c->s2c_quota);
+}
+
+void xlb_l7_inspect_start(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c)
 {
     c->inspect = false;
     c->c2b_next = c->rcv_nxt;
     c->s2c_next = c->backend_isn + 1;
     xlb_h2_scan_init(&c->s2c_scan, false, c->s2c_block, sizeof(c->s2c_block));
-    xlb_h2_arena_init(&c->s2c_arena, c->s2c_arena_mem, sizeof(c->s2c_arena_mem));
-    if (xlb_hpack_decoder_init(&c->s2c_hpack, &c->s2c_arena) != 0 ||
-        apply_settings(&c->scan, &c->s2c_scan, &c->s2c_hpack) != 0)
+    if (xlb_hpack_decoder_init_quota(&c->s2c_hpack, &c->s2c_quota) != 0 ||
+        apply_settings(&c->scan, &c->s2c_scan, &c->s2c_hpack) != 0) {
+        if (heap_empty(&c->s2c_quota))
+            ctx->stats->events[XLB_EVENT_L7_HPACK_POOL_FULL]++; /* spliced on, not inspected */
+        stop_decoding(c);
         return;
+    }
     c->inspect = true;
 }
 
@@ -146,6 +163,9 @@ static void give_up(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c)
     c->inspect = false;
     c->n_new = 0;
     ctx->stats->events[XLB_EVENT_L7_INSPECT_ERRORS]++;
+    if (heap_empty(&c->quota) || heap_empty(&c->s2c_quota))
+        ctx->stats->events[XLB_EVENT_L7_HPACK_POOL_FULL]++;
+    stop_decoding(c);
     xlb_l7_streams_end_all(ctx, c);
 }
 

@@ -148,7 +148,10 @@ xlb_verdict xlb_l7_receive(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
         acknowledged(c, rte_be_to_cpu_32(tcp->recv_ack));
     uint32_t len = tcp_len - hlen, before = c->rcv_nxt;
     if (!take(ctx, c, seq, (const uint8_t *)tcp + hlen, len)) {
-        ctx->stats->events[XLB_EVENT_L7_PROTOCOL_ERRORS]++;
+        /* A decoder that found the worker's HPACK heap empty is refused as for an empty pool
+         * (a RST), counted apart from the client's errors. */
+        bool heap = c->quota.pool_empty && c->quota.last_failed != 0;
+        ctx->stats->events[heap ? XLB_EVENT_L7_HPACK_POOL_FULL : XLB_EVENT_L7_PROTOCOL_ERRORS]++;
         xlb_l7_abort(ctx, snap, c);
         return XLB_VERDICT_CONSUMED;
     }

@@ -27,13 +27,23 @@ static uint32_t bindings_for(uint32_t connections)
 
 size_t xlb_l7_connection_bytes(void)
 {
-    /* A connection entry and its share of the binding pool (exact for pools of 256 or more). */
-    return sizeof(struct xlb_l7_conn) + sizeof(struct xlb_l7_binding) / XLB_L7_BINDING_SHARE;
+    /* A connection entry, its share of the binding pool (exact for pools of 256 or more) and its
+     * share of the HPACK heap. */
+    return sizeof(struct xlb_l7_conn) + sizeof(struct xlb_l7_binding) / XLB_L7_BINDING_SHARE +
+           XLB_L7_HPACK_SHARE;
 }
 
 size_t xlb_l7_bound_bytes(void)
 {
     return sizeof(struct xlb_l7_conn);
+}
+
+void xlb_l7_hpack_heap_use(const struct xlb_l7_worker *w, uint32_t *in_use, uint32_t *high_water,
+                           uint32_t *capacity)
+{
+    *in_use = xlb_h2_arena_in_use(&w->hpack_pool.heap);
+    *high_water = xlb_h2_arena_high_water(&w->hpack_pool.heap);
+    *capacity = w->hpack_pool.heap.size;
 }
 
 size_t xlb_l7_binding_bytes(void)
@@ -60,6 +70,15 @@ void xlb_l7_pool_use(const struct xlb_l7_worker *w, uint32_t *in_use, uint32_t *
     /* No per-lcore cache (see create): the free count is the pool's ring. */
     *capacity = w->n_conns;
     *in_use = w->n_conns - rte_mempool_avail_count(w->conns);
+}
+
+/* The HPACK heap of a pool of `connections` entries: their shares (what pool sizing counts) and
+ * room for one connection at its limit, so that a small pool still follows a peer that fills its
+ * table. At most XLB_H2_ARENA_MAX (a gigabyte: 150,000 connections a worker). */
+static size_t hpack_heap_bytes(uint32_t connections)
+{
+    size_t bytes = (size_t)connections * XLB_L7_HPACK_SHARE + XLB_L7_HPACK_LIMIT;
+    return bytes < XLB_H2_ARENA_MAX ? bytes : XLB_H2_ARENA_MAX;
 }
 
 /* Fresh cookie keys from the master secret and the generation: the worker makes no system
@@ -111,13 +130,18 @@ struct xlb_l7_worker *xlb_l7_worker_create(unsigned worker_id, uint32_t connecti
     w->by_index = rte_zmalloc_socket(name, connections * sizeof(*w->by_index), 0, socket);
     if (w->conns != NULL && w->by_index != NULL)
         rte_mempool_obj_iter(w->conns, number_entry, w);
+    size_t heap = hpack_heap_bytes(connections);
+    w->hpack_heap_mem = rte_malloc_socket(name, heap, RTE_CACHE_LINE_SIZE, socket);
+    if (w->hpack_heap_mem != NULL)
+        xlb_h2_pool_init(&w->hpack_pool, w->hpack_heap_mem, (uint32_t)heap);
     if (w->conns == NULL || w->by_index == NULL || w->bindings == NULL ||
-        xlb_hpack_encoder_init(&w->encoder, &w->encoder_arena) != 0) {
+        w->hpack_heap_mem == NULL || xlb_hpack_encoder_init(&w->encoder, &w->encoder_arena) != 0) {
         XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u L7 connections (%zu bytes each)",
                 worker_id, connections, sizeof(struct xlb_l7_conn));
         rte_mempool_free(w->conns);
         rte_mempool_free(w->bindings);
         rte_free(w->by_index);
+        rte_free(w->hpack_heap_mem);
         rte_free(w);
         return NULL;
     }
@@ -132,6 +156,7 @@ void xlb_l7_worker_free(struct xlb_l7_worker *w)
     rte_mempool_free(w->conns);
     rte_mempool_free(w->bindings);
     rte_free(w->by_index);
+    rte_free(w->hpack_heap_mem);
     rte_free(w);
 }
 
@@ -152,6 +177,8 @@ void xlb_l7_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
     xlb_l7_binding_put(ctx, c);
     xlb_hpack_decoder_fini(&c->hpack);
     xlb_hpack_decoder_fini(&c->s2c_hpack);
+    xlb_h2_quota_fini(&c->quota);
+    xlb_h2_quota_fini(&c->s2c_quota);
     f->kind = XLB_FLOW_KIND_NAT;
     rte_mempool_put(ctx->l7->conns, c);
 }

@@ -7,7 +7,8 @@
 #   198.18.0.100:9002   L4 VIP (cluster l4, round robin)          -> be1..3:50051
 # What a user notices is asserted: no connection refused or reset, no request failed, and
 # afterwards, within the flow timeouts (a bounded wait), no flow left on either VIP, no request
-# in flight in either cluster, and none of l7_pool_full, lb_circuit_open, syn_pool_full counted.
+# in flight in either cluster, and none of l7_pool_full, l7_binding_pool_full, l7_hpack_pool_full,
+# lb_circuit_open, syn_pool_full counted.
 # The rates achieved are printed: h2load's connections over its run time, and the new
 # connections xlb counted while h2load was scheduled to open them.
 #
@@ -20,6 +21,11 @@
 #     lose some to the machine itself even with capacity raised (first requests not complete in
 #     10 s, h2load timeouts; no capacity drop), so the default is the highest rate that passed
 #     with capacity raised: 1,000/s, the issue's own grpcio rate. Raise it on a bigger machine.
+#     (With the HPACK pool and one binding entry per connection, on this machine at a 1-minute
+#     load of 13 from other builds: 1,000/s passed with defaults, h2load reaching 730/s (L7) and
+#     755/s (L4); CONN_RATE=2000 reached 1,236/s and 1,290/s, xlb's worker taking 846 new L7
+#     connections/s, and the connections that piled up found the default pool, 2,130 entries
+#     with -m 256, full: 20,861 refused as l7_pool_full, and 80,110 lb_circuit_open on L4.)
 #     The test asserts no refusals, never timing; it prints the rate achieved.
 #   CONN_RATE_L7_POOL=N        xlb.l7_connections_per_worker (default: xlbd's own)
 #   CONN_RATE_MAX_REQUESTS=N   circuit_breakers max_requests of both clusters (default: none,
@@ -52,9 +58,10 @@ x = c["xlb"]
 pool, max_requests = os.environ.get("CONN_RATE_L7_POOL"), os.environ.get("CONN_RATE_MAX_REQUESTS")
 if pool:
     x["l7_connections_per_worker"] = int(pool)
-    # An entry is about 75 KB (docs/l7.md): room for the pool on top of the default 256 MB.
+    # A connection takes about 36 KB of the heap with its binding entry and its share of the
+    # HPACK heap (docs/l7.md, bench_l7): room for the pool on top of the default 256 MB.
     m = x["eal"].index("-m")
-    x["eal"][m + 1] = str(256 + int(pool) * 75 // 1000)
+    x["eal"][m + 1] = str(256 + int(pool) * 36 // 1000)
 x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///rate"},
              {"address": "198.18.0.100", "port": 9002, "cluster": "l4"}]
 router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
@@ -113,8 +120,9 @@ settled() { [ "$(vip_flows "$1")" -eq 0 ] && [ "$(in_flight "$2")" = 0 ]; }
 wait_until 45 1 settled 198.18.0.100:50051 l7 || fail "warm-up flows stayed: $(vip_flows 198.18.0.100:50051)"
 wait_until 45 1 settled 198.18.0.100:9002 l4 || fail "warm-up flows stayed: $(vip_flows 198.18.0.100:9002)"
 
-# (l7_pool_full is an event: the refused connection gets a RST, nothing is dropped.)
-REFUSALS="events.l7_pool_full drops.lb_circuit_open drops.syn_pool_full"
+# (The l7_*_pool_full are events: the refused connection gets a RST, nothing is dropped.)
+REFUSALS="events.l7_pool_full events.l7_binding_pool_full events.l7_hpack_pool_full
+drops.lb_circuit_open drops.syn_pool_full"
 drops() { local d; for d in $REFUSALS; do printf '%s=%s ' "${d#*.}" "$(counter "$d")"; done; }
 # Every nonzero drop and a few events, as "name=value" words, and what changed between two.
 all_counts() {

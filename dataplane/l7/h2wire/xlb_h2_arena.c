@@ -8,7 +8,7 @@
  * Finding a block is O(1): the request is rounded up to the next class boundary, so any block
  * of that class or a higher one fits, and the two bitmaps name the first non-empty one. Only
  * when none exists is the request's own class walked for a block that happens to be big enough
- * (bounded by how many blocks the arena can hold; a rare path, taken when memory is tight).
+ * (at most XLB_H2_ARENA_WALK_MAX blocks; a rare path, taken when memory is tight).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -123,7 +123,9 @@ static uint32_t find(const struct xlb_h2_arena *a, uint32_t need)
             return off;
     }
     class_of(need, &f, &s);
-    for (uint32_t off = a->free_head[f][s]; off != NONE; off = links_of(a, off)->next)
+    uint32_t walked = 0;
+    for (uint32_t off = a->free_head[f][s]; off != NONE && walked < XLB_H2_ARENA_WALK_MAX;
+         off = links_of(a, off)->next, walked++)
         if (at(a, off)->size >= need)
             return off;
     return NONE;
@@ -177,6 +179,12 @@ static struct block *owner(const struct xlb_h2_arena *a, void *ptr)
     if (b->tag != TAG_USED || b->size < MIN_BLOCK || b->size > a->size - off)
         return NULL;
     return b;
+}
+
+uint32_t xlb_h2_arena_block_size(const struct xlb_h2_arena *a, void *ptr)
+{
+    const struct block *b = owner(a, ptr);
+    return b == NULL ? 0 : b->size;
 }
 
 void xlb_h2_arena_free(struct xlb_h2_arena *a, void *ptr)

@@ -23,13 +23,17 @@
 
 /* Bytes each allocation costs beyond what was asked for, before rounding up to 16. */
 #define XLB_H2_ARENA_HEADER 16
-/* Largest managed size; a bigger block is used only up to this. */
-#define XLB_H2_ARENA_MAX (1u << 24)
+/* Largest managed size; a bigger block is used only up to this. A worker's shared HPACK heap
+ * (xlb_h2_quota.h) is one arena, so this is sized for a pool of connections, not for one. */
+#define XLB_H2_ARENA_MAX (1u << 30)
 
-/* Size classes: first level = power of two (2^5 .. 2^24), second level = 8 slices of it. */
+/* Size classes: first level = power of two (2^5 .. 2^30), second level = 8 slices of it. */
 #define XLB_H2_ARENA_FL_MIN 5
-#define XLB_H2_ARENA_FL     20
+#define XLB_H2_ARENA_FL     26
 #define XLB_H2_ARENA_SL     8
+/* Blocks of the request's own class examined when no larger class has one: a bound on the
+ * work of one allocation however many blocks the arena holds (failing then is allowed). */
+#define XLB_H2_ARENA_WALK_MAX 64u
 
 struct xlb_h2_arena {
     nghttp2_mem mem; /* mem_user_data is the arena itself */
@@ -54,5 +58,8 @@ uint32_t xlb_h2_arena_high_water(const struct xlb_h2_arena *a);
  * nothing fits; free ignores NULL and pointers it did not hand out. */
 void *xlb_h2_arena_alloc(struct xlb_h2_arena *a, uint32_t size);
 void xlb_h2_arena_free(struct xlb_h2_arena *a, void *ptr);
+/* Bytes the block of a pointer this arena handed out takes (header and rounding included: what
+ * in_use counts for it); 0 for NULL and for any other pointer. */
+uint32_t xlb_h2_arena_block_size(const struct xlb_h2_arena *a, void *ptr);
 
 #endif

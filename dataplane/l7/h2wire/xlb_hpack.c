@@ -9,17 +9,28 @@
 /* nghttp2 keeps a decoded string in an nghttp2_rcbuf: a small header, then the bytes. */
 #define RCBUF_SLACK 64u
 
-int xlb_hpack_decoder_init(struct xlb_hpack_decoder *d, struct xlb_h2_arena *arena)
+static int init_with(struct xlb_hpack_decoder *d, nghttp2_mem *mem, uint32_t *last_failed)
 {
     memset(d, 0, sizeof(*d));
-    d->arena = arena;
+    d->last_failed = last_failed;
     d->max_table = XLB_HPACK_DEFAULT_TABLE;
-    if (nghttp2_hd_inflate_new2(&d->inflater, &arena->mem) != 0) {
+    *last_failed = 0;
+    if (nghttp2_hd_inflate_new2(&d->inflater, mem) != 0) {
         d->inflater = NULL;
         d->broken = true;
         return -ENOMEM;
     }
     return 0;
+}
+
+int xlb_hpack_decoder_init(struct xlb_hpack_decoder *d, struct xlb_h2_arena *arena)
+{
+    return init_with(d, &arena->mem, &arena->last_failed);
+}
+
+int xlb_hpack_decoder_init_quota(struct xlb_hpack_decoder *d, struct xlb_h2_quota *quota)
+{
+    return init_with(d, &quota->mem, &quota->last_failed);
 }
 
 void xlb_hpack_decoder_fini(struct xlb_hpack_decoder *d)
@@ -151,7 +162,7 @@ static int nomem_or_badmsg(const struct xlb_hpack_decoder *d, uint32_t len)
 {
     uint64_t string_max = (uint64_t)len * 2 + 1 + RCBUF_SLACK;
     uint64_t ring_max = (uint64_t)pow2(d->max_table / 32 + 1) * sizeof(void *);
-    uint32_t failed = d->arena->last_failed;
+    uint32_t failed = *d->last_failed;
     return failed > string_max && failed > ring_max ? -EBADMSG : -ENOMEM;
 }
 
@@ -168,7 +179,7 @@ int xlb_hpack_decode(struct xlb_hpack_decoder *d, const uint8_t *block, uint32_t
     out->request.fields = out->fields;
     if (d->broken)
         return -EBADMSG;
-    d->arena->last_failed = 0;
+    *d->last_failed = 0;
     uint32_t used = 0, total = len;
     static const uint8_t empty[1];
     const uint8_t *p = len ? block : empty;

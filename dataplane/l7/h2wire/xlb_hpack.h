@@ -16,6 +16,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "xlb_h2_arena.h"
+#include "xlb_h2_quota.h"
 
 #define XLB_H2_MAX_FIELDS 64
 
@@ -62,13 +63,15 @@ struct xlb_h2_headers {
 
 struct xlb_hpack_decoder {
     nghttp2_hd_inflater *inflater;
-    struct xlb_h2_arena *arena;
-    uint32_t max_table; /* the SETTINGS_HEADER_TABLE_SIZE the peer's encoder is held to */
-    bool broken;        /* an error left the table out of step with the peer: decode fails */
+    uint32_t *last_failed; /* the memory's: its last request not met (xlb_h2_arena.h) */
+    uint32_t max_table;    /* the SETTINGS_HEADER_TABLE_SIZE the peer's encoder is held to */
+    bool broken;           /* an error left the table out of step with the peer: decode fails */
 };
 
 /* nghttp2_hd_inflate_new2 with the arena's mem. 0 or -ENOMEM. */
 int xlb_hpack_decoder_init(struct xlb_hpack_decoder *d, struct xlb_h2_arena *arena);
+/* The same with a quota of a shared arena (the L7 engine's decoders). */
+int xlb_hpack_decoder_init_quota(struct xlb_hpack_decoder *d, struct xlb_h2_quota *quota);
 /* Frees everything the decoder took from its arena. Safe on a decoder whose init failed. */
 void xlb_hpack_decoder_fini(struct xlb_hpack_decoder *d);
 

@@ -25,10 +25,17 @@
  *   4. SETTINGS ACK            -> binding: route, pick, Set-Cookie field; ACK to the client and
  *                                 SYN to the backend
  *   5. the backend's SYN-ACK   -> spliced; xlb replays the client's bytes to the backend
- * and its removal, later, by the idle expiry (xlb_flow_expire). Only the cycles spent in
+ *   6. the backend's ACK of the replay -> passed to the client; the binding entry goes back
+ * and its removal, later, by the idle expiry (xlb_flow_expire). "conn life" adds the close:
+ *   7. the client's FIN        -> passed to the backend
+ *   8. the backend's FIN       -> passed to the client; the connection entry goes back
+ *   9. the client's last ACK   -> passed to the backend through the closed flow
+ * and prints what that costs as new connections per second per worker (TSC rate / cycles of
+ * steps 1-9 and the removal). Only the cycles spent in
  * xlb_burst_process (and xlb_flow_expire for the removal) are counted. "hot": 32 connections
- * go through the five steps together; "spread": each step is taken by every connection of the
- * pool before the next step starts, so a connection's state is cold when its next packet comes.
+ * go through the steps together; "spread": each step is taken by as many connections as the
+ * binding pool holds (a quarter of the pool, at least 64) before the next step starts, so a
+ * connection's state is cold when its next packet comes.
  *
  * Per inspected packet, on connections spliced that way (then the backend's ACK of the replay,
  * its SETTINGS, SETTINGS ACK and the response HEADERS of stream 1, and the client's SETTINGS
@@ -45,8 +52,10 @@
  * baseline ("bare loop") is the same rx and tx -- the same frames built in mbufs, put on the tx
  * batch unparsed and freed -- measured in the same process, interleaved with the others.
  *
- * Memory: sizeof the pool element (xlb_l7_connection_bytes()) and the rte_malloc heap the
- * worker's L7 state holds per connection, besides the flow table's entry (bench_fwd).
+ * Memory: what a bound connection holds (its entry and its decoders' use of the worker's HPACK
+ * heap, after the first request and response), sizeof the pool element as pool sizing counts it
+ * (xlb_l7_connection_bytes()) and the rte_malloc heap the worker's L7 state holds per
+ * connection, besides the flow table's entry (bench_fwd).
  *
  * Each figure is the median of RUNS runs. Targets are printed for comparison only: a benchmark
  * never passes or fails. It stops when a packet is not answered or forwarded as expected,
@@ -77,6 +86,7 @@
 #define PACKETS            (1u << 18) /* per per-packet run, and RPCs per RPC run */
 #define MIN_CONNECTIONS    16384u     /* per new-connection run: rounds over the pool until then */
 #define TARGET_CONN_CYCLES 10000
+#define TARGET_CONN_RATE   50000 /* new connections per second per worker, issue 24 */
 
 #define CLIENT_MSS    1460
 #define CLIENT_WSCALE 7
@@ -107,7 +117,8 @@ struct bench_l7 {
     struct flows flows;
     uint32_t n;
     struct conn *conns;
-    uint64_t clock_offset; /* expiry runs move the worker's clock ahead of the TSC */
+    uint64_t clock_offset;          /* expiry runs move the worker's clock ahead of the TSC */
+    uint64_t last_tsc, virtual_tsc; /* worker_clock's */
     uint32_t isn_serial;
 } L;
 
@@ -251,11 +262,26 @@ static uint64_t drops_total(void)
 }
 
 /* The burst through the worker's calls of one poll loop; returns the cycles they took. */
+/* The worker's clock: the TSC, moved on at most 1 ms a burst, so that a bench process the shared
+ * machine deschedules between two steps does not see xlb's 250 ms backend retransmission fire
+ * (the step would get more segments than it expects); expiry runs jump it ahead. */
+static uint64_t worker_clock(uint64_t tsc)
+{
+    uint64_t d = tsc - L.last_tsc, max = b.tsc_hz / 1000;
+    if (L.last_tsc == 0) { /* the first burst: the clock starts at the TSC */
+        L.virtual_tsc = tsc;
+        d = 0;
+    }
+    L.last_tsc = tsc;
+    L.virtual_tsc += d < max ? d : max;
+    return L.virtual_tsc + L.clock_offset;
+}
+
 static uint64_t process(struct rte_mbuf **pkts, uint16_t n, const char *when, unsigned want_tx)
 {
     uint64_t drops = drops_total();
     uint64_t t0 = rte_rdtsc();
-    b.ctx.now_tsc = t0 + L.clock_offset;
+    b.ctx.now_tsc = worker_clock(t0);
     xlb_flow_expire(&b.ctx);
     xlb_l7_poll(&b.ctx, b.snap);
     xlb_burst_process(&b.ctx, b.snap, 0, pkts, n);
@@ -274,10 +300,11 @@ static void alloc(struct rte_mbuf **pkts, unsigned n)
 /* ---- new connections ---- */
 
 struct steps {
-    uint64_t syn, ack, hello, settings_ack, syn_ack;
+    uint64_t syn, ack, hello, settings_ack, syn_ack, replay_ack, close;
 };
 
-/* Steps 1-5 for connections [first, first + k), k <= BURST; cycles added to *st. */
+/* Steps 1-6 (and 7-9, the close) for connections [first, first + k), k <= BURST; cycles added
+ * to *st. */
 static void step(struct steps *st, int which, uint32_t first, uint16_t k)
 {
     struct rte_mbuf *pkts[BURST];
@@ -325,6 +352,22 @@ static void step(struct steps *st, int which, uint32_t first, uint16_t k)
             client_seg(pkts[j], c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, h2.settings_ack.b,
                        h2.settings_ack.len);
             break;
+        case 6: /* the backend acknowledges the replay: the binding entry goes back */
+            backend_seg(pkts[j], c, RTE_TCP_ACK_FLAG, NULL, 0);
+            break;
+        case 7: /* the client closes */
+            client_seg(pkts[j], c, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG, NULL, 0);
+            c->c_seq++;
+            break;
+        case 8: /* the backend closes too, acknowledging the client's FIN: the entry goes back */
+            c->b_ack++;
+            backend_seg(pkts[j], c, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG, NULL, 0);
+            c->b_seq++;
+            break;
+        case 9: /* the client's last ACK, through the closed flow */
+            c->c_ack++;
+            client_seg(pkts[j], c, RTE_TCP_ACK_FLAG, NULL, 0);
+            break;
         default: {
             uint8_t opts[40];
             c->b_isn = 0x50000000u + (L.isn_serial++ * 0x7f4a7c15u);
@@ -357,12 +400,25 @@ static void step(struct steps *st, int which, uint32_t first, uint16_t k)
         }
         }
     }
-    static const char *names[] = {
-        "", "SYN", "cookie ACK", "first request", "SETTINGS ACK", "backend SYN-ACK"};
+    static const char *names[] = {"",
+                                  "SYN",
+                                  "cookie ACK",
+                                  "first request",
+                                  "SETTINGS ACK",
+                                  "backend SYN-ACK",
+                                  "backend's ACK of the replay",
+                                  "client's FIN",
+                                  "backend's FIN",
+                                  "client's last ACK"};
     unsigned per = which == 4 ? 2 : 1; /* binding: the ACK to the client and the SYN */
     uint64_t cycles = process(pkts, k, names[which], per * k);
-    uint64_t *slot[] = {NULL, &st->syn, &st->ack, &st->hello, &st->settings_ack, &st->syn_ack};
+    uint64_t *slot[] = {NULL,         &st->syn,        &st->ack,   &st->hello, &st->settings_ack,
+                        &st->syn_ack, &st->replay_ack, &st->close, &st->close, &st->close};
     *slot[which] += cycles;
+    if (which >= 6) {
+        free_tx(); /* forwarded as they came, translated: nothing to learn */
+        return;
+    }
     /* What the client and the backend learn from xlb's answers. */
     for (uint16_t j = 0; j < k; j++) {
         struct conn *c = &L.conns[first + j];
@@ -408,12 +464,15 @@ static void step(struct steps *st, int which, uint32_t first, uint16_t k)
     free_tx();
 }
 
-/* Every connection of the pool, `window` at a time (BURST: hot; the pool: spread). */
-static void connect_all(uint32_t window, struct steps *st)
+/* Every connection of the pool, `window` at a time (BURST: hot; the binding pool: spread, since
+ * a connection holds a binding entry from its cookie ACK to the backend's ACK of the replay),
+ * to step 6, or 9 when `close`. */
+static void connect_all(uint32_t window, struct steps *st, bool close)
 {
+    int last = close ? 9 : 6;
     for (uint32_t w = 0; w < L.n; w += window) {
         uint32_t end = L.n - w < window ? L.n : w + window;
-        for (int which = 1; which <= 5; which++)
+        for (int which = 1; which <= last; which++)
             for (uint32_t i = w; i < end; i += BURST)
                 step(st, which, i, (uint16_t)(end - i < BURST ? end - i : BURST));
     }
@@ -428,7 +487,7 @@ static uint64_t expire_all(void)
     L.clock_offset += (uint64_t)(XLB_FLOW_ESTABLISHED_TIMEOUT_S + 2) * b.tsc_hz;
     uint64_t limit = (uint64_t)L.n * 4 + 65536, calls = 0;
     uint64_t t0 = rte_rdtsc();
-    b.ctx.now_tsc = t0 + L.clock_offset;
+    b.ctx.now_tsc = worker_clock(t0);
     while (L.flows.table->n_used != 0 && calls++ < limit)
         xlb_flow_expire(&b.ctx);
     uint64_t cycles = rte_rdtsc() - t0;
@@ -658,20 +717,26 @@ static void per_packet(const char *variant, double *bare_out)
            (unsigned long long)(event(XLB_EVENT_L7_INSPECT_ERRORS) - inspect_errors));
 }
 
-static void new_connections(const char *variant, uint32_t window, const char *name, double bare)
+/*
+ * Connections made (and, with `close`, closed) `window` at a time, removed by expiry, rounds over
+ * the pool until MIN_CONNECTIONS. One row: cycles per connection by step; with `close`, also the
+ * new connections a worker can take per second at this cost (TSC rate / (total + removal)).
+ */
+static void new_connections(const char *variant, uint32_t window, const char *name, double bare,
+                            bool close)
 {
     uint32_t rounds = (MIN_CONNECTIONS + L.n - 1) / L.n;
-    uint64_t syn[RUNS], ack[RUNS], hello[RUNS], sack[RUNS], synack[RUNS], removal[RUNS],
-        total[RUNS];
+    uint64_t syn[RUNS], ack[RUNS], hello[RUNS], sack[RUNS], synack[RUNS], replay[RUNS],
+        closing[RUNS], removal[RUNS], total[RUNS], life[RUNS];
     struct steps st;
     memset(&st, 0, sizeof(st));
-    connect_all(window, &st); /* warm-up */
+    connect_all(window, &st, close); /* warm-up */
     expire_all();
     for (int r = 0; r < RUNS; r++) {
         memset(&st, 0, sizeof(st));
         uint64_t expired = 0;
         for (uint32_t k = 0; k < rounds; k++) {
-            connect_all(window, &st);
+            connect_all(window, &st, close);
             expired += expire_all();
         }
         syn[r] = st.syn;
@@ -679,17 +744,29 @@ static void new_connections(const char *variant, uint32_t window, const char *na
         hello[r] = st.hello;
         sack[r] = st.settings_ack;
         synack[r] = st.syn_ack;
+        replay[r] = st.replay_ack;
+        closing[r] = st.close;
         removal[r] = expired;
-        total[r] = st.syn + st.ack + st.hello + st.settings_ack + st.syn_ack;
+        total[r] =
+            st.syn + st.ack + st.hello + st.settings_ack + st.syn_ack + st.replay_ack + st.close;
+        life[r] = total[r] + expired;
     }
     uint64_t conns = (uint64_t)rounds * L.n;
     double t = median_per(total, conns);
     printf("%-7s %-6u %-17s %7.0f %6.0f-%-6.0f  SYN %5.0f  ACK %5.0f  request %5.0f  "
-           "SETTINGS ACK %5.0f  SYN-ACK %5.0f | removal %4.0f | %4.1f bare pkts  <= %d\n",
+           "SETTINGS ACK %5.0f  SYN-ACK %5.0f  replay ACK %4.0f",
            variant, L.n, name, t, lo_per(total, conns), hi_per(total, conns),
            median_per(syn, conns), median_per(ack, conns), median_per(hello, conns),
-           median_per(sack, conns), median_per(synack, conns), median_per(removal, conns), t / bare,
-           TARGET_CONN_CYCLES);
+           median_per(sack, conns), median_per(synack, conns), median_per(replay, conns));
+    if (close)
+        printf("  close %5.0f", median_per(closing, conns));
+    printf(" | removal %4.0f | %4.1f bare pkts", median_per(removal, conns), t / bare);
+    if (close)
+        printf(" | %.0f conn/s per worker (>= %d)", (double)b.tsc_hz / median_per(life, conns),
+               TARGET_CONN_RATE);
+    else
+        printf("  <= %d", TARGET_CONN_CYCLES);
+    printf("\n");
 }
 
 /* ---- main ---- */
@@ -712,13 +789,22 @@ static void run(uint32_t n, bool cookie)
 
     struct steps st;
     memset(&st, 0, sizeof(st));
-    connect_all(BURST, &st);
+    connect_all(BURST, &st, false);
     establish();
+    uint32_t hpack, hpack_high, hpack_size;
+    xlb_l7_hpack_heap_use(L.l7, &hpack, &hpack_high, &hpack_size);
+    printf("%-7s %-6u bound connection: entry %zu bytes + HPACK heap in use %.0f (both decoders) "
+           "= %.0f bytes\n",
+           variant, n, xlb_l7_bound_bytes(), (double)hpack / n,
+           (double)xlb_l7_bound_bytes() + (double)hpack / n);
     double bare;
     per_packet(variant, &bare);
     expire_all();
-    new_connections(variant, BURST, "new conn, hot", bare);
-    new_connections(variant, n, "new conn, spread", bare);
+    uint32_t bindings, bindings_in_use;
+    xlb_l7_binding_use(L.l7, &bindings_in_use, &bindings);
+    new_connections(variant, BURST, "new conn, hot", bare, false);
+    new_connections(variant, bindings, "new conn, spread", bare, false);
+    new_connections(variant, BURST, "conn life, hot", bare, true);
 
     flows_free(&L.flows);
     b.ctx.l7 = NULL;
