@@ -10,11 +10,11 @@
 #include <stddef.h>
 
 enum xlb_metrics_request {
-    XLB_METRICS_REQUEST_INCOMPLETE,  /* no blank line yet: wait for more */
-    XLB_METRICS_REQUEST_BAD,         /* 400: the request line is not method SP path SP HTTP/1.x */
-    XLB_METRICS_REQUEST_NOT_GET,     /* 405 */
-    XLB_METRICS_REQUEST_NOT_FOUND,   /* 404: a path other than /metrics */
-    XLB_METRICS_REQUEST_METRICS,     /* 200 with the exposition */
+    XLB_METRICS_REQUEST_INCOMPLETE, /* no blank line yet: wait for more */
+    XLB_METRICS_REQUEST_BAD,        /* 400: the request line is not method SP path SP HTTP/1.x */
+    XLB_METRICS_REQUEST_NOT_GET,    /* 405 */
+    XLB_METRICS_REQUEST_NOT_FOUND,  /* 404: a path other than /metrics */
+    XLB_METRICS_REQUEST_METRICS,    /* 200 with the exposition */
 };
 
 /* Read len bytes (not necessarily NUL-terminated; a NUL in them is a bad request). */

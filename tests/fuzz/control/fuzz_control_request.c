@@ -46,7 +46,8 @@ static const char bootstrap_text[] =
     "  \"clusters\": [{\"name\": \"web\", \"type\": \"EDS\","
     "   \"eds_cluster_config\": {\"eds_config\": {\"ads\": {}}}, \"lb_policy\": \"RING_HASH\","
     "   \"ring_hash_lb_config\": {\"minimum_ring_size\": 64}}],"
-    "  \"endpoints\": [{\"cluster_name\": \"web\", \"endpoints\": [{\"locality\": {\"zone\": \"a\"},"
+    "  \"endpoints\": [{\"cluster_name\": \"web\", \"endpoints\": [{\"locality\": {\"zone\": "
+    "\"a\"},"
     "   \"lb_endpoints\": [{\"endpoint\": {\"address\": {\"socket_address\":"
     "     {\"address\": \"198.18.0.21\", \"port_value\": 9000}}}}]}]}]}}}";
 
@@ -73,8 +74,7 @@ static struct xlb_control_plane *control_plane(void)
     port.n_gateways = 1;
     port.gateways[0] = bootstrap.ports[0].gateways[0];
     const unsigned worker_lcores[1] = {rte_get_main_lcore()};
-    cp = xlb_control_plane_create(&bootstrap, "/nonexistent.json", shared, &port, 1,
-                                  worker_lcores);
+    cp = xlb_control_plane_create(&bootstrap, "/nonexistent.json", shared, &port, 1, worker_lcores);
     CHECK(cp != NULL);
     /* Nothing connects: the listening socket's file is not needed. */
     unlink(path);
