@@ -58,6 +58,16 @@ static void worker_families(const struct xlb_control_plane *cp, struct xlb_text 
             xlb_text_printf(t, "%s{worker=\"%u\"} %" PRIu64 "\n", per_worker[f].name, w, value);
         }
     }
+    xlb_metrics_family(t, "xlb_worker_stalled", "gauge",
+                       "1 while the worker has reported no quiescent state for longer than "
+                       "xlb.worker_stall_ms.");
+    for (unsigned w = 0; w < n; w++)
+        xlb_text_printf(t, "xlb_worker_stalled{worker=\"%u\"} %u\n", w, status[w].stalled ? 1 : 0);
+    xlb_metrics_family(t, "xlb_worker_stalls_total", "counter",
+                       "Episodes in which the worker was stalled.");
+    for (unsigned w = 0; w < n; w++)
+        xlb_text_printf(t, "xlb_worker_stalls_total{worker=\"%u\"} %" PRIu64 "\n", w,
+                        status[w].stall_episodes);
     xlb_metrics_family(t, "xlb_worker_events_total", "counter", "What workers did, by event.");
     for (unsigned w = 0; w < n; w++)
         for (int e = 0; e < XLB_EVENT_MAX; e++)
