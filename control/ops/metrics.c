@@ -228,6 +228,11 @@ void xlb_metrics_render(const struct xlb_control_plane *cp, struct xlb_text *t)
     xlb_xds_plane_metrics(&cp->xds, &xds);
     xlb_xds_metrics_render(&xds, t);
     unsigned dropped = neighbour_family(cp, t, cp->bootstrap.metrics_max_series);
+    xlb_metrics_family(t, "xlb_neighbour_unsolicited_ignored_total", "counter",
+                       "ARP replies and neighbour advertisements that would have set or changed "
+                       "a neighbour's MAC without a solicitation outstanding, ignored.");
+    xlb_text_printf(t, "xlb_neighbour_unsolicited_ignored_total %" PRIu64 "\n",
+                    cp->neighbours.unsolicited_ignored);
     xlb_metrics_family(t, "xlb_metrics_series_dropped", "gauge",
                        "Per-entity series left out of this exposition by metrics_max_series.");
     xlb_text_printf(t, "xlb_metrics_series_dropped %u\n", dropped);
