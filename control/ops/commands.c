@@ -248,6 +248,7 @@ static cJSON *cmd_neighbours(struct xlb_control_plane *cp, const cJSON *args, ch
                                     (double)(now - n->resolved_ms) / 1000.0);
         }
         add_u64(obj, "solicitations", n->solicitations);
+        add_u64(obj, "unsolicited_ignored", n->unsolicited_ignored);
         cJSON_AddItemToArray(result, obj);
     }
     return result;

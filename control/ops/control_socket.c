@@ -125,20 +125,28 @@ static void on_close(struct xlb_stream_client *client, void *arg)
             l->client = NULL;
 }
 
-/* Framing: one request per line. */
-static size_t on_input(struct xlb_stream_client *client, char *data, size_t len, void *arg)
+size_t xlb_control_socket_take_request(struct xlb_control_socket *sock, char *data, size_t len,
+                                       cJSON **reply)
 {
-    struct xlb_control_socket *sock = arg;
+    *reply = NULL;
     char *newline = memchr(data, '\n', len);
     if (newline == NULL)
         return 0;
     *newline = '\0';
-    sock->current = client;
-    cJSON *reply = answer(sock, data);
-    sock->current = NULL;
-    if (reply != XLB_REPLY_LATER)
-        send_reply(client, reply);
+    *reply = answer(sock, data);
     return (size_t)(newline - data) + 1;
+}
+
+static size_t on_input(struct xlb_stream_client *client, char *data, size_t len, void *arg)
+{
+    struct xlb_control_socket *sock = arg;
+    cJSON *reply;
+    sock->current = client;
+    size_t used = xlb_control_socket_take_request(sock, data, len, &reply);
+    sock->current = NULL;
+    if (used > 0 && reply != XLB_REPLY_LATER)
+        send_reply(client, reply);
+    return used;
 }
 
 static void on_overflow(struct xlb_stream_client *client, void *arg)

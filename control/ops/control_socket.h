@@ -47,6 +47,16 @@ int xlb_control_socket_allow_group(struct xlb_control_socket *sock, gid_t gid);
 bool xlb_control_socket_may_change_state(const struct xlb_control_socket *sock, char *why,
                                          size_t why_len);
 
+/*
+ * Framing, one request per line: when data (len bytes, NUL-terminated after them) holds a
+ * whole line, answer it and return its length with the newline, which becomes a NUL; the reply
+ * (XLB_REPLY_LATER when deferred; NULL only without memory) is the caller's to send and free. 0
+ * while the line is incomplete (*reply NULL). The socket calls this for each line a client sends,
+ * and the fuzz target (tests/fuzz/control) without a client.
+ */
+size_t xlb_control_socket_take_request(struct xlb_control_socket *sock, char *data, size_t len,
+                                       cJSON **reply);
+
 /* The stream server under the socket: its limits' counters, its idle timeout. */
 struct xlb_stream_server *xlb_control_socket_server(struct xlb_control_socket *sock);
 

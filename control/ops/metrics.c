@@ -102,6 +102,16 @@ static void worker_families(const struct xlb_control_plane *cp, struct xlb_text 
             xlb_text_printf(t, "%s{worker=\"%u\"} %" PRIu64 "\n", per_worker[f].name, w, value);
         }
     }
+    xlb_metrics_family(t, "xlb_worker_stalled", "gauge",
+                       "1 while the worker has reported no quiescent state for longer than "
+                       "xlb.worker_stall_ms.");
+    for (unsigned w = 0; w < n; w++)
+        xlb_text_printf(t, "xlb_worker_stalled{worker=\"%u\"} %u\n", w, status[w].stalled ? 1 : 0);
+    xlb_metrics_family(t, "xlb_worker_stalls_total", "counter",
+                       "Episodes in which the worker was stalled.");
+    for (unsigned w = 0; w < n; w++)
+        xlb_text_printf(t, "xlb_worker_stalls_total{worker=\"%u\"} %" PRIu64 "\n", w,
+                        status[w].stall_episodes);
     xlb_metrics_family(t, "xlb_worker_events_total", "counter", "What workers did, by event.");
     for (unsigned w = 0; w < n; w++)
         for (int e = 0; e < XLB_EVENT_MAX; e++)
@@ -263,6 +273,11 @@ void xlb_metrics_render(const struct xlb_control_plane *cp, struct xlb_text *t)
     xlb_xds_plane_metrics(&cp->xds, &xds);
     xlb_xds_metrics_render(&xds, t);
     unsigned dropped = neighbour_family(cp, t, cp->bootstrap.metrics_max_series);
+    xlb_metrics_family(t, "xlb_neighbour_unsolicited_ignored_total", "counter",
+                       "ARP replies and neighbour advertisements that would have set or changed "
+                       "a neighbour's MAC without a solicitation outstanding, ignored.");
+    xlb_text_printf(t, "xlb_neighbour_unsolicited_ignored_total %" PRIu64 "\n",
+                    cp->neighbours.unsolicited_ignored);
     xlb_metrics_family(t, "xlb_metrics_series_dropped", "gauge",
                        "Per-entity series left out of this exposition by metrics_max_series.");
     xlb_text_printf(t, "xlb_metrics_series_dropped %u\n", dropped);

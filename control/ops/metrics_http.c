@@ -10,6 +10,7 @@
 
 #include "control_plane.h"
 #include "metrics.h"
+#include "metrics_request.h"
 #include "stream_server.h"
 #include "xlb_log.h"
 
@@ -44,17 +45,19 @@ static void respond_text(struct xlb_stream_client *client, const char *status, c
 static size_t on_input(struct xlb_stream_client *client, char *data, size_t len, void *arg)
 {
     struct xlb_metrics_http *http = arg;
-    char *end = strstr(data, "\r\n\r\n");
-    if (end == NULL)
+    switch (xlb_metrics_request_read(data, len)) {
+    case XLB_METRICS_REQUEST_INCOMPLETE:
         return 0;
-    char method[8] = "", path[64] = "";
-    if (sscanf(data, "%7s %63s", method, path) != 2) {
+    case XLB_METRICS_REQUEST_BAD:
         respond_text(client, "400 Bad Request", "bad request\n");
-    } else if (strcmp(method, "GET") != 0) {
+        break;
+    case XLB_METRICS_REQUEST_NOT_GET:
         respond_text(client, "405 Method Not Allowed", "only GET\n");
-    } else if (strcmp(path, "/metrics") != 0) {
+        break;
+    case XLB_METRICS_REQUEST_NOT_FOUND:
         respond_text(client, "404 Not Found", "try /metrics\n");
-    } else {
+        break;
+    case XLB_METRICS_REQUEST_METRICS: {
         struct xlb_text text = {0};
         xlb_metrics_render(http->cp, &text);
         if (text.failed)
@@ -63,6 +66,8 @@ static size_t on_input(struct xlb_stream_client *client, char *data, size_t len,
             respond(client, "200 OK", "text/plain; version=0.0.4; charset=utf-8", text.data,
                     text.len);
         xlb_text_free(&text);
+        break;
+    }
     }
     return len;
 }

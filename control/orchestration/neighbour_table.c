@@ -53,6 +53,7 @@ int xlb_neighbours_want(struct xlb_neighbour_table *table, const struct xlb_addr
 void xlb_neighbours_keep_known(struct xlb_neighbour_table *table,
                                const struct xlb_neighbour_table *known)
 {
+    table->unsolicited_ignored = known->unsolicited_ignored;
     for (unsigned i = 0; i < known->n; i++) {
         const struct xlb_neighbour_state *old = &known->entries[i];
         struct xlb_neighbour_state *n = find(table, &old->addr, old->port_index);
@@ -71,6 +72,15 @@ bool xlb_neighbours_seen(struct xlb_neighbour_table *table, const struct xlb_msg
     if (n == NULL)
         return false;
     bool changed = !n->resolved || !rte_is_same_ether_addr(&n->mac, &msg->mac);
+    bool solicited = n->solicited_ms != 0 && now_ms - n->solicited_ms <= XLB_SOLICIT_ANSWER_MS;
+    if (!solicited) {
+        if (changed) {
+            n->unsolicited_ignored++;
+            table->unsolicited_ignored++;
+        }
+        return false;
+    }
+    n->solicited_ms = 0; /* answered: the next report needs the next solicitation */
     if (changed) {
         char addr[XLB_ADDR_STRLEN];
         XLB_LOG(INFO, NEIGHBOUR, "%s is at " RTE_ETHER_ADDR_PRT_FMT "%s",
@@ -100,6 +110,7 @@ void xlb_neighbours_solicit_due(struct xlb_neighbour_table *table, struct xlb_sh
         if (xlb_msg_send(shared->to_worker[0], &msg) != 0)
             continue;
         n->solicitations++;
+        n->solicited_ms = now_ms;
         n->next_solicit_ms = now_ms + (n->resolved ? XLB_SOLICIT_REFRESH_MS : XLB_SOLICIT_RETRY_MS);
     }
 }

@@ -17,6 +17,9 @@
 
 #define XLB_SOLICIT_RETRY_MS   1000  /* while unresolved */
 #define XLB_SOLICIT_REFRESH_MS 30000 /* once resolved */
+/* How long after a solicitation its answer is taken: an ARP reply or neighbour advertisement
+ * (or any report) that would create or change an entry is believed only in this window. */
+#define XLB_SOLICIT_ANSWER_MS 3000
 
 struct xlb_neighbour_state {
     struct xlb_addr addr;
@@ -27,10 +30,15 @@ struct xlb_neighbour_state {
     uint64_t resolved_ms;
     uint64_t next_solicit_ms;
     uint64_t solicitations;
+    uint64_t solicited_ms; /* when the outstanding solicitation was sent; 0: none */
+    /* Reports that would have set or changed the MAC with no solicitation outstanding
+     * (gratuitous or spoofed answers), ignored. */
+    uint64_t unsolicited_ignored;
 };
 
 struct xlb_neighbour_table {
     unsigned n, capacity;
+    uint64_t unsolicited_ignored; /* all entries', including entries since forgotten */
     struct xlb_neighbour_state *entries;
 };
 
@@ -45,7 +53,13 @@ int xlb_neighbours_want(struct xlb_neighbour_table *table, const struct xlb_addr
 void xlb_neighbours_keep_known(struct xlb_neighbour_table *table,
                                const struct xlb_neighbour_table *known);
 
-/* Apply a worker's report; true when the snapshot must be rebuilt (new or changed MAC). */
+/*
+ * Apply a worker's report; true when the snapshot must be rebuilt (new or changed MAC). A MAC
+ * is learned or changed only in answer to a solicitation xlb sent (within
+ * XLB_SOLICIT_ANSWER_MS, one answer per solicitation), so that a gratuitous or spoofed ARP
+ * reply or advertisement cannot redirect traffic for a gateway or backend; other reports are
+ * counted in unsolicited_ignored.
+ */
 bool xlb_neighbours_seen(struct xlb_neighbour_table *table, const struct xlb_msg *msg,
                          uint64_t now_ms);
 
