@@ -398,6 +398,8 @@ int main(void)
     conn_run(&warm, &a, &p);
     for (int r = 0; r < RUNS; r++)
         conn_run(&steps[r], &active[r], &passive[r]);
+    if (W.lost != 0)
+        die("segments reached a connection already gone in the open+close runs");
     memory_pool();
 
     double full = per(median(bare_full), BARE_PACKETS);
