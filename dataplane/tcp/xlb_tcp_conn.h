@@ -33,6 +33,11 @@ struct xlb_tcp_mqueue {
     struct rte_mbuf *head, *tail;
     uint32_t bytes, segs;
     uint32_t *held; /* the endpoint's count of every queue's mbufs (held_segs) */
+    /* Where the send loop stopped: an mbuf of the queue and where its first byte lies, counted
+     * from the head's first byte, so that the next segment starts there instead of walking the
+     * whole queue again (NULL: start at the head). Dropping the head keeps it true. */
+    struct rte_mbuf *cursor;
+    uint32_t cursor_pos;
 };
 
 enum {

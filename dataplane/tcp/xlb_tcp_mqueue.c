@@ -31,6 +31,10 @@ void xlb_tcp_mq_drop(struct xlb_tcp_mqueue *q, uint32_t n, uint32_t *off)
         }
         n -= left;
         *off = 0;
+        if (q->cursor == m)
+            q->cursor = NULL;
+        else if (q->cursor)
+            q->cursor_pos -= m->data_len;
         q->head = m->next;
         if (!q->head)
             q->tail = NULL;
@@ -50,6 +54,7 @@ void xlb_tcp_mq_free(struct xlb_tcp_mqueue *q)
         rte_pktmbuf_free_seg(m);
     }
     q->tail = NULL;
+    q->cursor = NULL;
     q->bytes = 0;
     *q->held -= q->segs;
     q->segs = 0;

@@ -201,25 +201,34 @@ static void finish(const struct xlb_tcp_tuple *t, struct rte_mbuf *m)
     }
 }
 
-/* Attach len bytes of the send queue from byte off as indirect mbufs behind the headers. */
-static bool attach_payload(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c,
+/*
+ * Attach len bytes of the send queue from byte off as indirect mbufs behind the headers. The
+ * walk to byte off starts at the queue's cursor when that lies before it (new data follows the
+ * last segment sent), so a full send queue is not walked from its head for every segment.
+ */
+static bool attach_payload(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
                            struct rte_mbuf *hdr, uint32_t off, uint32_t len)
 {
-    struct rte_mbuf *last = hdr;
+    struct xlb_tcp_mqueue *sq = &c->sndq;
+    struct rte_mbuf *last = hdr, *q = sq->head;
+    uint32_t pos = 0; /* where q's first byte lies, from the head's first byte */
     off += c->snd_head_off;
-    for (struct rte_mbuf *q = c->sndq.head; q && len; q = q->next) {
-        if (off >= q->data_len) {
-            off -= q->data_len;
-            continue;
-        }
-        uint32_t piece = RTE_MIN(len, (uint32_t)q->data_len - off);
+    if (sq->cursor && sq->cursor_pos <= off) {
+        q = sq->cursor;
+        pos = sq->cursor_pos;
+    }
+    /* Bounded by the queue's mbufs. */
+    for (; q && off - pos >= q->data_len; q = q->next)
+        pos += q->data_len;
+    for (; q && len; q = q->next) {
+        uint32_t at = off - pos, piece = RTE_MIN(len, (uint32_t)q->data_len - at);
         struct rte_mbuf *mi = rte_pktmbuf_alloc(ep->pool);
         if (!mi) {
             ep->ctr.no_mbuf++;
             return false;
         }
         rte_pktmbuf_attach(mi, q);
-        mi->data_off = (uint16_t)(mi->data_off + off);
+        mi->data_off = (uint16_t)(mi->data_off + at);
         mi->data_len = (uint16_t)piece;
         mi->pkt_len = piece;
         last->next = mi;
@@ -227,7 +236,10 @@ static bool attach_payload(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_con
         hdr->nb_segs++;
         hdr->pkt_len += piece;
         len -= piece;
-        off = 0;
+        off += piece;
+        sq->cursor = q;
+        sq->cursor_pos = pos;
+        pos += q->data_len;
     }
     return len == 0;
 }

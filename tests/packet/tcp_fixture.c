@@ -283,3 +283,76 @@ uint32_t tf_read_all(struct tf *f, struct xlb_tcp_conn *c, uint8_t *buf, uint32_
     }
     return got;
 }
+
+/* tf_pattern_bytes' buffer: one pattern at a time. */
+static uint8_t pattern_buf[65536];
+
+const uint8_t *tf_pattern_bytes(uint32_t start, uint32_t len)
+{
+    for (uint32_t i = 0; i < len; i++)
+        pattern_buf[i] = tf_pattern(start + i);
+    return pattern_buf;
+}
+
+/* A peer data segment with timestamps: bytes [off, off+len) of the pattern at irs + 1 + off. */
+int tf_peer_data(struct tf *f, struct xlb_tcp_conn *c, uint32_t irs, uint32_t iss, uint32_t off,
+                 uint32_t len, uint8_t extra, uint32_t tsval)
+{
+    return tf_send(f, c,
+                   &(struct tf_out){.seq = irs + 1 + off,
+                                    .ack = iss + 1,
+                                    .flags = (uint8_t)(ACK | extra),
+                                    .win = 1024,
+                                    .ts = true,
+                                    .tsval = tsval,
+                                    .data = tf_pattern_bytes(off, len),
+                                    .len = len});
+}
+
+void tf_check_read(struct tf *f, struct xlb_tcp_conn *c, uint32_t off, uint32_t len)
+{
+    static uint8_t got[1 << 20];
+    assert_int_equal(tf_read_all(f, c, got, sizeof(got)), len);
+    for (uint32_t i = 0; i < len; i++)
+        if (got[i] != tf_pattern(off + i))
+            fail_msg("byte %u differs", off + i);
+}
+
+/* Active open: the SYN and its options, the SYN-ACK, our ACK (tcp_fixture.h). */
+struct xlb_tcp_conn *tf_active(struct tf *f, uint32_t iss, uint32_t peer_isn)
+{
+    struct xlb_tcp_tuple t = {.family = f->peer.family,
+                              .local_port = f->peer.remote_port,
+                              .remote_port = f->peer.local_port};
+    memcpy(t.local, f->peer.remote, 16);
+    memcpy(t.remote, f->peer.local, 16);
+    struct xlb_tcp_conn *c = xlb_tcp_connect(f->ep, &t, iss, f->now, &tf_callbacks, f);
+    assert_non_null(c);
+    assert_int_equal(f->n_tx, 1);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.flags, SYN);
+    assert_int_equal(s.seq, iss);
+    assert_int_equal(s.opts.mss, f->peer.family == AF_INET ? 1460 : 1440);
+    assert_true(s.opts.has_wscale && s.opts.sack_ok && s.opts.has_ts);
+    tf_clear_tx(f);
+    assert_int_equal(tf_send(f, c,
+                             &(struct tf_out){.seq = peer_isn,
+                                              .ack = iss + 1,
+                                              .flags = SYN | ACK,
+                                              .win = 65535,
+                                              .syn_opts = true,
+                                              .ts = true,
+                                              .tsval = 500,
+                                              .tsecr = s.opts.tsval}),
+                     0);
+    assert_int_equal(xlb_tcp_conn_state(c), XLB_TCP_ESTABLISHED);
+    assert_int_equal(f->connected, 1);
+    assert_int_equal(f->n_tx, 1);
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.flags, ACK);
+    assert_int_equal(s.seq, iss + 1);
+    assert_int_equal(s.ack, peer_isn + 1);
+    tf_clear_tx(f);
+    return c;
+}

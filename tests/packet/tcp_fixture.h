@@ -10,11 +10,19 @@
 #include <stdint.h>
 
 #include <rte_mbuf.h>
+#include <rte_tcp.h>
 
 #include "xlb_tcp.h"
 #include "xlb_tcp_options.h"
 
 #define TF_TX_MAX 512
+
+/* The flags as the tests write them. */
+#define ACK RTE_TCP_ACK_FLAG
+#define SYN RTE_TCP_SYN_FLAG
+#define FIN RTE_TCP_FIN_FLAG
+#define RST RTE_TCP_RST_FLAG
+#define PSH RTE_TCP_PSH_FLAG
 
 struct tf {
     struct rte_mempool *pool;
@@ -78,5 +86,17 @@ uint8_t tf_pattern(uint32_t i);
 /* Read (and consume) everything readable into buf; returns the byte count. */
 uint32_t tf_read_all(struct tf *f, struct xlb_tcp_conn *c, uint8_t *buf, uint32_t cap);
 uint32_t tf_mbufs_in_use(const struct tf *f);
+
+/* len bytes of the pattern from byte start, in a static buffer (valid until the next call). */
+const uint8_t *tf_pattern_bytes(uint32_t start, uint32_t len);
+/* A peer data segment with timestamps: bytes [off, off+len) of the pattern at irs + 1 + off,
+ * flags ACK | extra. Returns input's result. */
+int tf_peer_data(struct tf *f, struct xlb_tcp_conn *c, uint32_t irs, uint32_t iss, uint32_t off,
+                 uint32_t len, uint8_t extra, uint32_t tsval);
+/* Read everything readable: exactly len bytes, the pattern from byte off. */
+void tf_check_read(struct tf *f, struct xlb_tcp_conn *c, uint32_t off, uint32_t len);
+/* Active open: checks the SYN's options, answers with a SYN-ACK (peer ISN peer_isn, TSval
+ * 500), checks the ACK; the connection is ESTABLISHED and the tx array empty. */
+struct xlb_tcp_conn *tf_active(struct tf *f, uint32_t iss, uint32_t peer_isn);
 
 #endif

@@ -1,0 +1,435 @@
+/*
+ * The TCP endpoint with crafted segments, the sending side: zero-window probes, the RTO and
+ * its backoff (RFC 6298), fast retransmit and recovery with SACK and NewReno (RFC 6675, 6582),
+ * keepalive, a shrinking peer window, cwnd growth and restart after idle, PMTU, writes refused
+ * and resumed, the listing and the control block's size.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+#include "tcp_fixture.h"
+
+static void test_zero_window_probe(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    /* The peer closes its window. */
+    tf_send(f, c,
+            &(struct tf_out){
+                .seq = 101, .ack = iss + 1, .flags = ACK, .win = 0, .ts = true, .tsval = 2000});
+    tf_clear_tx(f);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 500)), 0);
+    xlb_tcp_flush(f->ep, c);
+    assert_int_equal(f->n_tx, 0);
+    tf_advance(f, 1000);
+    assert_int_equal(f->n_tx, 1);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.seq, iss); /* below the window: the peer must answer */
+    assert_int_equal(s.len, 0);
+    tf_clear_tx(f);
+    tf_advance(f, 1999);
+    assert_int_equal(f->n_tx, 0);
+    tf_advance(f, 1); /* backed off to 2 s */
+    assert_int_equal(f->n_tx, 1);
+    assert_int_equal(xlb_tcp_counters(f->ep)->zero_window_probes, 2);
+    tf_clear_tx(f);
+    /* The window opens: the data goes. */
+    tf_send(f, c,
+            &(struct tf_out){
+                .seq = 101, .ack = iss + 1, .flags = ACK, .win = 100, .ts = true, .tsval = 2001});
+    assert_int_equal(f->n_tx, 1);
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.len, 500);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+static void test_rto_retransmits_exact_bytes(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_clear_tx(f);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 3000)), 0);
+    xlb_tcp_flush(f->ep, c);
+    assert_int_equal(f->n_tx, 3);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    uint32_t mss = s.len;
+    assert_int_equal(mss, 1460 - 12);
+    tf_clear_tx(f);
+    /* The first segment is acknowledged; the others are lost. */
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1 + mss,
+                             .flags = ACK,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2000});
+    tf_advance(f, 999);
+    assert_int_equal(f->n_tx, 0);
+    tf_advance(f, 1);
+    assert_true(f->n_tx >= 1);
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.seq, iss + 1 + mss);
+    assert_int_equal(s.len, mss);
+    for (uint32_t b = 0; b < s.len; b++)
+        assert_int_equal(s.data[b], tf_pattern(mss + b));
+    assert_int_equal(xlb_tcp_counters(f->ep)->rtos, 1);
+    assert_true(xlb_tcp_counters(f->ep)->retransmits >= 1);
+    /* Everything acknowledged: the send queue's mbufs go back to the pool. */
+    tf_clear_tx(f);
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1 + 3000,
+                             .flags = ACK,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2001});
+    assert_int_equal(tf_mbufs_in_use(f), 0 + f->n_tx);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+/* Data never acknowledged: retransmitted after 1, 2 and 4 s (backoff), then the connection
+ * gives up with a RST and on_closed(TIMEOUT). */
+static void test_retransmission_gives_up(void **state)
+{
+    (void)state;
+    struct xlb_tcp_config cfg;
+    xlb_tcp_config_default(&cfg);
+    cfg.retries = 2;
+    struct tf *f = tf_create(AF_INET, &cfg);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 100)), 0);
+    xlb_tcp_flush(f->ep, c);
+    tf_clear_tx(f);
+    tf_advance(f, 1000);
+    assert_int_equal(f->n_tx, 1);
+    tf_advance(f, 1999);
+    assert_int_equal(f->n_tx, 1);
+    tf_advance(f, 1);
+    assert_int_equal(f->n_tx, 2);
+    struct tf_seg s;
+    tf_tx(f, 1, &s);
+    assert_int_equal(s.seq, iss + 1);
+    assert_int_equal(s.len, 100);
+    assert_int_equal(f->closed, 0);
+    tf_advance(f, 4000);
+    assert_int_equal(f->closed, 1);
+    assert_int_equal(f->close_reason, XLB_TCP_CLOSE_TIMEOUT);
+    tf_tx(f, f->n_tx - 1, &s);
+    assert_true(s.flags & RST);
+    assert_int_equal(xlb_tcp_counters(f->ep)->rst_out_timeout, 1);
+    assert_int_equal(xlb_tcp_conns_in_use(f->ep), 0);
+    tf_destroy(f);
+}
+
+static void test_fast_retransmit(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 5 * 1448)), 0);
+    xlb_tcp_flush(f->ep, c);
+    tf_clear_tx(f);
+    for (unsigned i = 0; i < 3; i++)
+        tf_send(f, c,
+                &(struct tf_out){.seq = 101,
+                                 .ack = iss + 1,
+                                 .flags = ACK,
+                                 .win = 1024,
+                                 .ts = true,
+                                 .tsval = 2000,
+                                 .n_sack = 1,
+                                 .sack_l = {iss + 1 + 1448},
+                                 .sack_r = {iss + 1 + 1448 * (2 + i)}});
+    /* The hole first (RFC 6675); anything after it is data the peer has not SACKed. */
+    assert_true(f->n_tx >= 1);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.seq, iss + 1);
+    assert_int_equal(s.len, 1448);
+    for (unsigned i = 0; i < 1448; i++)
+        assert_int_equal(s.data[i], tf_pattern(i));
+    for (unsigned k = 1; k < f->n_tx; k++) {
+        tf_tx(f, k, &s);
+        assert_true(s.seq >= iss + 1 + 4 * 1448);
+    }
+    assert_int_equal(xlb_tcp_counters(f->ep)->recovery.fast_retransmits, 1);
+    assert_int_equal(xlb_tcp_counters(f->ep)->recovery.sack_recoveries, 1);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+/* A peer without SACK (no timestamps: the cookie keeps only the MSS) and NewReno chosen:
+ * three duplicate ACKs resend the first segment, a partial ACK the next hole (RFC 6582). */
+static void test_newreno_without_sack(void **state)
+{
+    (void)state;
+    struct xlb_tcp_config cfg;
+    xlb_tcp_config_default(&cfg);
+    cfg.cc = XLB_TCP_CC_NEWRENO;
+    struct tf *f = tf_create(AF_INET, &cfg);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, false, &iss);
+    /* Without window scaling (lost with the timestamps) the peer opens 65,535 bytes. */
+    tf_send(f, c, &(struct tf_out){.seq = 101, .ack = iss + 1, .flags = ACK, .win = 65535});
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 5 * 1460)), 0);
+    xlb_tcp_flush(f->ep, c);
+    assert_int_equal(f->n_tx, 5);
+    tf_clear_tx(f);
+    for (unsigned i = 0; i < 3; i++)
+        tf_send(f, c, &(struct tf_out){.seq = 101, .ack = iss + 1, .flags = ACK, .win = 65535});
+    assert_int_equal(f->n_tx, 1);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.seq, iss + 1);
+    assert_int_equal(s.len, 1460);
+    assert_int_equal(xlb_tcp_counters(f->ep)->recovery.newreno_recoveries, 1);
+    tf_clear_tx(f);
+    /* The first two segments arrive: a partial ACK, and the third goes at once. */
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101, .ack = iss + 1 + 2 * 1460, .flags = ACK, .win = 1024});
+    assert_true(f->n_tx >= 1);
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.seq, iss + 1 + 2 * 1460);
+    assert_int_equal(xlb_tcp_counters(f->ep)->recovery.partial_acks, 1);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+static void test_keepalive_probe(void **state)
+{
+    (void)state;
+    struct xlb_tcp_config cfg;
+    xlb_tcp_config_default(&cfg);
+    cfg.keepalive_idle_ms = 5000;
+    cfg.keepalive_intvl_ms = 1000;
+    cfg.keepalive_probes = 2;
+    struct tf *f = tf_create(AF_INET, &cfg);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_clear_tx(f);
+    tf_advance(f, 4999);
+    assert_int_equal(f->n_tx, 0);
+    tf_advance(f, 1);
+    assert_int_equal(f->n_tx, 1);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.seq, iss); /* snd_una - 1: the peer answers with an ACK */
+    assert_int_equal(s.len, 0);
+    assert_int_equal(s.flags, ACK);
+    tf_clear_tx(f);
+    /* The peer answers: idle again from now. */
+    tf_send(f, c,
+            &(struct tf_out){
+                .seq = 101, .ack = iss + 1, .flags = ACK, .win = 1024, .ts = true, .tsval = 2000});
+    tf_advance(f, 4999);
+    assert_int_equal(f->n_tx, 0);
+    /* Unanswered: two probes, then a RST and the connection ends. */
+    tf_advance(f, 1 + 1000 + 1000);
+    assert_int_equal(f->closed, 1);
+    assert_int_equal(f->close_reason, XLB_TCP_CLOSE_TIMEOUT);
+    tf_tx(f, f->n_tx - 1, &s);
+    assert_true(s.flags & RST);
+    assert_int_equal(xlb_tcp_counters(f->ep)->keepalive_probes, 3);
+    tf_destroy(f);
+}
+
+/* The peer shrinks its window (RFC 9293 3.8.6 discourages it, but it happens): nothing goes
+ * beyond the new right edge, and the rest follows exactly when it reopens. */
+static void test_peer_window_shrink(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1,
+                             .flags = ACK,
+                             .win = 24,
+                             .ts = true,
+                             .tsval = 2000}); /* 24 << 7 = 3,072 bytes */
+    tf_clear_tx(f);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 6000)), 0);
+    xlb_tcp_flush(f->ep, c);
+    /* Two full segments; no runt of the 176 bytes left while data is in flight (sender SWS
+     * avoidance, RFC 9293 3.8.6.2.1). */
+    assert_int_equal(f->n_tx, 2);
+    tf_clear_tx(f);
+    /* One segment acknowledged, and the window shrinks to 0: the right edge moves left. */
+    tf_send(
+        f, c,
+        &(struct tf_out){
+            .seq = 101, .ack = iss + 1 + 1448, .flags = ACK, .win = 0, .ts = true, .tsval = 2001});
+    assert_int_equal(f->n_tx, 0);
+    /* It reopens: the rest, from 2,896 on, byte for byte. */
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1 + 2896,
+                             .flags = ACK,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2002});
+    uint32_t sent = 0;
+    for (unsigned i = 0; i < f->n_tx; i++) {
+        struct tf_seg s;
+        tf_tx(f, i, &s);
+        assert_int_equal(s.seq, iss + 1 + 2896 + sent);
+        for (uint32_t b = 0; b < s.len; b++)
+            assert_int_equal(s.data[b], tf_pattern(2896 + sent + b));
+        sent += s.len;
+    }
+    assert_int_equal(sent, 6000 - 2896);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+/* Slow start grows cwnd one segment per ACK; after more than an RTO idle it starts again from
+ * the initial window (RFC 5681 section 4.1). */
+static void test_cwnd_grows_and_restarts_after_idle(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 10 * 1448)), 0);
+    xlb_tcp_flush(f->ep, c);
+    for (uint32_t i = 1; i <= 10; i++)
+        tf_send(f, c,
+                &(struct tf_out){.seq = 101,
+                                 .ack = iss + 1 + i * 1448,
+                                 .flags = ACK,
+                                 .win = 1024,
+                                 .ts = true,
+                                 .tsval = 2000 + i});
+    struct xlb_tcp_conn_info info;
+    xlb_tcp_conn_info(c, &info);
+    assert_int_equal(info.cwnd, 20 * 1448);
+    tf_advance(f, 1500); /* idle longer than the RTO (1 s: no RTT sample) */
+    tf_clear_tx(f);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 30 * 1448)), 0);
+    xlb_tcp_flush(f->ep, c);
+    assert_int_equal(f->n_tx, 10);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+static void test_pmtu_lowers_mss(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 3000)), 0);
+    xlb_tcp_flush(f->ep, c);
+    tf_clear_tx(f);
+    /* A quoted sequence number outside what is in flight: ignored. */
+    xlb_tcp_pmtu(f->ep, c, 1000, iss + 100000);
+    assert_int_equal(xlb_tcp_counters(f->ep)->pmtu_ignored, 1);
+    assert_int_equal(f->n_tx, 0);
+    xlb_tcp_pmtu(f->ep, c, 1000, iss + 1);
+    assert_int_equal(xlb_tcp_counters(f->ep)->pmtu_lowered, 1);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    assert_int_equal(s.seq, iss + 1);
+    assert_int_equal(s.len, 1000 - 40 - 12);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+/* A write the send buffer cannot take is refused, and on_writable follows the ACK that frees
+ * room; the retried write then goes out. */
+static void test_write_refused_then_writable(void **state)
+{
+    (void)state;
+    struct xlb_tcp_config cfg;
+    xlb_tcp_config_default(&cfg);
+    cfg.snd_buf = 4000;
+    struct tf *f = tf_create(AF_INET, &cfg);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 3000)), 0);
+    xlb_tcp_flush(f->ep, c);
+    struct rte_mbuf *more = tf_payload(f, 3000, 2000);
+    assert_int_equal(xlb_tcp_write(f->ep, c, more), -EAGAIN);
+    assert_int_equal(f->writable, 0);
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1 + 1448,
+                             .flags = ACK,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 2000});
+    assert_int_equal(f->writable, 1);
+    assert_int_equal(xlb_tcp_write(f->ep, c, more), 0);
+    tf_clear_tx(f);
+    xlb_tcp_flush(f->ep, c);
+    assert_true(f->n_tx >= 1);
+    /* A write after shutdown is refused for good. */
+    xlb_tcp_shutdown(f->ep, c);
+    struct rte_mbuf *late = tf_payload(f, 0, 10);
+    assert_int_equal(xlb_tcp_write(f->ep, c, late), -EPIPE);
+    rte_pktmbuf_free(late);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+static void test_listing_and_size(void **state)
+{
+    (void)state;
+    assert_true(xlb_tcp_conn_size() <= 4096);
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 2000)), 0);
+    xlb_tcp_flush(f->ep, c);
+    struct xlb_tcp_conn_info info[4];
+    assert_int_equal(xlb_tcp_list(f->ep, info, 4), 1);
+    assert_int_equal(info[0].state, XLB_TCP_ESTABLISHED);
+    assert_int_equal(info[0].snd_queue, 2000);
+    assert_int_equal(info[0].unacked, 2000);
+    assert_int_equal(info[0].mss, 1448);
+    assert_int_equal(info[0].cwnd, 10 * 1448); /* RFC 6928's initial window */
+    assert_int_equal(info[0].rto_ms, 1000);    /* no RTT sample yet: RFC 6298's 1 s */
+    assert_true(info[0].memory > xlb_tcp_conn_size());
+    assert_string_equal(xlb_tcp_state_name(info[0].state), "ESTABLISHED");
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zero_window_probe),
+        cmocka_unit_test(test_rto_retransmits_exact_bytes),
+        cmocka_unit_test(test_retransmission_gives_up),
+        cmocka_unit_test(test_fast_retransmit),
+        cmocka_unit_test(test_newreno_without_sack),
+        cmocka_unit_test(test_keepalive_probe),
+        cmocka_unit_test(test_peer_window_shrink),
+        cmocka_unit_test(test_cwnd_grows_and_restarts_after_idle),
+        cmocka_unit_test(test_pmtu_lowers_mss),
+        cmocka_unit_test(test_write_refused_then_writable),
+        cmocka_unit_test(test_listing_and_size),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
