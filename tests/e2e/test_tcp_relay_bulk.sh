@@ -249,17 +249,19 @@ for loss in $LOSSES; do
         transfer "$path" get "$loss"
     done
     # The impairment was there: at N% of several hundred thousand segments, drops by the thousand.
-    [ "$loss" -eq 0 ] || [ $(($(dropped) - before)) -gt 0 ] || fail "no segment dropped at $loss%"
+    drops=$(($(dropped) - before))
+    [ "$loss" -eq 0 ] || [ "$drops" -gt 0 ] || fail "no segment dropped at $loss%"
+    echo "at $loss% loss the rules dropped $drops segments"
 done
 impair 0
 
-echo "goodput, Mbit/s (${MB} MB each way, tbf $RATE on the client's side; put: client->backend, get: backend->client)"
+echo "goodput, Mbit/s (${MB} MB each way, tbf $RATE on the client's side; up: client->backend, down: backend->client)"
 python3 - "$E2E_DIR/goodput" "$PATHS" <<'PY'
 import sys
 rows = {}
 for line in open(sys.argv[1]):
     loss, op, path, mbit, _ = line.split()
-    rows.setdefault((loss, op), {})[path] = float(mbit)
+    rows.setdefault((loss, {"put": "up", "get": "down"}[op]), {})[path] = float(mbit)
 paths = sys.argv[2].split()
 ratios = [p for p in paths if p != "kernel"] if "kernel" in paths else []
 print(f"{'loss':>4} {'dir':>4} " + " ".join(f"{p:>9}" for p in paths)
@@ -285,7 +287,9 @@ print(sum(p["rx_dropped"] for p in json.load(sys.stdin)["ports"]))'
 rss_start=$(rss_kib)
 dropped_start=$(port_rx_dropped)
 # shellcheck disable=SC2046
-ip netns exec "$E2E_PREFIX-client" timeout 200 python3 "$E2E_DIR/bulk.py" client \
+# Not through timeout(1): $! must be the client itself, so that cleanup's kill reaches it (its
+# socket operations time out by themselves).
+ip netns exec "$E2E_PREFIX-client" python3 "$E2E_DIR/bulk.py" client \
     $(target "$hold_path") hold $((HOLD_MB << 20)) "$E2E_DIR/go" "$E2E_DIR/progress" \
     >"$E2E_DIR/hold.out" 2>&1 &
 holder=$!
