@@ -32,6 +32,7 @@ void xlb_burst_ctx_init(struct xlb_burst_ctx *ctx, const struct xlb_burst_params
     ctx->flows = params->flows;
     ctx->lb = params->lb;
     ctx->l7 = params->l7;
+    ctx->relay = params->relay;
     ctx->redirect = params->redirect;
     ctx->worker_id = params->worker_id;
     ctx->n_workers = params->n_workers;

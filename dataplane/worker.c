@@ -10,12 +10,13 @@
 #include "xlb_flow_table.h"
 #include "flow/flow.h"
 #include "l7/l7.h"
+#include "relay/relay.h"
 #include "xlb_lb.h"
 #include "xlb_log.h"
 
 int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb_addr *snat,
                                  unsigned n_snat, uint32_t flows_per_worker,
-                                 uint32_t l7_connections)
+                                 uint32_t l7_connections, uint32_t tcp_connections)
 {
     struct xlb_shared *shared = cfg->shared;
     if (n_snat == 0)
@@ -43,6 +44,12 @@ int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb
         xlb_worker_forwarding_free(cfg);
         return -1;
     }
+    if (tcp_connections > 0 &&
+        (cfg->relay = xlb_relay_worker_create(cfg->id, tcp_connections, cfg->pool,
+                                              (int)rte_socket_id())) == NULL) {
+        xlb_worker_forwarding_free(cfg);
+        return -1;
+    }
     return 0;
 }
 
@@ -53,7 +60,9 @@ void xlb_worker_forwarding_free(struct xlb_worker_config *cfg)
         xlb_lb_worker_fini(cfg->lb);
     free(cfg->lb);
     xlb_l7_worker_free(cfg->l7);
+    xlb_relay_worker_free(cfg->relay);
     cfg->l7 = NULL;
+    cfg->relay = NULL;
     cfg->flows = NULL;
     cfg->lb = NULL;
 }
@@ -125,6 +134,7 @@ int xlb_worker_main(void *arg)
                                  .flows = cfg->flows,
                                  .lb = cfg->lb,
                                  .l7 = cfg->l7,
+                                 .relay = cfg->relay,
                                  .redirect = cfg->flows != NULL ? shared->redirect : NULL,
                                  .worker_id = cfg->id,
                                  .n_workers = shared->n_workers,
@@ -150,6 +160,7 @@ int xlb_worker_main(void *arg)
         xlb_flow_flush_step(&ctx);
         xlb_burst_dump_step(&ctx);
         xlb_l7_poll(&ctx, snap);
+        xlb_relay_poll(&ctx, snap);
         drain_messages(&ctx, snap, shared->to_worker[cfg->id]);
         for (unsigned q = 0; q < cfg->n_rxq; q++) {
             const struct xlb_worker_rxq *rxq = &cfg->rxq[q];

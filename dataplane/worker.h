@@ -31,18 +31,20 @@ struct xlb_worker_config {
     struct xlb_flow_table *flows;
     struct xlb_lb_worker *lb;
     struct xlb_l7_worker *l7;
+    struct xlb_relay_worker *relay; /* terminate VIPs' TCP endpoint (dataplane/relay/) */
     uint16_t snat_port_base;
     uint32_t snat_slice; /* SNAT ports per worker: worker w owns [w * slice, (w + 1) * slice) */
 };
 
 /*
- * Create worker w's flow table, LB state and (l7_connections > 0) HTTP/2 connection pool on
+ * Create worker w's flow table, LB state, (l7_connections > 0) HTTP/2 connection pool and
+ * (tcp_connections > 0) TCP endpoint for terminate VIPs on
  * the main lcore (they are allocated once, never
  * on the worker). Returns 0 or -1 (logged); without SNAT addresses nothing is created.
  */
 int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb_addr *snat,
                                  unsigned n_snat, uint32_t flows_per_worker,
-                                 uint32_t l7_connections);
+                                 uint32_t l7_connections, uint32_t tcp_connections);
 void xlb_worker_forwarding_free(struct xlb_worker_config *cfg);
 
 /* lcore entry point; arg is a struct xlb_worker_config. Returns when shared->stop is set. */

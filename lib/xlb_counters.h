@@ -53,6 +53,8 @@
     X(L7_REPLAYED, "l7_already_replayed")                                                          \
     X(L7_OUT_OF_ORDER, "l7_out_of_order")                                                          \
     X(L7_NO_ROOM, "l7_no_room")                                                                    \
+    X(RELAY_NO_ROUTE, "relay_no_route")                                                            \
+    X(RELAY_ENDED, "relay_segment_after_end")                                                      \
     X(PROTOCOL_UNSUPPORTED, "l4_protocol_unsupported")                                             \
     X(MULTI_SEGMENT, "multi_segment")                                                              \
     X(NO_MBUF, "no_mbuf")                                                                          \
@@ -107,7 +109,14 @@ enum xlb_drop_reason {
     X(SYN_PROXY_VALID_ACKS, "syn_proxy_valid_acks")                                                \
     X(SYN_PROXY_INVALID_ACKS, "syn_proxy_invalid_acks")                                            \
     X(SYN_PROXY_BACKEND_SYN_RETRANSMITS, "syn_proxy_backend_syn_retransmits")                      \
-    X(SYN_PROXY_BACKEND_FAILURES, "syn_proxy_backend_failures")
+    X(SYN_PROXY_BACKEND_FAILURES, "syn_proxy_backend_failures")                                    \
+    X(RELAY_SYN_COOKIES_SENT, "relay_syn_cookies_sent")                                            \
+    X(RELAY_BAD_COOKIES, "relay_bad_cookies")                                                      \
+    X(RELAY_OPENED, "relay_connections")                                                           \
+    X(RELAY_CLOSED, "relay_connections_closed")                                                    \
+    X(RELAY_POOL_FULL, "relay_pool_full")                                                          \
+    X(RELAY_RESETS_PASSED, "relay_resets_passed")                                                  \
+    X(RELAY_BACKEND_FAILURES, "relay_backend_failures")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

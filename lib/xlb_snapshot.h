@@ -75,6 +75,8 @@ struct xlb_vip_view {
     struct xlb_addr addr;
     uint16_t l4_port; /* host byte order */
     bool l7;          /* xDS target (HTTP/2) or a cluster (L4) */
+    bool terminate;   /* L4 with xlb's own TCP on both sides (dataplane/relay/), else full NAT */
+    bool newreno;     /* terminate: NewReno instead of CUBIC, for both sides */
     /* Its compiled LB tree (lib/lb/xlb_lb.h), NULL until its configuration is complete; the
      * snapshot holds a reference, dropped when the snapshot is freed. */
     struct xlb_lb_vip *lb;

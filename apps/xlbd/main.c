@@ -308,7 +308,8 @@ static int run(struct xlbd *d, const char *config_path, uint64_t memory)
     for (unsigned w = 0; w < d->shared->n_workers; w++) {
         if (xlb_worker_forwarding_create(&d->workers[w], d->bootstrap.snat, d->bootstrap.n_snat,
                                          d->bootstrap.flows_per_worker,
-                                         l7_connections(&d->bootstrap, memory)) != 0)
+                                         l7_connections(&d->bootstrap, memory),
+                                         d->bootstrap.tcp_connections_per_worker) != 0)
             return -1;
         d->shared->has_flows[w] = d->workers[w].flows != NULL;
     }

@@ -237,6 +237,8 @@ static const struct xlb_config_key section_keys[] = {
     XLB_CONFIG_UINT("worker_stall_ms", struct xlb_bootstrap, worker_stall_ms, 100, 600000),
     XLB_CONFIG_UINT("mbuf_pool_size", struct xlb_bootstrap, mbuf_pool_size, 1023, 1 << 24),
     XLB_CONFIG_UINT("flows_per_worker", struct xlb_bootstrap, flows_per_worker, 1024, 1 << 24),
+    XLB_CONFIG_UINT("tcp_connections_per_worker", struct xlb_bootstrap, tcp_connections_per_worker,
+                    0, 1 << 20),
     XLB_CONFIG_UINT("l7_connections_per_worker", struct xlb_bootstrap, l7_connections_per_worker, 0,
                     1 << 20),
     {.name = "aggregate_cluster_backward_compat", .read = read_aggregate_compat},
@@ -282,6 +284,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->mbuf_pool_size = XLB_MBUF_POOL_AUTO;
     out->flows_per_worker = XLB_DEFAULT_FLOWS_PER_WORKER;
     out->l7_connections_per_worker = XLB_L7_CONNECTIONS_AUTO;
+    out->tcp_connections_per_worker = XLB_DEFAULT_TCP_CONNECTIONS_PER_WORKER;
     out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;
     out->l4_syn_proxy = false;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;

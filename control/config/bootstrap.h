@@ -22,12 +22,15 @@
 /* xlb.mbuf_pool_size not given: xlbd sizes the pool (apps/xlbd/capacity.h). */
 #define XLB_MBUF_POOL_AUTO           0
 #define XLB_DEFAULT_FLOWS_PER_WORKER 65536
-#define XLB_L7_CONNECTIONS_AUTO      UINT32_MAX
-#define XLB_MSS_CLAMP_AUTO           UINT16_MAX /* no limit beyond the ports' MTUs */
-#define XLB_MSS_CLAMP_OFF            0
-#define XLB_DEFAULT_MAX_SERIES       10000
-#define XLB_DEFAULT_CONTROL_IDLE_MS  300000 /* 5 min: control socket and metrics clients */
-#define XLB_SOCKET_PATH_MAX          107    /* sizeof(sun_path) - 1 */
+/* TCP endpoint connections per worker: a terminated connection takes two (client and backend
+ * side), and a closed backend side stays in TIME-WAIT for 2 s. */
+#define XLB_DEFAULT_TCP_CONNECTIONS_PER_WORKER 4096
+#define XLB_L7_CONNECTIONS_AUTO                UINT32_MAX
+#define XLB_MSS_CLAMP_AUTO                     UINT16_MAX /* no limit beyond the ports' MTUs */
+#define XLB_MSS_CLAMP_OFF                      0
+#define XLB_DEFAULT_MAX_SERIES                 10000
+#define XLB_DEFAULT_CONTROL_IDLE_MS            300000 /* 5 min: control socket and metrics clients */
+#define XLB_SOCKET_PATH_MAX                    107    /* sizeof(sun_path) - 1 */
 
 enum xlb_channel_creds { XLB_CREDS_INSECURE, XLB_CREDS_TLS };
 
@@ -63,8 +66,10 @@ struct xlb_port_config {
 struct xlb_vip_config {
     struct xlb_addr address;
     uint16_t port;
-    char *target;  /* L7: an xds: URI naming the LDS resource */
-    char *cluster; /* L4: a cluster name */
+    char *target;   /* L7: an xds: URI naming the LDS resource */
+    char *cluster;  /* L4: a cluster name */
+    bool terminate; /* L4: "l4_mode": "terminate" (xlb's own TCP on both sides), else full NAT */
+    bool newreno;   /* "congestion_control": "newreno" (terminate only), else CUBIC */
 };
 
 struct xlb_bootstrap {
@@ -84,7 +89,8 @@ struct xlb_bootstrap {
     struct xlb_port_config ports[XLB_MAX_PORTS];
     unsigned n_snat;
     struct xlb_addr *snat;
-    uint32_t flows_per_worker; /* NAT flow table entries per worker */
+    uint32_t flows_per_worker;           /* NAT flow table entries per worker */
+    uint32_t tcp_connections_per_worker; /* the TCP endpoint's pool (terminated VIPs) */
     /* HTTP/2 (L7) connections per worker; XLB_L7_CONNECTIONS_AUTO: when a VIP has a target, a
      * default xlbd sizes from the EAL memory (apps/xlbd/capacity.h), else none. */
     uint32_t l7_connections_per_worker;

@@ -16,6 +16,7 @@ struct vip_reading {
     const cJSON *address;
     const char *target, *cluster;
     bool has_target, has_cluster;
+    bool has_l4_mode, has_congestion_control;
 };
 
 static bool valid_xds_target(const char *target)
@@ -107,11 +108,52 @@ static void read_cluster(const cJSON *vip, const char *path, const struct xlb_co
     r->has_cluster = cJSON_HasObjectItem(vip, key->name);
 }
 
+/* One of a key's allowed strings: its index, or -1 (reported) when absent-but-wrong. Absent: 0. */
+static int read_choice(const cJSON *vip, const char *path, const char *name,
+                       const char *const *choices, unsigned n, bool *present,
+                       struct xlb_errors *errs)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(vip, name);
+    *present = item != NULL;
+    if (item == NULL)
+        return 0;
+    for (unsigned i = 0; cJSON_IsString(item) && i < n; i++)
+        if (strcmp(item->valuestring, choices[i]) == 0)
+            return (int)i;
+    char key_path[XLB_PATH_MAX];
+    xlb_path_key(key_path, path, name);
+    xlb_errors_add(errs, key_path, "must be \"%s\" or \"%s\"", choices[0], choices[1]);
+    return -1;
+}
+
+static void read_l4_mode(const cJSON *vip, const char *path, const struct xlb_config_key *key,
+                         void *ctx, struct xlb_errors *errs)
+{
+    static const char *const modes[] = {"nat", "terminate"};
+    struct vip_reading *r = ctx;
+    int mode = read_choice(vip, path, key->name, modes, 2, &r->has_l4_mode, errs);
+    r->ok &= mode >= 0;
+    r->cfg->terminate = mode == 1;
+}
+
+static void read_congestion_control(const cJSON *vip, const char *path,
+                                    const struct xlb_config_key *key, void *ctx,
+                                    struct xlb_errors *errs)
+{
+    static const char *const algorithms[] = {"cubic", "newreno"};
+    struct vip_reading *r = ctx;
+    int cc = read_choice(vip, path, key->name, algorithms, 2, &r->has_congestion_control, errs);
+    r->ok &= cc >= 0;
+    r->cfg->newreno = cc == 1;
+}
+
 static const struct xlb_config_key vip_keys[] = {
     {.name = "address", .read = read_address},
     {.name = "port", .read = read_port},
     {.name = "target", .read = read_target},
     {.name = "cluster", .read = read_cluster},
+    {.name = "l4_mode", .read = read_l4_mode},
+    {.name = "congestion_control", .read = read_congestion_control},
 };
 const struct xlb_config_object xlb_bootstrap_vip_object = XLB_CONFIG_OBJECT("xlb.vips[]", vip_keys);
 
@@ -132,6 +174,13 @@ static void check_vip(struct vip_reading *r, const char *path, struct xlb_errors
         r->ok = false;
     } else if (r->target == NULL && r->cluster == NULL) {
         r->ok = false; /* the string getter reported it */
+    } else if (r->has_target && r->has_l4_mode) {
+        xlb_errors_add(errs, path, "\"l4_mode\" is for L4 VIPs (with a \"cluster\")");
+        r->ok = false;
+    } else if (r->has_congestion_control && !cfg->terminate) {
+        xlb_errors_add(errs, path,
+                       "\"congestion_control\" needs \"l4_mode\": \"terminate\" (xlb's own TCP)");
+        r->ok = false;
     }
     if (!r->ok)
         return;

@@ -124,6 +124,8 @@ static void list_restart_only(const struct xlb_bootstrap *running,
         {"xlb.worker_stall_ms", running->worker_stall_ms == fresh->worker_stall_ms},
         {"xlb.mbuf_pool_size", running->mbuf_pool_size == fresh->mbuf_pool_size},
         {"xlb.flows_per_worker", running->flows_per_worker == fresh->flows_per_worker},
+        {"xlb.tcp_connections_per_worker",
+         running->tcp_connections_per_worker == fresh->tcp_connections_per_worker},
         {"xlb.l7_connections_per_worker",
          running->l7_connections_per_worker == fresh->l7_connections_per_worker},
         {"xlb.aggregate_cluster_backward_compat",
@@ -146,7 +148,8 @@ static bool same_vips(const struct xlb_bootstrap *a, const struct xlb_bootstrap 
     for (unsigned v = 0; v < a->n_vips; v++) {
         const struct xlb_vip_config *x = &a->vips[v], *y = &b->vips[v];
         if (!xlb_addr_equal(&x->address, &y->address) || x->port != y->port ||
-            !same_string(x->target, y->target) || !same_string(x->cluster, y->cluster))
+            !same_string(x->target, y->target) || !same_string(x->cluster, y->cluster) ||
+            x->terminate != y->terminate || x->newreno != y->newreno)
             return false;
     }
     return true;

@@ -77,6 +77,8 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
             .addr = vip->address,
             .l4_port = vip->port,
             .l7 = vip->target != NULL,
+            .terminate = vip->terminate,
+            .newreno = vip->newreno,
             .lb = lb != NULL ? xlb_lb_trees_vip(lb, v) : NULL,
         };
         xlb_lb_vip_hold(snap->vips[snap->n_vips - 1].lb);

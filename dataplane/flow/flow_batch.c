@@ -21,6 +21,7 @@
 #include "flow.h"
 #include "l7/l7.h"
 #include "nat/nat.h"
+#include "relay/relay.h"
 #include "xlb_flow_hkey.h"
 
 /*
@@ -60,6 +61,8 @@ static xlb_verdict dispatch(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
             return xlb_l7_from_backend(ctx, snap, frame, p, tcp_len, f);
         if (f->kind == XLB_FLOW_KIND_L7_CLOSED)
             return xlb_l7_closed_from_backend(ctx, snap, frame, p, f);
+        if (f->kind == XLB_FLOW_KIND_TCP_RELAY)
+            return xlb_relay_from_backend(ctx, snap, frame, p, f);
         return xlb_nat_from_backend(ctx, snap, frame, p, tcp_len, f);
     }
     /* The client reuses its port after a FIN or RST: a new connection, picked afresh. */
@@ -74,12 +77,18 @@ static xlb_verdict dispatch(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
             return xlb_l7_from_client(ctx, snap, frame, p, tcp_len, f);
         if (f->kind == XLB_FLOW_KIND_L7_CLOSED)
             return xlb_l7_closed_from_client(ctx, snap, frame, p, tcp_len, f);
+        if (f->kind == XLB_FLOW_KIND_TCP_RELAY)
+            return xlb_relay_from_client(ctx, snap, frame, p, f);
         return xlb_nat_from_client(ctx, snap, frame, p, tcp_len, f);
     }
     const struct xlb_vip_view *vip = xlb_flow_vip_of(snap, key);
-    xlb_verdict verdict = vip != NULL && vip->l7
-                              ? xlb_l7_no_flow(ctx, snap, frame, p, tcp_len, key, vip)
-                              : xlb_nat_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
+    xlb_verdict verdict;
+    if (vip != NULL && vip->l7)
+        verdict = xlb_l7_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
+    else if (vip != NULL && vip->terminate)
+        verdict = xlb_relay_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
+    else
+        verdict = xlb_nat_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
     return verdict == XLB_DROP_TCP_NO_FLOW ? xlb_egress_reset_reply(ctx, snap, frame, p, tcp_len)
                                            : verdict;
 }

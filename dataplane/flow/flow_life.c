@@ -10,6 +10,7 @@
 #include <rte_hash_crc.h>
 
 #include "l7/l7.h"
+#include "relay/relay.h"
 
 void xlb_flow_key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key)
 {
@@ -100,6 +101,9 @@ static void end_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
         break;
     case XLB_FLOW_KIND_L7_CLOSED:
         break; /* its connection's entry went back when its exchange was over */
+    case XLB_FLOW_KIND_TCP_RELAY:
+        xlb_relay_release(ctx, f); /* resets what is still open */
+        break;
     case XLB_FLOW_KIND_NAT_PROXY:
         if (f->state == XLB_FLOW_SYN_SENT) /* the backend never answered the proxy's SYN */
             ctx->stats->events[XLB_EVENT_SYN_PROXY_BACKEND_FAILURES]++;

@@ -51,14 +51,15 @@ struct xlb_flow_key {
 };
 
 /*
- * Which engine under the data plane's flow layer (dataplane/flow/) owns a flow's segments. Two
- * bits in the entry: room for the kinds to come (a TCP endpoint, an L7 stream engine).
+ * Which engine under the data plane's flow layer (dataplane/flow/) owns a flow's segments. Three
+ * bits in the entry: room for the kinds to come (an L7 stream engine).
  */
 enum xlb_flow_kind {
     XLB_FLOW_KIND_NAT,       /* L4 full NAT (dataplane/nat/): window, not l7_conn */
     XLB_FLOW_KIND_L7_SPLICE, /* an HTTP/2 connection (dataplane/l7/): l7_conn, not window */
     XLB_FLOW_KIND_L7_CLOSED, /* an L7 connection whose exchange is over: l7_closed */
     XLB_FLOW_KIND_NAT_PROXY, /* L4 full NAT behind the SYN proxy: window, and its side word */
+    XLB_FLOW_KIND_TCP_RELAY, /* both sides terminated by xlb's TCP (dataplane/relay/): relay */
 };
 
 /* Half-open: SYN_SENT or RESUMING, the flows the SYN pool (n_syn, syn_cap) bounds. */
@@ -114,23 +115,24 @@ struct xlb_flow {
     uint32_t wheel_next, wheel_prev;   /* links in its wheel slot */
     uint32_t expires_s;                /* the second (TSC / hz) its idle timeout ends in */
     uint32_t endpoint_slot : 18;
-    uint32_t cluster_slot : 14;
+    uint32_t cluster_slot : 13;
+    uint32_t used : 1;
     uint16_t wheel_slot : 9;
-    uint16_t state : 3; /* enum xlb_flow_state (lib/xlb_flow_dump.h) */
-    uint16_t used : 1;
+    uint16_t state : 3;     /* enum xlb_flow_state (lib/xlb_flow_dump.h) */
     uint16_t scheduled : 1; /* in a wheel slot */
-    uint16_t kind : 2;      /* enum xlb_flow_kind */
+    uint16_t kind : 3;      /* enum xlb_flow_kind */
     uint8_t snat_index;
     uint8_t client_port_index : 4, backend_port_index : 4;
     union {
         struct xlb_flow_window window;       /* L4 */
         uint32_t l7_conn;                    /* L7: the connection's index in its worker's pool */
+        uint32_t relay;                      /* TCP_RELAY: its pair's index (dataplane/relay/) */
         struct xlb_flow_l7_closed l7_closed; /* L7, over */
     };
 } __rte_cache_aligned;
 
 _Static_assert(sizeof(struct xlb_flow) == 64, "a flow entry is one cache line");
-_Static_assert(XLB_ENDPOINT_LOAD_SLOTS < (1 << 18) && XLB_CLUSTER_LOAD_SLOTS < (1 << 14),
+_Static_assert(XLB_ENDPOINT_LOAD_SLOTS < (1 << 18) && XLB_CLUSTER_LOAD_SLOTS < (1 << 13),
                "slots and their out-of-range value fit the bit fields");
 _Static_assert(XLB_MAX_PORTS <= 16, "port indexes fit four bits");
 _Static_assert(XLB_FLOW_WHEEL_SLOTS <= 512, "wheel slots fit nine bits");

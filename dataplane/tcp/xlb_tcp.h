@@ -167,6 +167,9 @@ int xlb_tcp_receive(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct 
  * Nothing is sent until xlb_tcp_flush (Nagle off: each flush sends what the window allows).
  */
 int xlb_tcp_write(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *m);
+/* The congestion controller of one connection instead of the endpoint's; before its first
+ * write (from on_connected for an accepted connection, after xlb_tcp_connect otherwise). */
+void xlb_tcp_set_cc(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, enum xlb_tcp_cc_kind cc);
 /* Send what the windows allow, and any pending ACK. */
 void xlb_tcp_flush(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c);
 /*
@@ -177,12 +180,29 @@ void xlb_tcp_flush(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c);
 uint32_t xlb_tcp_peek(const struct xlb_tcp_conn *c, const uint8_t **data, uint32_t *len, bool *eof);
 /* Drop n bytes read (n <= readable); frees their mbufs and may send a window update. */
 void xlb_tcp_consume(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t n);
+/*
+ * Take in-order received bytes as they are, zero-copy: whole received mbufs (the first one
+ * without the bytes already consumed), as a chain of at most max bytes, now the caller's; may
+ * send a window update. NULL when nothing is readable or the first mbuf alone exceeds max.
+ * Made for relaying into another connection's xlb_tcp_write.
+ */
+struct rte_mbuf *xlb_tcp_read(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t max);
+/* Bytes xlb_tcp_write would take now (0 after shutdown or in a state that cannot send). */
+uint32_t xlb_tcp_send_space(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c);
+/*
+ * The user pointer of the connection an output packet was built for (each one says, in
+ * m->hash.usr), or NULL: a packet of no connection (a cookie SYN-ACK) or of one that has
+ * closed since. How a caller with several links routes the output it collects.
+ */
+void *xlb_tcp_user_of(const struct xlb_tcp_endpoint *ep, const struct rte_mbuf *m);
 /* Send our FIN after the queued data (half-close). */
 void xlb_tcp_shutdown(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c);
 /* Send a RST and free the connection now (on_closed ABORTED is delivered). */
 void xlb_tcp_abort(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c);
 
 enum xlb_tcp_state xlb_tcp_conn_state(const struct xlb_tcp_conn *c);
+/* The user pointer the connection was opened with. */
+void *xlb_tcp_conn_user(const struct xlb_tcp_conn *c);
 /* Bytes a connection holds now: its control block plus the mbufs queued. */
 uint32_t xlb_tcp_conn_memory(const struct xlb_tcp_conn *c);
 /* Size of one idle control block. */

@@ -41,6 +41,21 @@ int xlb_tcp_write(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rt
     return 0;
 }
 
+void *xlb_tcp_conn_user(const struct xlb_tcp_conn *c)
+{
+    return c->user;
+}
+
+void xlb_tcp_set_cc(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, enum xlb_tcp_cc_kind cc)
+{
+    c->cc_kind = (uint8_t)cc;
+    /* Synchronized already (an accepted connection): its sender starts again with the new
+     * controller, which is sound while nothing has been sent. */
+    if (c->state != XLB_TCP_SYN_SENT && c->state != XLB_TCP_SYN_RECEIVED &&
+        c->snd_una == c->snd_max)
+        xlb_tcp_sender_start(ep, c);
+}
+
 void xlb_tcp_flush(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
     if (c->state != XLB_TCP_CLOSED)
@@ -60,15 +75,14 @@ uint32_t xlb_tcp_peek(const struct xlb_tcp_conn *c, const uint8_t **data, uint32
     return c->rcvq.bytes;
 }
 
-void xlb_tcp_consume(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t n)
+/* The receive window after the application took bytes: when reading reopened it by enough to
+ * matter (RFC 9293 section 3.8.6.2.2), the sender is told now rather than at its next segment,
+ * which a closed window holds back. before: the window before the read. */
+static void window_after_read(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t before)
 {
-    uint32_t before = xlb_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
-    xlb_tcp_mq_drop(&c->rcvq, n, &c->rcv_consumed_off);
     if (c->state != XLB_TCP_ESTABLISHED && c->state != XLB_TCP_FIN_WAIT_1 &&
         c->state != XLB_TCP_FIN_WAIT_2)
         return;
-    /* Reading reopened the window by enough to matter (RFC 9293 section 3.8.6.2.2): tell the
-     * sender now rather than at its next segment, which a closed window holds back. */
     uint32_t now = xlb_tcp_rcv_window(ep, c);
     uint32_t step = RTE_MIN(ep->cfg.rcv_buf / 2, 2u * c->mss);
     if (now > before && now - before >= step) {
@@ -76,6 +90,64 @@ void xlb_tcp_consume(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32
         xlb_tcp_send_ack(ep, c);
         xlb_tcp_timers_update(ep, c);
     }
+}
+
+static uint32_t window_now(const struct xlb_tcp_conn *c)
+{
+    return xlb_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+}
+
+void xlb_tcp_consume(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t n)
+{
+    uint32_t before = window_now(c);
+    xlb_tcp_mq_drop(&c->rcvq, n, &c->rcv_consumed_off);
+    window_after_read(ep, c, before);
+}
+
+struct rte_mbuf *xlb_tcp_read(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t max)
+{
+    struct xlb_tcp_mqueue *q = &c->rcvq;
+    if (!q->head || q->head->data_len - c->rcv_consumed_off > max)
+        return NULL;
+    uint32_t before = window_now(c);
+    /* The head's bytes already consumed are cut off, so the chain starts at the next byte. */
+    rte_pktmbuf_adj(q->head, (uint16_t)c->rcv_consumed_off);
+    c->rcv_consumed_off = 0;
+    struct rte_mbuf *head = q->head, *last = NULL;
+    uint32_t bytes = 0;
+    uint16_t segs = 0;
+    /* Bounded by the queue's segments. */
+    while (q->head && bytes + q->head->data_len <= max) {
+        last = q->head;
+        bytes += last->data_len;
+        segs++;
+        q->head = last->next;
+        q->segs--;
+    }
+    last->next = NULL;
+    if (!q->head)
+        q->tail = NULL;
+    q->bytes -= bytes;
+    head->nb_segs = segs;
+    head->pkt_len = bytes;
+    window_after_read(ep, c, before);
+    return head;
+}
+
+uint32_t xlb_tcp_send_space(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c)
+{
+    if (!can_queue(c))
+        return 0;
+    return c->sndq.bytes < ep->cfg.snd_buf ? ep->cfg.snd_buf - c->sndq.bytes : 0;
+}
+
+void *xlb_tcp_user_of(const struct xlb_tcp_endpoint *ep, const struct rte_mbuf *m)
+{
+    uint32_t tag = m->hash.usr;
+    if (tag == 0 || tag > ep->cfg.max_connections)
+        return NULL;
+    const struct xlb_tcp_conn *c = &ep->conns[tag - 1];
+    return c->state == XLB_TCP_CLOSED ? NULL : c->user;
 }
 
 void xlb_tcp_shutdown(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)

@@ -63,6 +63,7 @@ struct xlb_tcp_conn {
     uint16_t peer_mss;
     uint8_t snd_wscale, rcv_wscale;
     uint8_t syn_tries, rto_tries, ka_probes;
+    uint8_t cc_kind;             /* enum xlb_tcp_cc_kind: the endpoint's, or xlb_tcp_set_cc's */
     uint32_t persist_ms;         /* current zero-window probe interval, 0 when not probing */
     struct xlb_tcp_rtt rtt;      /* RFC 6298 (dataplane/tcp/sender/) */
     struct xlb_tcp_recovery rec; /* congestion control, SACK board, loss recovery */

@@ -122,6 +122,7 @@ struct xlb_tcp_conn *xlb_tcp_conn_alloc(struct xlb_tcp_endpoint *ep)
     uint32_t index = (uint32_t)(c - ep->conns);
     memset(c, 0, sizeof(*c));
     c->index = index;
+    c->cc_kind = (uint8_t)ep->cfg.cc;
     ep->in_use++;
     return c;
 }

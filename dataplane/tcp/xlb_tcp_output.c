@@ -125,6 +125,7 @@ static struct rte_mbuf *build_headers(struct xlb_tcp_endpoint *ep, const struct 
     }
     m->l3_len = (uint16_t)ip_len;
     m->l4_len = (uint16_t)tcp_len;
+    m->hash.usr = 0; /* no connection's: xlb_tcp_tag_of */
     struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(p + ip_len);
     th->src_port = t->local_port;
     th->dst_port = t->remote_port;
@@ -231,6 +232,13 @@ static bool attach_payload(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_con
     return len == 0;
 }
 
+/* Which connection a packet is for, for the caller that routes the output (xlb_tcp_user_of). */
+static void stamp(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c,
+                  struct rte_mbuf *m)
+{
+    m->hash.usr = (uint32_t)(c - ep->conns) + 1;
+}
+
 /* What every segment we send does to the receive side: the ACK it carries is owed no more. */
 static void ack_sent(struct xlb_tcp_conn *c)
 {
@@ -253,6 +261,7 @@ bool xlb_tcp_send_segment(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, u
         rte_pktmbuf_free(m);
         return false;
     }
+    stamp(ep, c, m);
     finish(&c->tuple, m);
     if (!xlb_tcp_tx(ep, m))
         return false;
@@ -291,6 +300,7 @@ void xlb_tcp_send_syn(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, bool 
     if (!m)
         return;
     c->rcv_adv = c->rcv_nxt + win;
+    stamp(ep, c, m);
     finish(&c->tuple, m);
     xlb_tcp_tx(ep, m);
     ack_sent(c);
@@ -314,6 +324,7 @@ void xlb_tcp_send_rst(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c,
     struct rte_mbuf *m = build_headers(ep, &c->tuple, seq, with_ack ? ack : 0, flags, 0, NULL, 0);
     if (!m)
         return;
+    stamp(ep, c, m);
     finish(&c->tuple, m);
     xlb_tcp_tx(ep, m);
 }
@@ -337,7 +348,8 @@ void xlb_tcp_challenge_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 void xlb_tcp_sender_start(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
     /* RFC 6582's "recover" starts at the ISS: the first loss may start a recovery. */
-    xlb_tcp_recovery_init(&c->rec, ep->cfg.cc, (c->flags & XLB_TCPF_SACK) != 0, c->mss, c->iss);
+    xlb_tcp_recovery_init(&c->rec, (enum xlb_tcp_cc_kind)c->cc_kind,
+                          (c->flags & XLB_TCPF_SACK) != 0, c->mss, c->iss);
 }
 
 uint32_t xlb_tcp_rto_ms(const struct xlb_tcp_conn *c)

@@ -58,7 +58,7 @@ static void the_issue_example_is_rejected(void **state)
                   "[{\"address\": \"198.18.0.100\", \"port\": 80, \"cluster\": \"c\", "
                   "\"l7mode\": \"stream\"}]}}",
                   "xlb.wrokers_typo: unknown key; did you mean \"workers\"?",
-                  "xlb.vips[0].l7mode: unknown key", NULL);
+                  "xlb.vips[0].l7mode: unknown key; did you mean \"l4_mode\"?", NULL);
 }
 
 static void section_keys_are_checked(void **state)
@@ -197,8 +197,9 @@ static void suggestions_are_near_or_none(void **state)
     assert_string_equal(xlb_config_nearest_key(section, "aggregate_cluster_backwards_compat"),
                         "aggregate_cluster_backward_compat");
     assert_string_equal(xlb_config_nearest_key(section, "ports"), "ports");
+    assert_string_equal(xlb_config_nearest_key(vip, "l4mode"), "l4_mode");
     /* Far: no suggestion rather than a wrong one. */
-    assert_null(xlb_config_nearest_key(vip, "l7mode"));
+    assert_null(xlb_config_nearest_key(vip, "mode"));
     assert_null(xlb_config_nearest_key(vip, "backend"));
     assert_null(xlb_config_nearest_key(vip, "prt_x"));
     assert_null(xlb_config_nearest_key(section, "threads"));
@@ -234,7 +235,7 @@ static void errors_as_json(void **state)
     assert_string_equal(
         text, "[{\"path\":\"xlb.vips[0].tagret\",\"message\":\"unknown key\",\"suggestion\":"
               "\"target\"},{\"path\":\"xlb.vips[0].l7mode\",\"message\":\"unknown key\","
-              "\"suggestion\":null},{\"path\":\"xlb.vips[0].port\",\"message\":\"must be "
+              "\"suggestion\":\"l4_mode\"},{\"path\":\"xlb.vips[0].port\",\"message\":\"must be "
               "1..65535\",\"suggestion\":null},{\"path\":\"xlb.static_resources.clusters[0]\","
               "\"message\":\"cluster \\\"c\\\": type: STATIC is not supported\",\"suggestion\":"
               "null}]");
