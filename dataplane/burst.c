@@ -15,6 +15,8 @@
 void xlb_tx_enqueue(struct xlb_burst_ctx *ctx, uint16_t port_index, struct rte_mbuf *m)
 {
     struct xlb_tx_batch *batch = &ctx->tx[port_index];
+    if (batch->n == XLB_TX_BATCH && ctx->tx_flush != NULL)
+        ctx->tx_flush(ctx, port_index);
     if (batch->n == XLB_TX_BATCH) {
         ctx->stats->drops[XLB_DROP_TX_FULL]++;
         rte_pktmbuf_free(m);

@@ -29,6 +29,10 @@ struct xlb_tx_batch {
 };
 
 struct xlb_flow_table;
+struct xlb_burst_ctx;
+
+/* Send a port's tx batch now (the worker's rte_eth_tx_burst), emptying it. */
+typedef void (*xlb_tx_flush_fn)(struct xlb_burst_ctx *ctx, uint16_t port_index);
 struct xlb_lb_worker;
 struct xlb_l7_worker;
 struct xlb_relay_worker;
@@ -78,6 +82,10 @@ struct xlb_burst_ctx {
     uint32_t snat_slice;      /* ports per worker's slice */
     uint64_t now_tsc, tsc_hz; /* now_tsc: read once per poll loop */
     struct xlb_tx_batch tx[XLB_MAX_PORTS];
+    /* A full batch is sent at once rather than dropped, when set: an engine that answers one
+     * segment with many (the TCP relay) may fill it within a burst. NULL: dropped, tx_full. */
+    xlb_tx_flush_fn tx_flush;
+    void *tx_flush_arg;
     struct xlb_owned_cache owned; /* the snapshot's owned addresses last seen */
     uint16_t n_pending;
     struct xlb_held_segment pending[XLB_RX_BURST];

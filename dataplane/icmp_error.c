@@ -9,6 +9,7 @@
 
 #include "checksum.h"
 #include "nat/nat_window.h"
+#include "relay/relay.h"
 #include "xlb_flow_table.h"
 
 #define ICMP_HEADER 8 /* type, code, checksum, and 4 bytes of rest-of-header */
@@ -85,6 +86,16 @@ static bool quote_in_window(const struct xlb_flow *f, const struct quote *q, uin
     return xlb_window_sent_unacked(&f->window, rte_be_to_cpu_32(seq), from);
 }
 
+/* The next hop's MTU a "fragmentation needed" / "packet too big" names, or 0 for another error. */
+static uint32_t path_mtu(uint8_t family, const uint8_t *icmp)
+{
+    if (family == AF_INET)
+        return icmp[0] == 3 && icmp[1] == 4 ? (uint32_t)icmp[6] << 8 | icmp[7] : 0;
+    return icmp[0] == 2 ? (uint32_t)icmp[4] << 24 | (uint32_t)icmp[5] << 16 |
+                              (uint32_t)icmp[6] << 8 | icmp[7]
+                        : 0;
+}
+
 /* Rewrite the quoted segment; its TCP checksum is patched only when the quote holds it. */
 static void rewrite_quote(struct quote *q, const uint8_t *src, uint16_t sport, const uint8_t *dst,
                           uint16_t dport)
@@ -147,6 +158,14 @@ xlb_verdict xlb_icmp_error_input(struct xlb_burst_ctx *ctx, const struct xlb_sna
     struct xlb_flow *f = flow_of(ctx->flows, &q);
     if (f == NULL)
         return XLB_DROP_TCP_NO_FLOW;
+    if (f->kind == XLB_FLOW_KIND_TCP_RELAY) {
+        /* About a segment xlb's own TCP sent: it learns the path's MTU, nothing is passed on. */
+        uint32_t seq;
+        memcpy(&seq, q.l4 + 4, 4);
+        xlb_relay_icmp_error(ctx, f, role == XLB_ROLE_SNAT, path_mtu(family, icmp),
+                             rte_be_to_cpu_32(seq));
+        return XLB_VERDICT_CONSUMED;
+    }
     if (!quote_in_window(f, &q, role))
         return XLB_DROP_ICMP_SEQ_OUT_OF_WINDOW;
     uint8_t snat[16] = {0};

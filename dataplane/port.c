@@ -25,6 +25,10 @@ static void configure_offloads(const struct rte_eth_dev_info *info, uint16_t n_r
     memset(conf, 0, sizeof(*conf));
     if (info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM)
         conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+    /* Chains (the TCP relay's segments: headers, then the payload attached) where the driver
+     * takes them; elsewhere the relay sends them flat. */
+    if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+        conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
     /* Spread flows over the workers' queues by addresses and ports. */
     uint64_t rss = info->flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP);
     if (n_rxq > 1 && rss != 0) {
@@ -89,6 +93,7 @@ int xlb_port_open(const char *name, unsigned n_workers, uint16_t mtu, struct rte
     rte_eth_promiscuous_enable(port_id);
     out->port_id = port_id;
     out->n_rxq = n_rxq;
+    out->tx_multi_seg = (conf.txmode.offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
     rte_eth_macaddr_get(port_id, &out->mac);
     if (rte_eth_dev_get_mtu(port_id, &out->mtu) != 0 || out->mtu == 0)
         out->mtu = RTE_ETHER_MTU;

@@ -2,6 +2,7 @@
 #ifndef XLB_PORT_H
 #define XLB_PORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_ether.h>
@@ -18,7 +19,8 @@ struct xlb_port_info {
     uint16_t n_rxq;      /* workers 0..n_rxq-1 poll one each */
     unsigned flow_rules; /* rte_flow rules steering replies to their worker (0: rings) */
     struct rte_ether_addr mac;
-    uint16_t mtu; /* RTE_ETHER_MTU when the driver does not say */
+    uint16_t mtu;      /* RTE_ETHER_MTU when the driver does not say */
+    bool tx_multi_seg; /* the driver sends mbuf chains (RTE_ETH_TX_OFFLOAD_MULTI_SEGS) */
 };
 
 struct rte_mempool *xlb_port_pool_create(unsigned n_mbufs);

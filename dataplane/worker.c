@@ -14,6 +14,13 @@
 #include "xlb_lb.h"
 #include "xlb_log.h"
 
+/* The mbufs a worker's relayed connections may hold in their queues: half the pool, shared by
+ * the workers (the other half is the ports' rings, caches and packets in flight). */
+static uint32_t relay_pool_share(const struct rte_mempool *pool, unsigned n_workers)
+{
+    return pool->size / 2 / (n_workers != 0 ? n_workers : 1);
+}
+
 int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb_addr *snat,
                                  unsigned n_snat, uint32_t flows_per_worker,
                                  uint32_t l7_connections, uint32_t tcp_connections)
@@ -46,6 +53,7 @@ int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb
     }
     if (tcp_connections > 0 &&
         (cfg->relay = xlb_relay_worker_create(cfg->id, tcp_connections, cfg->pool,
+                                              relay_pool_share(cfg->pool, shared->n_workers),
                                               (int)rte_socket_id())) == NULL) {
         xlb_worker_forwarding_free(cfg);
         return -1;
@@ -67,22 +75,32 @@ void xlb_worker_forwarding_free(struct xlb_worker_config *cfg)
     cfg->lb = NULL;
 }
 
+static void flush_port(struct xlb_burst_ctx *ctx, const struct xlb_worker_config *cfg, uint16_t p)
+{
+    struct xlb_tx_batch *batch = &ctx->tx[p];
+    if (batch->n == 0)
+        return;
+    uint16_t sent = rte_eth_tx_burst(cfg->port_ids[p], cfg->txq, batch->pkts, batch->n);
+    ctx->stats->tx_packets += sent;
+    if (sent < batch->n) {
+        XLB_LOG_RATELIMITED(WARNING, WORKER, "port %u tx queue %u full: %u packets dropped",
+                            cfg->port_ids[p], cfg->txq, batch->n - sent);
+        ctx->stats->drops[XLB_DROP_TX_FULL] += batch->n - sent;
+        rte_pktmbuf_free_bulk(&batch->pkts[sent], batch->n - sent);
+    }
+    batch->n = 0;
+}
+
+/* The context's tx_flush: a batch that filled within a burst goes out at once. */
+static void flush_full_batch(struct xlb_burst_ctx *ctx, uint16_t port_index)
+{
+    flush_port(ctx, ctx->tx_flush_arg, port_index);
+}
+
 static void flush_tx(struct xlb_burst_ctx *ctx, const struct xlb_worker_config *cfg)
 {
-    for (uint16_t p = 0; p < cfg->n_ports; p++) {
-        struct xlb_tx_batch *batch = &ctx->tx[p];
-        if (batch->n == 0)
-            continue;
-        uint16_t sent = rte_eth_tx_burst(cfg->port_ids[p], cfg->txq, batch->pkts, batch->n);
-        ctx->stats->tx_packets += sent;
-        if (sent < batch->n) {
-            XLB_LOG_RATELIMITED(WARNING, WORKER, "port %u tx queue %u full: %u packets dropped",
-                                cfg->port_ids[p], cfg->txq, batch->n - sent);
-            ctx->stats->drops[XLB_DROP_TX_FULL] += batch->n - sent;
-            rte_pktmbuf_free_bulk(&batch->pkts[sent], batch->n - sent);
-        }
-        batch->n = 0;
-    }
+    for (uint16_t p = 0; p < cfg->n_ports; p++)
+        flush_port(ctx, cfg, p);
 }
 
 /* Bounded: a flood of control messages cannot starve packet processing. */
@@ -143,6 +161,8 @@ int xlb_worker_main(void *arg)
                                  .tsc_hz = rte_get_tsc_hz(),
                              });
     struct rte_mbuf *pkts[XLB_RX_BURST];
+    ctx.tx_flush = flush_full_batch;
+    ctx.tx_flush_arg = (void *)(uintptr_t)cfg; /* read only by flush_port */
 
     rte_rcu_qsbr_thread_register(shared->qsbr, cfg->id);
     rte_rcu_qsbr_thread_online(shared->qsbr, cfg->id);

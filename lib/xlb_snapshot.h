@@ -46,7 +46,8 @@ struct xlb_port_view {
     struct xlb_prefix prefixes[XLB_MAX_PORT_PREFIXES];
     uint8_t n_gateways; /* next hops for destinations that are not on-link */
     struct xlb_addr gateways[XLB_MAX_GATEWAYS];
-    uint16_t mtu; /* the device's, read when the port starts; 0: unknown, taken as 1500 */
+    uint16_t mtu;      /* the device's, read when the port starts; 0: unknown, taken as 1500 */
+    bool tx_multi_seg; /* it sends mbuf chains; else they are made flat first */
     /* The largest MSS a SYN or SYN-ACK forwarded through this port may offer, by family:
      * what its MTU carries after the IP and TCP headers, or less (xlb.tcp_mss_clamp). 0: no
      * clamping. Set by the snapshot builder. */

@@ -201,6 +201,7 @@ static int open_ports(struct xlbd *d)
         view->port_id = d->port_info[p].port_id;
         view->mac = d->port_info[p].mac;
         view->mtu = d->port_info[p].mtu;
+        view->tx_multi_seg = d->port_info[p].tx_multi_seg;
         view->n_prefixes = (uint8_t)cfg->n_addresses;
         memcpy(view->prefixes, cfg->addresses, cfg->n_addresses * sizeof(cfg->addresses[0]));
     }

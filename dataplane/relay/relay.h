@@ -18,9 +18,12 @@ struct xlb_relay_worker;
 struct xlb_tcp_endpoint;
 
 /* Create a worker's relay on the main lcore: a TCP endpoint of `connections` control blocks
- * (two per relayed connection) on the worker's mbuf pool. NULL on failure (logged). */
+ * (two per relayed connection) on the worker's mbuf pool, whose queues may hold at most
+ * pool_share of its mbufs (a slow reader cannot take the pool the ports need). NULL on
+ * failure (logged). */
 struct xlb_relay_worker *xlb_relay_worker_create(unsigned worker_id, uint32_t connections,
-                                                 struct rte_mempool *pool, int socket);
+                                                 struct rte_mempool *pool, uint32_t pool_share,
+                                                 int socket);
 void xlb_relay_worker_free(struct xlb_relay_worker *w);
 /* The worker's TCP endpoint: its counters and connections (xlb_tcp_counters, xlb_tcp_list). */
 struct xlb_tcp_endpoint *xlb_relay_endpoint(struct xlb_relay_worker *w);
@@ -40,6 +43,12 @@ xlb_verdict xlb_relay_from_client(struct xlb_burst_ctx *ctx, const struct xlb_sn
 xlb_verdict xlb_relay_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                    struct xlb_frame *frame, struct xlb_tcp_packet *p,
                                    struct xlb_flow *f);
+
+/* An ICMP error about a segment of a relayed connection, which xlb's own TCP sent to the
+ * backend (to_backend) or to the client: a path MTU (0: another error, ignored as RFC 5461's
+ * soft errors are) lowers that side's MSS when seq is one it has in flight. */
+void xlb_relay_icmp_error(struct xlb_burst_ctx *ctx, struct xlb_flow *f, bool to_backend,
+                          uint32_t mtu, uint32_t seq);
 
 /* The endpoint's timers (retransmissions, delayed ACKs, TIME-WAIT); once per poll loop,
  * bounded. */

@@ -6,8 +6,7 @@
 #include "relay_pair.h"
 
 /* The connection a side's segments go to, or NULL. */
-static struct xlb_tcp_conn *receiver(const struct xlb_relay_pair *pr,
-                                     enum xlb_relay_side_index s)
+static struct xlb_tcp_conn *receiver(const struct xlb_relay_pair *pr, enum xlb_relay_side_index s)
 {
     const struct xlb_relay_side *side = &pr->side[s];
     struct xlb_tcp_conn *c = side->conn;
@@ -18,8 +17,7 @@ static struct xlb_tcp_conn *receiver(const struct xlb_relay_pair *pr,
 }
 
 static xlb_verdict to_side(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                           struct xlb_frame *frame, struct xlb_flow *f,
-                           enum xlb_relay_side_index s)
+                           struct xlb_frame *frame, struct xlb_flow *f, enum xlb_relay_side_index s)
 {
     struct xlb_relay_worker *w = ctx->relay;
     if (w == NULL || f->relay >= w->n_pairs || !w->pairs[f->relay].in_use)
@@ -36,6 +34,21 @@ static xlb_verdict to_side(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
     xlb_tcp_receive(w->ep, c, frame->m, xlb_relay_now_ms(ctx));
     xlb_relay_route_output(w);
     return XLB_VERDICT_SENT; /* taken by the endpoint, whatever it made of it */
+}
+
+void xlb_relay_icmp_error(struct xlb_burst_ctx *ctx, struct xlb_flow *f, bool to_backend,
+                          uint32_t mtu, uint32_t seq)
+{
+    struct xlb_relay_worker *w = ctx->relay;
+    if (w == NULL || mtu == 0 || f->relay >= w->n_pairs || !w->pairs[f->relay].in_use)
+        return;
+    struct xlb_relay_pair *pr = &w->pairs[f->relay];
+    struct xlb_relay_side *s = &pr->side[to_backend ? XLB_RELAY_BACKEND : XLB_RELAY_CLIENT];
+    if (s->conn == NULL || s->done)
+        return;
+    xlb_relay_enter(w, ctx, NULL, pr);
+    xlb_tcp_pmtu(w->ep, s->conn, mtu, seq); /* checks seq against what is in flight */
+    xlb_relay_route_output(w);
 }
 
 xlb_verdict xlb_relay_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

@@ -25,9 +25,8 @@ static bool cookie_valid(const struct xlb_burst_ctx *ctx, const struct rte_tcp_h
     if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), xlb_tcp_options_len(tcp), &o) != 0)
         return false;
     struct xlb_syn_cookie_keys keys;
-    struct xlb_syn_cookie_tuple t = {.family = key->family,
-                                     .client_port = key->src_port,
-                                     .vip_port = key->dst_port};
+    struct xlb_syn_cookie_tuple t = {
+        .family = key->family, .client_port = key->src_port, .vip_port = key->dst_port};
     memcpy(t.client, key->src, 16);
     memcpy(t.vip, key->dst, 16);
     cookie_keys(ctx, &keys);
@@ -44,6 +43,14 @@ static struct rte_mbuf *ip_packet(struct xlb_frame *frame)
     return frame->m;
 }
 
+/* The MSS a connection on this port offers and sends with: its MTU and xlb.tcp_mss_clamp
+ * (forwarding.md, MSS clamping), as a NAT VIP's SYNs are clamped. */
+static void set_mss_limit(struct xlb_relay_worker *w, const struct xlb_snapshot *snap,
+                          uint8_t family, uint16_t port_index)
+{
+    xlb_tcp_set_mss_limit(w->ep, family, xlb_egress_mss_max(snap, family, port_index, port_index));
+}
+
 static xlb_verdict answer_syn(struct xlb_relay_worker *w, struct xlb_burst_ctx *ctx,
                               const struct xlb_snapshot *snap, struct xlb_frame *frame,
                               const struct xlb_tcp_packet *p)
@@ -53,6 +60,7 @@ static xlb_verdict answer_syn(struct xlb_relay_worker *w, struct xlb_burst_ctx *
     xlb_relay_enter(w, ctx, snap, NULL);
     w->reply_mac = frame->eth->src_addr;
     w->reply_port = p->port_index;
+    set_mss_limit(w, snap, p->family, p->port_index);
     if (xlb_tcp_answer_syn(w->ep, ip_packet(frame), &keys, xlb_relay_now_ms(ctx)) == 0)
         ctx->stats->events[XLB_EVENT_RELAY_SYN_COOKIES_SENT]++;
     xlb_relay_route_output(w);
@@ -69,7 +77,7 @@ static uint32_t backend_iss(const struct xlb_burst_ctx *ctx, const struct xlb_tc
 
 static void side_init(struct xlb_relay_side *s, uint8_t family, const uint8_t *local,
                       uint16_t local_port, const uint8_t *remote, uint16_t remote_port,
-                      const struct rte_ether_addr *mac, const struct rte_ether_addr *own,
+                      const struct rte_ether_addr *mac, const struct xlb_port_view *port,
                       uint16_t port_index)
 {
     size_t len = family == AF_INET ? 4 : 16;
@@ -79,7 +87,8 @@ static void side_init(struct xlb_relay_side *s, uint8_t family, const uint8_t *l
     s->tuple.local_port = local_port;
     s->tuple.remote_port = remote_port;
     s->mac = *mac;
-    s->local = *own;
+    s->local = port->mac;
+    s->flat = !port->tx_multi_seg;
     s->port_index = port_index;
 }
 
@@ -103,8 +112,8 @@ static xlb_verdict make_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
         verdict = XLB_DROP_BACKEND_FAMILY;
     else if (!xlb_egress_next_hop(snap, &e->where.addr, &mac, &out_port))
         verdict = XLB_DROP_NEXT_HOP_UNRESOLVED;
-    else if ((f = xlb_flow_create(ctx->flows, key, &e->where.addr,
-                                  rte_cpu_to_be_16(e->where.port), &why)) == NULL)
+    else if ((f = xlb_flow_create(ctx->flows, key, &e->where.addr, rte_cpu_to_be_16(e->where.port),
+                                  &why)) == NULL)
         verdict = xlb_flow_create_drop(why);
     if (verdict != XLB_VERDICT_TX) {
         xlb_flow_request_finished(ctx, trace.cluster->cluster_slot);
@@ -133,12 +142,11 @@ static void sides_of(struct xlb_relay_pair *pr, const struct xlb_burst_ctx *ctx,
 {
     const struct xlb_flow_table *t = ctx->flows;
     side_init(&pr->side[XLB_RELAY_CLIENT], key->family, key->dst, key->dst_port, key->src,
-              key->src_port, &frame->eth->src_addr, &snap->ports[p->port_index].mac,
-              p->port_index);
+              key->src_port, &frame->eth->src_addr, &snap->ports[p->port_index], p->port_index);
     uint16_t snat_port = rte_cpu_to_be_16(f->snat_port);
     side_init(&pr->side[XLB_RELAY_BACKEND], key->family, t->snat[f->snat_index].bytes, snat_port,
-              f->backend, f->backend_port, &f->backend_mac,
-              &snap->ports[f->backend_port_index].mac, f->backend_port_index);
+              f->backend, f->backend_port, &f->backend_mac, &snap->ports[f->backend_port_index],
+              f->backend_port_index);
 }
 
 /* A valid cookie: both connections. */
@@ -170,11 +178,13 @@ static xlb_verdict open_pair(struct xlb_relay_worker *w, struct xlb_burst_ctx *c
     cookie_keys(ctx, &keys);
     uint64_t now = xlb_relay_now_ms(ctx);
     xlb_relay_enter(w, ctx, snap, pr);
+    set_mss_limit(w, snap, p->family, p->port_index);
     struct xlb_tcp_conn *client =
         xlb_tcp_accept(w->ep, ip_packet(frame), &keys, now, &xlb_relay_callbacks, pr);
     struct xlb_tcp_conn *backend = NULL;
     if (client != NULL) {
         const struct xlb_tcp_tuple *t = &pr->side[XLB_RELAY_BACKEND].tuple;
+        set_mss_limit(w, snap, p->family, f->backend_port_index);
         backend = xlb_tcp_connect(w->ep, t, backend_iss(ctx, t), now, &xlb_relay_callbacks, pr);
     }
     if (backend == NULL) {

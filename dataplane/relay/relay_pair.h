@@ -12,8 +12,9 @@
 
 #define XLB_RELAY_NONE   UINT32_MAX
 #define XLB_RELAY_TX_CAP 512 /* output packets collected per endpoint call */
-/* Timers fired per poll loop: bounded work, the rest waits for the next loop. */
-#define XLB_RELAY_TIMERS_PER_POLL 256
+/* Timers fired per poll loop, in slices: bounded work, the rest waits for the next loop. */
+#define XLB_RELAY_TIMERS_PER_SLICE 64
+#define XLB_RELAY_POLL_SLICES      4
 
 enum xlb_relay_side_index { XLB_RELAY_CLIENT, XLB_RELAY_BACKEND };
 
@@ -24,9 +25,10 @@ struct xlb_relay_side {
     struct rte_ether_addr mac;   /* the peer's next hop */
     struct rte_ether_addr local; /* our port's */
     uint16_t port_index;
+    bool flat;      /* the port sends no chains: segments are linearized first */
     bool connected; /* established once */
     bool done;      /* on_closed delivered: the connection is no longer ours to write */
-    bool shut; /* the other side's FIN was passed on (xlb_tcp_shutdown) */
+    bool shut;      /* the other side's FIN was passed on (xlb_tcp_shutdown) */
 };
 
 struct xlb_relay_pair {
@@ -40,7 +42,6 @@ struct xlb_relay_pair {
     bool ended;   /* both sides done: the flow keeps absorbing the last segments */
     bool pumping, again;
 };
-
 
 struct xlb_relay_worker {
     struct xlb_tcp_endpoint *ep;

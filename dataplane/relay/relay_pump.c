@@ -34,7 +34,14 @@ static void pass(struct xlb_relay_worker *w, struct xlb_relay_pair *pr,
     if (!live(a) || !live(b))
         return;
     for (int i = 0; i < PASSES_PER_PUMP; i++) {
-        struct rte_mbuf *chain = xlb_tcp_read(w->ep, a->conn, xlb_tcp_send_space(w->ep, b->conn));
+        const uint8_t *data;
+        uint32_t piece;
+        bool eof;
+        if (xlb_tcp_peek(a->conn, &data, &piece, &eof) == 0)
+            break;
+        /* Room for at least the first piece, or b tells when it has some. */
+        struct rte_mbuf *chain =
+            xlb_tcp_read(w->ep, a->conn, xlb_tcp_send_space(w->ep, b->conn, piece));
         if (chain == NULL)
             break;
         if (xlb_tcp_write(w->ep, b->conn, chain) != 0) {

@@ -14,15 +14,17 @@
 #include "xlb_log.h"
 
 struct xlb_relay_worker *xlb_relay_worker_create(unsigned worker_id, uint32_t connections,
-                                                 struct rte_mempool *pool, int socket)
+                                                 struct rte_mempool *pool, uint32_t pool_share,
+                                                 int socket)
 {
-    struct xlb_relay_worker *w = rte_zmalloc_socket("xlb_relay", sizeof(*w), RTE_CACHE_LINE_SIZE,
-                                                    socket);
+    struct xlb_relay_worker *w =
+        rte_zmalloc_socket("xlb_relay", sizeof(*w), RTE_CACHE_LINE_SIZE, socket);
     if (w == NULL)
         return NULL;
     struct xlb_tcp_config cfg;
     xlb_tcp_config_default(&cfg);
     cfg.max_connections = connections;
+    cfg.held_max_segs = pool_share;
     w->n_pairs = connections / 2;
     w->ep = xlb_tcp_endpoint_create(&cfg, pool, xlb_tcp_clock_ms());
     w->pairs = rte_zmalloc_socket("xlb_relay_pairs", (size_t)w->n_pairs * sizeof(*w->pairs),
@@ -106,8 +108,8 @@ static bool addressed_to(const struct rte_mbuf *m, const struct xlb_relay_side *
     if (s->tuple.family == AF_INET)
         return (ip[0] >> 4) == 4 &&
                memcmp(&((const struct rte_ipv4_hdr *)ip)->dst_addr, s->tuple.remote, 4) == 0;
-    return (ip[0] >> 4) == 6 && memcmp(((const struct rte_ipv6_hdr *)ip)->dst_addr,
-                                       s->tuple.remote, 16) == 0;
+    return (ip[0] >> 4) == 6 &&
+           memcmp(((const struct rte_ipv6_hdr *)ip)->dst_addr, s->tuple.remote, 16) == 0;
 }
 
 /* The side of pr a packet goes to, or NULL. */
@@ -125,8 +127,16 @@ static const struct xlb_relay_side *side_for(const struct xlb_relay_pair *pr,
 /* Give a packet its Ethernet header and queue it on a port. */
 static void send_out(struct xlb_relay_worker *w, struct rte_mbuf *m,
                      const struct rte_ether_addr *dst, const struct rte_ether_addr *src,
-                     uint16_t port_index)
+                     uint16_t port_index, bool flat)
 {
+    /* A segment's payload sits in the mbufs it was received in, attached behind its headers;
+     * a driver that sends no chains (net_af_xdp) gets one buffer: the headers' mbuf has room
+     * for a full-size segment. */
+    if (flat && m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+        w->ctx->stats->drops[XLB_DROP_MULTI_SEGMENT]++;
+        rte_pktmbuf_free(m);
+        return;
+    }
     struct rte_ether_hdr *eth =
         (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ether_hdr));
     if (eth == NULL) {
@@ -153,9 +163,9 @@ void xlb_relay_route_output(struct xlb_relay_worker *w)
         if (s == NULL) /* its connection closed since: the pair the call is about */
             s = side_for(w->current, m);
         if (s != NULL)
-            send_out(w, m, &s->mac, &s->local, s->port_index);
+            send_out(w, m, &s->mac, &s->local, s->port_index, s->flat);
         else if (m->hash.usr == 0 && w->current == NULL) /* a SYN-ACK with a cookie */
-            send_out(w, m, &w->reply_mac, &w->snap->ports[w->reply_port].mac, w->reply_port);
+            send_out(w, m, &w->reply_mac, &w->snap->ports[w->reply_port].mac, w->reply_port, false);
         else {
             w->ctx->stats->drops[XLB_DROP_RELAY_NO_ROUTE]++;
             rte_pktmbuf_free(m);
@@ -169,8 +179,13 @@ void xlb_relay_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
     if (w == NULL)
         return;
     xlb_relay_enter(w, ctx, snap, NULL);
-    xlb_tcp_poll(w->ep, xlb_relay_now_ms(ctx), XLB_RELAY_TIMERS_PER_POLL);
-    xlb_relay_route_output(w);
+    /* In slices, the output routed after each, so that the tx array never fills. */
+    for (int slice = 0; slice < XLB_RELAY_POLL_SLICES; slice++) {
+        uint32_t fired = xlb_tcp_poll(w->ep, xlb_relay_now_ms(ctx), XLB_RELAY_TIMERS_PER_SLICE);
+        xlb_relay_route_output(w);
+        if (fired < XLB_RELAY_TIMERS_PER_SLICE)
+            break;
+    }
 }
 
 void xlb_relay_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
@@ -182,7 +197,7 @@ void xlb_relay_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
     f->relay = XLB_RELAY_NONE;
     if (!pr->in_use)
         return;
-    pr->flow = XLB_RELAY_NONE; /* the flow is going: nothing may release it again */
+    pr->flow = XLB_RELAY_NONE;         /* the flow is going: nothing may release it again */
     xlb_relay_enter(w, ctx, NULL, pr); /* no snapshot here: the sides know their ports */
     xlb_relay_abort(w, pr);
     xlb_relay_route_output(w);

@@ -58,15 +58,17 @@ struct xlb_tcp_callbacks {
 };
 
 struct xlb_tcp_config {
-    uint32_t max_connections;        /* pool size (includes TIME-WAIT) */
-    uint32_t rcv_buf;                /* receive queue + reassembly bytes: the most we advertise */
-    uint32_t snd_buf;                /* send queue bytes accepted by write */
-    uint32_t rcv_max_segs;           /* mbufs the in-order receive queue may hold */
-    uint32_t ooo_max_bytes;          /* reassembly bytes per connection */
-    uint32_t ooo_max_bytes_worker;   /* reassembly bytes for all connections of the worker */
-    uint16_t mss_limit4, mss_limit6; /* the path's MSS (forwarding.md, MSS clamping) */
-    uint8_t wscale;                  /* the window scale we offer */
-    bool timestamps, sack;           /* offered in SYNs (default both on) */
+    uint32_t max_connections;      /* pool size (includes TIME-WAIT) */
+    uint32_t rcv_buf;              /* receive queue + reassembly bytes: the most we advertise */
+    uint32_t snd_buf;              /* send queue bytes accepted by write */
+    uint32_t rcv_max_segs;         /* mbufs the in-order receive queue may hold */
+    uint32_t ooo_max_bytes;        /* reassembly bytes per connection */
+    uint32_t ooo_max_bytes_worker; /* reassembly bytes for all connections of the worker */
+    uint32_t held_max_segs; /* mbufs all send and receive queues may hold (0: no limit): in-order
+                             * data beyond is dropped (rcv_worker_full), left to the peer */
+    uint16_t mss_limit4, mss_limit6;            /* the path's MSS (forwarding.md, MSS clamping) */
+    uint8_t wscale;                             /* the window scale we offer */
+    bool timestamps, sack;                      /* offered in SYNs (default both on) */
     uint32_t delack_ms, rto_min_ms, rto_max_ms; /* the RTO starts at 1 s (RFC 6298) */
     uint32_t syn_retries, retries; /* SYNs, and RTOs of one segment, before giving up */
     uint32_t timewait_ms;
@@ -89,7 +91,8 @@ struct xlb_tcp_counters {
     uint64_t retransmits, rtos, syn_retransmits;
     struct xlb_tcp_recovery_stats recovery; /* fast retransmits, SACK recoveries, ... */
     uint64_t ooo_queued, ooo_dropped_conn, ooo_dropped_worker, ooo_dropped_slots;
-    uint64_t rcv_queue_full; /* in-order data dropped: receive queue at its mbuf limit */
+    uint64_t rcv_queue_full;  /* in-order data dropped: receive queue at its mbuf limit */
+    uint64_t rcv_worker_full; /* in-order data dropped: the worker's queues at held_max_segs */
     uint64_t zero_windows_sent, zero_window_probes, window_updates;
     uint64_t delayed_acks, acks_sent, dup_acks_in;
     uint64_t challenge_acks, challenge_acks_suppressed;
@@ -117,6 +120,10 @@ uint32_t xlb_tcp_conns_in_use(const struct xlb_tcp_endpoint *ep);
 uint32_t xlb_tcp_ooo_bytes(const struct xlb_tcp_endpoint *ep);
 /* The TSC-derived millisecond clock a worker passes in. */
 uint64_t xlb_tcp_clock_ms(void);
+
+/* The largest MSS the next opens offer and send with, for a family (the path's, as the caller
+ * knows it: the ports' MTUs and clamp); 0 restores the configuration's. */
+void xlb_tcp_set_mss_limit(struct xlb_tcp_endpoint *ep, uint8_t family, uint16_t mss);
 
 /* Where output goes until the next call: up to cap packets appended at tx[*n]. When the array
  * is full, pure ACKs are dropped (counted tx_full) and data waits for the next output. */
@@ -187,8 +194,10 @@ void xlb_tcp_consume(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32
  * Made for relaying into another connection's xlb_tcp_write.
  */
 struct rte_mbuf *xlb_tcp_read(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t max);
-/* Bytes xlb_tcp_write would take now (0 after shutdown or in a state that cannot send). */
-uint32_t xlb_tcp_send_space(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c);
+/* Bytes xlb_tcp_write would take now (0 after shutdown or in a state that cannot send). Less
+ * than want: on_writable follows when room frees, as after a refused write. */
+uint32_t xlb_tcp_send_space(const struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
+                            uint32_t want);
 /*
  * The user pointer of the connection an output packet was built for (each one says, in
  * m->hash.usr), or NULL: a packet of no connection (a cookie SYN-ACK) or of one that has

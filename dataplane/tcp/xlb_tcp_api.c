@@ -113,17 +113,18 @@ struct rte_mbuf *xlb_tcp_read(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *
     /* The head's bytes already consumed are cut off, so the chain starts at the next byte. */
     rte_pktmbuf_adj(q->head, (uint16_t)c->rcv_consumed_off);
     c->rcv_consumed_off = 0;
-    struct rte_mbuf *head = q->head, *last = NULL;
-    uint32_t bytes = 0;
-    uint16_t segs = 0;
+    struct rte_mbuf *head = q->head, *last = head;
+    uint32_t bytes = head->data_len;
+    uint16_t segs = 1;
     /* Bounded by the queue's segments. */
-    while (q->head && bytes + q->head->data_len <= max) {
-        last = q->head;
+    while (last->next && bytes + last->next->data_len <= max) {
+        last = last->next;
         bytes += last->data_len;
         segs++;
-        q->head = last->next;
-        q->segs--;
     }
+    q->head = last->next;
+    q->segs -= segs;
+    *q->held -= segs;
     last->next = NULL;
     if (!q->head)
         q->tail = NULL;
@@ -134,11 +135,15 @@ struct rte_mbuf *xlb_tcp_read(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *
     return head;
 }
 
-uint32_t xlb_tcp_send_space(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c)
+uint32_t xlb_tcp_send_space(const struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
+                            uint32_t want)
 {
     if (!can_queue(c))
         return 0;
-    return c->sndq.bytes < ep->cfg.snd_buf ? ep->cfg.snd_buf - c->sndq.bytes : 0;
+    uint32_t space = c->sndq.bytes < ep->cfg.snd_buf ? ep->cfg.snd_buf - c->sndq.bytes : 0;
+    if (space < want)
+        c->flags |= XLB_TCPF_WANT_WRITE; /* as a refused write: on_writable when room frees */
+    return space;
 }
 
 void *xlb_tcp_user_of(const struct xlb_tcp_endpoint *ep, const struct rte_mbuf *m)

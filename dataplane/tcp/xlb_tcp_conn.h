@@ -32,6 +32,7 @@ struct xlb_tcp_ooo {
 struct xlb_tcp_mqueue {
     struct rte_mbuf *head, *tail;
     uint32_t bytes, segs;
+    uint32_t *held; /* the endpoint's count of every queue's mbufs (held_segs) */
 };
 
 enum {
@@ -104,6 +105,7 @@ struct xlb_tcp_endpoint {
     uint64_t now_ms;
     uint32_t in_use, free_head;
     uint32_t ooo_bytes; /* all connections' */
+    uint32_t held_segs; /* mbufs in all send and receive queues (cfg.held_max_segs) */
     uint32_t challenge_window_s, challenge_count;
     struct rte_mbuf **tx;
     uint16_t tx_cap, *tx_n;

@@ -5,6 +5,7 @@
  */
 #include <stddef.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <rte_cycles.h>
 #include <rte_malloc.h>
@@ -104,6 +105,16 @@ uint64_t xlb_tcp_clock_ms(void)
     return rte_get_tsc_cycles() / (rte_get_tsc_hz() / 1000);
 }
 
+void xlb_tcp_set_mss_limit(struct xlb_tcp_endpoint *ep, uint8_t family, uint16_t mss)
+{
+    struct xlb_tcp_config defaults;
+    xlb_tcp_config_default(&defaults);
+    if (family == AF_INET)
+        ep->cfg.mss_limit4 = mss != 0 ? mss : defaults.mss_limit4;
+    else
+        ep->cfg.mss_limit6 = mss != 0 ? mss : defaults.mss_limit6;
+}
+
 void xlb_tcp_tx_set(struct xlb_tcp_endpoint *ep, struct rte_mbuf **tx, uint16_t cap, uint16_t *n)
 {
     ep->tx = tx;
@@ -122,6 +133,7 @@ struct xlb_tcp_conn *xlb_tcp_conn_alloc(struct xlb_tcp_endpoint *ep)
     uint32_t index = (uint32_t)(c - ep->conns);
     memset(c, 0, sizeof(*c));
     c->index = index;
+    c->sndq.held = c->rcvq.held = &ep->held_segs;
     c->cc_kind = (uint8_t)ep->cfg.cc;
     ep->in_use++;
     return c;

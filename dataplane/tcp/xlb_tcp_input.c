@@ -264,6 +264,11 @@ static bool queue_in_order(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, 
         rte_pktmbuf_free(m);
         return false;
     }
+    if (ep->cfg.held_max_segs && ep->held_segs >= ep->cfg.held_max_segs) {
+        ep->ctr.rcv_worker_full++;
+        rte_pktmbuf_free(m);
+        return false;
+    }
     xlb_tcp_mq_push(&c->rcvq, m);
     return true;
 }

@@ -13,6 +13,7 @@ void xlb_tcp_mq_push(struct xlb_tcp_mqueue *q, struct rte_mbuf *m)
     q->tail = m;
     q->bytes += m->data_len;
     q->segs++;
+    (*q->held)++;
 }
 
 void xlb_tcp_mq_drop(struct xlb_tcp_mqueue *q, uint32_t n, uint32_t *off)
@@ -34,6 +35,7 @@ void xlb_tcp_mq_drop(struct xlb_tcp_mqueue *q, uint32_t n, uint32_t *off)
         if (!q->head)
             q->tail = NULL;
         q->segs--;
+        (*q->held)--;
         m->next = NULL;
         rte_pktmbuf_free_seg(m);
     }
@@ -49,5 +51,6 @@ void xlb_tcp_mq_free(struct xlb_tcp_mqueue *q)
     }
     q->tail = NULL;
     q->bytes = 0;
+    *q->held -= q->segs;
     q->segs = 0;
 }

@@ -3,12 +3,15 @@
 # sides, kernel TCP at both ends. Over IPv4 and IPv6: every connection gets its backend's
 # greeting and its data echoed back byte for byte, connections spread over the backends, a
 # client's half-close reaches the backend and the answer still comes back, a backend that
-# refuses resets the client, and the flows and TCP connections go away after the close.
+# refuses resets the client, both sides use the MSS tcp_mss_clamp allows, and the flows and TCP
+# connections go away after the close.
 . "$(dirname "$0")/lib.sh"
 
 e2e_setup
 e2e_edit_config '
 x = c["xlb"]
+x["tcp_mss_clamp"] = 1300
+x["vips"] += [{"address": "198.18.0.100", "port": 9004, "cluster": "mss", "l4_mode": "terminate"}]
 x["vips"] += [{"address": a, "port": 9002, "cluster": "relayed", "l4_mode": "terminate"}
               for a in ("198.18.0.100", "2001:2::100")]
 x["vips"] += [{"address": "198.18.0.100", "port": 9003, "cluster": "refusing",
@@ -22,13 +25,17 @@ def cluster(name, port, hosts):
             {"endpoint": {"address": {"socket_address": {"address": h, "port_value": port}}}}
             for h in hosts]}]})
 cluster("relayed", 9002, [h for n in (1, 2, 3) for h in ("198.18.0.2%d" % n, "2001:2::2%d" % n)])
-cluster("refusing", 9009, ["198.18.0.21"])'
+cluster("refusing", 9009, ["198.18.0.21"])
+cluster("mss", 9004, ["198.18.0.21"])'
 for b in be1 be2 be3; do
     # $! is the server itself, so cleanup's kill by PID reaches it.
     ip netns exec "$E2E_PREFIX-$b" python3 "$E2E_SOURCE/tools/lib/name_server.py" 9002 "$b" \
         --echo >/dev/null 2>&1 &
     RUN_PIDS+=($!)
 done
+ip netns exec "$E2E_PREFIX-be1" python3 "$E2E_SOURCE/tools/lib/name_server.py" 9004 be1 --mss \
+    >/dev/null 2>&1 &
+RUN_PIDS+=($!)
 e2e_start_xlbd
 
 # 30 connections per family, each: the greeting, then 64 KiB of random bytes echoed back
@@ -112,6 +119,20 @@ PY
 [ "$refused" = reset ] || fail "a refusing backend: the client got $refused"
 [ "$(counter events.relay_backend_failures)" -ge 1 ] || fail "relay_backend_failures not counted"
 pass "a refusing backend resets the client (relay_backend_failures counted)"
+
+# MSS: the backend's kernel sees what xlb's SYN offered, the client's what its SYN-ACK offered:
+# both at most the clamp (1300, less 12 bytes of timestamps).
+mss=$(in_client timeout 30 python3 - <<'PY'
+import socket
+with socket.create_connection(("198.18.0.100", 9004), timeout=10) as s:
+    s.settimeout(10)
+    answer = s.recv(32).decode().split()
+    print(answer[1], s.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG))
+PY
+) || fail "mss: $mss"
+set -- $mss
+[ "$1" -le 1300 ] && [ "$2" -le 1300 ] || fail "MSS backend $1, client $2: above the clamp 1300"
+pass "both sides' MSS within tcp_mss_clamp 1300 (backend $1, client $2)"
 
 # Everything closes: the flows go (a closed connection's lingers 3 s for its TIME-WAIT).
 flows() { xlbctl --json flows | python3 -c 'import json,sys; print(json.load(sys.stdin)["matching"])'; }
