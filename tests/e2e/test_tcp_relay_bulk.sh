@@ -19,8 +19,9 @@
 #               the switch's port towards the client).
 #
 # Then a receiver that stops reading: be1 accepts a connection through the terminate VIP and
-# sleeps while the client sends; once the client can send no more, xlb's RSS and mbuf pool use
-# stop growing; then be1 reads and everything arrives intact.
+# sleeps while the client sends; once the client can send no more, xlb's RSS stops growing and
+# its port drops no frame (the mbuf pool's use is not reported: no xlbctl command or DPDK 22.11
+# telemetry gives it); then be1 reads and everything arrives intact.
 . "$(dirname "$0")/lib.sh"
 
 MB=${RELAY_MB:-100}
