@@ -15,6 +15,8 @@ PACKAGES=(
     # (tools/lib/grpc_backend.py, grpc_client.py) run on Debian's /usr/bin/python3
     dpdk dpdk-dev iproute2 iputils-ping iputils-arping ethtool procps python3 nghttp2-client
     nghttp2-server curl netcat-openbsd python3-grpcio
+    # loss on the test paths (tests/e2e/test_tcp_relay_bulk.sh: nft numgen random drops)
+    nftables
     # scale-out with a real BGP speaker (tests/e2e/test_bgp_scale_out.sh)
     bird2
     # benchmarks: the L7 comparison (tools/bench/l7_vs_haproxy.sh)
