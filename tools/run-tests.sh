@@ -95,9 +95,10 @@ run_build() { # BUILD_DIR LABEL MESON_ARGS...
 }
 
 run_build build normal
-# The capacity suite (new connections per second) measures what the sanitizers slow down and
-# checks nothing they would see that the other suites do not: it runs in the normal build only.
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 TEST_ARGS="--no-suite capacity" \
+# The capacity suite (new connections per second) and the bulk suite (100 MB transfers through
+# the TCP relay) measure what the sanitizers slow down and check nothing they would see that the
+# other suites do not (packet/relay and e2e_tcp_relay run under them): normal build only.
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 TEST_ARGS="--no-suite capacity --no-suite bulk" \
     run_build build-asan "asan+ubsan" -Db_sanitize=address,undefined -Db_lundef=false
 
 # The independent xDS management server (Node, tests/interop) checks itself before xlb's

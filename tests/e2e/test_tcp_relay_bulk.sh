@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Bulk TCP through xlb against kernel TCP, over a path that loses segments and has a bandwidth
 # bottleneck (issue 18). A kernel client sends RELAY_MB MB to a kernel server on be1, and
-# receives RELAY_MB MB from it, at each loss rate of RELAY_LOSS (percent), over three paths
-# (RELAY_MB_AT_5 MB at 5 % and above: 10 by default, see below):
+# receives RELAY_MB MB from it, at each loss rate of RELAY_LOSS (percent), over the paths of
+# RELAY_PATHS, "kernel terminate" by default (RELAY_MB_AT_5 MB at 5 % and above: 10 by default,
+# see below):
 #   kernel     straight from client to be1 across the switch (the baseline)
 #   nat        through the full-NAT VIP 198.18.0.100:5001 (l4_mode "nat")
 #   terminate  through the VIP 198.18.0.100:5002 (l4_mode "terminate": xlb's own TCP towards
@@ -31,7 +32,8 @@ MB=${RELAY_MB:-100}
 MB_AT_5=${RELAY_MB_AT_5:-10}
 LOSSES=${RELAY_LOSS:-0 1 5}
 RATE=${RELAY_RATE:-300mbit}
-PATHS=${RELAY_PATHS:-kernel nat terminate}
+# The NAT path is a comparison the issue does not ask for: in CI's budget, only by request.
+PATHS=${RELAY_PATHS:-kernel terminate}
 HOLD_MB=${RELAY_HOLD_MB:-64}
 BACKEND=198.18.0.21
 VIP=198.18.0.100
