@@ -18,6 +18,7 @@
 #include <rte_tcp.h>
 
 #include "nat/nat.h"
+#include "nat/nat_proxy.h"
 #include "nat_segments.h"
 #include "xlb_tcp_options.h"
 
@@ -372,6 +373,121 @@ static void backend_refuses(void **state)
     assert_int_equal(client_flow(n, FIX_PEER4, CLIENT_PORT)->state, XLB_FLOW_CLOSED);
 }
 
+/* The expiry's clock `after_s` seconds after the start, then one poll loop's expiry; returns
+ * how many frames it sent. */
+static unsigned poll_at(struct nat_fixture *n, uint64_t after_s)
+{
+    fixture_clear_tx(n->f);
+    n->f->ctx.now_tsc = START_TSC + after_s * TSC_HZ;
+    xlb_flow_expire(&n->f->ctx, n->f->snap);
+    return n->f->ctx.tx[0].n;
+}
+
+/* The backend SYN as xlb sends it again: the first one's ISN, options and TSval. */
+static void is_backend_syn_again(struct nat_fixture *n)
+{
+    size_t plen;
+    struct pkt syn = sent(n, &backend_mac, &plen);
+    assert_string_equal(syn.src, SNAT4);
+    assert_string_equal(syn.dst, BACKEND4);
+    assert_int_equal(syn.sport, PORT_BASE);
+    assert_int_equal(syn.dport, VIP_PORT);
+    assert_int_equal(syn.flags, RTE_TCP_SYN_FLAG);
+    assert_int_equal(syn.seq, SEQ_CLIENT);
+    assert_int_equal(plen, 0);
+    assert_int_equal(syn.opts.mss, 1460);
+    assert_true(syn.opts.has_wscale && syn.opts.wscale == 6 && syn.opts.sack_ok);
+    assert_true(syn.opts.has_ts && syn.opts.tsval == CLIENT_TSVAL + 1 && syn.opts.tsecr == 0);
+}
+
+/* The backend's SYN-ACK is lost and the client, waiting for the server to speak, sends
+ * nothing: xlb's own timer sends the backend its SYN again, and the connection goes on. */
+static void lost_syn_ack_the_backend_gets_the_syn_again(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct pkt sa = cookie_handshake(n, SEQ_CLIENT);
+    proxy_opens(n, &sa, SEQ_CLIENT);
+    assert_int_equal(poll_at(n, 0), 0); /* not before its time */
+    assert_int_equal(poll_at(n, 2), 1);
+    is_backend_syn_again(n);
+    assert_int_equal(event(n, XLB_EVENT_SYN_PROXY_BACKEND_SYN_RETRANSMITS), 1);
+    assert_int_equal(client_flow(n, FIX_PEER4, CLIENT_PORT)->state, XLB_FLOW_SYN_SENT);
+    n->f->ctx.now_tsc = START_TSC + 2 * TSC_HZ;
+    backend_answers(n, SEQ_CLIENT, SEQ_BACKEND);
+    assert_int_equal(poll_at(n, 30), 0); /* established: the timer is over */
+    assert_non_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
+}
+
+/* A backend that never answers: the SYN goes again 1, 2 and 4 s apart, then the client, which
+ * believes it is connected, gets a RST at the SYN timeout and the flow ends, a connect
+ * failure for the endpoint. */
+static void silent_backend_the_client_gets_a_rst(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct pkt sa = cookie_handshake(n, SEQ_CLIENT);
+    proxy_opens(n, &sa, SEQ_CLIENT);
+    unsigned syns = 0, resets = 0;
+    uint64_t syn_at[XLB_NAT_PROXY_SYN_RETRIES] = {0}, reset_at = 0;
+    for (uint64_t second = 1; second <= 15; second++) {
+        if (poll_at(n, second) == 0)
+            continue;
+        assert_int_equal(n->f->ctx.tx[0].n, 1);
+        size_t len;
+        const struct rte_ether_hdr *eth = (const void *)fixture_tx(n->f, 0, &len);
+        if (memcmp(&eth->dst_addr, &backend_mac, sizeof(backend_mac)) == 0) {
+            is_backend_syn_again(n);
+            assert_true(syns < XLB_NAT_PROXY_SYN_RETRIES);
+            syn_at[syns++] = second;
+            continue;
+        }
+        size_t plen;
+        struct pkt out = sent(n, &peer_mac, &plen);
+        assert_string_equal(out.src, FIX_VIP4);
+        assert_string_equal(out.dst, FIX_PEER4);
+        assert_int_equal(out.sport, VIP_PORT);
+        assert_int_equal(out.dport, CLIENT_PORT);
+        assert_int_equal(out.flags, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG);
+        assert_int_equal(out.seq, sa.seq + 1);
+        assert_int_equal(out.ack, SEQ_CLIENT + 1);
+        resets++;
+        reset_at = second;
+    }
+    assert_int_equal(syns, XLB_NAT_PROXY_SYN_RETRIES);
+    assert_int_equal(resets, 1);
+    /* On the expiry wheel's seconds: the first SYN again within 2 s of the ACK, then 2 and 4 s
+     * apart; the RST when a SYN timeout's second has passed, as a plain flow would expire. */
+    assert_true(syn_at[0] >= 1 && syn_at[0] <= 2);
+    assert_int_equal(syn_at[1] - syn_at[0], 2);
+    assert_int_equal(syn_at[2] - syn_at[1], 4);
+    assert_int_equal(reset_at, XLB_FLOW_SYN_TIMEOUT_S + 1);
+    assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
+    assert_int_equal(n->flows->n_used, 0);
+    assert_int_equal(event(n, XLB_EVENT_SYN_PROXY_BACKEND_SYN_RETRANSMITS),
+                     XLB_NAT_PROXY_SYN_RETRIES);
+    assert_int_equal(event(n, XLB_EVENT_SYN_PROXY_BACKEND_TIMEOUTS), 1);
+    assert_int_equal(event(n, XLB_EVENT_SYN_PROXY_BACKEND_FAILURES), 1);
+    assert_int_equal(n->load->endpoints[SLOT4].failed, 1);
+}
+
+/* The client's retransmissions send the SYN too, but do not move the timer on: a client that
+ * retransmits often does not hold off xlb's own SYN, nor its RST at the SYN timeout. */
+static void client_retransmissions_leave_the_timer_alone(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct pkt sa = cookie_handshake(n, SEQ_CLIENT);
+    struct pkt ack = proxy_opens(n, &sa, SEQ_CLIENT);
+    for (uint64_t second = 1; second <= 15; second++) {
+        n->f->ctx.now_tsc = START_TSC + second * TSC_HZ;
+        if (client_flow(n, FIX_PEER4, CLIENT_PORT) == NULL)
+            break;
+        ack.opts.tsval++;
+        assert_int_equal(send_pkt(n, &ack, false), 1); /* the SYN again */
+        poll_at(n, second);
+    }
+    assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
+    assert_int_equal(event(n, XLB_EVENT_SYN_PROXY_BACKEND_TIMEOUTS), 1);
+}
+
 int main(void)
 {
     fixture_eal_init();
@@ -380,6 +496,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(sequence_numbers_across_2_32, nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(bad_cookie_is_dropped, nat_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(backend_refuses, nat_setup, nat_teardown),
+        cmocka_unit_test_setup_teardown(lost_syn_ack_the_backend_gets_the_syn_again, nat_setup,
+                                        nat_teardown),
+        cmocka_unit_test_setup_teardown(silent_backend_the_client_gets_a_rst, nat_setup,
+                                        nat_teardown),
+        cmocka_unit_test_setup_teardown(client_retransmissions_leave_the_timer_alone, nat_setup,
+                                        nat_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -162,7 +162,7 @@ static uint64_t expire_all(struct flows *f)
     uint64_t limit = (uint64_t)f->table->capacity * 4 + 65536, calls = 0;
     uint64_t t0 = rte_rdtsc();
     while (f->table->n_used != 0 && calls++ < limit)
-        xlb_flow_expire(&b.ctx);
+        xlb_flow_expire(&b.ctx, b.snap);
     uint64_t cycles = rte_rdtsc() - t0;
     if (f->table->n_used != 0)
         die("flows left after the expiry sweep");
@@ -206,7 +206,7 @@ static void loop_forward(const struct tmpl *t, const struct tuple *tuples, uint3
         fill_burst(pkts, t, tuples, n, &rng);
         uint64_t t0 = rte_rdtsc();
         b.ctx.now_tsc = t0;
-        xlb_flow_expire(&b.ctx);
+        xlb_flow_expire(&b.ctx, b.snap);
         uint64_t t1 = rte_rdtsc();
         xlb_burst_process(&b.ctx, b.snap, 0, pkts, BURST);
         uint64_t t2 = rte_rdtsc();
