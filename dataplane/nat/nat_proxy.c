@@ -337,6 +337,31 @@ static xlb_verdict refused(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
 }
 
 /*
+ * The backend answered the proxy's SYN with an ACK of something else: what it has left of an
+ * earlier connection on the SNAT port (a TIME-WAIT, the SNAT port being reused), which will
+ * answer every SYN so until it ends. A client's TCP answers such an ACK with a RST at its
+ * number (RFC 9293 3.10.7.3), which ends the TIME-WAIT (RFC 1337's hazard, which Linux
+ * accepts), and its next SYN gets through; behind the proxy the client never sees that ACK,
+ * so xlb sends the RST itself, written over the ACK, and its SYN timer sends the SYN again.
+ */
+static xlb_verdict reset_stale(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                               struct xlb_frame *frame, struct xlb_tcp_packet *p)
+{
+    struct rte_tcp_hdr *tcp = p->tcp;
+    struct xlb_tcp_opts none = {0};
+    uint16_t sport = tcp->src_port;
+    tcp->src_port = tcp->dst_port;
+    tcp->dst_port = sport;
+    uint32_t len =
+        write_header(tcp, RTE_TCP_RST_FLAG, rte_be_to_cpu_32(tcp->recv_ack), 0, 0, &none, false);
+    if (!xlb_frame_set_l3_len(frame, xlb_egress_turn_around(p, len)))
+        return XLB_DROP_TCP_MALFORMED;
+    xlb_frame_reply_ethernet(frame, &snap->ports[p->port_index].mac);
+    ctx->stats->events[XLB_EVENT_SYN_PROXY_STALE_RESETS]++;
+    return XLB_VERDICT_TX;
+}
+
+/*
  * The backend's window in the client's scale: xlb told the client XLB_NAT_PROXY_WSCALE, the
  * backend scales by its own shift. Rounded down (never more than the backend offers).
  */
@@ -368,6 +393,9 @@ xlb_verdict xlb_nat_proxy_from_backend(struct xlb_burst_ctx *ctx, const struct x
             return absorb_syn_ack(ctx, snap, frame, p, tcp_len, f);
         if (flags & RTE_TCP_RST_FLAG)
             return refused(ctx, snap, frame, p, tcp_len, f);
+        if (flags == RTE_TCP_ACK_FLAG &&
+            rte_be_to_cpu_32(tcp->recv_ack) != f->window.end[XLB_FLOW_FROM_CLIENT])
+            return reset_stale(ctx, snap, frame, p);
         return XLB_DROP_SYN_PROXY_BACKEND_PENDING;
     }
     if (!xlb_nat_track(ctx, f, tcp, xlb_tcp_payload_len(tcp, tcp_len), XLB_FLOW_FROM_BACKEND))

@@ -469,6 +469,39 @@ static void silent_backend_the_client_gets_a_rst(void **state)
     assert_int_equal(n->load->endpoints[SLOT4].failed, 1);
 }
 
+/*
+ * The SNAT port was the backend's peer port in an earlier connection, which it still holds in
+ * TIME-WAIT: it answers the proxy's SYN with an ACK of that connection (e2e_forwarding with
+ * two workers hung on this). Behind the proxy the client never sees that ACK, so xlb answers
+ * it with the RST the client's TCP would send, at the ACK's number, which ends the TIME-WAIT;
+ * its timer's SYN then opens the connection.
+ */
+static void time_wait_ack_is_reset_and_the_syn_sent_again(void **state)
+{
+    struct nat_fixture *n = *state;
+    struct pkt sa = cookie_handshake(n, SEQ_CLIENT);
+    proxy_opens(n, &sa, SEQ_CLIENT);
+    struct pkt stale = {BACKEND4,         SNAT4,      VIP_PORT,   PORT_BASE,
+                        RTE_TCP_ACK_FLAG, 541473161u, 668436691u, 501};
+    stale.opts = (struct xlb_tcp_opts){.has_ts = true, .tsval = 3065220904u, .tsecr = 2975129107u};
+    assert_int_equal(send_pkt(n, &stale, true), 1);
+    size_t plen;
+    struct pkt rst = sent(n, &backend_mac, &plen);
+    assert_string_equal(rst.src, SNAT4);
+    assert_string_equal(rst.dst, BACKEND4);
+    assert_int_equal(rst.sport, PORT_BASE);
+    assert_int_equal(rst.dport, VIP_PORT);
+    assert_int_equal(rst.flags, RTE_TCP_RST_FLAG);
+    assert_int_equal(rst.seq, 668436691u);
+    assert_int_equal(plen, 0);
+    assert_int_equal(event(n, XLB_EVENT_SYN_PROXY_STALE_RESETS), 1);
+    assert_int_equal(client_flow(n, FIX_PEER4, CLIENT_PORT)->state, XLB_FLOW_SYN_SENT);
+    assert_int_equal(poll_at(n, 2), 1);
+    is_backend_syn_again(n);
+    n->f->ctx.now_tsc = START_TSC + 2 * TSC_HZ;
+    backend_answers(n, SEQ_CLIENT, SEQ_BACKEND);
+}
+
 /* The client's retransmissions send the SYN too, but do not move the timer on: a client that
  * retransmits often does not hold off xlb's own SYN, nor its RST at the SYN timeout. */
 static void client_retransmissions_leave_the_timer_alone(void **state)
@@ -499,6 +532,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(lost_syn_ack_the_backend_gets_the_syn_again, nat_setup,
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(silent_backend_the_client_gets_a_rst, nat_setup,
+                                        nat_teardown),
+        cmocka_unit_test_setup_teardown(time_wait_ack_is_reset_and_the_syn_sent_again, nat_setup,
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(client_retransmissions_leave_the_timer_alone, nat_setup,
                                         nat_teardown),
