@@ -180,7 +180,7 @@ int xlb_worker_main(void *arg)
             hold_for_test(shared, cfg->id);
         uint32_t received = 0;
         ctx.now_tsc = rte_rdtsc();
-        xlb_flow_expire(&ctx);
+        xlb_flow_expire(&ctx, snap);
         xlb_flow_flush_step(&ctx);
         xlb_burst_dump_step(&ctx);
         xlb_l7_poll(&ctx, snap);

@@ -119,7 +119,9 @@ enum xlb_drop_reason {
     X(RELAY_CLOSED, "relay_connections_closed")                                                    \
     X(RELAY_POOL_FULL, "relay_pool_full")                                                          \
     X(RELAY_RESETS_PASSED, "relay_resets_passed")                                                  \
-    X(RELAY_BACKEND_FAILURES, "relay_backend_failures")
+    X(RELAY_BACKEND_FAILURES, "relay_backend_failures")                                            \
+    X(SYN_PROXY_BACKEND_TIMEOUTS, "syn_proxy_backend_timeouts")                                    \
+    X(SYN_PROXY_STALE_RESETS, "syn_proxy_stale_resets")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

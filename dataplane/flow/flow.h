@@ -91,8 +91,9 @@ void xlb_flow_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f);
 /* A flow the table evicted to make room (a copy of its entry): its engine's state and
  * accounting end. */
 void xlb_flow_evicted(struct xlb_burst_ctx *ctx, struct xlb_flow *evicted);
-/* Free up to XLB_FLOW_EXPIRE_BUDGET idle flows; called once per poll loop. */
-void xlb_flow_expire(struct xlb_burst_ctx *ctx);
+/* Free up to XLB_FLOW_EXPIRE_BUDGET idle flows; called once per poll loop. The snapshot is for
+ * the timers that send (the SYN proxy's backend SYN). */
+void xlb_flow_expire(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap);
 /* Work on a pending flush (xlbctl flows flush): end the flows to its backend, a slice per
  * loop, until the whole table has been seen. */
 void xlb_flow_flush_step(struct xlb_burst_ctx *ctx);

@@ -10,6 +10,7 @@
 #include <rte_hash_crc.h>
 
 #include "l7/l7.h"
+#include "nat/nat.h"
 #include "relay/relay.h"
 
 void xlb_flow_key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key)
@@ -129,7 +130,7 @@ void xlb_flow_evicted(struct xlb_burst_ctx *ctx, struct xlb_flow *evicted)
     ctx->stats->events[XLB_EVENT_FLOWS_EVICTED]++;
 }
 
-void xlb_flow_expire(struct xlb_burst_ctx *ctx)
+void xlb_flow_expire(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
 {
     struct xlb_flow_table *t = ctx->flows;
     if (t == NULL)
@@ -144,6 +145,10 @@ void xlb_flow_expire(struct xlb_burst_ctx *ctx)
     uint32_t n =
         xlb_flow_due(t, ctx->now_tsc, XLB_FLOW_EXPIRE_BUDGET * 2, due, XLB_FLOW_EXPIRE_BUDGET);
     for (uint32_t i = 0; i < n; i++) {
+        /* The SYN proxy's backend SYN has its own timer on the wheel (nat_proxy_timer.c). */
+        if (due[i]->kind == XLB_FLOW_KIND_NAT_PROXY && due[i]->state == XLB_FLOW_SYN_SENT &&
+            xlb_nat_proxy_syn_due(ctx, snap, due[i]))
+            continue;
         if (due[i]->state == XLB_FLOW_SYN_SENT)
             xlb_flow_count_endpoint(ctx, due[i]->endpoint_slot, false); /* the SYN timed out */
         xlb_flow_release(ctx, due[i]);

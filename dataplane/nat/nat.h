@@ -51,4 +51,13 @@ xlb_verdict xlb_nat_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
                             struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                             const struct xlb_flow_key *key, const struct xlb_vip_view *vip);
 
+/*
+ * A flow of kind XLB_FLOW_KIND_NAT_PROXY in SYN_SENT whose deadline has passed (the flow layer's
+ * expiry, which has taken it off the wheel): the backend SYN is sent again and the flow stays,
+ * on the wheel (true), or its retries are spent and the client gets a RST (false: the caller
+ * ends the flow, a connect failure).
+ */
+bool xlb_nat_proxy_syn_due(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                           struct xlb_flow *f);
+
 #endif

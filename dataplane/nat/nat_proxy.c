@@ -23,19 +23,10 @@
 #include "nat_proxy.h"
 #include "nat_rewrite.h"
 #include "nat_window.h"
-#include "xlb_syn_cookie.h"
 
-union proxy_side {
-    uint64_t word;
-    struct {
-        uint32_t seq_add; /* SYN_SENT: the cookie ISN; after: client seq - backend seq */
-        uint32_t ts_add;  /* SYN_SENT: xlb's TSval; after: client TSval view - backend TSval */
-    };
-};
-
-static union proxy_side *side_of(const struct xlb_flow_table *t, const struct xlb_flow *f)
+static union xlb_nat_proxy_side *side_of(const struct xlb_flow_table *t, const struct xlb_flow *f)
 {
-    return (union proxy_side *)&t->side[f - t->flows];
+    return xlb_nat_proxy_side_of(t, f);
 }
 
 static uint64_t now_ms(const struct xlb_burst_ctx *ctx)
@@ -145,6 +136,22 @@ static bool cookie_valid(struct xlb_burst_ctx *ctx, const struct rte_tcp_hdr *tc
                                 opts) == 0;
 }
 
+bool xlb_nat_proxy_cookie_opts(struct xlb_burst_ctx *ctx, struct xlb_flow *f,
+                               struct xlb_syn_cookie_opts *opts)
+{
+    const union xlb_nat_proxy_side *side = side_of(ctx->flows, f);
+    struct xlb_flow_key key;
+    struct xlb_syn_cookie_keys keys;
+    struct xlb_syn_cookie_tuple t;
+    xlb_flow_client_key(ctx->flows, f, &key);
+    cookie_keys(ctx, &keys);
+    cookie_tuple(&key, &t);
+    /* The client's ACK as it was: its seq (the ISN + 1), its ACK of the cookie and, when the
+     * cookie SYN-ACK carried a timestamp, xlb's TSval echoed. */
+    return xlb_syn_cookie_check(&keys, &t, f->window.end[XLB_FLOW_FROM_CLIENT], side->seq_add + 1,
+                                side->ts_add != 0, side->ts_add, now_ms(ctx), opts) == 0;
+}
+
 /* The client's ACK (or first data segment) rewritten into the SYN to the backend: the client's
  * ISN and the options the cookie gave back; its payload dropped (the client sends it again). */
 static xlb_verdict send_backend_syn(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -154,9 +161,10 @@ static xlb_verdict send_backend_syn(struct xlb_burst_ctx *ctx, const struct xlb_
 {
     struct rte_tcp_hdr *tcp = p->tcp;
     uint32_t client_isn = rte_be_to_cpu_32(tcp->sent_seq) - 1;
-    union proxy_side *side = side_of(ctx->flows, f);
+    union xlb_nat_proxy_side *side = side_of(ctx->flows, f);
     side->seq_add = rte_be_to_cpu_32(tcp->recv_ack) - 1; /* the cookie ISN */
     side->ts_add = opts->has_ts ? o->tsecr : 0;          /* xlb's TSval, echoed */
+    uint32_t client_tsval = o->tsval;
     struct xlb_tcp_opts syn = {
         .mss = opts->mss,
         .has_wscale = opts->has_wscale,
@@ -169,7 +177,11 @@ static xlb_verdict send_backend_syn(struct xlb_burst_ctx *ctx, const struct xlb_
                                 &syn, true);
     if (!xlb_frame_set_l3_len(frame, xlb_egress_set_tcp_len(p, len)))
         return XLB_DROP_TCP_MALFORMED;
-    return xlb_nat_send_from_client(ctx, snap, frame, p, len, f);
+    xlb_verdict verdict = xlb_nat_send_from_client(ctx, snap, frame, p, len, f);
+    /* After the client's SYN has (re)started the window's client half: the backend half is
+     * free until the backend answers. */
+    *xlb_nat_proxy_client_tsval(f) = client_tsval;
+    return verdict;
 }
 
 /* A valid cookie: the pick, the flow, the backend SYN; a RST to the client when the pick or
@@ -190,7 +202,10 @@ static xlb_verdict accept_ack(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
         return xlb_egress_reset_reply(ctx, snap, frame, p, tcp_len);
     }
     f->kind = XLB_FLOW_KIND_NAT_PROXY;
-    return send_backend_syn(ctx, snap, frame, p, f, o, opts);
+    verdict = send_backend_syn(ctx, snap, frame, p, f, o, opts);
+    if (verdict == XLB_VERDICT_SENT)
+        xlb_nat_proxy_arm_syn_timer(ctx, f);
+    return verdict;
 }
 
 xlb_verdict xlb_nat_proxy_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
@@ -237,7 +252,7 @@ xlb_verdict xlb_nat_proxy_from_client(struct xlb_burst_ctx *ctx, const struct xl
                                       uint32_t tcp_len, struct xlb_flow *f)
 {
     struct rte_tcp_hdr *tcp = p->tcp;
-    const union proxy_side *side = side_of(ctx->flows, f);
+    const union xlb_nat_proxy_side *side = side_of(ctx->flows, f);
     if (f->state == XLB_FLOW_SYN_SENT) {
         uint8_t flags = tcp->tcp_flags;
         if (flags & RTE_TCP_RST_FLAG)
@@ -253,7 +268,14 @@ xlb_verdict xlb_nat_proxy_from_client(struct xlb_burst_ctx *ctx, const struct xl
             rte_be_to_cpu_32(tcp->recv_ack) == side->seq_add + 1 &&
             cookie_valid(ctx, tcp, &key, &o, &opts)) {
             ctx->stats->events[XLB_EVENT_SYN_PROXY_BACKEND_SYN_RETRANSMITS]++;
-            return send_backend_syn(ctx, snap, frame, p, f, &o, &opts);
+            /* The timer keeps its own pace (and its count): a client retransmitting faster
+             * than it would otherwise hold it off for ever. */
+            uint32_t expires_s = f->expires_s;
+            uint8_t sends = *xlb_nat_proxy_syn_sends(f);
+            xlb_verdict verdict = send_backend_syn(ctx, snap, frame, p, f, &o, &opts);
+            f->expires_s = expires_s;
+            *xlb_nat_proxy_syn_sends(f) = sends;
+            return verdict;
         }
         return XLB_DROP_SYN_PROXY_BACKEND_PENDING;
     }
@@ -276,7 +298,7 @@ static xlb_verdict absorb_syn_ack(struct xlb_burst_ctx *ctx, const struct xlb_sn
         return XLB_DROP_TCP_MALFORMED;
     if (!xlb_nat_track(ctx, f, tcp, xlb_tcp_payload_len(tcp, tcp_len), XLB_FLOW_FROM_BACKEND))
         return XLB_DROP_TCP_OUT_OF_WINDOW;
-    union proxy_side *side = side_of(ctx->flows, f);
+    union xlb_nat_proxy_side *side = side_of(ctx->flows, f);
     uint32_t backend_isn = rte_be_to_cpu_32(tcp->sent_seq);
     side->seq_add -= backend_isn;                         /* cookie ISN - backend ISN */
     side->ts_add = o.has_ts ? side->ts_add - o.tsval : 0; /* xlb's TSval - the backend's */
@@ -315,6 +337,31 @@ static xlb_verdict refused(struct xlb_burst_ctx *ctx, const struct xlb_snapshot 
 }
 
 /*
+ * The backend answered the proxy's SYN with an ACK of something else: what it has left of an
+ * earlier connection on the SNAT port (a TIME-WAIT, the SNAT port being reused), which will
+ * answer every SYN so until it ends. A client's TCP answers such an ACK with a RST at its
+ * number (RFC 9293 3.10.7.3), which ends the TIME-WAIT (RFC 1337's hazard, which Linux
+ * accepts), and its next SYN gets through; behind the proxy the client never sees that ACK,
+ * so xlb sends the RST itself, written over the ACK, and its SYN timer sends the SYN again.
+ */
+static xlb_verdict reset_stale(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                               struct xlb_frame *frame, struct xlb_tcp_packet *p)
+{
+    struct rte_tcp_hdr *tcp = p->tcp;
+    struct xlb_tcp_opts none = {0};
+    uint16_t sport = tcp->src_port;
+    tcp->src_port = tcp->dst_port;
+    tcp->dst_port = sport;
+    uint32_t len =
+        write_header(tcp, RTE_TCP_RST_FLAG, rte_be_to_cpu_32(tcp->recv_ack), 0, 0, &none, false);
+    if (!xlb_frame_set_l3_len(frame, xlb_egress_turn_around(p, len)))
+        return XLB_DROP_TCP_MALFORMED;
+    xlb_frame_reply_ethernet(frame, &snap->ports[p->port_index].mac);
+    ctx->stats->events[XLB_EVENT_SYN_PROXY_STALE_RESETS]++;
+    return XLB_VERDICT_TX;
+}
+
+/*
  * The backend's window in the client's scale: xlb told the client XLB_NAT_PROXY_WSCALE, the
  * backend scales by its own shift. Rounded down (never more than the backend offers).
  */
@@ -346,11 +393,14 @@ xlb_verdict xlb_nat_proxy_from_backend(struct xlb_burst_ctx *ctx, const struct x
             return absorb_syn_ack(ctx, snap, frame, p, tcp_len, f);
         if (flags & RTE_TCP_RST_FLAG)
             return refused(ctx, snap, frame, p, tcp_len, f);
+        if (flags == RTE_TCP_ACK_FLAG &&
+            rte_be_to_cpu_32(tcp->recv_ack) != f->window.end[XLB_FLOW_FROM_CLIENT])
+            return reset_stale(ctx, snap, frame, p);
         return XLB_DROP_SYN_PROXY_BACKEND_PENDING;
     }
     if (!xlb_nat_track(ctx, f, tcp, xlb_tcp_payload_len(tcp, tcp_len), XLB_FLOW_FROM_BACKEND))
         return XLB_DROP_TCP_OUT_OF_WINDOW;
-    const union proxy_side *side = side_of(ctx->flows, f);
+    const union xlb_nat_proxy_side *side = side_of(ctx->flows, f);
     translate_window(tcp, f);
     struct xlb_seq_shift shift = {.seq = side->seq_add, .tsval = side->ts_add};
     if (!xlb_seq_shift_segment(tcp, &shift))

@@ -301,7 +301,7 @@ void expire_everything(struct robust *r)
      * on once (refreshed since they were put in their slot). */
     unsigned calls = 0, bound = 4 * (FLOWS / XLB_FLOW_EXPIRE_BUDGET + XLB_FLOW_WHEEL_SLOTS);
     while (r->flows->n_used > 0 && calls < bound) {
-        xlb_flow_expire(ctx);
+        xlb_flow_expire(ctx, r->f->snap);
         calls++;
     }
     print_message("%u open flows expired in %u calls of xlb_flow_expire\n", open, calls);

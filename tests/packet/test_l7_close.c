@@ -87,7 +87,7 @@ static void expires(struct l7_fixture *x, const struct l7_conn *c)
 {
     l7_advance_ms(x, (XLB_FLOW_CLOSED_TIMEOUT_S + 2) * 1000);
     for (int i = 0; i < 4; i++)
-        xlb_flow_expire(&x->n->f->ctx);
+        xlb_flow_expire(&x->n->f->ctx, x->n->f->snap);
     assert_null(l7_flow(x, c));
 }
 

@@ -116,7 +116,7 @@ static void removed_flow_is_not_reached_through_its_slot(void **state)
     forward(n, &rst, &rst_out);
     n->f->ctx.now_tsc += (XLB_FLOW_CLOSED_TIMEOUT_S + 10) * TSC_HZ;
     for (int i = 0; i < 4 && n->flows->n_used == FLOWS; i++)
-        xlb_flow_expire(&n->f->ctx);
+        xlb_flow_expire(&n->f->ctx, n->f->snap);
     assert_int_equal(n->flows->n_used, FLOWS - 1);
     assert_false(n->flows->flows[first].used);
     assert_int_equal(cached_index(n, CLIENT_PORT), first);

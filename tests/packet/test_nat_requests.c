@@ -84,7 +84,7 @@ static void expire_all(struct nat_fixture *n, uint64_t after_s)
 {
     n->f->ctx.now_tsc = START_TSC + after_s * TSC_HZ;
     for (int i = 0; i < 8; i++)
-        xlb_flow_expire(&n->f->ctx);
+        xlb_flow_expire(&n->f->ctx, n->f->snap);
     assert_int_equal(n->flows->n_used, 0);
 }
 
@@ -153,7 +153,7 @@ static void an_open_flow_ends_its_request_when_it_expires(void **state)
     struct nat_fixture *n = *state;
     establish(n, CLIENT_PORT);
     n->f->ctx.now_tsc = START_TSC + (XLB_FLOW_ESTABLISHED_TIMEOUT_S - 5) * TSC_HZ;
-    xlb_flow_expire(&n->f->ctx);
+    xlb_flow_expire(&n->f->ctx, n->f->snap);
     assert_int_equal(in_flight(n), 1);
     expire_all(n, XLB_FLOW_ESTABLISHED_TIMEOUT_S + 2);
     assert_int_equal(in_flight(n), 0);

@@ -287,7 +287,7 @@ static void pick_ups_are_held_to_the_half_open_pool(void **state)
 
     n->f->ctx.now_tsc += (XLB_FLOW_SYN_TIMEOUT_S + 2) * TSC_HZ;
     for (int i = 0; i < 64 && n->flows->n_used > 0; i++)
-        xlb_flow_expire(&n->f->ctx);
+        xlb_flow_expire(&n->f->ctx, n->f->snap);
     assert_int_equal(n->flows->n_used, 0);
     assert_int_equal(n->flows->n_syn, 0);
     assert_int_equal(n->load->clusters[CLUSTER4].started, n->load->clusters[CLUSTER4].finished);

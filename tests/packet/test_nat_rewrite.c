@@ -237,7 +237,7 @@ static void rst_in_the_window_is_not_taken_on_trust(void **state)
     assert_int_equal(f->state, XLB_FLOW_RESET);
     n->f->ctx.now_tsc = START_TSC + (5 + XLB_FLOW_RESET_TIMEOUT_S + 1) * TSC_HZ;
     for (int i = 0; i < 4; i++)
-        xlb_flow_expire(&n->f->ctx);
+        xlb_flow_expire(&n->f->ctx, n->f->snap);
     assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_int_equal(n->flows->n_used, 0);
 }
@@ -261,7 +261,7 @@ static void backend_rst_to_syn_is_a_failure(void **state)
 
     /* Closed flows go after their short timeout; the SYN is not counted as failed twice. */
     n->f->ctx.now_tsc = START_TSC + (XLB_FLOW_CLOSED_TIMEOUT_S + 1) * TSC_HZ;
-    xlb_flow_expire(&n->f->ctx);
+    xlb_flow_expire(&n->f->ctx, n->f->snap);
     assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_int_equal(n->load->endpoints[SLOT4].failed, 1);
     assert_int_equal(n->load->clusters[CLUSTER4].finished, 1);
@@ -309,12 +309,12 @@ static void syn_timeout_expires_flow_and_frees_port(void **state)
 
     /* Not yet: just before the deadline nothing goes. */
     ctx->now_tsc = START_TSC + XLB_FLOW_SYN_TIMEOUT_S * TSC_HZ - 1;
-    xlb_flow_expire(ctx);
+    xlb_flow_expire(ctx, n->f->snap);
     assert_non_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_int_equal(n->flows->n_used, 2);
 
     ctx->now_tsc = START_TSC + (XLB_FLOW_SYN_TIMEOUT_S + 1) * TSC_HZ;
-    xlb_flow_expire(ctx);
+    xlb_flow_expire(ctx, n->f->snap);
     assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_null(backend_flow(n, false, PORT_BASE));
     assert_non_null(client_flow(n, FIX_PEER4, CLIENT_PORT + 2));
@@ -335,7 +335,7 @@ static void syn_timeout_expires_flow_and_frees_port(void **state)
 
     /* The established one lasts until its own timeout. */
     ctx->now_tsc = START_TSC + (XLB_FLOW_ESTABLISHED_TIMEOUT_S + 1) * TSC_HZ;
-    xlb_flow_expire(ctx);
+    xlb_flow_expire(ctx, n->f->snap);
     assert_int_equal(n->flows->n_used, 0);
     assert_int_equal(n->load->clusters[CLUSTER4].finished, 3);
     assert_int_equal(n->load->endpoints[SLOT4].failed, 2); /* syn3 timed out as well */
@@ -396,7 +396,7 @@ static void fin_moves_flow_to_closing(void **state)
     assert_int_equal(f->state, XLB_FLOW_CLOSING);
     assert_int_equal(f->expires_s, second_at(START_TSC) + XLB_FLOW_CLOSING_TIMEOUT_S);
     n->f->ctx.now_tsc = START_TSC + (XLB_FLOW_CLOSING_TIMEOUT_S + 1) * TSC_HZ;
-    xlb_flow_expire(&n->f->ctx);
+    xlb_flow_expire(&n->f->ctx, n->f->snap);
     assert_null(client_flow(n, FIX_PEER4, CLIENT_PORT));
     assert_int_equal(n->load->endpoints[SLOT4].failed, 0); /* a clean close is no failure */
     assert_int_equal(n->load->clusters[CLUSTER4].finished, 1);

@@ -316,7 +316,7 @@ static void nat_robustness(void **state)
             new_phase(r);
         advance_clock(r);
         uint64_t closed = event(r, XLB_EVENT_FLOWS_CLOSED);
-        xlb_flow_expire(ctx); /* once per poll loop, as the worker does */
+        xlb_flow_expire(ctx, r->f->snap); /* once per poll loop, as the worker does */
         check_expiry_progress(r, closed);
         xlb_flow_flush_step(ctx);
 

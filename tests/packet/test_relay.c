@@ -285,7 +285,7 @@ static void step(struct relay_test *t)
     if (t->second != NULL)
         xlb_tcp_poll(t->second->ep, now_ms(t), 256);
     xlb_relay_poll(&f->ctx, f->snap);
-    xlb_flow_expire(&f->ctx);
+    xlb_flow_expire(&f->ctx, f->snap);
 }
 
 /* ---- set-up ---- */

@@ -252,7 +252,7 @@ static void check_step(void)
 static void loop(void)
 {
     struct xlb_burst_ctx *ctx = ctx_of();
-    xlb_flow_expire(ctx);
+    xlb_flow_expire(ctx, x->n->f->snap);
     xlb_l7_poll(ctx, x->n->f->snap);
     observe();
 }
@@ -695,7 +695,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct xlb_burst_ctx *ctx = ctx_of();
     /* The same clock at every input's start (no flow is left to mind). */
     ctx->now_tsc = L7_START_TSC;
-    xlb_flow_expire(ctx);
+    xlb_flow_expire(ctx, x->n->f->snap);
     uint8_t setup0 = data[0], setup1 = data[1];
     data += 2;
     size -= 2;

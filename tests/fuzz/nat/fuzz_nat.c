@@ -149,7 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (len > size || len > RTE_MBUF_DEFAULT_DATAROOM)
             len = size < RTE_MBUF_DEFAULT_DATAROOM ? size : RTE_MBUF_DEFAULT_DATAROOM;
         ctx.now_tsc += 1500; /* 1.5 s: states time out across a few frames */
-        xlb_flow_expire(&ctx);
+        xlb_flow_expire(&ctx, snap);
         send_frame(data, len);
         data += len;
         size -= len;

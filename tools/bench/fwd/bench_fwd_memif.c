@@ -104,7 +104,7 @@ static uint64_t worker_burst(bool forward)
     uint16_t n = got;
     if (forward) {
         b.ctx.now_tsc = t0;
-        xlb_flow_expire(&b.ctx);
+        xlb_flow_expire(&b.ctx, b.snap);
         xlb_burst_process(&b.ctx, b.snap, 0, pkts, got);
         out = b.ctx.tx[0].pkts;
         n = (uint16_t)b.ctx.tx[0].n;

@@ -282,7 +282,7 @@ static uint64_t process(struct rte_mbuf **pkts, uint16_t n, const char *when, un
     uint64_t drops = drops_total();
     uint64_t t0 = rte_rdtsc();
     b.ctx.now_tsc = worker_clock(t0);
-    xlb_flow_expire(&b.ctx);
+    xlb_flow_expire(&b.ctx, b.snap);
     xlb_l7_poll(&b.ctx, b.snap);
     xlb_burst_process(&b.ctx, b.snap, 0, pkts, n);
     uint64_t cycles = rte_rdtsc() - t0;
@@ -489,7 +489,7 @@ static uint64_t expire_all(void)
     uint64_t t0 = rte_rdtsc();
     b.ctx.now_tsc = worker_clock(t0);
     while (L.flows.table->n_used != 0 && calls++ < limit)
-        xlb_flow_expire(&b.ctx);
+        xlb_flow_expire(&b.ctx, b.snap);
     uint64_t cycles = rte_rdtsc() - t0;
     if (L.flows.table->n_used != 0)
         die("flows left after the expiry sweep");
