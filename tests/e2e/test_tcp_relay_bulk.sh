@@ -268,6 +268,17 @@ print(sys.argv[4], sys.argv[3], sys.argv[2], f"{r['bytes'] * 8 / r['seconds'] / 
       f"{r['seconds']:.2f}", r["bytes"] >> 20)
 PY
     pass "$op $mb MB over $path at $loss% loss: intact ($(tail -n 1 "$E2E_DIR/goodput" | awk '{print $4 " Mbit/s, " $5 " s"}'))"
+    [ "$path" != terminate ] || echo "  xlb's TCP so far: $(tcp_counters)"
+}
+
+# xlb's TCP endpoint's recovery counters (their totals so far), to read a goodput figure by.
+tcp_counters() {
+    xlbctl --json counters | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["total"]["tcp"]
+keys = ("segs_out", "retransmits", "rtos", "fast_retransmits", "sack_recoveries",
+        "rcv_worker_full", "rcv_queue_full", "ooo_dropped_conn", "tx_full", "no_mbuf")
+print(" ".join(f"{k}={t[k]}" for k in keys if k in t))'
 }
 
 : >"$E2E_DIR/goodput"
