@@ -16,12 +16,14 @@ struct xlb_stream_client {
     size_t in_len;
     char *out;
     size_t out_len, out_sent;
-    bool closing;            /* close once the output is flushed */
-    bool held;               /* a reply comes later: input waits (xlb_stream_client_hold) */
-    bool eof;                /* the client sent its last byte while held */
-    uint64_t last_active_ms; /* the last byte read or written (accept counts) */
-    bool dropped;            /* its output passed max_output: nothing more is queued */
-    bool has_peer;           /* a Unix socket: peer holds its credentials */
+    bool closing;             /* close once the output is flushed */
+    bool held;                /* a reply comes later: input waits (xlb_stream_client_hold) */
+    bool eof;                 /* the client sent its last byte while held */
+    uint64_t last_active_ms;  /* the last byte read or written (accept counts) */
+    uint64_t last_active_seq; /* the same as the server's activity count: orders clients whose
+                               * last activity fell in the same millisecond */
+    bool dropped;             /* its output passed max_output: nothing more is queued */
+    bool has_peer;            /* a Unix socket: peer holds its credentials */
     struct xlb_peer_cred peer;
 };
 
@@ -32,8 +34,16 @@ struct xlb_stream_server {
     void *arg;
     struct xlb_stream_client **clients;
     struct xlb_stream_server_stats stats;
-    uint64_t sweep; /* the idle sweep's timeout id, 0 when none is armed */
+    uint64_t sweep;        /* the idle sweep's timeout id, 0 when none is armed */
+    uint64_t activity_seq; /* counts client activity: last_active_seq */
 };
+
+/* A byte read or written, or the accept: the idle clock and the order of idleness restart. */
+static void client_active(struct xlb_stream_client *c)
+{
+    c->last_active_ms = xlb_now_ms();
+    c->last_active_seq = ++c->server->activity_seq;
+}
 
 static void client_close(struct xlb_stream_client *c)
 {
@@ -97,7 +107,7 @@ static bool flush_output(struct xlb_stream_client *c)
             return false;
         }
         c->out_sent += (size_t)n;
-        c->last_active_ms = xlb_now_ms();
+        client_active(c);
     }
     if (c->out_sent == c->out_len) {
         c->out_len = c->out_sent = 0;
@@ -145,7 +155,7 @@ static void on_client(int fd, uint32_t events, void *arg)
             return;
         }
         if (n > 0) {
-            c->last_active_ms = xlb_now_ms();
+            client_active(c);
             c->in_len += (size_t)n;
             c->in[c->in_len] = '\0';
             consume_input(c);
@@ -218,7 +228,7 @@ static unsigned evict_oldest_idle(struct xlb_stream_server *s)
         if (c == NULL || c->held || xlb_stream_client_queued(c) > 0)
             continue;
         if (oldest == s->handlers.max_clients ||
-            c->last_active_ms < s->clients[oldest]->last_active_ms)
+            c->last_active_seq < s->clients[oldest]->last_active_seq)
             oldest = i;
     }
     if (oldest < s->handlers.max_clients) {
@@ -248,7 +258,7 @@ static void adopt(struct xlb_stream_server *s, int fd)
     }
     c->fd = fd;
     c->server = s;
-    c->last_active_ms = xlb_now_ms();
+    client_active(c);
     read_peer(c);
     s->clients[slot] = c;
 }
