@@ -13,7 +13,6 @@
 const struct rte_ether_addr bench_l7_router = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
 static const struct rte_ether_addr port_mac = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x10}};
 
-
 struct bench_l7 L;
 
 void build(struct rte_mbuf *m, const struct seg *s)
@@ -58,7 +57,7 @@ void build(struct rte_mbuf *m, const struct seg *s)
 }
 
 void client_seg(struct rte_mbuf *m, struct conn *c, uint8_t flags, const uint8_t *payload,
-                       uint32_t len)
+                uint32_t len)
 {
     uint8_t opts[12];
     c->c_tsval++;
@@ -80,7 +79,7 @@ void client_seg(struct rte_mbuf *m, struct conn *c, uint8_t flags, const uint8_t
 }
 
 void backend_seg(struct rte_mbuf *m, struct conn *c, uint8_t flags, const uint8_t *payload,
-                        uint32_t len)
+                 uint32_t len)
 {
     uint8_t opts[12];
     c->b_tsval++;
