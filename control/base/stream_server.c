@@ -15,7 +15,7 @@ struct xlb_stream_client {
     char *in;
     size_t in_len;
     char *out;
-    size_t out_len, out_sent;
+    size_t out_len, out_sent, out_cap;
     bool closing;             /* close once the output is flushed */
     bool held;                /* a reply comes later: input waits (xlb_stream_client_hold) */
     bool eof;                 /* the client sent its last byte while held */
@@ -60,6 +60,22 @@ static void client_close(struct xlb_stream_client *c)
     free(c);
 }
 
+/* Room for `need` queued bytes. Doubling: a client that reads slowly gets many replies
+ * queued, and growing by each reply's size would copy the whole queue per reply (quadratic;
+ * a sanitizer's realloc always copies). */
+static int grow_output(struct xlb_stream_client *c, size_t need)
+{
+    size_t cap = c->out_cap < 4096 ? 4096 : c->out_cap;
+    while (cap < need)
+        cap *= 2;
+    char *grown = realloc(c->out, cap);
+    if (grown == NULL)
+        return -1;
+    c->out = grown;
+    c->out_cap = cap;
+    return 0;
+}
+
 int xlb_stream_client_send(struct xlb_stream_client *c, const char *data, size_t len)
 {
     size_t cap = c->server->handlers.max_output;
@@ -72,13 +88,11 @@ int xlb_stream_client_send(struct xlb_stream_client *c, const char *data, size_t
         c->closing = c->dropped = true;
         return -1;
     }
-    char *grown = realloc(c->out, c->out_len + len);
-    if (grown == NULL) {
+    if (c->out_len + len > c->out_cap && grow_output(c, c->out_len + len) != 0) {
         c->closing = true;
         return -1;
     }
-    memcpy(grown + c->out_len, data, len);
-    c->out = grown;
+    memcpy(c->out + c->out_len, data, len);
     c->out_len += len;
     return 0;
 }
@@ -111,6 +125,11 @@ static bool flush_output(struct xlb_stream_client *c)
     }
     if (c->out_sent == c->out_len) {
         c->out_len = c->out_sent = 0;
+        if (c->out_cap > 65536) { /* a large reply went out: do not keep its buffer */
+            free(c->out);
+            c->out = NULL;
+            c->out_cap = 0;
+        }
         if (c->closing) {
             client_close(c);
             return false;
