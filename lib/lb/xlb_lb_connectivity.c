@@ -64,11 +64,9 @@ void xlb_lb_connectivity_set(struct xlb_lb_worker *w, uint32_t endpoint_slot,
         w->load->endpoints[endpoint_slot].connectivity = (uint8_t)s;
 }
 
-enum xlb_connectivity xlb_lb_connectivity_get(const struct xlb_lb_worker *w,
-                                              uint32_t endpoint_slot)
+enum xlb_connectivity xlb_lb_connectivity_get(const struct xlb_lb_worker *w, uint32_t endpoint_slot)
 {
-    return w->connectivity != NULL ? xlb_conn_state(w->connectivity, endpoint_slot)
-                                   : XLB_CONN_IDLE;
+    return w->connectivity != NULL ? xlb_conn_state(w->connectivity, endpoint_slot) : XLB_CONN_IDLE;
 }
 
 /* The normal pick's candidates of one locality (usable, not draining: its round-robin array). */
@@ -115,8 +113,7 @@ struct xlb_conn_counts xlb_conn_priority_counts(struct xlb_lb_connectivity *conn
     if (cache == NULL || p >= XLB_CONN_PRIORITIES || c->generation == 0)
         return count_priority(conn, c, p, false);
     if (cache->generation != c->generation || cache->epoch != conn->epoch) {
-        uint32_t n = c->n_priorities < XLB_CONN_PRIORITIES ? c->n_priorities
-                                                            : XLB_CONN_PRIORITIES;
+        uint32_t n = c->n_priorities < XLB_CONN_PRIORITIES ? c->n_priorities : XLB_CONN_PRIORITIES;
         for (uint32_t q = 0; q < n; q++)
             cache->priorities[q].counts = count_priority(conn, c, q, true);
         cache->generation = c->generation;

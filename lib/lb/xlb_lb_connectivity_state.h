@@ -37,8 +37,8 @@ struct xlb_conn_cluster {
 };
 
 struct xlb_lb_connectivity {
-    uint32_t epoch; /* bumped by every state change */
-    uint8_t state[XLB_ENDPOINT_SLOTS]; /* enum xlb_connectivity per endpoint slot */
+    uint32_t epoch;                              /* bumped by every state change */
+    uint8_t state[XLB_ENDPOINT_SLOTS];           /* enum xlb_connectivity per endpoint slot */
     uint32_t locality_ready[XLB_LOCALITY_SLOTS]; /* by locality load slot, with its cluster's */
     struct xlb_conn_cluster clusters[XLB_CLUSTER_SLOTS];
 };

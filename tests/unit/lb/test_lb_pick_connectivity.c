@@ -168,8 +168,7 @@ static void test_connecting_priority_fails_over_after_timer(void **state)
     set_state(&f, 1, XLB_CONN_CONNECTING);
     assert_int_equal(cpick(&f, 5, NULL, T0 + 30000, &t), XLB_LB_QUEUE);
     assert_int_equal(t.priority, 0);
-    assert_int_equal(cpick(&f, 6, NULL, T0 + 30000 + XLB_PRIORITY_FAILOVER_MS, &t),
-                     XLB_LB_PICKED);
+    assert_int_equal(cpick(&f, 6, NULL, T0 + 30000 + XLB_PRIORITY_FAILOVER_MS, &t), XLB_LB_PICKED);
     assert_int_equal(t.priority, 1);
     fixture_done(&f);
 }
