@@ -71,4 +71,12 @@ enum xlb_lb_outcome xlb_lb_pick_ready(const struct xlb_lb_cluster *c, uint64_t h
                                       uint64_t now_ms, struct xlb_lb_worker *w,
                                       struct xlb_lb_trace *trace, uint32_t *index);
 
+/*
+ * A75's priority over an aggregate's leaves with connectivity: the first leaf whose A56 choice
+ * (above) finds a READY priority or one within its failover timer; else the first with a
+ * priority still connecting; else the last leaf.
+ */
+uint32_t xlb_lb_ready_leaf(const struct xlb_lb_target *target, struct xlb_lb_worker *w,
+                           uint64_t now_ms);
+
 #endif

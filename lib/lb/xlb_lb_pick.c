@@ -333,13 +333,18 @@ enum xlb_lb_outcome xlb_lb_pick(const struct xlb_lb_vip *vip, const struct xlb_l
     const struct xlb_lb_target *target = &vip->targets[trace->target];
     const struct xlb_lb_session *session = session_for(target, cookie_session, trace);
     /* A75 aggregate: a priority policy over the leaves picks the first leaf that has a
-     * priority able to take requests, the last leaf when none has. */
+     * priority able to take requests, the last leaf when none has; with connectivity, by the
+     * worker's subchannel states (xlb_lb_ready_leaf). */
+    bool connectivity = request->connectivity && w->connectivity != NULL;
     uint32_t leaf = 0;
-    while (leaf + 1 < target->n_leaves && target->leaves[leaf]->chosen_priority == XLB_PICK_NONE)
+    if (connectivity && target->n_leaves > 1)
+        leaf = xlb_lb_ready_leaf(target, w, request->now_ms);
+    while (!connectivity && leaf + 1 < target->n_leaves &&
+           target->leaves[leaf]->chosen_priority == XLB_PICK_NONE)
         leaf++;
     if (target->session_any_leaf && session != NULL)
         leaf = leaf_with_session(target, session, leaf);
     struct connectivity_clock clock = {request->now_ms};
-    return pick_leaf(target->leaves[leaf], session, hash, hashed,
-                     request->connectivity && w->connectivity != NULL ? &clock : NULL, w, trace);
+    return pick_leaf(target->leaves[leaf], session, hash, hashed, connectivity ? &clock : NULL, w,
+                     trace);
 }

@@ -32,10 +32,11 @@ static bool still_waiting(struct xlb_conn_priority *t, uint64_t now_ms)
 /*
  * A56 per worker: the first priority with a READY endpoint; one still connecting within its
  * timer makes the RPC wait on it. When every priority has failed or timed out, the highest
- * one still connecting is waited on (A56 chooses it too); none: XLB_PICK_NONE.
+ * one still connecting is waited on if `last_resort` (A56 chooses it too); none:
+ * XLB_PICK_NONE.
  */
 static uint32_t choose_priority(struct xlb_lb_connectivity *conn, const struct xlb_lb_cluster *c,
-                                uint64_t now_ms, bool *queue)
+                                uint64_t now_ms, bool last_resort, bool *queue)
 {
     uint32_t connecting = XLB_PICK_NONE;
     *queue = false;
@@ -61,8 +62,26 @@ static uint32_t choose_priority(struct xlb_lb_connectivity *conn, const struct x
             return p;
         }
     }
+    if (!last_resort)
+        return XLB_PICK_NONE;
     *queue = connecting != XLB_PICK_NONE;
     return connecting;
+}
+
+uint32_t xlb_lb_ready_leaf(const struct xlb_lb_target *target, struct xlb_lb_worker *w,
+                           uint64_t now_ms)
+{
+    bool queue;
+    for (uint32_t l = 0; l < target->n_leaves; l++)
+        if (choose_priority(w->connectivity, target->leaves[l], now_ms, false, &queue) !=
+            XLB_PICK_NONE)
+            return l;
+    /* Every leaf failed or timed out: the first one still connecting, as for priorities. */
+    for (uint32_t l = 0; l < target->n_leaves; l++)
+        if (choose_priority(w->connectivity, target->leaves[l], now_ms, true, &queue) !=
+            XLB_PICK_NONE)
+            return l;
+    return target->n_leaves - 1;
 }
 
 /* A weighted draw among the localities with a READY endpoint: the table's draw when it lands
@@ -143,7 +162,7 @@ enum xlb_lb_outcome xlb_lb_pick_ready(const struct xlb_lb_cluster *c, uint64_t h
 {
     struct xlb_lb_connectivity *conn = w->connectivity;
     bool queue;
-    uint32_t p = choose_priority(conn, c, now_ms, &queue);
+    uint32_t p = choose_priority(conn, c, now_ms, true, &queue);
     trace->priority = p;
     if (p == XLB_PICK_NONE)
         return XLB_LB_NO_ENDPOINT;

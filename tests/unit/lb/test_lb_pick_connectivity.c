@@ -332,6 +332,48 @@ static void test_without_connectivity_unchanged(void **state)
     fixture_done(&with);
 }
 
+/* A75 aggregate over two leaves with connectivity: the first leaf while it can serve or is
+ * within its timer, the second once the first's endpoints all failed, the first again when
+ * READY. Leaf "a" has endpoint .1 (slot 1000), leaf "b" endpoint .2 (slot 1001). */
+static void test_aggregate_fails_over_by_connectivity(void **state)
+{
+    (void)state;
+    struct eds *ea = eds_one_locality(1), *eb = eds_one_locality(1);
+    eds_endpoint(ea, "198.18.0.1:80", 1, XLB_HEALTH_HEALTHY);
+    /* The test compile numbers slots by index: a DRAINING first endpoint (never picked) gives
+     * b's endpoint a slot of its own. */
+    eds_endpoint(eb, "198.18.0.9:80", 1, XLB_HEALTH_DRAINING);
+    eds_endpoint(eb, "198.18.0.2:80", 1, XLB_HEALTH_HEALTHY);
+    struct xlb_cluster_config cfg = cluster_config(XLB_LB_ROUND_ROBIN);
+    struct xlb_lb_cluster *leaves[2] = {compile("a", &cfg, ea, NULL, 2),
+                                        compile("b", &cfg, eb, NULL, 3)};
+    struct fixture f = {0};
+    vip_init(&f.v, "agg", leaves, 2);
+    worker(&f.w, NULL, NULL, 0);
+    assert_int_equal(xlb_lb_connectivity_init(&f.w), 0);
+    uint32_t slot_a = leaves[0]->endpoints[0].slot, slot_b = leaves[1]->endpoints[1].slot;
+    assert_int_not_equal(slot_a, slot_b);
+    xlb_lb_connectivity_set(&f.w, slot_b, XLB_CONN_READY, 0);
+    struct xlb_lb_trace t;
+    /* Leaf a IDLE: within its timer the RPC waits on it, not on b. */
+    assert_int_equal(cpick(&f, 1, NULL, T0, &t), XLB_LB_QUEUE);
+    assert_ptr_equal(t.cluster, leaves[0]);
+    xlb_lb_connectivity_set(&f.w, slot_a, XLB_CONN_TRANSIENT_FAILURE, 0);
+    assert_int_equal(cpick(&f, 1, NULL, T0, &t), XLB_LB_PICKED);
+    assert_ptr_equal(t.cluster, leaves[1]);
+    xlb_lb_connectivity_set(&f.w, slot_a, XLB_CONN_READY, 0);
+    assert_int_equal(cpick(&f, 1, NULL, T0, &t), XLB_LB_PICKED);
+    assert_ptr_equal(t.cluster, leaves[0]);
+    /* Both failed: no endpoint. */
+    xlb_lb_connectivity_set(&f.w, slot_a, XLB_CONN_TRANSIENT_FAILURE, 0);
+    xlb_lb_connectivity_set(&f.w, slot_b, XLB_CONN_TRANSIENT_FAILURE, 0);
+    assert_int_equal(cpick(&f, 1, NULL, T0, &t), XLB_LB_NO_ENDPOINT);
+    xlb_lb_worker_fini(&f.w);
+    vip_done(&f.v);
+    free(ea);
+    free(eb);
+}
+
 static void test_backoff_sequence(void **state)
 {
     (void)state;
@@ -375,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_maglev_walks_to_ready),
         cmocka_unit_test(test_ring_hash_queues_while_connecting),
         cmocka_unit_test(test_without_connectivity_unchanged),
+        cmocka_unit_test(test_aggregate_fails_over_by_connectivity),
         cmocka_unit_test(test_backoff_sequence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
