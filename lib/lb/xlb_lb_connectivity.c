@@ -74,7 +74,7 @@ static struct xlb_conn_counts count_locality(const struct xlb_lb_connectivity *c
                                              const struct xlb_lb_cluster *c,
                                              const struct xlb_lb_locality *l)
 {
-    struct xlb_conn_counts n = {0, 0};
+    struct xlb_conn_counts n = {0, 0, false};
     for (uint32_t i = 0; l->rr != NULL && i < l->rr->n_slots; i++) {
         enum xlb_connectivity s = xlb_conn_state(conn, c->endpoints[l->rr->slots[i]].slot);
         n.ready += s == XLB_CONN_READY;
@@ -87,7 +87,7 @@ static struct xlb_conn_counts count_priority(struct xlb_lb_connectivity *conn,
                                              const struct xlb_lb_cluster *c, uint32_t p,
                                              bool keep_localities)
 {
-    struct xlb_conn_counts total = {0, 0};
+    struct xlb_conn_counts total = {0, 0, true};
     const struct xlb_lb_priority *prio = &c->priorities[p];
     for (uint32_t l = 0; l < prio->n_localities; l++) {
         struct xlb_conn_counts n = count_locality(conn, c, &prio->localities[l]);
@@ -96,6 +96,8 @@ static struct xlb_conn_counts count_priority(struct xlb_lb_connectivity *conn,
             conn->locality_ready[slot] = n.ready;
         total.ready += n.ready;
         total.waiting += n.waiting;
+        if (prio->localities[l].rr != NULL && n.ready == 0)
+            total.every_locality_ready = false;
     }
     return total;
 }
@@ -122,15 +124,20 @@ struct xlb_conn_counts xlb_conn_priority_counts(struct xlb_lb_connectivity *conn
     return cache->priorities[p].counts;
 }
 
+bool xlb_conn_counts_current(const struct xlb_lb_connectivity *conn, const struct xlb_lb_cluster *c,
+                             uint32_t p)
+{
+    if (c->cluster_slot >= XLB_CLUSTER_SLOTS || p >= XLB_CONN_PRIORITIES || c->generation == 0)
+        return false;
+    const struct xlb_conn_cluster *cache = &conn->clusters[c->cluster_slot];
+    return cache->generation == c->generation && cache->epoch == conn->epoch;
+}
+
 uint32_t xlb_conn_locality_ready(const struct xlb_lb_connectivity *conn,
                                  const struct xlb_lb_cluster *c, uint32_t p, uint32_t l)
 {
     const struct xlb_lb_locality *loc = &c->priorities[p].localities[l];
-    const struct xlb_conn_cluster *cache =
-        c->cluster_slot < XLB_CLUSTER_SLOTS ? &conn->clusters[c->cluster_slot] : NULL;
-    bool cached = cache != NULL && p < XLB_CONN_PRIORITIES && c->generation != 0 &&
-                  cache->generation == c->generation && cache->epoch == conn->epoch &&
-                  loc->load_slot < XLB_LOCALITY_SLOTS;
+    bool cached = loc->load_slot < XLB_LOCALITY_SLOTS && xlb_conn_counts_current(conn, c, p);
     return cached ? conn->locality_ready[loc->load_slot] : count_locality(conn, c, loc).ready;
 }
 

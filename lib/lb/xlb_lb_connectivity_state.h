@@ -19,8 +19,9 @@
 #define XLB_CONN_PRIORITIES 8u
 
 struct xlb_conn_counts {
-    uint32_t ready;   /* READY endpoints among the normal pick's candidates */
-    uint32_t waiting; /* IDLE or CONNECTING ones: the priority may still come up */
+    uint32_t ready;            /* READY endpoints among the normal pick's candidates */
+    uint32_t waiting;          /* IDLE or CONNECTING ones: the priority may still come up */
+    bool every_locality_ready; /* each locality with a candidate has a READY one */
 };
 
 struct xlb_conn_priority {
@@ -56,6 +57,11 @@ struct xlb_conn_counts xlb_conn_priority_counts(struct xlb_lb_connectivity *conn
 /* READY endpoints of locality l of priority p (after xlb_conn_priority_counts for c). */
 uint32_t xlb_conn_locality_ready(const struct xlb_lb_connectivity *conn,
                                  const struct xlb_lb_cluster *c, uint32_t p, uint32_t l);
+
+/* Whether the cached counts of priority p of c are current (xlb_conn_priority_counts made
+ * them so, unless c cannot be cached). */
+bool xlb_conn_counts_current(const struct xlb_lb_connectivity *conn, const struct xlb_lb_cluster *c,
+                             uint32_t p);
 
 /* The failover timer of (c, p); NULL for priorities past XLB_CONN_PRIORITIES or no slot. */
 struct xlb_conn_priority *xlb_conn_timer(struct xlb_lb_connectivity *conn,

@@ -84,15 +84,28 @@ uint32_t xlb_lb_ready_leaf(const struct xlb_lb_target *target, struct xlb_lb_wor
     return target->n_leaves - 1;
 }
 
-/* A weighted draw among the localities with a READY endpoint: the table's draw when it lands
- * on one (the common case), else a linear draw over those, which keeps the shares exact. */
+/* Table draws before the linear pass: a few redraws keep the shares exact (each is a draw
+ * conditioned on landing on a locality with a READY endpoint) and usually succeed. */
+#define LOCALITY_REDRAWS 4
+
+/*
+ * A weighted draw among the localities with a READY endpoint: the table's draw when every
+ * locality has one (the common case, known from the cached counts) or when it lands on one,
+ * else a linear draw over those, which keeps the shares exact.
+ */
 static uint32_t ready_locality(const struct xlb_lb_connectivity *conn,
                                const struct xlb_lb_cluster *c, uint32_t p, struct xlb_rng *rng)
 {
     const struct xlb_lb_priority *prio = &c->priorities[p];
-    uint32_t l = xlb_wchoice_pick(prio->locality_choice, rng);
-    if (l != XLB_PICK_NONE && xlb_conn_locality_ready(conn, c, p, l) > 0)
-        return l;
+    uint32_t l;
+    if (xlb_conn_counts_current(conn, c, p) &&
+        conn->clusters[c->cluster_slot].priorities[p].counts.every_locality_ready)
+        return xlb_wchoice_pick(prio->locality_choice, rng);
+    for (uint32_t draw = 0; draw < LOCALITY_REDRAWS; draw++) {
+        l = xlb_wchoice_pick(prio->locality_choice, rng);
+        if (l != XLB_PICK_NONE && xlb_conn_locality_ready(conn, c, p, l) > 0)
+            return l;
+    }
     uint64_t total = 0;
     uint32_t first = XLB_PICK_NONE;
     for (l = 0; l < prio->n_localities; l++)
