@@ -374,6 +374,40 @@ static void test_aggregate_fails_over_by_connectivity(void **state)
     free(eb);
 }
 
+/* The cached READY counts belong to one compile: a recompile in the same cluster slot with no
+ * state change in between is counted afresh. */
+static void test_recompile_recounts(void **state)
+{
+    (void)state;
+    struct eds *two = eds_one_locality(1); /* priority 0: slot 1000; priority 1: slot 1001 */
+    eds_endpoint(two, "198.18.0.1:80", 1, XLB_HEALTH_HEALTHY);
+    eds_priority(two);
+    eds_locality(two, 1);
+    eds_endpoint(two, "198.18.0.2:80", 1, XLB_HEALTH_HEALTHY);
+    struct fixture f;
+    start(&f, two, XLB_LB_ROUND_ROBIN);
+    set_state(&f, 0, XLB_CONN_TRANSIENT_FAILURE);
+    set_state(&f, 1, XLB_CONN_READY);
+    struct xlb_lb_trace t;
+    assert_int_equal(cpick(&f, 1, NULL, T0, &t), XLB_LB_PICKED);
+    assert_int_equal(t.priority, 1);
+    /* EDS moves both into priority 0 (same slots, same cluster slot): the READY one there. */
+    struct eds *one = eds_one_locality(1);
+    eds_endpoint(one, "198.18.0.1:80", 1, XLB_HEALTH_HEALTHY);
+    eds_endpoint(one, "198.18.0.2:80", 1, XLB_HEALTH_HEALTHY);
+    struct xlb_cluster_config cfg = cluster_config(XLB_LB_ROUND_ROBIN);
+    struct xlb_lb_cluster *c = compile("web", &cfg, one, NULL, 1);
+    xlb_lb_cluster_release(f.v.leaves[0]);
+    f.v.leaves[0] = c;
+    for (uint32_t i = 0; i < 10; i++) {
+        assert_int_equal(cpick(&f, i, NULL, T0, &t), XLB_LB_PICKED);
+        assert_int_equal(t.priority, 0);
+        assert_int_equal(t.endpoint, 1);
+    }
+    free(one);
+    fixture_done(&f);
+}
+
 static void test_backoff_sequence(void **state)
 {
     (void)state;
@@ -418,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_ring_hash_queues_while_connecting),
         cmocka_unit_test(test_without_connectivity_unchanged),
         cmocka_unit_test(test_aggregate_fails_over_by_connectivity),
+        cmocka_unit_test(test_recompile_recounts),
         cmocka_unit_test(test_backoff_sequence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
