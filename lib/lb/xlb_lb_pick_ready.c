@@ -51,8 +51,10 @@ static uint32_t choose_priority(struct xlb_lb_connectivity *conn, const struct x
             return p;
         }
         if (n.waiting == 0) {
-            if (t != NULL)
-                t->timer_running = false, t->given_up = true;
+            if (t != NULL) { /* failed: skipped until READY, whatever it does meanwhile */
+                t->timer_running = false;
+                t->given_up = true;
+            }
             continue;
         }
         if (connecting == XLB_PICK_NONE)
