@@ -98,9 +98,9 @@ pass "75/25 weighted clusters, 2:1 localities, 10% drops; the DRAINING endpoint 
 
 clusters=$(xlbctl clusters)
 grep -Eq "^agg +aggregate " <<<"$clusters" || fail "clusters: $clusters"
-grep -Eq "^down +eds +round_robin +READY +0 +0 +0 +0 +0 +none" <<<"$clusters" || fail "down: $clusters"
-grep -Eq "^web +eds +round_robin +READY +2 +3 +5 +4 +0 +0 " <<<"$clusters" || fail "web: $clusters"
-pass "xlbctl clusters: usable and ejected counts, the chosen priority ('none' for an empty cluster)"
+grep -Eq "^down +eds +round_robin +READY +0 +0 +0 +0 +0 +0 +none" <<<"$clusters" || fail "down: $clusters"
+grep -Eq "^web +eds +round_robin +READY +2 +3 +5 +4 +0 +0 +0 " <<<"$clusters" || fail "web: $clusters"
+pass "xlbctl clusters: usable, ejected and READY (no subchannels: 0) counts, the chosen priority ('none' for an empty cluster)"
 
 out=$(simulate --n 40000 --cookie "xlb-session=$(cookie "198.18.0.31:8080;web")")
 check_shares "$out" "198.18.0.31=0.675,198.18.0.41=0.25,dropped=0.075" ||
