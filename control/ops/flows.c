@@ -10,26 +10,11 @@
 #include "xlb_flow_dump.h"
 #include "xlb_host_port.h"
 #include "xlb_msg.h"
-
-/* One `xlbctl flows` waiting for the workers' dumps. */
-struct listing {
-    struct xlb_reply_later *later;
-    uint32_t limit;
-    uint64_t deadline_ms;
-    struct xlb_flow_dump *dumps[XLB_MAX_WORKERS]; /* NULL: the worker does not forward */
-    bool sent[XLB_MAX_WORKERS];                   /* its dump is with the worker */
-    struct listing *next;
-};
+#include "worker_dumps.h"
 
 struct xlb_flows {
     struct xlb_shared *shared;
-    struct xlb_loop *loop;
-    /* The dump each worker is working on, until done (at most one per worker), and whether
-     * its listing has given up on it (then it is freed once done). */
-    struct xlb_flow_dump *busy[XLB_MAX_WORKERS];
-    bool orphan[XLB_MAX_WORKERS];
-    struct listing *listings;
-    uint64_t timer; /* the next poll, while listings wait */
+    struct xlb_worker_dumps *dumps;
 };
 
 /* "ADDR" or "ADDR:PORT" / "[ADDR6]:PORT" (port 0 = any). */
@@ -106,17 +91,17 @@ static int read_filter(const cJSON *args, struct xlb_flow_dump_filter *flt, uint
 }
 
 /* Every worker's records in worker order, the first `limit` shown: as one table would. */
-static cJSON *listing_result(const struct xlb_flows *fl, const struct listing *l)
+static cJSON *flows_result(void *const *dumps, unsigned n_workers, uint32_t limit)
 {
     uint64_t hz = rte_get_tsc_hz();
     cJSON *result = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(result, "flows");
     uint64_t total = 0, shown = 0;
-    for (unsigned w = 0; w < fl->shared->n_workers; w++) {
-        const struct xlb_flow_dump *d = l->dumps[w];
+    for (unsigned w = 0; w < n_workers; w++) {
+        const struct xlb_flow_dump *d = dumps[w];
         if (d == NULL)
             continue;
         total += d->n_matching;
-        for (uint32_t i = 0; i < d->n_records && shown < l->limit; i++, shown++)
+        for (uint32_t i = 0; i < d->n_records && shown < limit; i++, shown++)
             cJSON_AddItemToArray(list, flow_json(&d->records[i], hz));
     }
     cJSON_AddNumberToObject(result, "matching", (double)total);
@@ -124,85 +109,36 @@ static cJSON *listing_result(const struct xlb_flows *fl, const struct listing *l
     return result;
 }
 
-/* Free the dumps of workers that have finished one their listing gave up on. */
-static void reap_orphans(struct xlb_flows *fl)
+static int send_dump(struct rte_ring *to_worker, void *dump)
 {
-    for (unsigned w = 0; w < fl->shared->n_workers; w++)
-        if (fl->orphan[w] && xlb_flow_dump_done(fl->busy[w])) {
-            free(fl->busy[w]);
-            fl->busy[w] = NULL;
-            fl->orphan[w] = false;
-        }
+    const struct xlb_msg msg = {.type = XLB_MSG_FLOWS_DUMP, .dump = dump};
+    return xlb_msg_send(to_worker, &msg);
 }
 
-/* Send the dumps whose worker is free; returns the first worker that is not done, or -1. */
-static int listing_progress(struct xlb_flows *fl, struct listing *l)
+static bool dump_done(const void *dump)
 {
-    int waiting = -1;
-    for (unsigned w = 0; w < fl->shared->n_workers; w++) {
-        struct xlb_flow_dump *d = l->dumps[w];
-        if (d == NULL)
-            continue;
-        if (!l->sent[w] && fl->busy[w] == NULL) {
-            struct xlb_msg msg = {.type = XLB_MSG_FLOWS_DUMP, .dump = d};
-            if (xlb_msg_send(fl->shared->to_worker[w], &msg) == 0) {
-                l->sent[w] = true;
-                fl->busy[w] = d;
-            }
-        }
-        if (l->sent[w] && xlb_flow_dump_done(d)) {
-            if (fl->busy[w] == d)
-                fl->busy[w] = NULL;
-        } else if (waiting < 0) {
-            waiting = (int)w;
-        }
-    }
-    return waiting;
+    return xlb_flow_dump_done(dump);
 }
 
-/* Answer a listing and free it; a dump still with its worker is left to reap_orphans. */
-static void listing_end(struct xlb_flows *fl, struct listing *l, cJSON *reply)
-{
-    xlb_reply_later_send(l->later, reply);
-    for (unsigned w = 0; w < XLB_MAX_WORKERS; w++) {
-        if (l->dumps[w] != NULL && fl->busy[w] == l->dumps[w])
-            fl->orphan[w] = true;
-        else
-            free(l->dumps[w]);
-    }
-    free(l);
-}
-
-static void on_poll(void *arg)
-{
-    struct xlb_flows *fl = arg;
-    fl->timer = 0;
-    reap_orphans(fl);
-    uint64_t now = xlb_now_ms();
-    struct listing **link = &fl->listings;
-    while (*link != NULL) {
-        struct listing *l = *link;
-        int waiting = listing_progress(fl, l);
-        if (waiting >= 0 && now < l->deadline_ms) {
-            link = &l->next;
-            continue;
-        }
-        *link = l->next;
-        listing_end(fl, l,
-                    waiting < 0 ? xlb_reply_ok(listing_result(fl, l))
-                                : xlb_reply_error("worker %d did not answer within %u ms", waiting,
-                                                  XLB_FLOWS_TIMEOUT_MS));
-    }
-    if (fl->listings != NULL)
-        fl->timer = xlb_loop_add_timeout(fl->loop, XLB_FLOWS_POLL_MS, on_poll, fl);
-}
+static const struct xlb_worker_dump_kind flows_kind = {
+    .command = "flows",
+    .poll_ms = XLB_FLOWS_POLL_MS,
+    .timeout_ms = XLB_FLOWS_TIMEOUT_MS,
+    .send = send_dump,
+    .done = dump_done,
+    .result = flows_result,
+};
 
 struct xlb_flows *xlb_flows_create(struct xlb_shared *shared, struct xlb_loop *loop)
 {
     struct xlb_flows *fl = calloc(1, sizeof(*fl));
-    if (fl != NULL) {
-        fl->shared = shared;
-        fl->loop = loop;
+    if (fl == NULL)
+        return NULL;
+    fl->shared = shared;
+    fl->dumps = xlb_worker_dumps_create(shared, loop, &flows_kind);
+    if (fl->dumps == NULL) {
+        free(fl);
+        return NULL;
     }
     return fl;
 }
@@ -211,44 +147,30 @@ void xlb_flows_destroy(struct xlb_flows *fl)
 {
     if (fl == NULL)
         return;
-    xlb_loop_cancel(fl->loop, fl->timer);
-    while (fl->listings != NULL) {
-        struct listing *l = fl->listings;
-        fl->listings = l->next;
-        for (unsigned w = 0; w < XLB_MAX_WORKERS; w++)
-            if (fl->busy[w] == l->dumps[w])
-                fl->busy[w] = NULL; /* the workers have stopped: it is freed with l */
-        listing_end(fl, l, xlb_reply_error("xlbd is stopping"));
-    }
-    for (unsigned w = 0; w < XLB_MAX_WORKERS; w++)
-        free(fl->busy[w]);
+    xlb_worker_dumps_destroy(fl->dumps);
     free(fl);
 }
 
-/* A listing with a dump (and room for limit records) for every worker that forwards. */
-static struct listing *listing_new(const struct xlb_shared *shared,
-                                   const struct xlb_flow_dump_filter *flt, uint32_t limit)
+/* A dump (with room for limit records) for every worker that forwards; false without memory. */
+static bool dumps_new(const struct xlb_shared *shared, const struct xlb_flow_dump_filter *flt,
+                      uint32_t limit, void *dumps[XLB_MAX_WORKERS])
 {
-    struct listing *l = calloc(1, sizeof(*l));
-    for (unsigned w = 0; l != NULL && w < shared->n_workers; w++) {
+    for (unsigned w = 0; w < shared->n_workers; w++) {
         if (!shared->has_flows[w])
             continue;
         struct xlb_flow_dump *d =
             calloc(1, sizeof(*d) + (size_t)limit * sizeof(struct xlb_flow_record));
         if (d == NULL) {
             for (unsigned v = 0; v < w; v++)
-                free(l->dumps[v]);
-            free(l);
-            return NULL;
+                free(dumps[v]);
+            return false;
         }
         d->filter = *flt;
         d->records = (struct xlb_flow_record *)(d + 1);
         d->capacity = limit;
-        l->dumps[w] = d;
+        dumps[w] = d;
     }
-    if (l != NULL)
-        l->limit = limit;
-    return l;
+    return true;
 }
 
 cJSON *xlb_flows_list(struct xlb_flows *fl, struct xlb_control_socket *sock, const cJSON *args,
@@ -258,32 +180,15 @@ cJSON *xlb_flows_list(struct xlb_flows *fl, struct xlb_control_socket *sock, con
     uint32_t limit;
     if (read_filter(args, &flt, &limit, error, len) != 0)
         return NULL;
-    struct listing *l = listing_new(fl->shared, &flt, limit);
-    if (l == NULL)
+    void *dumps[XLB_MAX_WORKERS] = {NULL};
+    if (!dumps_new(fl->shared, &flt, limit, dumps))
         return NULL;
     bool any = false;
     for (unsigned w = 0; w < fl->shared->n_workers; w++)
-        any |= l->dumps[w] != NULL;
-    if (!any) {
-        cJSON *result = listing_result(fl, l);
-        free(l);
-        return result;
-    }
-    l->later = xlb_reply_later(sock);
-    if (l->later == NULL) {
-        snprintf(error, len, "flows cannot wait for the workers here");
-        for (unsigned w = 0; w < XLB_MAX_WORKERS; w++)
-            free(l->dumps[w]);
-        free(l);
-        return NULL;
-    }
-    l->deadline_ms = xlb_now_ms() + XLB_FLOWS_TIMEOUT_MS;
-    listing_progress(fl, l);
-    l->next = fl->listings;
-    fl->listings = l;
-    if (fl->timer == 0)
-        fl->timer = xlb_loop_add_timeout(fl->loop, XLB_FLOWS_POLL_MS, on_poll, fl);
-    return XLB_REPLY_LATER;
+        any |= dumps[w] != NULL;
+    if (!any) /* no worker forwards: the empty answer, at once */
+        return flows_result(dumps, fl->shared->n_workers, limit);
+    return xlb_worker_dumps_ask(fl->dumps, sock, dumps, limit, error, len);
 }
 
 cJSON *xlb_flows_flush(struct xlb_shared *shared, const cJSON *args, char *error, size_t len)

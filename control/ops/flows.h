@@ -5,7 +5,7 @@
  * control plane never reads a worker's flow table.
  *
  * A listing asks every worker that forwards for a dump and answers once all are done, from
- * timers of the event loop: the request's reply comes later (control_socket.h), and the loop
+ * timers of the event loop (worker_dumps.h): the request's reply comes later, and the loop
  * goes on serving meanwhile. A worker that has not answered after XLB_FLOWS_TIMEOUT_MS makes
  * the reply an error naming it.
  */

@@ -3,10 +3,10 @@
  * records into a buffer of the control plane's when asked by message (the dump protocol,
  * lib/xlb_tcp_dump.h). The control plane never reads an endpoint.
  *
- * As `xlbctl flows` (flows.h): a listing asks every worker for a dump and answers once all are
- * done, from timers of the event loop, which goes on serving meanwhile; a worker that has not
- * answered after XLB_TCP_LISTING_TIMEOUT_MS makes the reply an error naming it, and its dump is
- * freed once it answers (or when xlbd stops).
+ * As `xlbctl flows`, through worker_dumps.h: a listing asks every worker for a dump and answers
+ * once all are done, from timers of the event loop, which goes on serving meanwhile; a worker
+ * that has not answered after XLB_TCP_LISTING_TIMEOUT_MS makes the reply an error naming it,
+ * and its dump is freed once it answers (or when xlbd stops).
  */
 #ifndef XLB_TCP_LISTING_H
 #define XLB_TCP_LISTING_H

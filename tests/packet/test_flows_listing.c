@@ -4,185 +4,84 @@
  * records in worker order; a silent worker makes it an error naming it after the timeout,
  * without blocking the loop; its dump, answered late, is reaped and the next listing works.
  */
-#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
-#include "xlb_const.h"
-#include <rte_eal.h>
-
-#include "control_socket.h"
-#include "event_loop.h"
 #include "flows.h"
+#include "listing_bench.h"
 #include "xlb_flow_dump.h"
 #include "xlb_msg.h"
-#include "xlb_shared.h"
 
-#define WORKERS 2
-
-struct bench {
-    struct xlb_shared *shared;
-    struct xlb_loop *loop;
-    struct xlb_control_socket *sock;
-    struct xlb_flows *flows;
-    bool silent[WORKERS]; /* a worker that takes no message */
-    char path[108];
-    int client;
-    char reply[4096];
-    size_t reply_len;
-    uint64_t ticks; /* loop turns while a reply was awaited */
-};
-
-static void eal_init(void)
-{
-    static bool done;
-    if (done)
-        return;
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-flows-listing-%d", (int)getpid());
-    char *argv[] = {XLB_STR("flows-listing"),
-                    XLB_STR("--no-huge"),
-                    XLB_STR("--no-pci"),
-                    XLB_STR("--no-shconf"),
-                    XLB_STR("-m"),
-                    XLB_STR("64"),
-                    XLB_STR("-l"),
-                    XLB_STR("0"),
-                    XLB_STR("--log-level=warning"),
-                    XLB_STR("--no-telemetry"),
-                    prefix,
-                    NULL};
-    assert_true(rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) >= 0);
-    rmdir(rte_eal_get_runtime_dir());
-    done = true;
-}
+#define WORKERS LISTING_BENCH_WORKERS
 
 static cJSON *handler(const cJSON *request, void *arg)
 {
-    struct bench *b = arg;
+    struct listing_bench *b = arg;
     char error[256] = "";
-    cJSON *result = xlb_flows_list(
-        b->flows, b->sock, cJSON_GetObjectItemCaseSensitive(request, "args"), error, sizeof(error));
+    cJSON *result =
+        xlb_flows_list(b->listing, b->sock, cJSON_GetObjectItemCaseSensitive(request, "args"),
+                       error, sizeof(error));
     if (result == NULL)
         return xlb_reply_error("%s", error);
     return result == XLB_REPLY_LATER ? result : xlb_reply_ok(result);
 }
 
-/* The workers: each answers a dump with one flow of its own, at once. */
-static void workers(void *arg)
+/* A worker answers a dump with one flow of its own. */
+static void answer(struct listing_bench *b, unsigned w, const struct xlb_msg *msg)
 {
-    struct bench *b = arg;
-    for (unsigned w = 0; w < WORKERS; w++) {
-        struct xlb_msg msg;
-        while (!b->silent[w] && xlb_msg_receive(b->shared->to_worker[w], &msg) == 0) {
-            assert_int_equal(msg.type, XLB_MSG_FLOWS_DUMP);
-            struct xlb_flow_dump *d = msg.dump;
-            struct xlb_flow_record r = {.family = AF_INET,
-                                        .state = XLB_FLOW_ESTABLISHED,
-                                        .worker = (uint8_t)w,
-                                        .client_port = (uint16_t)(40000 + w),
-                                        .vip_port = 9001,
-                                        .backend_port = 9002,
-                                        .snat_port = (uint16_t)(1024 + w),
-                                        .client = {198, 18, 0, 2},
-                                        .vip = {198, 18, 0, 100},
-                                        .backend = {198, 18, 0, 21},
-                                        .snat = {198, 18, 0, 11}};
-            d->n_matching = 1;
-            if (d->capacity > 0)
-                d->records[d->n_records++] = r;
-            xlb_flow_dump_finish(d);
-        }
-    }
+    (void)b;
+    assert_int_equal(msg->type, XLB_MSG_FLOWS_DUMP);
+    struct xlb_flow_dump *d = msg->dump;
+    struct xlb_flow_record r = {.family = AF_INET,
+                                .state = XLB_FLOW_ESTABLISHED,
+                                .worker = (uint8_t)w,
+                                .client_port = (uint16_t)(40000 + w),
+                                .vip_port = 9001,
+                                .backend_port = 9002,
+                                .snat_port = (uint16_t)(1024 + w),
+                                .client = {198, 18, 0, 2},
+                                .vip = {198, 18, 0, 100},
+                                .backend = {198, 18, 0, 21},
+                                .snat = {198, 18, 0, 11}};
+    d->n_matching = 1;
+    if (d->capacity > 0)
+        d->records[d->n_records++] = r;
+    xlb_flow_dump_finish(d);
 }
 
-/* The client: stop the loop once the reply's line is in. */
-static void client(void *arg)
+static void destroy_flows(void *flows)
 {
-    struct bench *b = arg;
-    b->ticks++;
-    ssize_t n =
-        recv(b->client, b->reply + b->reply_len, sizeof(b->reply) - 1 - b->reply_len, MSG_DONTWAIT);
-    if (n > 0) {
-        b->reply_len += (size_t)n;
-        b->reply[b->reply_len] = '\0';
-    }
-    if (memchr(b->reply, '\n', b->reply_len) != NULL)
-        xlb_loop_stop(b->loop);
-}
-
-static void give_up(void *arg)
-{
-    xlb_loop_stop(arg);
+    xlb_flows_destroy(flows);
 }
 
 static int setup(void **state)
 {
-    eal_init();
-    struct bench *b = calloc(1, sizeof(*b));
-    assert_non_null(b);
-    b->shared = xlb_shared_create(WORKERS);
-    assert_non_null(b->shared);
+    struct listing_bench *b = listing_bench_create("flows-listing", handler, answer);
     for (unsigned w = 0; w < WORKERS; w++)
         b->shared->has_flows[w] = true;
-    b->loop = xlb_loop_create();
-    assert_non_null(b->loop);
-    b->flows = xlb_flows_create(b->shared, b->loop);
-    assert_non_null(b->flows);
-    snprintf(b->path, sizeof(b->path), "/tmp/xlb-flows-listing-%d.sock", (int)getpid());
-    b->sock = xlb_control_socket_open(b->loop, b->path, handler, b);
-    assert_non_null(b->sock);
-    assert_int_equal(xlb_loop_add_timer(b->loop, 1, workers, b), 0);
-    assert_int_equal(xlb_loop_add_timer(b->loop, 1, client, b), 0);
+    b->listing = xlb_flows_create(b->shared, b->loop);
+    assert_non_null(b->listing);
+    b->listing_destroy = destroy_flows;
     *state = b;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    struct bench *b = *state;
-    xlb_control_socket_close(b->sock);
-    xlb_flows_destroy(b->flows); /* the "workers" have stopped */
-    xlb_loop_destroy(b->loop);
-    xlb_shared_destroy(b->shared);
-    free(b);
+    listing_bench_destroy(*state);
     return 0;
-}
-
-/* Send one request on a new connection and run the loop until its reply (or 5 s). */
-static cJSON *ask(struct bench *b, const char *request)
-{
-    b->client = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    assert_true(b->client >= 0);
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", b->path);
-    assert_int_equal(connect(b->client, (const struct sockaddr *)&addr, sizeof(addr)), 0);
-    assert_int_equal(send(b->client, request, strlen(request), 0), (ssize_t)strlen(request));
-    b->reply_len = 0;
-    b->reply[0] = '\0';
-    b->ticks = 0;
-    uint64_t guard = xlb_loop_add_timeout(b->loop, 5000, give_up, b->loop);
-    assert_int_equal(xlb_loop_run(b->loop), 0);
-    xlb_loop_cancel(b->loop, guard);
-    close(b->client);
-    cJSON *reply = cJSON_Parse(b->reply);
-    assert_non_null(reply);
-    return reply;
 }
 
 static void reply_joins_every_worker_in_order(void **state)
 {
-    struct bench *b = *state;
-    cJSON *reply = ask(b, "{\"command\":\"flows\",\"args\":{}}\n");
+    struct listing_bench *b = *state;
+    cJSON *reply = listing_bench_ask(b, "{\"command\":\"flows\",\"args\":{}}\n");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(reply, "ok")));
     const cJSON *result = cJSON_GetObjectItem(reply, "result");
     assert_int_equal(cJSON_GetObjectItem(result, "matching")->valueint, WORKERS);
@@ -199,7 +98,7 @@ static void reply_joins_every_worker_in_order(void **state)
     cJSON_Delete(reply);
 
     /* --limit 1: the first worker's flow is shown, both counted. */
-    reply = ask(b, "{\"command\":\"flows\",\"args\":{\"limit\":1}}\n");
+    reply = listing_bench_ask(b, "{\"command\":\"flows\",\"args\":{\"limit\":1}}\n");
     result = cJSON_GetObjectItem(reply, "result");
     assert_int_equal(cJSON_GetObjectItem(result, "matching")->valueint, WORKERS);
     assert_int_equal(cJSON_GetObjectItem(result, "shown")->valueint, 1);
@@ -210,10 +109,10 @@ static void reply_joins_every_worker_in_order(void **state)
 
 static void silent_worker_makes_an_error_and_is_reaped_later(void **state)
 {
-    struct bench *b = *state;
+    struct listing_bench *b = *state;
     b->silent[1] = true;
     uint64_t start = xlb_now_ms();
-    cJSON *reply = ask(b, "{\"command\":\"flows\",\"args\":{}}\n");
+    cJSON *reply = listing_bench_ask(b, "{\"command\":\"flows\",\"args\":{}}\n");
     uint64_t took = xlb_now_ms() - start;
     assert_false(cJSON_IsTrue(cJSON_GetObjectItem(reply, "ok")));
     char want[64];
@@ -227,7 +126,7 @@ static void silent_worker_makes_an_error_and_is_reaped_later(void **state)
     /* The worker wakes up, answers the dump given up on (then freed), and the next listing
      * gets both workers. */
     b->silent[1] = false;
-    reply = ask(b, "{\"command\":\"flows\",\"args\":{}}\n");
+    reply = listing_bench_ask(b, "{\"command\":\"flows\",\"args\":{}}\n");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(reply, "ok")));
     assert_int_equal(
         cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "result"), "matching")->valueint, WORKERS);
