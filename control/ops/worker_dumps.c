@@ -88,10 +88,10 @@ static void on_poll(void *arg)
         }
         *link = r->next;
         request_end(wd, r,
-                    waiting < 0 ? xlb_reply_ok(wd->kind->result(r->dumps, wd->shared->n_workers,
-                                                                r->limit))
-                                : xlb_reply_error("worker %d did not answer within %u ms", waiting,
-                                                  wd->kind->timeout_ms));
+                    waiting < 0
+                        ? xlb_reply_ok(wd->kind->result(r->dumps, wd->shared->n_workers, r->limit))
+                        : xlb_reply_error("worker %d did not answer within %u ms", waiting,
+                                          wd->kind->timeout_ms));
     }
     if (wd->requests != NULL)
         wd->timer = xlb_loop_add_timeout(wd->loop, wd->kind->poll_ms, on_poll, wd);

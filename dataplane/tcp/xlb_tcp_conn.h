@@ -104,6 +104,8 @@ struct xlb_tcp_conn {
 
 struct xlb_tcp_endpoint {
     struct xlb_tcp_config cfg;
+    /* The MSS limits the endpoint was created with: what xlb_tcp_set_mss_limit(0) restores. */
+    uint16_t configured_mss4, configured_mss6;
     struct rte_mempool *pool;
     struct xlb_tcp_counters ctr;
     struct xlb_tcp_wheel wheel;

@@ -60,6 +60,8 @@ struct xlb_tcp_endpoint *xlb_tcp_endpoint_create(const struct xlb_tcp_config *cf
         return NULL;
     }
     ep->cfg = *cfg;
+    ep->configured_mss4 = cfg->mss_limit4;
+    ep->configured_mss6 = cfg->mss_limit6;
     ep->pool = pool;
     ep->now_ms = now_ms;
     xlb_tcp_wheel_init(&ep->wheel, now_ms);
@@ -107,12 +109,10 @@ uint64_t xlb_tcp_clock_ms(void)
 
 void xlb_tcp_set_mss_limit(struct xlb_tcp_endpoint *ep, uint8_t family, uint16_t mss)
 {
-    struct xlb_tcp_config defaults;
-    xlb_tcp_config_default(&defaults);
     if (family == AF_INET)
-        ep->cfg.mss_limit4 = mss != 0 ? mss : defaults.mss_limit4;
+        ep->cfg.mss_limit4 = mss != 0 ? mss : ep->configured_mss4;
     else
-        ep->cfg.mss_limit6 = mss != 0 ? mss : defaults.mss_limit6;
+        ep->cfg.mss_limit6 = mss != 0 ? mss : ep->configured_mss6;
 }
 
 void xlb_tcp_tx_set(struct xlb_tcp_endpoint *ep, struct rte_mbuf **tx, uint16_t cap, uint16_t *n)

@@ -29,7 +29,7 @@ struct listing_bench {
     struct xlb_shared *shared;
     struct xlb_loop *loop;
     struct xlb_control_socket *sock;
-    void *listing;                  /* the test's object under test */
+    void *listing;                   /* the test's object under test */
     void (*listing_destroy)(void *); /* called once the socket is closed */
     listing_bench_answer answer;
     bool silent[LISTING_BENCH_WORKERS]; /* a worker that takes no message */

@@ -124,6 +124,40 @@ static void test_active_syn_retransmit(void **state)
     tf_destroy(f);
 }
 
+/* The MSS the SYN of an active open to the peer offers (the connection is aborted after). */
+static uint16_t syn_mss(struct tf *f)
+{
+    struct xlb_tcp_tuple t = {
+        .family = AF_INET, .local_port = f->peer.remote_port, .remote_port = f->peer.local_port};
+    memcpy(t.local, f->peer.remote, 4);
+    memcpy(t.remote, f->peer.local, 4);
+    tf_clear_tx(f);
+    struct xlb_tcp_conn *c = xlb_tcp_connect(f->ep, &t, 1, f->now, &tf_callbacks, f);
+    assert_non_null(c);
+    struct tf_seg s;
+    tf_tx(f, 0, &s);
+    xlb_tcp_abort(f->ep, c);
+    tf_clear_tx(f);
+    return s.opts.mss;
+}
+
+/* A path limit set per open (the relay's) and then cleared goes back to the endpoint's
+ * configured limit, not the built-in default. */
+static void test_mss_limit_cleared_returns_to_configured(void **state)
+{
+    (void)state;
+    struct xlb_tcp_config cfg;
+    xlb_tcp_config_default(&cfg);
+    cfg.mss_limit4 = 1200;
+    struct tf *f = tf_create(AF_INET, &cfg);
+    assert_int_equal(syn_mss(f), 1200);
+    xlb_tcp_set_mss_limit(f->ep, AF_INET, 1000);
+    assert_int_equal(syn_mss(f), 1000);
+    xlb_tcp_set_mss_limit(f->ep, AF_INET, 0);
+    assert_int_equal(syn_mss(f), 1200);
+    tf_destroy(f);
+}
+
 static void test_active_open_and_refused(void **state)
 {
     (void)state;
@@ -363,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_bad_cookie_refused),
         cmocka_unit_test(test_pool_full_refused),
         cmocka_unit_test(test_active_syn_retransmit),
+        cmocka_unit_test(test_mss_limit_cleared_returns_to_configured),
         cmocka_unit_test(test_active_open_and_refused),
         cmocka_unit_test(test_rst_handling),
         cmocka_unit_test(test_challenge_ack_rate_limit),
