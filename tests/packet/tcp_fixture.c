@@ -269,6 +269,22 @@ struct xlb_tcp_conn *tf_passive(struct tf *f, uint32_t irs, bool ts, uint32_t *i
     return c;
 }
 
+bool tf_read_pattern(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t *received,
+                     uint32_t *mismatches)
+{
+    const uint8_t *d;
+    uint32_t len;
+    bool eof = false;
+    /* Each turn consumes one piece of the receive queue. */
+    while (xlb_tcp_peek(c, &d, &len, &eof) && len) {
+        for (uint32_t i = 0; i < len; i++)
+            *mismatches += d[i] != tf_pattern(*received + i);
+        *received += len;
+        xlb_tcp_consume(ep, c, len);
+    }
+    return eof;
+}
+
 uint32_t tf_read_all(struct tf *f, struct xlb_tcp_conn *c, uint8_t *buf, uint32_t cap)
 {
     uint32_t got = 0;

@@ -84,6 +84,11 @@ struct xlb_tcp_conn *tf_passive(struct tf *f, uint32_t irs, bool ts, uint32_t *i
 struct rte_mbuf *tf_payload(struct tf *f, uint32_t start, uint32_t len);
 uint8_t tf_pattern(uint32_t i);
 /* Read (and consume) everything readable into buf; returns the byte count. */
+/* Read and consume all c holds (bounded by its receive queue's mbufs), checking it against the
+ * pattern from *received on: *received grows by the bytes read, *mismatches by those that
+ * differ. True once the peer's FIN is read. The bulk and relay tests' application. */
+bool tf_read_pattern(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t *received,
+                     uint32_t *mismatches);
 uint32_t tf_read_all(struct tf *f, struct xlb_tcp_conn *c, uint8_t *buf, uint32_t cap);
 uint32_t tf_mbufs_in_use(const struct tf *f);
 

@@ -79,29 +79,14 @@ static uint64_t now_ms(const struct relay_test *t)
 
 /* ---- the peers' application ---- */
 
-static void read_all(struct peer *p)
-{
-    const uint8_t *d;
-    uint32_t len;
-    bool eof;
-    /* Bounded by the receive queue's mbufs: each turn consumes one piece. */
-    while (xlb_tcp_peek(p->c, &d, &len, &eof) && len) {
-        for (uint32_t i = 0; i < len; i++)
-            p->mismatches += d[i] != tf_pattern(p->received + i);
-        p->received += len;
-        xlb_tcp_consume(p->ep, p->c, len);
-    }
-    p->eof |= eof;
-}
-
 static void on_connected(struct xlb_tcp_conn *c, void *user)
 {
     ((struct peer *)user)->c = c;
 }
 static void on_readable(struct xlb_tcp_conn *c, void *user)
 {
-    (void)c;
-    read_all(user);
+    struct peer *p = user;
+    p->eof |= tf_read_pattern(p->ep, c, &p->received, &p->mismatches);
 }
 static void on_writable(struct xlb_tcp_conn *c, void *user)
 {

@@ -50,27 +50,10 @@ static void on_connected(struct xlb_tcp_conn *c, void *user)
     s->connected = true;
 }
 
-static void read_all(struct side *s)
-{
-    const uint8_t *d;
-    uint32_t len;
-    bool eof;
-    /* Bounded by the receive queue's mbufs: each turn consumes one piece. */
-    while (xlb_tcp_peek(s->c, &d, &len, &eof) && len) {
-        for (uint32_t i = 0; i < len; i++)
-            if (d[i] != tf_pattern(s->received + i))
-                s->mismatches++;
-        s->received += len;
-        xlb_tcp_consume(s->ep, s->c, len);
-    }
-    if (eof)
-        s->eof = true;
-}
-
 static void on_readable(struct xlb_tcp_conn *c, void *user)
 {
-    (void)c;
-    read_all(user);
+    struct side *s = user;
+    s->eof |= tf_read_pattern(s->ep, c, &s->received, &s->mismatches);
 }
 static void on_writable(struct xlb_tcp_conn *c, void *user)
 {
