@@ -155,8 +155,8 @@ static xlb_verdict open_pair(struct xlb_relay_worker *w, struct xlb_burst_ctx *c
                              const struct xlb_tcp_packet *p, const struct xlb_flow_key *key,
                              const struct xlb_vip_view *vip)
 {
-    if (w->free_head == XLB_RELAY_NONE ||
-        xlb_tcp_conns_in_use(w->ep) + 2 > 2 * w->n_pairs + w->n_pairs / 2) {
+    /* Both sides need a block: the endpoint holds two per pair (relay_worker.c). */
+    if (w->free_head == XLB_RELAY_NONE || xlb_tcp_conns_in_use(w->ep) + 2 > 2 * w->n_pairs) {
         ctx->stats->events[XLB_EVENT_RELAY_POOL_FULL]++;
         return XLB_DROP_TCP_NO_FLOW;
     }
