@@ -20,8 +20,8 @@
 #include "xds_cache.h"
 
 #define CLUSTER_EDS(name, extra)                                                                   \
-    "{\"name\":\"" name "\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}" \
-    extra "}"
+    "{\"name\":\"" name                                                                            \
+    "\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}" extra "}"
 #define ONE_ENDPOINT(name)                                                                         \
     "{\"cluster_name\":\"" name "\",\"endpoints\":[{\"locality\":{\"zone\":\"a\"},"                \
     "\"load_balancing_weight\":1,\"lb_endpoints\":[{\"endpoint\":{\"address\":{"                   \
@@ -116,8 +116,9 @@ static char *big_assignment(uint32_t n_prio, uint32_t n_loc, uint32_t n_ep, uint
     uint32_t i = 0;
     for (uint32_t p = 0; p < n_prio; p++)
         for (uint32_t l = 0; l < n_loc; l++) {
-            put(&t, "%s{\"locality\":{\"zone\":\"z%u-%u\"},\"load_balancing_weight\":%llu,"
-                    "\"priority\":%u,\"lb_endpoints\":[",
+            put(&t,
+                "%s{\"locality\":{\"zone\":\"z%u-%u\"},\"load_balancing_weight\":%llu,"
+                "\"priority\":%u,\"lb_endpoints\":[",
                 p + l ? "," : "", p, l, (unsigned long long)lw, p);
             for (uint32_t e = 0; e < n_ep; e++, i++) {
                 char addr[64];
@@ -125,8 +126,9 @@ static char *big_assignment(uint32_t n_prio, uint32_t n_loc, uint32_t n_ep, uint
                     snprintf(addr, sizeof(addr), "2001:2::%x", i);
                 else
                     snprintf(addr, sizeof(addr), "198.18.%u.%u", 1 + (i >> 8) % 254, i & 255);
-                put(&t, "%s{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"%s\","
-                        "\"port_value\":%u}}},\"load_balancing_weight\":%llu}",
+                put(&t,
+                    "%s{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"%s\","
+                    "\"port_value\":%u}}},\"load_balancing_weight\":%llu}",
                     e ? "," : "", addr, 8000 + i / 65000, (unsigned long long)ew);
             }
             put(&t, "]}");
@@ -147,9 +149,10 @@ static void weights_past_2_32_are_refused_and_the_old_tree_serves(void **state)
 
     /* Three localities of 2^31 in one priority: their sum passes 2^32. */
     char *json = big_assignment(1, 3, 1, 1ull << 31, 1);
-    assert_string_equal(store(f, XLB_XDS_EDS, "c1", json),
-                        "cluster_load_assignment \"c1\": endpoints: sum of locality weights for priority 0 "
-                        "exceeds uint32 max");
+    assert_string_equal(
+        store(f, XLB_XDS_EDS, "c1", json),
+        "cluster_load_assignment \"c1\": endpoints: sum of locality weights for priority 0 "
+        "exceeds uint32 max");
     free(json);
     /* Endpoints of 2^31 in one locality: likewise, with the sum. */
     json = big_assignment(1, 1, 3, 1, 1ull << 31);
@@ -267,6 +270,67 @@ static void aggregates_at_and_past_the_depth_limit(void **state)
     assert_int_equal(picks_ok(f, 10, 0), 10);
 }
 
+/* RDS r1: n routes, route i matching safe_regex "^/r<i>/<tail>" to c1, then "/" to c2. */
+static char *regex_routes(uint32_t n, const char *tail)
+{
+    struct text t = {.cap = 4096};
+    t.s = malloc(t.cap);
+    assert_non_null(t.s);
+    t.s[0] = '\0';
+    put(&t, "{\"name\":\"r1\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
+            "\"routes\":[");
+    for (uint32_t i = 0; i < n; i++)
+        put(&t,
+            "{\"match\":{\"safe_regex\":{\"regex\":\"^/r%u/%s\"}},"
+            "\"route\":{\"cluster\":\"c1\"}},",
+            i, tail);
+    put(&t, "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c2\"}}]}]}");
+    return t.s;
+}
+
+/* The leaf cluster an L7 request for path goes to on VIP 0. */
+static const char *cluster_for(struct lbs_fixture *f, const char *path)
+{
+    struct xlb_route_request http = {.path = path, .path_len = (uint32_t)strlen(path)};
+    struct xlb_lb_request req = {.http = &http, .connection_id = 1};
+    struct xlb_lb_trace t;
+    assert_int_equal(xlb_lb_pick(xlb_lb_trees_vip(f->lb, 0), &req, &f->w, &t), XLB_LB_PICKED);
+    return t.cluster->name;
+}
+
+static void many_regex_routes_and_a_hostile_subject(void **state)
+{
+    struct lbs_fixture *f = *state;
+    assert_true(xlb_dm_add_vip(&f->dm->dm, XLB_DM_VIP_L7, "svc") == 0);
+    dm_put_listener(f->dm, "svc", "r1");
+    dm_put_eds_cluster(f->dm, "c1", NULL);
+    dm_put_eds_cluster(f->dm, "c2", NULL);
+    dm_put_endpoints(f->dm, "c1");
+    dm_put_endpoints(f->dm, "c2");
+    /* 2,000 routes of a pattern that backtracks exponentially in PCRE2 (RE2 would not). */
+    char *json = regex_routes(2000, "(a|aa)*b$");
+    assert_null(store(f, XLB_XDS_RDS, "r1", json));
+    free(json);
+    assert_true(lbs_update(f));
+    assert_string_equal(cluster_for(f, "/r1999/aab"), "c1");
+    /* 4,000 a's and no b: the match limit ends the backtracking, the route does not match,
+     * and the catch-all takes the request. */
+    char path[4200];
+    int n = snprintf(path, sizeof(path), "/r1999/");
+    memset(path + n, 'a', 4000);
+    path[n + 4000] = '\0';
+    assert_string_equal(cluster_for(f, path), "c2");
+
+    /* A backreference (no RE2 has one) anywhere NACKs the whole update; the routes serve. */
+    json = regex_routes(2000, "(a)\\\\1$");
+    const char *why = store(f, XLB_XDS_RDS, "r1", json);
+    free(json);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "backreferences are not supported"));
+    lbs_update(f);
+    assert_string_equal(cluster_for(f, "/r0/aab"), "c1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +340,8 @@ int main(void)
                                         lbs_teardown),
         cmocka_unit_test_setup_teardown(ring_sizes_at_their_bounds, setup, lbs_teardown),
         cmocka_unit_test_setup_teardown(aggregates_at_and_past_the_depth_limit, setup,
+                                        lbs_teardown),
+        cmocka_unit_test_setup_teardown(many_regex_routes_and_a_hostile_subject, setup,
                                         lbs_teardown),
     };
     return cmocka_run_group_tests_name("lb_hostile", tests, NULL, NULL);
