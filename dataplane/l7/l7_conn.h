@@ -158,6 +158,9 @@ struct xlb_l7_conn {
     uint32_t s2c_seq_add;   /* backend seq + s2c_seq_add = client-facing seq */
     uint64_t retry_tsc;
     uint8_t tries;
+    /* CONNECTING: the endpoint's next hop was not resolved yet (a neighbour just added to the
+     * table); the backend SYN waits for the retry timer, which looks again. */
+    bool next_hop_pending;
     /* Inspection after binding: the next byte to scan each way (client / backend sequence). */
     bool inspect;      /* false once a direction could not be followed: splice only */
     uint8_t fin_seen;  /* 1: the client's FIN went by, 2: the backend's, 4: a RST */

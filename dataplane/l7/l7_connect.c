@@ -104,22 +104,38 @@ static void send_replay(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sn
     }
 }
 
-static bool route_to(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                     struct xlb_l7_conn *c, const struct xlb_lb_trace *trace)
+/* Where the endpoint picked is, on the flow; its next hop is looked up by resolve_next_hop.
+ * False when the endpoint's family is not the flow's SNAT's. */
+static bool route_to(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c,
+                     const struct xlb_lb_trace *trace)
 {
     const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
     struct xlb_flow *f = c->flow;
-    struct rte_ether_addr mac;
-    uint16_t port_index;
-    if (e->where.addr.family != ctx->flows->snat[f->snat_index].family ||
-        !xlb_egress_next_hop(snap, &e->where.addr, &mac, &port_index))
+    if (e->where.addr.family != ctx->flows->snat[f->snat_index].family)
         return false;
     memcpy(f->backend, e->where.addr.bytes, sizeof(f->backend));
     f->backend_port = rte_cpu_to_be_16(e->where.port);
-    f->backend_mac = mac;
-    f->backend_port_index = (uint8_t)port_index;
     f->endpoint_slot = e->slot;
     f->cluster_slot = (uint16_t)trace->cluster->cluster_slot;
+    return true;
+}
+
+/* The backend's MAC and port from the snapshot's neighbours and gateways. False while the
+ * neighbour is unresolved: an endpoint just added (an EDS update) is solicited by the control
+ * plane, and the SYN waits for the retry timer, as a client's SYN would be resent (L4). */
+static bool resolve_next_hop(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                             struct xlb_l7_conn *c)
+{
+    struct xlb_flow *f = c->flow;
+    struct xlb_addr where = {.family = ctx->flows->snat[f->snat_index].family};
+    memcpy(where.bytes, f->backend, sizeof(where.bytes));
+    struct rte_ether_addr mac;
+    uint16_t port_index;
+    c->next_hop_pending = !xlb_egress_next_hop(snap, &where, &mac, &port_index);
+    if (c->next_hop_pending)
+        return false;
+    f->backend_mac = mac;
+    f->backend_port_index = (uint8_t)port_index;
     return true;
 }
 
@@ -171,7 +187,7 @@ void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, str
     };
     struct xlb_lb_trace trace;
     enum xlb_lb_outcome outcome = xlb_lb_pick(vip->lb, &request, ctx->lb, &trace);
-    if (outcome != XLB_LB_PICKED || !route_to(ctx, snap, c, &trace)) {
+    if (outcome != XLB_LB_PICKED || !route_to(ctx, c, &trace)) {
         char reason[160];
         if (outcome == XLB_LB_PICKED) {
             snprintf(reason, sizeof(reason), "xlb: no next hop to the endpoint");
@@ -193,7 +209,8 @@ void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, str
     /* Acknowledge the client's bytes now: the backend acknowledges only what it has. */
     xlb_l7_send_ts(ctx, snap, c, XLB_L7_TO_CLIENT, c->snd_nxt, c->rcv_nxt, RTE_TCP_ACK_FLAG,
                    xlb_l7_receive_window(c), NULL, 0);
-    send_syn(ctx, snap, c);
+    if (resolve_next_hop(ctx, snap, c))
+        send_syn(ctx, snap, c);
     c->tries = 0;
     xlb_l7_retry_arm(ctx, c);
 }
@@ -298,7 +315,9 @@ void xlb_l7_retry(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, st
         return;
     if (c->tries >= XLB_L7_RETRY_MAX) {
         if (c->phase == XLB_L7_CONNECTING) {
-            xlb_l7_reject(ctx, snap, c, "xlb: the backend did not answer");
+            xlb_l7_reject(ctx, snap, c,
+                          c->next_hop_pending ? "xlb: no next hop to the endpoint"
+                                              : "xlb: the backend did not answer");
         } else {
             xlb_l7_retry_disarm(ctx, c);
             xlb_l7_abort(ctx, snap, c);
@@ -306,9 +325,10 @@ void xlb_l7_retry(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, st
         return;
     }
     c->tries++;
-    if (c->phase == XLB_L7_CONNECTING)
-        send_syn(ctx, snap, c);
-    else if (SEQ_LT(c->backend_una, c->client_isn + 1 + c->replay_len))
+    if (c->phase == XLB_L7_CONNECTING) {
+        if (!c->next_hop_pending || resolve_next_hop(ctx, snap, c))
+            send_syn(ctx, snap, c);
+    } else if (SEQ_LT(c->backend_una, c->client_isn + 1 + c->replay_len))
         send_replay(ctx, snap, c);
     else {
         xlb_l7_retry_disarm(ctx, c);
