@@ -59,22 +59,8 @@ PIDS+=($!)
 wait_until 100 0.1 grep -q '^READY' "$DIR/backends.out" || fail "backends did not start"
 
 # ---- the xDS management server ----
-ip netns exec "$NS" node "$HERE/xds-server/server.js" --host 127.0.0.1 --port 0 \
-    --control-port 0 --quiet >"$DIR/xds.out" 2>&1 &
-PIDS+=($!)
-wait_until 100 0.1 grep -q '^READY' "$DIR/xds.out" || fail "xDS server did not start"
-ports=$(sed -n 's/^READY xds=\([0-9]*\) control=\([0-9]*\)$/\1 \2/p' "$DIR/xds.out")
-XDS_PORT=${ports% *} CONTROL_PORT=${ports#* }
-control() { # METHOD PATH [BODY]
-    in_ns python3 - "$CONTROL_PORT" "$1" "$2" "${3:-}" <<'PY'
-import sys, urllib.request
-port, method, path, body = sys.argv[1:5]
-req = urllib.request.Request("http://127.0.0.1:%s%s" % (port, path), method=method,
-                             data=body.encode() if body else None,
-                             headers={"content-type": "application/json"})
-print(urllib.request.urlopen(req, timeout=5).read().decode())
-PY
-}
+. "$HERE/xds_server.sh"
+xds_server_start "$NS" "$DIR/xds.out" PIDS
 
 # resources PHASE: the scenario. Phase 1: route "/" splits 75/25 between "web" (priority 0:
 # localities a (weight 2, one endpoint) and b (weight 1, two endpoints); priority 1: locality c;

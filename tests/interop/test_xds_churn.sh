@@ -28,21 +28,8 @@ PAD=${XLB_CHURN_PAD:-400}
 topo_create "$E2E_PREFIX" 3
 LB_NS=$E2E_PREFIX-lb
 
-ip netns exec "$LB_NS" node "$HERE/xds-server/server.js" --host 127.0.0.1 --port 0 \
-    --control-port 0 --quiet >"$E2E_DIR/xds.out" 2>&1 &
-RUN_PIDS+=($!)
-wait_until 100 0.1 grep -q '^READY' "$E2E_DIR/xds.out" || fail "xDS server did not start: $(cat "$E2E_DIR/xds.out")"
-read -r XDS_PORT CTL_PORT < <(sed -n 's/^READY xds=\([0-9]*\) control=\([0-9]*\)$/\1 \2/p' "$E2E_DIR/xds.out")
-control() { # METHOD PATH [BODY]: the server's control API, from inside the lb namespace
-    ip netns exec "$LB_NS" python3 - "$CTL_PORT" "$1" "$2" "${3:-}" <<'PY'
-import sys, urllib.request
-port, method, path, body = sys.argv[1:5]
-req = urllib.request.Request("http://127.0.0.1:%s%s" % (port, path), method=method,
-                             data=body.encode() if body else None,
-                             headers={"content-type": "application/json"})
-print(urllib.request.urlopen(req, timeout=5).read().decode())
-PY
-}
+. "$HERE/xds_server.sh"
+xds_server_start "$LB_NS" "$E2E_DIR/xds.out" RUN_PIDS
 
 # resources ROUND: the whole configuration of that round, as the server's PUT /resources takes.
 resources() {
