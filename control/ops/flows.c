@@ -30,18 +30,6 @@ static int parse_target(const char *text, struct xlb_addr *addr, uint16_t *port)
     return xlb_addr_parse(text, addr);
 }
 
-static void add_side(cJSON *o, const char *name, uint8_t family, const uint8_t *bytes,
-                     uint16_t port)
-{
-    char text[XLB_HOST_PORT_STRLEN];
-    struct xlb_host_port hp = {.port = port};
-    hp.addr.family = family;
-    memcpy(hp.addr.bytes, bytes, family == AF_INET ? 4 : 16);
-    if (xlb_host_port_format(&hp, text, sizeof(text)) < 0)
-        snprintf(text, sizeof(text), "?");
-    cJSON_AddStringToObject(o, name, text);
-}
-
 static const char *const state_names[] = {"syn_sent", "established", "closing",
                                           "closed",   "reset",       "resuming"};
 
@@ -49,10 +37,10 @@ static cJSON *flow_json(const struct xlb_flow_record *r, uint64_t hz)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "worker", r->worker);
-    add_side(o, "client", r->family, r->client, r->client_port);
-    add_side(o, "vip", r->family, r->vip, r->vip_port);
-    add_side(o, "snat", r->family, r->snat, r->snat_port);
-    add_side(o, "backend", r->family, r->backend, r->backend_port);
+    xlb_worker_dump_add_address(o, "client", r->family, r->client, r->client_port);
+    xlb_worker_dump_add_address(o, "vip", r->family, r->vip, r->vip_port);
+    xlb_worker_dump_add_address(o, "snat", r->family, r->snat, r->snat_port);
+    xlb_worker_dump_add_address(o, "backend", r->family, r->backend, r->backend_port);
     cJSON_AddStringToObject(o, "state",
                             r->state < RTE_DIM(state_names) ? state_names[r->state] : "?");
     cJSON_AddNumberToObject(o, "expires_in_ms", (double)r->expires_in_tsc * 1000 / hz);

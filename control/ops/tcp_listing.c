@@ -5,7 +5,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "xlb_host_port.h"
 #include "xlb_msg.h"
 #include "worker_dumps.h"
 #include "xlb_tcp_dump.h"
@@ -14,18 +13,6 @@ struct xlb_tcp_listing {
     struct xlb_shared *shared;
     struct xlb_worker_dumps *dumps;
 };
-
-static void add_side(cJSON *o, const char *name, uint8_t family, const uint8_t *bytes,
-                     uint16_t port)
-{
-    char text[XLB_HOST_PORT_STRLEN];
-    struct xlb_host_port hp = {.port = port};
-    hp.addr.family = family;
-    memcpy(hp.addr.bytes, bytes, family == AF_INET ? 4 : 16);
-    if (xlb_host_port_format(&hp, text, sizeof(text)) < 0)
-        snprintf(text, sizeof(text), "?");
-    cJSON_AddStringToObject(o, name, text);
-}
 
 /* A window or threshold in bytes; null for "unlimited" (an ssthresh before the first loss). */
 static void add_bytes(cJSON *o, const char *name, uint32_t bytes)
@@ -40,8 +27,8 @@ static cJSON *conn_json(const struct xlb_tcp_conn_record *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "worker", r->worker);
-    add_side(o, "local", r->family, r->local, r->local_port);
-    add_side(o, "remote", r->family, r->remote, r->remote_port);
+    xlb_worker_dump_add_address(o, "local", r->family, r->local, r->local_port);
+    xlb_worker_dump_add_address(o, "remote", r->family, r->remote, r->remote_port);
     char state[XLB_TCP_STATE_STRLEN + 1];
     snprintf(state, sizeof(state), "%.*s", XLB_TCP_STATE_STRLEN, r->state);
     cJSON_AddStringToObject(o, "state", state);

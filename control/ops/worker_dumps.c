@@ -2,6 +2,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "xlb_host_port.h"
 
 /* One request waiting for the workers' dumps. */
 struct request {
@@ -158,4 +162,16 @@ cJSON *xlb_worker_dumps_ask(struct xlb_worker_dumps *wd, struct xlb_control_sock
     if (wd->timer == 0)
         wd->timer = xlb_loop_add_timeout(wd->loop, wd->kind->poll_ms, on_poll, wd);
     return XLB_REPLY_LATER;
+}
+
+void xlb_worker_dump_add_address(cJSON *o, const char *name, uint8_t family, const uint8_t *bytes,
+                                 uint16_t port)
+{
+    char text[XLB_HOST_PORT_STRLEN];
+    struct xlb_host_port hp = {.port = port};
+    hp.addr.family = family;
+    memcpy(hp.addr.bytes, bytes, family == AF_INET ? 4 : 16);
+    if (xlb_host_port_format(&hp, text, sizeof(text)) < 0)
+        snprintf(text, sizeof(text), "?");
+    cJSON_AddStringToObject(o, name, text);
 }

@@ -49,4 +49,9 @@ void xlb_worker_dumps_destroy(struct xlb_worker_dumps *wd);
 cJSON *xlb_worker_dumps_ask(struct xlb_worker_dumps *wd, struct xlb_control_socket *sock,
                             void *dumps[XLB_MAX_WORKERS], uint32_t limit, char *error, size_t len);
 
+/* A record's address and port (host order) as every listing shows it: "ADDR:PORT",
+ * "[ADDR6]:PORT", or "?" when it cannot be formatted. */
+void xlb_worker_dump_add_address(cJSON *o, const char *name, uint8_t family, const uint8_t *bytes,
+                                 uint16_t port);
+
 #endif
