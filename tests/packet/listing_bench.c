@@ -11,31 +11,13 @@
 
 #include <cmocka.h>
 
-#include <rte_eal.h>
-
-#include "xlb_const.h"
+#include "../test_eal.h"
 
 static void eal_init(const char *name)
 {
     static bool done;
-    if (done)
-        return;
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-%s-%d", name, (int)getpid());
-    char *argv[] = {XLB_STR("listing-bench"),
-                    XLB_STR("--no-huge"),
-                    XLB_STR("--no-pci"),
-                    XLB_STR("--no-shconf"),
-                    XLB_STR("-m"),
-                    XLB_STR("64"),
-                    XLB_STR("-l"),
-                    XLB_STR("0"),
-                    XLB_STR("--log-level=warning"),
-                    XLB_STR("--no-telemetry"),
-                    prefix,
-                    NULL};
-    assert_true(rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) >= 0);
-    rmdir(rte_eal_get_runtime_dir());
+    if (!done)
+        assert_int_equal(test_eal_init(name, 64), 0);
     done = true;
 }
 

@@ -16,6 +16,7 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
+#include "../test_eal.h"
 #include "xlb_msg.h"
 #include "xlb_const.h"
 
@@ -27,30 +28,10 @@ void fixture_eal_init(void)
     static bool done;
     if (done)
         return;
-    /* A test process shares its memory with no secondary process: --no-shconf and
-     * --no-telemetry keep DPDK from writing its config, memory maps and sockets to
-     * /var/run/dpdk/PREFIX (megabytes, left there after every run). (--in-memory would say
-     * the same, but --no-huge rules it out.) */
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-packet-test-%d", (int)getpid());
-    char *argv[] = {XLB_STR("packet-test"),
-                    XLB_STR("--no-huge"),
-                    XLB_STR("--no-pci"),
-                    XLB_STR("--no-shconf"),
-                    XLB_STR("-m"),
-                    XLB_STR("256"),
-                    XLB_STR("-l"),
-                    XLB_STR("0"),
-                    XLB_STR("--log-level=warning"),
-                    XLB_STR("--no-telemetry"),
-                    prefix,
-                    NULL};
-    int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
-    if (rte_eal_init(argc, argv) < 0)
+    int rc = test_eal_init("packet-test", 256);
+    if (rc == -1)
         fail_msg("rte_eal_init failed");
-    /* DPDK still makes the (empty) runtime directory: remove it now, so that not even a
-     * crashed test leaves it. Failing here means DPDK put something in it after all. */
-    if (rmdir(rte_eal_get_runtime_dir()) != 0)
+    if (rc == -2)
         fail_msg("cannot remove %s: %s", rte_eal_get_runtime_dir(), strerror(errno));
     done = true;
 }

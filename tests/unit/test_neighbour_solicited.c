@@ -17,26 +17,12 @@
 
 #include "neighbour_table.h"
 #include "xlb_const.h"
+#include "../test_eal.h"
 #include "xlb_shared.h"
 
 static void eal_init(void)
 {
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-neighbour-solicited-%d", (int)getpid());
-    char *argv[] = {XLB_STR("neighbour-solicited"),
-                    XLB_STR("--no-huge"),
-                    XLB_STR("--no-pci"),
-                    XLB_STR("--no-shconf"),
-                    XLB_STR("-m"),
-                    XLB_STR("64"),
-                    XLB_STR("-l"),
-                    XLB_STR("0"),
-                    XLB_STR("--log-level=warning"),
-                    XLB_STR("--no-telemetry"),
-                    prefix,
-                    NULL};
-    assert_true(rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) >= 0);
-    rmdir(rte_eal_get_runtime_dir());
+    assert_int_equal(test_eal_init("neighbour-solicited", 64), 0);
 }
 
 static struct xlb_msg report(const struct xlb_addr *addr, uint8_t last_mac_byte)

@@ -21,30 +21,15 @@
 #include <rte_malloc.h>
 
 #include "xlb_const.h"
+#include "../test_eal.h"
 #include "xlb_shared.h"
 
 #define PUBLISHES 300
 
 static void eal_init(void)
 {
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "--file-prefix=xlb-unit-stall-%d", (int)getpid());
-    char *argv[] = {XLB_STR("test-stalled-worker"),
-                    XLB_STR("--no-huge"),
-                    XLB_STR("--no-pci"),
-                    XLB_STR("--no-shconf"),
-                    XLB_STR("-m"),
-                    XLB_STR("128"),
-                    XLB_STR("-l"),
-                    XLB_STR("0"),
-                    XLB_STR("--log-level=warning"),
-                    XLB_STR("--no-telemetry"),
-                    prefix,
-                    NULL};
-    int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
-    if (rte_eal_init(argc, argv) < 0)
+    if (test_eal_init("unit-stall", 128) != 0)
         fail_msg("rte_eal_init failed");
-    rmdir(rte_eal_get_runtime_dir());
 }
 
 static size_t heap_in_use(void)
