@@ -94,15 +94,15 @@ static void conn_init(struct xlb_stream_conn *c, const struct xlb_snapshot *snap
 {
     size_t len = key->family == AF_INET ? 4 : 16;
     c->key = *key;
-    c->tuple.family = key->family;
-    memcpy(c->tuple.local, key->dst, len);
-    memcpy(c->tuple.remote, key->src, len);
-    c->tuple.local_port = key->dst_port;
-    c->tuple.remote_port = key->src_port;
-    c->mac = frame->eth->src_addr;
-    c->local = snap->ports[p->port_index].mac;
-    c->flat = !snap->ports[p->port_index].tx_multi_seg;
-    c->port_index = p->port_index;
+    c->link.tuple.family = key->family;
+    memcpy(c->link.tuple.local, key->dst, len);
+    memcpy(c->link.tuple.remote, key->src, len);
+    c->link.tuple.local_port = key->dst_port;
+    c->link.tuple.remote_port = key->src_port;
+    c->link.mac = frame->eth->src_addr;
+    c->link.local = snap->ports[p->port_index].mac;
+    c->link.flat = !snap->ports[p->port_index].tx_multi_seg;
+    c->link.port_index = p->port_index;
 }
 
 static xlb_verdict open_conn(struct xlb_stream_worker *w, struct xlb_burst_ctx *ctx,
@@ -132,10 +132,10 @@ static xlb_verdict open_conn(struct xlb_stream_worker *w, struct xlb_burst_ctx *
 
     struct xlb_syn_cookie_keys keys;
     cookie_keys(ctx, &keys);
-    xlb_stream_enter(w, ctx, snap, c);
+    xlb_stream_enter(w, ctx, snap, &c->link);
     set_mss_limit(w, snap, p->family, p->port_index);
-    struct xlb_tcp_conn *tcp = xlb_tcp_accept(w->ep, ip_packet(frame), &keys,
-                                              xlb_stream_now_ms(ctx), &xlb_stream_client_callbacks, c);
+    struct xlb_tcp_conn *tcp = xlb_tcp_accept(
+        w->ep, ip_packet(frame), &keys, xlb_stream_now_ms(ctx), &xlb_stream_client_callbacks, c);
     if (tcp == NULL) {
         xlb_stream_route_output(w);
         xlb_flow_release(ctx, f); /* frees c through xlb_stream_release */
@@ -172,7 +172,7 @@ xlb_verdict xlb_stream_from_client(struct xlb_burst_ctx *ctx, const struct xlb_s
                                    struct xlb_frame *frame, struct xlb_flow *f)
 {
     struct xlb_stream_worker *w = ctx->stream;
-    if (w == NULL || f->stream >= w->n_conns || !w->conns[f->stream].in_use)
+    if (w == NULL || f->stream >= w->n_conns || !w->conns[f->stream].link.in_use)
         return XLB_DROP_RELAY_ENDED;
     struct xlb_stream_conn *c = &w->conns[f->stream];
     struct xlb_tcp_conn *tcp = c->tcp;
@@ -185,7 +185,7 @@ xlb_verdict xlb_stream_from_client(struct xlb_burst_ctx *ctx, const struct xlb_s
         xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz,
                              XLB_FLOW_ESTABLISHED_TIMEOUT_S);
     rte_pktmbuf_adj(frame->m, frame->l2_len);
-    xlb_stream_enter(w, ctx, snap, c);
+    xlb_stream_enter(w, ctx, snap, &c->link);
     xlb_tcp_receive(w->ep, tcp, frame->m, xlb_stream_now_ms(ctx));
     xlb_stream_route_output(w);
     return XLB_VERDICT_SENT;

@@ -14,8 +14,8 @@
 #include "xlb_h2_quota.h"
 #include "xlb_tcp.h"
 
-#define XLB_STREAM_NONE   UINT32_MAX
-#define XLB_STREAM_TX_CAP 512 /* output packets collected per endpoint call */
+#define XLB_STREAM_NONE             UINT32_MAX
+#define XLB_STREAM_TX_CAP           512 /* output packets collected per endpoint call */
 #define XLB_STREAM_TIMERS_PER_SLICE 64
 #define XLB_STREAM_POLL_SLICES      4
 /* A session's heap: its floor is what one needs to exchange SETTINGS and a few requests (the
@@ -23,8 +23,8 @@
 #define XLB_STREAM_QUOTA_FLOOR (48u * 1024u)
 #define XLB_STREAM_QUOTA_LIMIT (512u * 1024u)
 /* Request header fields kept for the pick (as the splice mode's decoder keeps). */
-#define XLB_STREAM_MAX_FIELDS      64
-#define XLB_STREAM_HEADER_BYTES    8192
+#define XLB_STREAM_MAX_FIELDS   64
+#define XLB_STREAM_HEADER_BYTES 8192
 /* Pieces of received bytes fed to the session per event: bounded work per segment. */
 #define XLB_STREAM_RECV_PIECES 64
 /* Send-queue room asked for before taking a chunk from the session: its largest (a DATA frame
@@ -33,21 +33,27 @@
 /* Output chunks taken from the session per pump. */
 #define XLB_STREAM_SEND_CHUNKS 64
 
+/* Where a connection's packets leave: the first member of a client connection and of a
+ * subchannel, so that output tagged with either (xlb_tcp_user_of) is routed alike. */
+struct xlb_stream_link {
+    struct xlb_tcp_tuple tuple;
+    struct rte_ether_addr mac;   /* the peer's next hop */
+    struct rte_ether_addr local; /* our port's */
+    uint16_t port_index;
+    bool flat; /* the port sends no chains: segments are linearized first */
+    bool in_use;
+};
+
 /* One client connection. */
 struct xlb_stream_conn {
+    struct xlb_stream_link link;
     struct xlb_tcp_conn *tcp; /* NULL once closed; kept through TIME-WAIT (done set) */
     nghttp2_session *h2;      /* NULL once freed */
     struct xlb_h2_quota quota;
     struct xlb_stream_worker *w;
     struct xlb_flow_key key; /* the client's, for the VIP and the connection hash */
-    struct xlb_tcp_tuple tuple;
-    struct rte_ether_addr mac;   /* the client's next hop */
-    struct rte_ether_addr local; /* our port's */
-    uint16_t port_index;
-    bool flat;    /* the port sends no chains: segments are linearized first */
-    bool in_use;
-    bool done;    /* on_closed delivered */
-    bool shut;    /* our FIN is queued */
+    bool done;               /* on_closed delivered */
+    bool shut;               /* our FIN is queued */
     bool pumping, again;
     uint32_t flow;      /* the flow's index in the worker's table, or XLB_STREAM_NONE */
     uint32_t next_free; /* free-list link */
@@ -84,7 +90,7 @@ struct xlb_stream_worker {
      * where a cookie SYN-ACK goes. */
     struct xlb_burst_ctx *ctx;
     const struct xlb_snapshot *snap;
-    struct xlb_stream_conn *current;
+    struct xlb_stream_link *current;
     struct rte_ether_addr reply_mac;
     uint16_t reply_port;
     uint16_t n_tx;
@@ -93,7 +99,7 @@ struct xlb_stream_worker {
 
 /* stream_worker.c */
 void xlb_stream_enter(struct xlb_stream_worker *w, struct xlb_burst_ctx *ctx,
-                      const struct xlb_snapshot *snap, struct xlb_stream_conn *current);
+                      const struct xlb_snapshot *snap, struct xlb_stream_link *current);
 void xlb_stream_route_output(struct xlb_stream_worker *w);
 uint64_t xlb_stream_now_ms(const struct xlb_burst_ctx *ctx);
 struct xlb_stream_conn *xlb_stream_conn_alloc(struct xlb_stream_worker *w);

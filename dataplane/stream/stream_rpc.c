@@ -74,8 +74,8 @@ static void route_request(const struct xlb_stream_headers *h, struct xlb_route_f
             out->authority = h->fields[i].value;
             out->authority_len = h->fields[i].value_len;
         } else if (len > 0 && name[0] != ':') {
-            fields[out->n_fields++] = (struct xlb_route_field){
-                name, h->fields[i].value, len, h->fields[i].value_len};
+            fields[out->n_fields++] =
+                (struct xlb_route_field){name, h->fields[i].value, len, h->fields[i].value_len};
         }
     }
 }

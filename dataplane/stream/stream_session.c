@@ -187,8 +187,8 @@ static void on_closed(struct xlb_tcp_conn *t, void *user, enum xlb_tcp_close_rea
     c->done = true;
     if (xlb_tcp_conn_state(t) != XLB_TCP_TIME_WAIT)
         c->tcp = NULL;
-    struct xlb_stream_conn *was = w->current;
-    w->current = c; /* what it sent last (its RST) goes out by this connection */
+    struct xlb_stream_link *was = w->current;
+    w->current = &c->link; /* what it sent last (its RST) goes out by this connection */
     xlb_stream_route_output(w);
     w->current = was;
     if (c->h2 != NULL) {

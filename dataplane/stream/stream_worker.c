@@ -107,7 +107,7 @@ struct xlb_stream_conn *xlb_stream_conn_alloc(struct xlb_stream_worker *w)
     memset(c, 0, sizeof(*c));
     c->w = w;
     c->flow = XLB_STREAM_NONE;
-    c->in_use = true;
+    c->link.in_use = true;
     w->in_use++;
     return c;
 }
@@ -121,34 +121,34 @@ void xlb_stream_conn_free(struct xlb_stream_worker *w, struct xlb_stream_conn *c
     xlb_h2_quota_fini(&c->quota);
     rte_pktmbuf_free(c->pending);
     c->pending = NULL;
-    c->in_use = false;
+    c->link.in_use = false;
     c->next_free = w->free_head;
     w->free_head = (uint32_t)(c - w->conns);
     w->in_use--;
 }
 
 void xlb_stream_enter(struct xlb_stream_worker *w, struct xlb_burst_ctx *ctx,
-                      const struct xlb_snapshot *snap, struct xlb_stream_conn *current)
+                      const struct xlb_snapshot *snap, struct xlb_stream_link *current)
 {
     w->ctx = ctx;
     w->snap = snap;
     w->current = current;
 }
 
-/* Whether a packet of ours (IP header first) is addressed to a connection's client. */
-static bool addressed_to(const struct rte_mbuf *m, const struct xlb_stream_conn *c)
+/* Whether a packet of ours (IP header first) is addressed to a link's peer. */
+static bool addressed_to(const struct rte_mbuf *m, const struct xlb_stream_link *l)
 {
-    if (c == NULL || !c->in_use)
+    if (l == NULL || !l->in_use)
         return false;
     const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
     const struct rte_tcp_hdr *tcp = (const struct rte_tcp_hdr *)(ip + m->l3_len);
-    if (tcp->dst_port != c->tuple.remote_port)
+    if (tcp->dst_port != l->tuple.remote_port)
         return false;
-    if (c->tuple.family == AF_INET)
+    if (l->tuple.family == AF_INET)
         return (ip[0] >> 4) == 4 &&
-               memcmp(&((const struct rte_ipv4_hdr *)ip)->dst_addr, c->tuple.remote, 4) == 0;
+               memcmp(&((const struct rte_ipv4_hdr *)ip)->dst_addr, l->tuple.remote, 4) == 0;
     return (ip[0] >> 4) == 6 &&
-           memcmp(((const struct rte_ipv6_hdr *)ip)->dst_addr, c->tuple.remote, 16) == 0;
+           memcmp(((const struct rte_ipv6_hdr *)ip)->dst_addr, l->tuple.remote, 16) == 0;
 }
 
 static void send_out(struct xlb_stream_worker *w, struct rte_mbuf *m,
@@ -181,11 +181,11 @@ void xlb_stream_route_output(struct xlb_stream_worker *w)
     w->n_tx = 0;
     for (uint16_t i = 0; i < n; i++) {
         struct rte_mbuf *m = w->tx[i];
-        const struct xlb_stream_conn *c = xlb_tcp_user_of(w->ep, m);
-        if (!addressed_to(m, c)) /* its connection closed since: the one the call is about */
-            c = addressed_to(m, w->current) ? w->current : NULL;
-        if (c != NULL)
-            send_out(w, m, &c->mac, &c->local, c->port_index, c->flat);
+        const struct xlb_stream_link *l = xlb_tcp_user_of(w->ep, m);
+        if (!addressed_to(m, l)) /* its connection closed since: the one the call is about */
+            l = addressed_to(m, w->current) ? w->current : NULL;
+        if (l != NULL)
+            send_out(w, m, &l->mac, &l->local, l->port_index, l->flat);
         else if (m->hash.usr == 0 && w->current == NULL) /* a SYN-ACK with a cookie */
             send_out(w, m, &w->reply_mac, &w->snap->ports[w->reply_port].mac, w->reply_port, false);
         else {
@@ -216,12 +216,12 @@ void xlb_stream_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
         return;
     struct xlb_stream_conn *c = &w->conns[f->stream];
     f->stream = XLB_STREAM_NONE;
-    if (!c->in_use)
+    if (!c->link.in_use)
         return;
     c->flow = XLB_STREAM_NONE; /* the flow is going: nothing may release it again */
-    xlb_stream_enter(w, ctx, NULL, c);
+    xlb_stream_enter(w, ctx, NULL, &c->link);
     xlb_stream_abort(c); /* on_closed frees the connection unless it was over already */
     xlb_stream_route_output(w);
-    if (c->in_use)
+    if (c->link.in_use)
         xlb_stream_conn_free(w, c);
 }

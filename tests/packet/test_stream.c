@@ -27,10 +27,10 @@
 #include "tcp_fixture.h"
 #include "xlb_tcp.h"
 
-#define PEER_TX  1024
+#define PEER_TX   1024
 #define MAX_STEPS 20000u /* simulated milliseconds: every loop's bound */
-#define MS       (TSC_HZ / 1000)
-#define RPCS     3
+#define MS        (TSC_HZ / 1000)
+#define RPCS      3
 
 static const struct rte_ether_addr port_mac = FIX_PORT_MAC, peer_mac = FIX_PEER_MAC;
 
@@ -134,15 +134,22 @@ static void h2_client(struct stream_test *t)
     assert_int_equal(nghttp2_submit_settings(t->h2, NGHTTP2_FLAG_NONE, NULL, 0), 0);
 }
 
-#define NV(n, v) {(uint8_t *)(uintptr_t)(n), (uint8_t *)(uintptr_t)(v), sizeof(n) - 1, sizeof(v) - 1, 0}
+#define NV(n, v)                                                                                   \
+    {                                                                                              \
+        (uint8_t *)(uintptr_t)(n), (uint8_t *)(uintptr_t)(v), sizeof(n) - 1, sizeof(v) - 1, 0      \
+    }
 
 /* A unary gRPC call's headers, the request ended with them (an empty message is not needed
  * for xlb's answer). */
 static void submit_rpc(struct stream_test *t)
 {
     static const nghttp2_nv nva[] = {
-        NV(":method", "POST"), NV(":scheme", "http"), NV(":path", "/echo.Echo/Say"),
-        NV(":authority", "svc"), NV("content-type", "application/grpc"), NV("te", "trailers"),
+        NV(":method", "POST"),
+        NV(":scheme", "http"),
+        NV(":path", "/echo.Echo/Say"),
+        NV(":authority", "svc"),
+        NV("content-type", "application/grpc"),
+        NV("te", "trailers"),
     };
     int32_t id = nghttp2_submit_request(t->h2, NULL, nva, RTE_DIM(nva), NULL, NULL);
     assert_true(id > 0);
@@ -300,8 +307,8 @@ static struct stream_test *stream_test_create(void)
     static unsigned serial;
     char name[32];
     snprintf(name, sizeof(name), "stream_peer%u", serial++);
-    t.peer_pool = rte_pktmbuf_pool_create(name, 4095, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                          SOCKET_ID_ANY);
+    t.peer_pool =
+        rte_pktmbuf_pool_create(name, 4095, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
     assert_non_null(t.peer_pool);
     struct xlb_tcp_config cfg;
     xlb_tcp_config_default(&cfg);
