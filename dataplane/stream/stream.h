@@ -53,6 +53,11 @@ xlb_verdict xlb_stream_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snaps
 /* A segment of a client connection. */
 xlb_verdict xlb_stream_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                    struct xlb_frame *frame, struct xlb_flow *f);
+/* A segment of a subchannel, from its backend. */
+xlb_verdict xlb_stream_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                    struct xlb_frame *frame, struct xlb_flow *f);
+/* A subchannel's flow is being removed: its connection is reset, its RPCs fail. */
+void xlb_stream_sub_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f);
 /* Timers (retransmissions, delayed ACKs, TIME-WAIT); once per poll loop, bounded. */
 void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap);
 /* The flow is being removed (expired, flushed, evicted): its connection is reset. */
