@@ -6,8 +6,8 @@
 
 #include "stream_conn.h"
 
-bool xlb_stream_bytes_put(struct xlb_stream_bytes *q, struct rte_mempool *pool,
-                          const uint8_t *data, uint32_t n)
+bool xlb_stream_bytes_put(struct xlb_stream_bytes *q, struct rte_mempool *pool, const uint8_t *data,
+                          uint32_t n)
 {
     while (n > 0) {
         if (q->tail == NULL || rte_pktmbuf_tailroom(q->tail) == 0) {

@@ -243,8 +243,7 @@ static bool keep_trailers(struct xlb_stream_rpc *r, const struct xlb_stream_head
         uint8_t *at = r->trailer_bytes + r->trailer_used;
         memcpy(at, h->fields[i].name, nl);
         memcpy(at + nl, h->fields[i].value, vl);
-        r->trailers[r->n_trailers++] =
-            (nghttp2_nv){at, at + nl, nl, vl, NGHTTP2_NV_FLAG_NONE};
+        r->trailers[r->n_trailers++] = (nghttp2_nv){at, at + nl, nl, vl, NGHTTP2_NV_FLAG_NONE};
         r->trailer_used = (uint16_t)(r->trailer_used + nl + vl);
     }
     return true;
@@ -304,8 +303,7 @@ static int sub_header(nghttp2_session *session, const nghttp2_frame *frame, cons
     struct xlb_stream_headers *h = &s->side.w->response;
     if (frame->hd.stream_id != h->stream_id || h->overflow)
         return 0;
-    if (h->n_fields == XLB_STREAM_MAX_FIELDS ||
-        name_len + value_len > sizeof(h->bytes) - h->used) {
+    if (h->n_fields == XLB_STREAM_MAX_FIELDS || name_len + value_len > sizeof(h->bytes) - h->used) {
         h->overflow = true;
         return 0;
     }

@@ -101,8 +101,8 @@ static bool connect_sub(struct xlb_stream_worker *w, const struct xlb_snapshot *
     struct xlb_flow_key key;
     sub_key(w, s, e, snat, &key);
     enum xlb_flow_create_failure why;
-    struct xlb_flow *f = xlb_flow_create(ctx->flows, &key, &e->where.addr,
-                                         rte_cpu_to_be_16(e->where.port), &why);
+    struct xlb_flow *f =
+        xlb_flow_create(ctx->flows, &key, &e->where.addr, rte_cpu_to_be_16(e->where.port), &why);
     if (f == NULL)
         return false;
     f->kind = XLB_FLOW_KIND_STREAM_SUB;
@@ -130,8 +130,8 @@ static bool connect_sub(struct xlb_stream_worker *w, const struct xlb_snapshot *
     l->port_index = out_port;
     xlb_tcp_set_mss_limit(w->ep, l->tuple.family,
                           xlb_egress_mss_max(snap, l->tuple.family, out_port, out_port));
-    s->side.tcp = xlb_tcp_connect(w->ep, &l->tuple, sub_iss(ctx, &l->tuple),
-                                  xlb_stream_now_ms(ctx), &xlb_stream_client_callbacks, s);
+    s->side.tcp = xlb_tcp_connect(w->ep, &l->tuple, sub_iss(ctx, &l->tuple), xlb_stream_now_ms(ctx),
+                                  &xlb_stream_client_callbacks, s);
     return s->side.tcp != NULL;
 }
 

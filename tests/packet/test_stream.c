@@ -69,6 +69,11 @@ struct stream_test {
     struct backend backends[8];
     unsigned n_backends;
     bool refuse; /* the backends answer SYNs with a RST */
+    /* Flow control: the backends take request DATA without giving its window back until
+     * released (stall), and count it; the client sends body_total bytes of request body. */
+    bool stall;
+    uint64_t backend_body, backend_unconsumed;
+    uint32_t body_total, body_sent;
     struct rte_mbuf *sent[4096];
     uint32_t n_sent;
     struct rte_mempool *peer_pool;
@@ -194,6 +199,41 @@ static void submit_rpc(struct stream_test *t)
     t->rpcs[t->n_rpcs++] = (struct rpc){.stream_id = id};
 }
 
+static ssize_t client_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
+                           uint32_t *flags, nghttp2_data_source *source, void *user)
+{
+    struct stream_test *t = user;
+    (void)s;
+    (void)id;
+    (void)source;
+    uint32_t n = t->body_total - t->body_sent;
+    if (n > len)
+        n = (uint32_t)len;
+    memset(buf, 'x', n);
+    t->body_sent += n;
+    if (t->body_sent == t->body_total)
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return n;
+}
+
+/* An RPC whose request carries body_total bytes. */
+static void submit_rpc_with_body(struct stream_test *t, uint32_t bytes)
+{
+    static const nghttp2_nv nva[] = {
+        NV(":method", "POST"),
+        NV(":scheme", "http"),
+        NV(":path", "/echo.Echo/Upload"),
+        NV(":authority", "svc"),
+        NV("content-type", "application/grpc"),
+        NV("te", "trailers"),
+    };
+    t->body_total = bytes;
+    nghttp2_data_provider body = {.read_callback = client_body};
+    int32_t id = nghttp2_submit_request(t->h2, NULL, nva, RTE_DIM(nva), &body, NULL);
+    assert_true(id > 0);
+    t->rpcs[t->n_rpcs++] = (struct rpc){.stream_id = id};
+}
+
 /* ---- the client's TCP ---- */
 
 static void client_read(struct stream_test *t)
@@ -209,19 +249,37 @@ static void client_read(struct stream_test *t)
         t->eof = true;
 }
 
+/* Bytes into a chain of the peer pool's mbufs. */
+static struct rte_mbuf *chain_of(struct stream_test *t, const uint8_t *data, size_t n)
+{
+    struct rte_mbuf *head = NULL, *tail = NULL;
+    while (n > 0) {
+        struct rte_mbuf *m = rte_pktmbuf_alloc(t->peer_pool);
+        assert_non_null(m);
+        size_t piece = RTE_MIN(n, (size_t)rte_pktmbuf_tailroom(m));
+        memcpy(rte_pktmbuf_append(m, (uint16_t)piece), data, piece);
+        data += piece;
+        n -= piece;
+        if (head == NULL)
+            head = m;
+        else
+            assert_int_equal(rte_pktmbuf_chain(head, m), 0);
+        tail = m;
+    }
+    (void)tail;
+    return head;
+}
+
 static void client_write(struct stream_test *t)
 {
     if (t->c == NULL || xlb_tcp_conn_state(t->c) != XLB_TCP_ESTABLISHED)
         return;
     const uint8_t *data;
     ssize_t n;
-    while ((n = nghttp2_session_mem_send(t->h2, &data)) > 0) {
-        struct rte_mbuf *m = rte_pktmbuf_alloc(t->peer_pool);
-        assert_non_null(m);
-        assert_true(n <= rte_pktmbuf_tailroom(m));
-        memcpy(rte_pktmbuf_append(m, (uint16_t)n), data, (size_t)n);
-        assert_int_equal(xlb_tcp_write(t->ep, t->c, m), 0);
-    }
+    /* A frame at a time, while the send queue has room for the largest. */
+    while (xlb_tcp_send_space(t->ep, t->c, 20000) >= 20000 &&
+           (n = nghttp2_session_mem_send(t->h2, &data)) > 0)
+        assert_int_equal(xlb_tcp_write(t->ep, t->c, chain_of(t, data, (size_t)n)), 0);
     xlb_tcp_flush(t->ep, t->c);
 }
 
@@ -280,6 +338,20 @@ static int backend_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, vo
     return 0;
 }
 
+static int backend_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data,
+                        size_t len, void *user)
+{
+    struct backend *b = user;
+    (void)flags;
+    (void)data;
+    b->t->backend_body += len;
+    if (b->t->stall)
+        b->t->backend_unconsumed += len;
+    else
+        nghttp2_session_consume(s, id, len);
+    return 0;
+}
+
 static void backend_pump(struct backend *b)
 {
     struct stream_test *t = b->t;
@@ -309,7 +381,12 @@ static void backend_connected(struct xlb_tcp_conn *c, void *user)
     nghttp2_session_callbacks *cb;
     assert_int_equal(nghttp2_session_callbacks_new(&cb), 0);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, backend_frame_recv);
-    assert_int_equal(nghttp2_session_server_new(&b->h2, cb, b), 0);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, backend_data);
+    nghttp2_option *opt;
+    assert_int_equal(nghttp2_option_new(&opt), 0);
+    nghttp2_option_set_no_auto_window_update(opt, 1);
+    assert_int_equal(nghttp2_session_server_new2(&b->h2, cb, b, opt), 0);
+    nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cb);
     assert_int_equal(nghttp2_submit_settings(b->h2, NGHTTP2_FLAG_NONE, NULL, 0), 0);
 }
@@ -620,6 +697,37 @@ static void rpcs_spread_over_endpoints(void **state)
     stream_test_destroy(t);
 }
 
+/* A backend that does not read: the client's upload stalls after the two windows on its way
+ * (xlb's towards the client, the backend's towards xlb) instead of filling xlb's memory; once
+ * the backend reads, all of it arrives and the RPC completes. */
+static void upload_stalls_with_the_backend(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    t->stall = true;
+    wait_settings(t);
+    const uint32_t total = 1u << 20, window = XLB_STREAM_DEFAULT_WINDOW_BYTES;
+    submit_rpc_with_body(t, total);
+    for (uint32_t ms = 0; ms < 2000; ms++)
+        step(t);
+    print_message("stalled: client sent %u bytes, the backend got %llu\n", t->body_sent,
+                  (unsigned long long)t->backend_body);
+    assert_true(t->backend_body <= 65535);       /* the backend's own window */
+    assert_true(t->body_sent <= window + 65535); /* xlb's window, plus what it passed on */
+    assert_true(t->body_sent > 0);
+    assert_false(t->rpcs[0].closed);
+    /* The backend reads what it has and then all that follows. */
+    for (unsigned i = 0; i < t->n_backends; i++)
+        nghttp2_session_consume(t->backends[i].h2, 1, t->backend_unconsumed);
+    t->stall = false;
+    for (uint32_t ms = 0; ms < MAX_STEPS && !t->rpcs[0].closed; ms++)
+        step(t);
+    assert_true(t->rpcs[0].closed);
+    assert_int_equal(t->backend_body, total);
+    assert_string_equal(t->rpcs[0].grpc_status, "0");
+    stream_test_destroy(t);
+}
+
 /* A backend that refuses the connection: its RPC ends UNAVAILABLE with the reason, the client
  * connection goes on. */
 static void refused_backend_answers_unavailable(void **state)
@@ -661,6 +769,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rpcs_spread_over_endpoints),
         cmocka_unit_test(refused_backend_answers_unavailable),
+        cmocka_unit_test(upload_stalls_with_the_backend),
         cmocka_unit_test(garbage_ends_the_connection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
