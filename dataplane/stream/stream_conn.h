@@ -12,6 +12,7 @@
 
 #include "stream.h"
 #include "xlb_lb.h"
+#include "xlb_lb_connectivity.h"
 #include "xlb_h2_quota.h"
 #include "xlb_tcp.h"
 
@@ -90,12 +91,13 @@ void xlb_stream_bytes_clear(struct xlb_stream_bytes *q);
 struct xlb_stream_rpc {
     uint32_t conn, sub; /* indexes, XLB_STREAM_NONE once that side is done with it */
     int32_t client_id, backend_id;
-    uint32_t cluster_slot;
+    uint32_t cluster_slot, locality_slot, endpoint_slot;
     uint32_t next_free;
     bool in_use;
-    bool up_end;        /* the client's request has ended */
-    bool down_end;      /* the backend's response has ended */
-    bool response_sent; /* response headers went to the client */
+    bool outcome_known, ok; /* the backend's answer said (grpc-status, or :status) */
+    bool up_end;            /* the client's request has ended */
+    bool down_end;          /* the backend's response has ended */
+    bool response_sent;     /* response headers went to the client */
     struct xlb_stream_bytes up, down;
     uint8_t n_trailers;
     uint16_t trailer_used;
@@ -183,11 +185,12 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
                                           const struct xlb_snapshot *snap,
                                           const struct xlb_lb_endpoint *e);
 void xlb_stream_sub_callbacks(nghttp2_session_callbacks *cb);
+void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state);
 
 /* stream_forward.c: an RPC from one session to the other. */
 /* Forward the request whose headers are in w->headers; false when it cannot be (answered). */
 bool xlb_stream_forward(struct xlb_stream_conn *c, int32_t stream_id, bool ended,
-                        struct xlb_stream_sub *s, uint32_t cluster_slot);
+                        struct xlb_stream_sub *s, const struct xlb_lb_trace *trace);
 struct xlb_stream_rpc *xlb_stream_rpc_of_client(struct xlb_stream_conn *c, int32_t stream_id);
 /* The client's side of an RPC: DATA, its end, its stream closed. */
 void xlb_stream_client_data(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,

@@ -39,21 +39,41 @@ static struct xlb_stream_rpc *rpc_get(struct xlb_stream_worker *w)
     return r;
 }
 
+/* An RPC's end for the LB core, as the splice mode counts a stream's: the call finished (the
+ * circuit breaker's in-flight count), succeeded or failed for its locality's load report, and
+ * for outlier detection its endpoint's outcome when the backend's answer said it (a client's
+ * cancel says nothing of the backend). */
+static void count_end(struct xlb_stream_worker *w, const struct xlb_stream_rpc *r)
+{
+    struct xlb_burst_ctx *ctx = w->ctx;
+    xlb_flow_request_finished(ctx, r->cluster_slot);
+    if (!r->outcome_known)
+        return;
+    if (ctx->lb != NULL && ctx->lb->load != NULL && r->locality_slot < XLB_LOCALITY_SLOTS) {
+        if (r->ok)
+            ctx->lb->load->localities[r->locality_slot].succeeded++;
+        else
+            ctx->lb->load->localities[r->locality_slot].failed++;
+    }
+    xlb_flow_count_endpoint(ctx, r->endpoint_slot, r->ok);
+}
+
 void xlb_stream_rpc_put(struct xlb_stream_worker *w, struct xlb_stream_rpc *r)
 {
     xlb_stream_bytes_clear(&r->up);
     xlb_stream_bytes_clear(&r->down);
-    xlb_flow_request_finished(w->ctx, r->cluster_slot);
+    count_end(w, r);
     r->in_use = false;
     r->next_free = w->rpc_free;
     w->rpc_free = (uint32_t)(r - w->rpcs);
     w->rpcs_in_use--;
 }
 
-/* Free the RPC once neither side refers to it. */
+/* Free the RPC once neither side refers to it. An answer sent to the client may close its
+ * stream at once (and free the RPC there) before the caller gets here: in_use says. */
 static void rpc_release_if_done(struct xlb_stream_worker *w, struct xlb_stream_rpc *r)
 {
-    if (r->conn == XLB_STREAM_NONE && r->sub == XLB_STREAM_NONE)
+    if (r->in_use && r->conn == XLB_STREAM_NONE && r->sub == XLB_STREAM_NONE)
         xlb_stream_rpc_put(w, r);
 }
 
@@ -97,9 +117,11 @@ static ssize_t request_body(nghttp2_session *session, int32_t stream_id, uint8_t
 }
 
 bool xlb_stream_forward(struct xlb_stream_conn *c, int32_t stream_id, bool ended,
-                        struct xlb_stream_sub *s, uint32_t cluster_slot)
+                        struct xlb_stream_sub *s, const struct xlb_lb_trace *trace)
 {
     struct xlb_stream_worker *w = c->side.w;
+    const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
+    uint32_t cluster_slot = trace->cluster->cluster_slot;
     struct xlb_stream_rpc *r = rpc_get(w);
     if (r == NULL) {
         w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_FULL]++;
@@ -108,6 +130,8 @@ bool xlb_stream_forward(struct xlb_stream_conn *c, int32_t stream_id, bool ended
         return false;
     }
     r->cluster_slot = cluster_slot;
+    r->endpoint_slot = e->slot;
+    r->locality_slot = trace->cluster->priorities[e->priority].localities[e->locality].load_slot;
     const struct xlb_stream_headers *h = &w->headers;
     nghttp2_nv nva[XLB_STREAM_MAX_FIELDS];
     size_t n = 0;
@@ -249,9 +273,28 @@ static bool keep_trailers(struct xlb_stream_rpc *r, const struct xlb_stream_head
     return true;
 }
 
+/* What a header block says of the call: grpc-status 0 (gRPC), else a 2xx :status (HTTP). */
+static void note_outcome(struct xlb_stream_rpc *r, const struct xlb_stream_headers *h)
+{
+    for (uint32_t i = 0; i < h->n_fields; i++) {
+        const char *n = h->fields[i].name, *v = h->fields[i].value;
+        uint32_t nl = h->fields[i].name_len, vl = h->fields[i].value_len;
+        if (nl == 11 && memcmp(n, "grpc-status", 11) == 0) {
+            r->outcome_known = true;
+            r->ok = vl == 1 && v[0] == '0';
+            return;
+        }
+        if (nl == 7 && memcmp(n, ":status", 7) == 0 && !r->outcome_known) {
+            r->outcome_known = true;
+            r->ok = vl == 3 && v[0] == '2';
+        }
+    }
+}
+
 static void response_headers(struct xlb_stream_sub *s, struct xlb_stream_rpc *r, bool ended)
 {
     struct xlb_stream_worker *w = s->side.w;
+    note_outcome(r, &w->response);
     struct xlb_stream_conn *c = conn_of(w, r);
     if (c == NULL || !session_live(&c->side))
         return;
@@ -324,9 +367,11 @@ static int sub_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, 
     struct xlb_stream_sub *s = user;
     struct xlb_stream_worker *w = s->side.w;
     if (frame->hd.type == NGHTTP2_SETTINGS && !(frame->hd.flags & NGHTTP2_FLAG_ACK)) {
-        if (!s->ready)
+        if (!s->ready) {
             xlb_flow_count_endpoint(w->ctx, s->endpoint_slot, true);
-        s->ready = true;
+            s->ready = true;
+            xlb_stream_sub_report(s, XLB_CONN_READY);
+        }
         return 0;
     }
     struct xlb_stream_rpc *r = rpc_of_backend(session, frame->hd.stream_id);
@@ -377,6 +422,10 @@ static void backend_gone(struct xlb_stream_sub *s, struct xlb_stream_rpc *r, uin
     struct xlb_stream_worker *w = s->side.w;
     struct xlb_stream_conn *c = conn_of(w, r);
     r->sub = XLB_STREAM_NONE;
+    if (!r->down_end) { /* a reset or a lost connection: the call failed at the backend */
+        r->outcome_known = true;
+        r->ok = false;
+    }
     if (c != NULL && session_live(&c->side) && !r->down_end) {
         if (!r->response_sent)
             xlb_stream_reply_unavailable(c, r->client_id,

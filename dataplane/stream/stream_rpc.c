@@ -126,7 +126,7 @@ static void request(struct xlb_stream_conn *c, int32_t stream_id, bool ended)
         xlb_stream_reply_unavailable(c, stream_id, "xlb: no connection to the endpoint");
         return;
     }
-    xlb_stream_forward(c, stream_id, ended, sub, trace.cluster->cluster_slot);
+    xlb_stream_forward(c, stream_id, ended, sub, &trace);
 }
 
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame, void *user)

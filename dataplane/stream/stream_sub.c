@@ -165,12 +165,24 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
     }
     w->sub_of_slot[e->slot] = (uint32_t)(s - w->subs);
     w->ctx->stats->events[XLB_EVENT_STREAM_SUBCHANNELS]++;
+    xlb_stream_sub_report(s, XLB_CONN_CONNECTING);
     return s;
+}
+
+/* The endpoint's state for the LB core (xlbctl endpoints), while this is its subchannel. */
+void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state)
+{
+    struct xlb_stream_worker *w = s->side.w;
+    if (w->ctx->lb == NULL || s->endpoint_slot >= XLB_ENDPOINT_SLOTS ||
+        w->sub_of_slot[s->endpoint_slot] != (uint32_t)(s - w->subs))
+        return;
+    xlb_lb_connectivity_set(w->ctx->lb, s->endpoint_slot, state, xlb_stream_now_ms(w->ctx));
 }
 
 void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why)
 {
     struct xlb_stream_worker *w = s->side.w;
+    xlb_stream_sub_report(s, s->ready ? XLB_CONN_IDLE : XLB_CONN_TRANSIENT_FAILURE);
     if (!s->ready || why != XLB_TCP_CLOSE_NORMAL)
         xlb_flow_count_endpoint(w->ctx, s->endpoint_slot, s->ready);
     xlb_stream_sub_lost(s);

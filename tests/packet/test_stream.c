@@ -27,6 +27,7 @@
 #include "nat_segments.h"
 #include "stream/stream.h"
 #include "tcp_fixture.h"
+#include "xlb_lb_connectivity.h"
 #include "xlb_tcp.h"
 
 #define PEER_TX   1024
@@ -587,6 +588,7 @@ static struct stream_test *stream_test_create(void)
         .max_concurrent_streams = XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS,
         .window_bytes = XLB_STREAM_DEFAULT_WINDOW_BYTES,
     };
+    assert_int_equal(xlb_lb_connectivity_init(&t.n->lb), 0);
     f->ctx.stream = xlb_stream_worker_create(0, &limits, f->pool, f->pool->size / 2, SOCKET_ID_ANY);
     assert_non_null(f->ctx.stream);
     f->ctx.tx_flush = take_batch;
@@ -694,6 +696,11 @@ static void rpcs_spread_over_endpoints(void **state)
     assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_FORWARDED], RPCS);
     assert_int_equal(st->events[XLB_EVENT_STREAM_SUBCHANNELS], BACKENDS);
     assert_int_equal(st->events[XLB_EVENT_STREAM_SESSION_ERRORS], 0);
+    /* Both endpoints READY for the LB core; every RPC a success in the load report. */
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_READY);
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 8), XLB_CONN_READY);
+    assert_int_equal(t->n->load->localities[1].succeeded, RPCS);
+    assert_int_equal(t->n->load->localities[1].failed, 0);
     stream_test_destroy(t);
 }
 
@@ -740,6 +747,9 @@ static void refused_backend_answers_unavailable(void **state)
     assert_string_equal(t->rpcs[0].grpc_status, "14");
     assert_string_equal(t->rpcs[0].grpc_message, "xlb: the backend connection or stream failed");
     assert_false(t->closed);
+    /* The endpoint in TRANSIENT_FAILURE for the LB core, the call failed. */
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_TRANSIENT_FAILURE);
+    assert_int_equal(t->n->load->localities[1].failed, 1);
     stream_test_destroy(t);
 }
 
