@@ -44,6 +44,10 @@ void xlb_stream_use(const struct xlb_stream_worker *w, uint32_t *in_use, uint32_
 /* Heap bytes one client connection's HTTP/2 session holds once its SETTINGS are exchanged
  * (measured on the first accepted connection of the worker; 0 before). */
 uint32_t xlb_stream_session_bytes(const struct xlb_stream_worker *w);
+/* Heap bytes all sessions of the worker hold now, and the size of one RPC's own state (its
+ * pool entry; its streams' state is in the sessions' heap). */
+uint32_t xlb_stream_heap_in_use(const struct xlb_stream_worker *w);
+uint32_t xlb_stream_rpc_size(void);
 
 /* A client segment to a stream VIP with no flow: a SYN is answered with a SYN cookie, the
  * ACK returning one opens the client connection; anything else XLB_DROP_TCP_NO_FLOW (a RST). */

@@ -122,6 +122,16 @@ uint32_t xlb_stream_session_bytes(const struct xlb_stream_worker *w)
     return w->session_bytes;
 }
 
+uint32_t xlb_stream_heap_in_use(const struct xlb_stream_worker *w)
+{
+    return xlb_h2_arena_in_use(&w->heap.heap);
+}
+
+uint32_t xlb_stream_rpc_size(void)
+{
+    return (uint32_t)sizeof(struct xlb_stream_rpc);
+}
+
 uint64_t xlb_stream_now_ms(const struct xlb_burst_ctx *ctx)
 {
     uint64_t per_ms = ctx->tsc_hz / 1000;

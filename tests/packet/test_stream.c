@@ -714,9 +714,13 @@ static void upload_stalls_with_the_backend(void **state)
     t->stall = true;
     wait_settings(t);
     const uint32_t total = 1u << 20, window = XLB_STREAM_DEFAULT_WINDOW_BYTES;
+    uint32_t heap_idle = xlb_stream_heap_in_use(t->n->f->ctx.stream);
     submit_rpc_with_body(t, total);
     for (uint32_t ms = 0; ms < 2000; ms++)
         step(t);
+    print_message("heap: %u bytes with the idle client session, %u with a subchannel and one "
+                  "RPC in flight; an RPC's own entry %u bytes\n",
+                  heap_idle, xlb_stream_heap_in_use(t->n->f->ctx.stream), xlb_stream_rpc_size());
     print_message("stalled: client sent %u bytes, the backend got %llu\n", t->body_sent,
                   (unsigned long long)t->backend_body);
     assert_true(t->backend_body <= 65535);       /* the backend's own window */
