@@ -42,16 +42,38 @@ static void reason_of(const struct xlb_lb_trace *trace, enum xlb_lb_outcome outc
 
 /* xlb's own answer on one stream (its client half, if still open, is reset once the answer
  * has gone: on_frame_send). */
+/* grpc-message is percent-encoded (gRPC's PROTOCOL-HTTP2: bytes outside 0x20-0x7E and '%');
+ * a reason names configured things (clusters, drop categories), which may hold any byte. */
+static uint32_t percent_encode(const char *in, char *out, uint32_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    uint32_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p != '\0'; p++) {
+        bool plain = *p >= 0x20 && *p <= 0x7e && *p != '%';
+        if (n + (plain ? 1u : 3u) > cap)
+            break;
+        if (plain) {
+            out[n++] = (char)*p;
+        } else {
+            out[n++] = '%';
+            out[n++] = hex[*p >> 4];
+            out[n++] = hex[*p & 15];
+        }
+    }
+    return n;
+}
+
 void xlb_stream_reply_unavailable(struct xlb_stream_conn *c, int32_t stream_id, const char *reason)
 {
     char status[] = ":status", ok[] = "200", type[] = "content-type";
     char grpc[] = "application/grpc", gs[] = "grpc-status", code[] = GRPC_UNAVAILABLE;
-    char gm[] = "grpc-message";
+    char gm[] = "grpc-message", message[480];
+    uint32_t message_len = percent_encode(reason, message, sizeof(message));
     const nghttp2_nv nva[] = {
         {(uint8_t *)status, (uint8_t *)ok, sizeof(status) - 1, sizeof(ok) - 1, 0},
         {(uint8_t *)type, (uint8_t *)grpc, sizeof(type) - 1, sizeof(grpc) - 1, 0},
         {(uint8_t *)gs, (uint8_t *)code, sizeof(gs) - 1, sizeof(code) - 1, 0},
-        {(uint8_t *)gm, (uint8_t *)(uintptr_t)reason, sizeof(gm) - 1, strlen(reason), 0},
+        {(uint8_t *)gm, (uint8_t *)message, sizeof(gm) - 1, message_len, 0},
     };
     c->side.w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_UNAVAILABLE]++;
     if (nghttp2_submit_response(c->side.h2, stream_id, nva, 4, NULL) != 0)
