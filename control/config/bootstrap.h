@@ -70,6 +70,7 @@ struct xlb_vip_config {
     char *cluster;  /* L4: a cluster name */
     bool terminate; /* L4: "l4_mode": "terminate" (xlb's own TCP on both sides), else full NAT */
     bool newreno;   /* "congestion_control": "newreno" (terminate only), else CUBIC */
+    bool stream;    /* L7: "l7_mode": "stream" (each request balanced), else splice */
 };
 
 struct xlb_bootstrap {
@@ -89,8 +90,10 @@ struct xlb_bootstrap {
     struct xlb_port_config ports[XLB_MAX_PORTS];
     unsigned n_snat;
     struct xlb_addr *snat;
-    uint32_t flows_per_worker;           /* NAT flow table entries per worker */
-    uint32_t tcp_connections_per_worker; /* the TCP endpoint's pool (terminated VIPs) */
+    uint32_t flows_per_worker;              /* NAT flow table entries per worker */
+    uint32_t tcp_connections_per_worker;    /* the TCP endpoint's pool (terminated VIPs) */
+    uint32_t stream_max_concurrent_streams; /* stream VIPs: SETTINGS_MAX_CONCURRENT_STREAMS */
+    uint32_t stream_window_bytes;           /* stream VIPs: the per-stream window to clients */
     /* HTTP/2 (L7) connections per worker; XLB_L7_CONNECTIONS_AUTO: when a VIP has a target, a
      * default xlbd sizes from the EAL memory (apps/xlbd/capacity.h), else none. */
     uint32_t l7_connections_per_worker;
