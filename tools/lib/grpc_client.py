@@ -4,6 +4,7 @@
     grpc_client.py --target HOST:PORT [--count N] [--path /svc/Method] [--header K=V]...
                    [--per-connection] [--cookie-jar FILE] [--cookie N=V] [--deadline S]
                    [--max-seconds S] [--message TEXT] [--bulk-up BYTES --bulk-down BYTES]
+                   [--path-each /svc/Method]... [--cookie-each N=V]... [--interval S]
 
 HOST is an IPv4 address, [IPv6] in brackets, or a name. The RPCs carry raw bytes (no generated
 code): the reply of tools/lib/grpc_backend.py is its name, optionally followed by a newline and
@@ -17,6 +18,11 @@ Cookie jar, with --cookie-jar FILE or --cookie N=V only: every `set-cookie` a re
 loaded before the first RPC and saved at the end (JSON {name: value}); --cookie seeds the jar
 (after loading). Without either the client never sends a cookie, but still counts and reports
 the set-cookies it receives.
+
+Per RPC, on one channel: --path-each (repeatable) gives RPC i the i-th path modulo their number
+instead of --path; --cookie-each (repeatable) gives RPC i the i-th `cookie` header modulo their
+number ("" sends none) instead of the jar, which it excludes; --interval pauses S seconds
+between RPCs (default 0), so that a run spans changes made while it goes on.
 
 --bulk-up/--bulk-down call /xlb.test.Echo/Bulk instead (grpc_backend.py): each request
 carries BYTES-UP seeded random bytes, each reply must be the SHA-256 of that request followed by
@@ -157,7 +163,11 @@ class Jar:
 
 def one_rpc(channel, args, jar, summary):
     metadata = list(args.header)
-    cookie = jar.header()
+    index = summary.rpcs
+    if args.cookie_each:
+        cookie = args.cookie_each[index % len(args.cookie_each)] or None
+    else:
+        cookie = jar.header()
     if cookie is not None:
         metadata.append(("cookie", cookie))
     bulk = args.bulk_up is not None
@@ -166,7 +176,8 @@ def one_rpc(channel, args, jar, summary):
         request = args.bulk_down.to_bytes(8, "big") + rng.randbytes(args.bulk_up)
     else:
         request = args.message.encode()
-    call = channel.unary_unary(BULK_METHOD if bulk else args.path)  # bytes in, bytes out
+    path = args.path_each[index % len(args.path_each)] if args.path_each else args.path
+    call = channel.unary_unary(BULK_METHOD if bulk else path)  # bytes in, bytes out
     summary.rpcs += 1
     reply, code, details, headers = None, None, "", ()
     try:
@@ -221,6 +232,9 @@ def main():
     parser.add_argument("--max-seconds", type=float, default=120.0)
     parser.add_argument("--message", default="")
     parser.add_argument("--bulk-up", type=int, default=None)
+    parser.add_argument("--path-each", action="append", default=[])
+    parser.add_argument("--cookie-each", action="append", default=[])
+    parser.add_argument("--interval", type=float, default=0.0)
     parser.add_argument("--bulk-down", type=int, default=None)
     args = parser.parse_args()
     try:
@@ -230,6 +244,10 @@ def main():
     if not 0 <= args.count <= 100000:
         parser.error("--count must be 0..100000")
 
+    if args.cookie_each and (args.cookie_jar or args.cookie):
+        parser.error("--cookie-each excludes --cookie-jar and --cookie")
+    if not 0 <= args.interval <= 10:
+        parser.error("--interval must be 0..10")
     if (args.bulk_up is None) != (args.bulk_down is None):
         parser.error("--bulk-up and --bulk-down go together")
     if args.bulk_up is not None and not (0 <= args.bulk_up <= BULK_MAX and
@@ -241,9 +259,11 @@ def main():
     start = time.monotonic()
     shared = None if args.per_connection else grpc.insecure_channel(target, CHANNEL_OPTIONS)
     try:
-        for _ in range(args.count):
+        for i in range(args.count):
             if time.monotonic() - start > args.max_seconds:
                 break
+            if i and args.interval:
+                time.sleep(args.interval)
             if shared is not None:
                 one_rpc(shared, args, jar, summary)
                 continue
