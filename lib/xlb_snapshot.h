@@ -78,6 +78,7 @@ struct xlb_vip_view {
     bool l7;          /* xDS target (HTTP/2) or a cluster (L4) */
     bool terminate;   /* L4 with xlb's own TCP on both sides (dataplane/relay/), else full NAT */
     bool newreno;     /* terminate: NewReno instead of CUBIC, for both sides */
+    bool stream;      /* l7: "l7_mode": "stream" (dataplane/stream/), else splice (dataplane/l7/) */
     /* Its compiled LB tree (lib/lb/xlb_lb.h), NULL until its configuration is complete; the
      * snapshot holds a reference, dropped when the snapshot is freed. */
     struct xlb_lb_vip *lb;

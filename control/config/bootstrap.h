@@ -70,6 +70,7 @@ struct xlb_vip_config {
     char *cluster;  /* L4: a cluster name */
     bool terminate; /* L4: "l4_mode": "terminate" (xlb's own TCP on both sides), else full NAT */
     bool newreno;   /* "congestion_control": "newreno" (terminate only), else CUBIC */
+    bool stream;    /* L7: "l7_mode": "stream" (each request balanced), else splice */
 };
 
 struct xlb_bootstrap {

@@ -16,7 +16,7 @@ struct vip_reading {
     const cJSON *address;
     const char *target, *cluster;
     bool has_target, has_cluster;
-    bool has_l4_mode, has_congestion_control;
+    bool has_l4_mode, has_congestion_control, has_l7_mode;
 };
 
 static bool valid_xds_target(const char *target)
@@ -136,6 +136,18 @@ static void read_l4_mode(const cJSON *vip, const char *path, const struct xlb_co
     r->cfg->terminate = mode == 1;
 }
 
+/* "splice" (the default this release: one backend per client connection, dataplane/l7/) or
+ * "stream" (every request stream balanced on its own, dataplane/stream/). */
+static void read_l7_mode(const cJSON *vip, const char *path, const struct xlb_config_key *key,
+                         void *ctx, struct xlb_errors *errs)
+{
+    static const char *const modes[] = {"splice", "stream"};
+    struct vip_reading *r = ctx;
+    int mode = read_choice(vip, path, key->name, modes, 2, &r->has_l7_mode, errs);
+    r->ok &= mode >= 0;
+    r->cfg->stream = mode == 1;
+}
+
 static void read_congestion_control(const cJSON *vip, const char *path,
                                     const struct xlb_config_key *key, void *ctx,
                                     struct xlb_errors *errs)
@@ -154,6 +166,7 @@ static const struct xlb_config_key vip_keys[] = {
     {.name = "cluster", .read = read_cluster},
     {.name = "l4_mode", .read = read_l4_mode},
     {.name = "congestion_control", .read = read_congestion_control},
+    {.name = "l7_mode", .read = read_l7_mode},
 };
 const struct xlb_config_object xlb_bootstrap_vip_object = XLB_CONFIG_OBJECT("xlb.vips[]", vip_keys);
 
@@ -176,6 +189,9 @@ static void check_vip(struct vip_reading *r, const char *path, struct xlb_errors
         r->ok = false; /* the string getter reported it */
     } else if (r->has_target && r->has_l4_mode) {
         xlb_errors_add(errs, path, "\"l4_mode\" is for L4 VIPs (with a \"cluster\")");
+        r->ok = false;
+    } else if (r->has_cluster && r->has_l7_mode) {
+        xlb_errors_add(errs, path, "\"l7_mode\" is for L7 VIPs (with a \"target\")");
         r->ok = false;
     } else if (r->has_congestion_control && !cfg->terminate) {
         xlb_errors_add(errs, path,

@@ -149,7 +149,7 @@ static bool same_vips(const struct xlb_bootstrap *a, const struct xlb_bootstrap 
         const struct xlb_vip_config *x = &a->vips[v], *y = &b->vips[v];
         if (!xlb_addr_equal(&x->address, &y->address) || x->port != y->port ||
             !same_string(x->target, y->target) || !same_string(x->cluster, y->cluster) ||
-            x->terminate != y->terminate || x->newreno != y->newreno)
+            x->terminate != y->terminate || x->newreno != y->newreno || x->stream != y->stream)
             return false;
     }
     return true;

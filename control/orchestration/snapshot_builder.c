@@ -79,6 +79,7 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
             .l7 = vip->target != NULL,
             .terminate = vip->terminate,
             .newreno = vip->newreno,
+            .stream = vip->stream,
             .lb = lb != NULL ? xlb_lb_trees_vip(lb, v) : NULL,
         };
         xlb_lb_vip_hold(snap->vips[snap->n_vips - 1].lb);

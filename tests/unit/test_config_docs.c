@@ -156,7 +156,8 @@ static void a_difference_is_found(void **state)
     assert_int_equal(total, parsed);
     assert_true(doc_has(&tables[0], "workers"));
     assert_false(doc_has(&tables[0], "wrokers"));
-    assert_false(parser_has(&xlb_bootstrap_vip_object, "l7_mode"));
+    assert_true(parser_has(&xlb_bootstrap_vip_object, "l7_mode"));
+    assert_false(parser_has(&xlb_bootstrap_vip_object, "l7mode"));
     char key[64];
     assert_true(row_key("| `mtu` | integer | the MTU |", key));
     assert_string_equal(key, "mtu");

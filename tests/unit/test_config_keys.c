@@ -58,7 +58,7 @@ static void the_issue_example_is_rejected(void **state)
                   "[{\"address\": \"198.18.0.100\", \"port\": 80, \"cluster\": \"c\", "
                   "\"l7mode\": \"stream\"}]}}",
                   "xlb.wrokers_typo: unknown key; did you mean \"workers\"?",
-                  "xlb.vips[0].l7mode: unknown key; did you mean \"l4_mode\"?", NULL);
+                  "xlb.vips[0].l7mode: unknown key; did you mean \"l7_mode\"?", NULL);
 }
 
 static void section_keys_are_checked(void **state)
@@ -103,6 +103,22 @@ static void vip_keys_are_checked(void **state)
                   "xlb.vips[0].adress: unknown key; did you mean \"address\"?",
                   "xlb.vips[0].prot: unknown key; did you mean \"port\"?",
                   "xlb.vips[0].address: is required", "xlb.vips[0].port: is required", NULL);
+}
+
+/* "l7_mode" picks the L7 engine of a VIP with a target; anywhere else it is an error. */
+static void l7_mode_is_checked(void **state)
+{
+    (void)state;
+    expect_valid(DOC(", \"vips\": [{\"address\": \"198.18.0.101\", \"port\": 80, "
+                     "\"target\": \"xds:///s\", \"l7_mode\": \"stream\"}]"));
+    expect_valid(DOC(", \"vips\": [{\"address\": \"198.18.0.101\", \"port\": 80, "
+                     "\"target\": \"xds:///s\", \"l7_mode\": \"splice\"}]"));
+    expect_errors(DOC(", \"vips\": [{\"address\": \"198.18.0.101\", \"port\": 80, "
+                      "\"target\": \"xds:///s\", \"l7_mode\": \"streams\"}]"),
+                  "xlb.vips[0].l7_mode: must be \"splice\" or \"stream\"", NULL);
+    expect_errors(DOC(", \"vips\": [{\"address\": \"198.18.0.101\", \"port\": 80, "
+                      "\"cluster\": \"c\", \"l7_mode\": \"stream\"}]"),
+                  "xlb.vips[0]: \"l7_mode\" is for L7 VIPs (with a \"target\")", NULL);
 }
 
 static void static_resources_keys_are_checked(void **state)
@@ -235,7 +251,7 @@ static void errors_as_json(void **state)
     assert_string_equal(
         text, "[{\"path\":\"xlb.vips[0].tagret\",\"message\":\"unknown key\",\"suggestion\":"
               "\"target\"},{\"path\":\"xlb.vips[0].l7mode\",\"message\":\"unknown key\","
-              "\"suggestion\":\"l4_mode\"},{\"path\":\"xlb.vips[0].port\",\"message\":\"must be "
+              "\"suggestion\":\"l7_mode\"},{\"path\":\"xlb.vips[0].port\",\"message\":\"must be "
               "1..65535\",\"suggestion\":null},{\"path\":\"xlb.static_resources.clusters[0]\","
               "\"message\":\"cluster \\\"c\\\": type: STATIC is not supported\",\"suggestion\":"
               "null}]");
@@ -280,6 +296,7 @@ int main(void)
         cmocka_unit_test(section_keys_are_checked),
         cmocka_unit_test(port_keys_are_checked),
         cmocka_unit_test(vip_keys_are_checked),
+        cmocka_unit_test(l7_mode_is_checked),
         cmocka_unit_test(static_resources_keys_are_checked),
         cmocka_unit_test(every_unknown_key_is_reported),
         cmocka_unit_test(repeated_keys_are_rejected),
