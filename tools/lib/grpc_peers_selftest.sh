@@ -7,7 +7,8 @@
 # metadata reaches the backend; the cookie jar keeps a set-cookie across runs and sends it
 # back; a --fail backend gives UNAVAILABLE; an unknown method UNIMPLEMENTED; nothing listening
 # UNAVAILABLE in bounded time; curl --http2-prior-knowledge and h2load with a gRPC POST get
-# answers from the real handler (the command lines the L7 e2e tests use through xlb); Bulk RPCs
+# answers from the real handler (the command lines the L7 e2e tests use through xlb); per-RPC
+# paths and cookies on one channel (--path-each, --cookie-each); Bulk RPCs
 # of 256 KiB each way arrive intact; tools/lib/h2_streams.py opening 10 streams at once against
 # nghttpd's limit of 4 sees streams 9..19 refused (REFUSED_STREAM); every backend exits 0 on
 # SIGTERM. Cleanup kills what it started by PID and deletes the namespaces.
@@ -93,6 +94,13 @@ expect "$out" 'r["set_cookie"] == 0 and r["echo"]["cookie"] == {"'"$COOKIE"'": 5
 out=$(client --target 198.18.1.2:50051 --count 3 --cookie xlb-session=c3RhbGU= --cookie-jar "$jar")
 expect "$out" 'r["set_cookie"] == 1 and r["echo"]["cookie"] == {"xlb-session=c3RhbGU=": 1, "'"$COOKIE"'": 2}'
 pass "the cookie jar keeps a set-cookie across runs and sends NAME=VALUE back as cookie metadata"
+
+# Per-RPC paths and cookies on one channel.
+out=$(client --target 198.18.1.2:50051 --count 6 --path-each /xlb.test.Echo/Who --path-each /other.Svc/X \
+    --cookie-each a=1 --cookie-each '' --cookie-each b=2 --interval 0.01)
+expect "$out" 'r["sequence"] == ["b1", "UNIMPLEMENTED"] * 3'
+expect "$out" 'r["echo"]["cookie"] == {"a=1": 1, "b=2": 1, "(absent)": 1}'
+pass "--path-each and --cookie-each: RPC i takes the i-th path and cookie (\"\" none) on one channel"
 
 out=$(client --target 198.18.1.2:50053 --count 6 --per-connection)
 expect "$out" 'r["backends"] == {} and r["status"] == {"UNAVAILABLE": 6}'
