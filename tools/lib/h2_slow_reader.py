@@ -7,7 +7,8 @@
 It opens one connection with a small socket receive buffer, announces the largest HTTP/2
 windows (SETTINGS_INITIAL_WINDOW_SIZE and a connection WINDOW_UPDATE of 2^31-1), so that only
 TCP can hold the server back, and sends N /xlb.test.Echo/Bulk requests (grpc_backend.py) each
-asking for BYTES. Then it reads nothing until FILE exists (touching --stalled FILE once it has
+asking for BYTES. It reads until the server's SETTINGS have come and acknowledges them (the
+connection's set-up, up to 5 s; a few KiB at most). Then it reads nothing until FILE exists (touching --stalled FILE once it has
 sent everything, for the caller to start measuring), bounded by --seconds (default 120). Then
 it reads every reply and checks each stream's DATA byte for byte: one gRPC message, the SHA-256
 of its request followed by bulk_bytes(that digest, BYTES). Prints one JSON object:
@@ -36,6 +37,51 @@ END_STREAM = 0x1
 WINDOW_UPDATE = 8
 INITIAL_WINDOW_SIZE = 4
 MAX_WINDOW = (1 << 31) - 1
+
+
+class Reader:
+    """The frames the server sent: SETTINGS and PINGs answered, each stream's DATA kept."""
+
+    def __init__(self, sock, ids):
+        self.sock = sock
+        self.result = {"intact": 0, "ended": 0, "rst": {}, "goaway": None, "held": False}
+        self.received = {sid: bytearray() for sid in ids}
+        self.ended = set()
+        self.settings_seen = False
+        self.buf = b""
+
+    def take(self, chunk):
+        """Parse what arrived; False once the server has closed."""
+        if not chunk:
+            return False
+        self.buf += chunk
+        while len(self.buf) >= 9:
+            length = int.from_bytes(self.buf[:3], "big")
+            if len(self.buf) < 9 + length:
+                break
+            ftype, flags = self.buf[3], self.buf[4]
+            sid = int.from_bytes(self.buf[5:9], "big") & 0x7FFFFFFF
+            payload, self.buf = self.buf[9:9 + length], self.buf[9 + length:]
+            self.frame(ftype, flags, sid, payload)
+        return True
+
+    def frame(self, ftype, flags, sid, payload):
+        if ftype == SETTINGS and not flags & ACK:
+            self.sock.sendall(frame(SETTINGS, ACK, 0, b""))
+            self.settings_seen = True
+        elif ftype == PING and not flags & ACK:
+            self.sock.sendall(frame(PING, ACK, 0, payload))
+        elif ftype == DATA and sid in self.received:
+            pad = payload[0] if flags & 0x8 else 0
+            self.received[sid] += payload[1:len(payload) - pad] if flags & 0x8 else payload
+        elif ftype == RST_STREAM and len(payload) == 4:
+            name = error_name(int.from_bytes(payload, "big"))
+            self.result["rst"][name] = self.result["rst"].get(name, 0) + 1
+            self.ended.add(sid)
+        elif ftype == GOAWAY and len(payload) >= 8:
+            self.result["goaway"] = error_name(int.from_bytes(payload[4:8], "big"))
+        if ftype in (DATA, HEADERS) and flags & END_STREAM and sid in self.received:
+            self.ended.add(sid)
 
 
 def main():
@@ -82,6 +128,15 @@ def main():
         out += frame(HEADERS, END_HEADERS, sid, block)
         out += frame(DATA, END_STREAM, sid, grpc_message)
     sock.sendall(out)
+
+    reader = Reader(sock, ids)
+    # The connection's set-up first, as any client does: the server's SETTINGS read and
+    # acknowledged (a splice VIP binds only then). 4 KiB at a time, so that little else is read.
+    setup_end = time.monotonic() + 5
+    while not reader.settings_seen and time.monotonic() < setup_end:
+        ready, _, _ = select.select([sock], [], [], max(0.0, setup_end - time.monotonic()))
+        if not ready or not reader.take(sock.recv(4096)):
+            break
     if args.stalled:
         open(args.stalled, "w").close()
 
@@ -93,41 +148,12 @@ def main():
             break
         time.sleep(0.1)
 
-    result = {"intact": 0, "ended": 0, "rst": {}, "goaway": None, "held": held}
-    received = {sid: bytearray() for sid in ids}
-    ended = set()
-    buf = b""
-    while time.monotonic() < end and len(ended) < len(ids):
+    reader.result["held"] = held
+    while time.monotonic() < end and len(reader.ended) < len(ids):
         ready, _, _ = select.select([sock], [], [], max(0.0, end - time.monotonic()))
-        if not ready:
+        if not ready or not reader.take(sock.recv(1 << 20)):
             break
-        chunk = sock.recv(1 << 20)
-        if not chunk:
-            break
-        buf += chunk
-        while len(buf) >= 9:
-            length = int.from_bytes(buf[:3], "big")
-            if len(buf) < 9 + length:
-                break
-            ftype, flags = buf[3], buf[4]
-            sid = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
-            payload, buf = buf[9:9 + length], buf[9 + length:]
-            if ftype == SETTINGS and not flags & ACK:
-                sock.sendall(frame(SETTINGS, ACK, 0, b""))
-            elif ftype == PING and not flags & ACK:
-                sock.sendall(frame(PING, ACK, 0, payload))
-            elif ftype == DATA and sid in received:
-                pad = payload[0] if flags & 0x8 else 0
-                data = payload[1:len(payload) - pad] if flags & 0x8 else payload
-                received[sid] += data
-            elif ftype == RST_STREAM and len(payload) == 4:
-                name = error_name(int.from_bytes(payload, "big"))
-                result["rst"][name] = result["rst"].get(name, 0) + 1
-                ended.add(sid)
-            elif ftype == GOAWAY and len(payload) >= 8:
-                result["goaway"] = error_name(int.from_bytes(payload[4:8], "big"))
-            if ftype in (DATA, HEADERS) and flags & END_STREAM and sid in received:
-                ended.add(sid)
+    result, received, ended = reader.result, reader.received, reader.ended
     sock.close()
     result["ended"] = len(ended)
     result["intact"] = sum(1 for sid in ids if bytes(received[sid]) == expected[sid])
