@@ -23,7 +23,9 @@ command -v nft >/dev/null || fail "nft is missing (tools/setup-deps.sh installs 
 MODE=${XLB_STREAM_TEST_MODE:-stream}
 case $MODE in stream | splice) ;; *) fail "XLB_STREAM_TEST_MODE=$MODE: stream or splice" ;; esac
 RPCS=${STREAM_BULK_RPCS:-24}
-[[ $RPCS =~ ^[0-9]+$ ]] && [ "$RPCS" -ge 3 ] && [ "$RPCS" -le 1000 ] || fail "STREAM_BULK_RPCS=$RPCS: 3..1000"
+if ! [[ $RPCS =~ ^[0-9]+$ ]] || [ "$RPCS" -lt 3 ] || [ "$RPCS" -gt 1000 ]; then
+    fail "STREAM_BULK_RPCS=$RPCS: 3..1000"
+fi
 
 topo_create "$E2E_PREFIX" 3
 xlb_write_config
