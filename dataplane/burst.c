@@ -37,6 +37,7 @@ void xlb_burst_ctx_init(struct xlb_burst_ctx *ctx, const struct xlb_burst_params
     ctx->lb = params->lb;
     ctx->l7 = params->l7;
     ctx->relay = params->relay;
+    ctx->stream = params->stream;
     ctx->redirect = params->redirect;
     ctx->worker_id = params->worker_id;
     ctx->n_workers = params->n_workers;

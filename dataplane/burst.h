@@ -36,6 +36,7 @@ typedef void (*xlb_tx_flush_fn)(struct xlb_burst_ctx *ctx, uint16_t port_index);
 struct xlb_lb_worker;
 struct xlb_l7_worker;
 struct xlb_relay_worker;
+struct xlb_stream_worker;
 struct xlb_addr_entry;
 
 /*
@@ -65,6 +66,7 @@ struct xlb_burst_ctx {
     struct xlb_lb_worker *lb;
     struct xlb_l7_worker *l7;         /* HTTP/2 VIPs (dataplane/l7/l7.h), or NULL */
     struct xlb_relay_worker *relay;   /* terminate VIPs (dataplane/relay/relay.h), or NULL */
+    struct xlb_stream_worker *stream; /* stream L7 VIPs (dataplane/stream/stream.h), or NULL */
     struct rte_ring *const *redirect; /* every worker's redirect ring, or NULL */
     unsigned n_workers;
     bool redirected_pass; /* processing packets another worker redirected here */
@@ -131,6 +133,7 @@ struct xlb_burst_params {
     struct xlb_lb_worker *lb;
     struct xlb_l7_worker *l7;
     struct xlb_relay_worker *relay;
+    struct xlb_stream_worker *stream;
     struct rte_ring *const *redirect; /* every worker's redirect ring, or NULL */
     unsigned worker_id, n_workers;
     /* The SNAT port slices, as xlb_snat_worker_ports made the flow table's range: worker 0's

@@ -11,6 +11,7 @@
 #include "flow/flow.h"
 #include "l7/l7.h"
 #include "relay/relay.h"
+#include "stream/stream.h"
 #include "xlb_tcp_report.h"
 #include "xlb_lb.h"
 #include "xlb_log.h"
@@ -59,6 +60,14 @@ int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb
         xlb_worker_forwarding_free(cfg);
         return -1;
     }
+    /* The stream engine's queues share the relay's half of the pool. */
+    if (cfg->stream_limits.connections > 0 &&
+        (cfg->stream = xlb_stream_worker_create(cfg->id, &cfg->stream_limits, cfg->pool,
+                                                relay_pool_share(cfg->pool, shared->n_workers) / 2,
+                                                (int)rte_socket_id())) == NULL) {
+        xlb_worker_forwarding_free(cfg);
+        return -1;
+    }
     return 0;
 }
 
@@ -70,6 +79,8 @@ void xlb_worker_forwarding_free(struct xlb_worker_config *cfg)
     free(cfg->lb);
     xlb_l7_worker_free(cfg->l7);
     xlb_relay_worker_free(cfg->relay);
+    xlb_stream_worker_free(cfg->stream);
+    cfg->stream = NULL;
     cfg->l7 = NULL;
     cfg->relay = NULL;
     cfg->flows = NULL;
@@ -157,6 +168,7 @@ int xlb_worker_main(void *arg)
                                  .lb = cfg->lb,
                                  .l7 = cfg->l7,
                                  .relay = cfg->relay,
+                                 .stream = cfg->stream,
                                  .redirect = cfg->flows != NULL ? shared->redirect : NULL,
                                  .worker_id = cfg->id,
                                  .n_workers = shared->n_workers,
@@ -185,6 +197,7 @@ int xlb_worker_main(void *arg)
         xlb_burst_dump_step(&ctx);
         xlb_l7_poll(&ctx, snap);
         xlb_relay_poll(&ctx, snap);
+        xlb_stream_poll(&ctx, snap);
         drain_messages(&ctx, snap, shared->to_worker[cfg->id]);
         for (unsigned q = 0; q < cfg->n_rxq; q++) {
             const struct xlb_worker_rxq *rxq = &cfg->rxq[q];

@@ -7,6 +7,7 @@
 #include <rte_mempool.h>
 
 #include "burst.h"
+#include "stream/stream.h"
 #include "xlb_limits.h"
 #include "xlb_shared.h"
 
@@ -32,6 +33,9 @@ struct xlb_worker_config {
     struct xlb_lb_worker *lb;
     struct xlb_l7_worker *l7;
     struct xlb_relay_worker *relay; /* terminate VIPs' TCP endpoint (dataplane/relay/) */
+    /* Stream L7 VIPs' engine (dataplane/stream/), made when stream_limits.connections > 0. */
+    struct xlb_stream_worker *stream;
+    struct xlb_stream_limits stream_limits;
     uint16_t snat_port_base;
     uint32_t snat_slice; /* SNAT ports per worker: worker w owns [w * slice, (w + 1) * slice) */
 };
@@ -42,6 +46,7 @@ struct xlb_worker_config {
  * the main lcore (they are allocated once, never
  * on the worker). Returns 0 or -1 (logged); without SNAT addresses nothing is created.
  */
+/* ... and (cfg->stream_limits.connections > 0) the stream engine of stream L7 VIPs. */
 int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb_addr *snat,
                                  unsigned n_snat, uint32_t flows_per_worker,
                                  uint32_t l7_connections, uint32_t tcp_connections);

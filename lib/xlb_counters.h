@@ -121,7 +121,16 @@ enum xlb_drop_reason {
     X(RELAY_RESETS_PASSED, "relay_resets_passed")                                                  \
     X(RELAY_BACKEND_FAILURES, "relay_backend_failures")                                            \
     X(SYN_PROXY_BACKEND_TIMEOUTS, "syn_proxy_backend_timeouts")                                    \
-    X(SYN_PROXY_STALE_RESETS, "syn_proxy_stale_resets")
+    X(SYN_PROXY_STALE_RESETS, "syn_proxy_stale_resets")                                            \
+    X(STREAM_SYN_COOKIES_SENT, "stream_syn_cookies_sent")                                          \
+    X(STREAM_BAD_COOKIES, "stream_bad_cookies")                                                    \
+    X(STREAM_OPENED, "stream_connections")                                                         \
+    X(STREAM_CLOSED, "stream_connections_closed")                                                  \
+    X(STREAM_POOL_FULL, "stream_pool_full")                                                        \
+    X(STREAM_HEAP_FULL, "stream_heap_full")                                                        \
+    X(STREAM_SESSION_ERRORS, "stream_session_errors")                                              \
+    X(STREAM_RPCS, "stream_rpcs")                                                                  \
+    X(STREAM_RPCS_UNAVAILABLE, "stream_rpcs_unavailable")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

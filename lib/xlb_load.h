@@ -33,6 +33,9 @@ struct xlb_endpoint_load {
     uint64_t succeeded;
     uint64_t failed;
     uint64_t session_picks; /* picks that came through a session cookie (override host) */
+    /* enum xlb_connectivity of this worker's subchannels to it (L7 stream mode), IDLE when
+     * it has none; the control plane aggregates over workers (lib/lb/xlb_lb_connectivity.h). */
+    uint8_t connectivity;
 };
 
 /* Per cluster: requests in flight = started - finished, summed over workers (A27). */

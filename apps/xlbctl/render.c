@@ -243,7 +243,7 @@ static void render_clusters(const cJSON *r, FILE *out)
     RENDER_ROWS(r, out, {"CLUSTER", "name"}, {"TYPE", "type"}, {"POLICY", "lb_policy"},
                 {"STATE", "state"}, {"PRIOS", "priorities"}, {"LOCALITIES", "localities"},
                 {"ENDPOINTS", "endpoints"}, {"USABLE", "usable"}, {"EJECTED", "ejected"},
-                {"CHOSEN PRIO", "chosen_priority"}, {"ERROR", "error"});
+                {"READY", "ready"}, {"CHOSEN PRIO", "chosen_priority"}, {"ERROR", "error"});
 }
 
 static void render_endpoints(const cJSON *r, FILE *out)
@@ -253,7 +253,7 @@ static void render_endpoints(const cJSON *r, FILE *out)
                 {"WEIGHT", "weight"}, {"HEALTH", "health"}, {"USABLE", "usable"},
                 {"EJECTED", "ejected"}, {"EJECTED FOR MS", "ejected_for_ms"},
                 {"MULTIPLIER", "multiplier"}, {"DRAINED", "drained"}, {"OK", "succeeded"},
-                {"FAILED", "failed"});
+                {"FAILED", "failed"}, {"CONNECTIVITY", "connectivity"});
 }
 
 static void render_simulate(const cJSON *r, FILE *out)

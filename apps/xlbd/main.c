@@ -306,7 +306,15 @@ static int run(struct xlbd *d, const char *config_path, uint64_t memory)
     if (d->pool == NULL || open_ports(d) != 0)
         return -1;
     plan_workers(d);
+    bool streams = false;
+    for (unsigned v = 0; v < d->bootstrap.n_vips; v++)
+        streams |= d->bootstrap.vips[v].target != NULL && d->bootstrap.vips[v].stream;
     for (unsigned w = 0; w < d->shared->n_workers; w++) {
+        d->workers[w].stream_limits = (struct xlb_stream_limits){
+            .connections = streams ? d->bootstrap.tcp_connections_per_worker : 0,
+            .max_concurrent_streams = d->bootstrap.stream_max_concurrent_streams,
+            .window_bytes = d->bootstrap.stream_window_bytes,
+        };
         if (xlb_worker_forwarding_create(&d->workers[w], d->bootstrap.snat, d->bootstrap.n_snat,
                                          d->bootstrap.flows_per_worker,
                                          l7_connections(&d->bootstrap, memory),

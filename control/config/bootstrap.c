@@ -239,6 +239,10 @@ static const struct xlb_config_key section_keys[] = {
     XLB_CONFIG_UINT("flows_per_worker", struct xlb_bootstrap, flows_per_worker, 1024, 1 << 24),
     XLB_CONFIG_UINT("tcp_connections_per_worker", struct xlb_bootstrap, tcp_connections_per_worker,
                     0, 1 << 20),
+    XLB_CONFIG_UINT("stream_max_concurrent_streams", struct xlb_bootstrap,
+                    stream_max_concurrent_streams, 1, 65535),
+    XLB_CONFIG_UINT("stream_window_bytes", struct xlb_bootstrap, stream_window_bytes, 1024,
+                    16777216),
     XLB_CONFIG_UINT("l7_connections_per_worker", struct xlb_bootstrap, l7_connections_per_worker, 0,
                     1 << 20),
     {.name = "aggregate_cluster_backward_compat", .read = read_aggregate_compat},
@@ -286,6 +290,8 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->l7_connections_per_worker = XLB_L7_CONNECTIONS_AUTO;
     out->tcp_connections_per_worker = XLB_DEFAULT_TCP_CONNECTIONS_PER_WORKER;
     out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;
+    out->stream_max_concurrent_streams = 100; /* XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS */
+    out->stream_window_bytes = 65535;         /* XLB_STREAM_DEFAULT_WINDOW_BYTES */
     out->l4_syn_proxy = false;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;
     out->control_idle_timeout_ms = XLB_DEFAULT_CONTROL_IDLE_MS;

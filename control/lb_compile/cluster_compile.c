@@ -229,6 +229,7 @@ int xlb_cluster_compile(const struct xlb_cluster_compile_input *in, struct xlb_l
     c->refs = 1;
     c->name = strdup(in->name);
     c->cluster_slot = in->cluster_slot;
+    c->generation = xlb_lb_cluster_generation();
     c->policy = in->config->lb_policy == XLB_LB_RING_HASH ? XLB_LB_POLICY_RING_HASH
                 : in->config->lb_policy == XLB_LB_MAGLEV  ? XLB_LB_POLICY_MAGLEV
                                                           : XLB_LB_POLICY_ROUND_ROBIN;

@@ -20,6 +20,7 @@
 #include "dependency_manager.h"
 #include "load_slots.h"
 #include "xlb_lb.h"
+#include "xlb_lb_connectivity.h"
 
 /* The grace-period hooks (rte_rcu_qsbr_start / rte_rcu_qsbr_check in xlbd). */
 struct xlb_lb_grace {
@@ -83,13 +84,19 @@ struct xlb_lb_endpoint_counts {
 struct xlb_lb_endpoint_counts xlb_lb_trees_endpoint_counts(const struct xlb_lb_trees *st,
                                                            uint32_t slot);
 
+/* An endpoint slot's subchannel state over the workers (L7 stream mode): READY when any worker
+ * has it READY, else CONNECTING when any has, else TRANSIENT_FAILURE when any has, else IDLE
+ * (also without counters or slot). */
+enum xlb_connectivity xlb_lb_trees_endpoint_connectivity(const struct xlb_lb_trees *st,
+                                                         uint32_t slot);
+
 /* Calls fn for each compiled leaf cluster some VIP's tree holds, once per name (with
  * aggregate_cluster_backward_compat, a leaf only reached through aggregates is shown by its
  * first variant), in no particular order. */
 void xlb_lb_trees_each_cluster(const struct xlb_lb_trees *st,
                                void (*fn)(const struct xlb_lb_cluster *c, void *arg), void *arg);
 
-/* Cluster summary for `xlbctl clusters`: chosen priority, usable and ejected counts. */
+/* Cluster summary for `xlbctl clusters`: chosen priority, usable, ejected and READY counts. */
 void xlb_lb_trees_describe_cluster(const struct xlb_lb_trees *st, const char *cluster,
                                    cJSON *object);
 

@@ -7,17 +7,21 @@ void xlb_lb_trees_describe_cluster(const struct xlb_lb_trees *st, const char *na
     if (e == NULL || e->compiled == NULL)
         return;
     const struct xlb_lb_cluster *c = e->compiled;
-    uint32_t usable = 0, ejected = 0;
+    uint32_t usable = 0, ejected = 0, ready = 0;
     for (uint32_t p = 0; p < c->n_priorities; p++)
         usable += c->priorities[p].n_usable;
-    for (uint32_t i = 0; i < c->n_endpoints; i++)
+    for (uint32_t i = 0; i < c->n_endpoints; i++) {
         ejected += c->endpoints[i].ejected;
+        ready += xlb_lb_trees_endpoint_connectivity(st, c->endpoints[i].slot) == XLB_CONN_READY;
+    }
     if (c->chosen_priority != XLB_PICK_NONE)
         cJSON_AddNumberToObject(o, "chosen_priority", c->chosen_priority);
     else
         cJSON_AddStringToObject(o, "chosen_priority", "none");
     cJSON_AddNumberToObject(o, "usable", usable);
     cJSON_AddNumberToObject(o, "ejected", ejected);
+    /* Endpoints some worker has a READY subchannel to (L7 stream mode; 0 otherwise). */
+    cJSON_AddNumberToObject(o, "ready", ready);
     cJSON_AddNumberToObject(o, "drop_categories", c->n_drops);
 }
 
@@ -52,6 +56,9 @@ void xlb_lb_trees_describe_endpoints(const struct xlb_lb_trees *st, const char *
         struct xlb_lb_endpoint_counts counts = xlb_lb_trees_endpoint_counts(st, ep->slot);
         cJSON_AddNumberToObject(item, "succeeded", (double)counts.succeeded);
         cJSON_AddNumberToObject(item, "failed", (double)counts.failed);
+        cJSON_AddStringToObject(
+            item, "connectivity",
+            xlb_connectivity_name(xlb_lb_trees_endpoint_connectivity(st, ep->slot)));
         i++;
     }
 }

@@ -14,6 +14,35 @@ static uint64_t sum_endpoint(const struct xlb_worker_load *loads, unsigned n, ui
     return total;
 }
 
+/* Preference when workers differ: the state a client would be best served by. */
+static unsigned connectivity_rank(uint8_t s)
+{
+    switch (s) {
+    case XLB_CONN_READY:
+        return 3;
+    case XLB_CONN_CONNECTING:
+        return 2;
+    case XLB_CONN_TRANSIENT_FAILURE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+enum xlb_connectivity xlb_lb_trees_endpoint_connectivity(const struct xlb_lb_trees *st,
+                                                         uint32_t slot)
+{
+    uint8_t best = XLB_CONN_IDLE;
+    if (st->loads == NULL || slot >= XLB_ENDPOINT_SLOTS)
+        return XLB_CONN_IDLE;
+    for (unsigned w = 0; w < st->n_workers; w++) {
+        uint8_t s = __atomic_load_n(&st->loads[w].endpoints[slot].connectivity, __ATOMIC_RELAXED);
+        if (connectivity_rank(s) > connectivity_rank(best))
+            best = s;
+    }
+    return (enum xlb_connectivity)best;
+}
+
 /* One counter of an endpoint slot, summed over the workers (0 without counters or slot). */
 uint64_t lb_trees_endpoint_counter(const struct xlb_lb_trees *st, uint32_t slot, size_t field)
 {

@@ -53,7 +53,7 @@
 #include <stdint.h>
 
 /* A56's child failover timeout. */
-#define XLB_PRIORITY_FAILOVER_MS 10000
+#define XLB_PRIORITY_FAILOVER_MS 10000u /* as lib/lb/xlb_lb_connectivity.h says */
 
 enum xlb_child_state {
     XLB_CHILD_IDLE,

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "metrics_text.h"
+#include "xlb_lb_connectivity.h"
 #include "xlb_override_map.h"
 
 const char *xlb_lbm_health_name(uint8_t health)
@@ -251,6 +252,21 @@ static void state_families(const struct xlb_lb_metrics *m, uint32_t max, struct 
             endpoint_labels(c, &c->endpoints[e], l);
             l[3] = (struct xlb_label){"status", xlb_lbm_health_name(c->endpoints[e].health)};
             xlb_metrics_sample(t, "xlb_endpoint_health", l, 4, 1);
+        }
+    }
+    xlb_metrics_family(t, "xlb_endpoint_connectivity", "gauge",
+                       "1, labelled with the state of the workers' subchannels to the endpoint "
+                       "(L7 stream mode: READY if any worker's is, else CONNECTING, else "
+                       "TRANSIENT_FAILURE, else IDLE).");
+    room = max;
+    for (uint32_t i = 0; i < m->n_clusters; i++) {
+        const struct xlb_lbm_cluster *c = &m->clusters[i];
+        uint32_t shown = take(&room, c->n_endpoints);
+        struct xlb_label l[4];
+        for (uint32_t e = 0; e < shown; e++) {
+            endpoint_labels(c, &c->endpoints[e], l);
+            l[3] = (struct xlb_label){"state", xlb_connectivity_name(c->endpoints[e].connectivity)};
+            xlb_metrics_sample(t, "xlb_endpoint_connectivity", l, 4, 1);
         }
     }
     xlb_metrics_family(t, "xlb_endpoint_ejected", "gauge",

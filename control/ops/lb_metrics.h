@@ -36,6 +36,7 @@ struct xlb_lbm_endpoint {
     uint8_t health;    /* enum xlb_health_status */
     uint8_t ejected;   /* by outlier detection */
     uint64_t succeeded, failed;
+    uint8_t connectivity; /* enum xlb_connectivity over the workers (L7 stream mode) */
 };
 
 struct xlb_lbm_cluster {

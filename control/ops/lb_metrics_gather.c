@@ -95,6 +95,7 @@ static void fill_endpoints(const struct xlb_lb_trees *st, const struct xlb_lb_cl
             .locality = first[ep->priority] + ep->locality,
             .health = ep->health,
             .ejected = ep->ejected,
+            .connectivity = (uint8_t)xlb_lb_trees_endpoint_connectivity(st, ep->slot),
             .succeeded = counts.succeeded,
             .failed = counts.failed,
         };

@@ -220,7 +220,7 @@ static cJSON *histogram(struct tally *tallies, uint32_t n_tallies, uint64_t n)
 static cJSON *run(const struct xlb_vip_view *vip, struct sim_request *r, uint64_t n,
                   struct xlb_lb_worker *w)
 {
-    uint64_t outcomes[XLB_LB_NO_ENDPOINT + 1] = {0};
+    uint64_t outcomes[XLB_LB_QUEUE + 1] = {0};
     struct tally tallies[MAX_TALLIES];
     uint32_t n_tallies = 0;
     cJSON *trace = NULL;
@@ -238,7 +238,7 @@ static cJSON *run(const struct xlb_vip_view *vip, struct sim_request *r, uint64_
     cJSON *result = cJSON_CreateObject();
     cJSON_AddNumberToObject(result, "n", (double)n);
     cJSON *o = cJSON_AddObjectToObject(result, "outcomes");
-    for (int k = 0; k <= XLB_LB_NO_ENDPOINT; k++)
+    for (int k = 0; k <= XLB_LB_QUEUE; k++)
         if (outcomes[k] > 0)
             cJSON_AddNumberToObject(o, xlb_lb_outcome_name(k), (double)outcomes[k]);
     cJSON_AddItemToObject(result, "endpoints", histogram(tallies, n_tallies, n));

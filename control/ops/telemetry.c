@@ -32,6 +32,7 @@
 
 #include "control_plane.h"
 #include "lb_metrics.h"
+#include "xlb_lb_connectivity.h"
 #include "worker_status.h"
 #include "xlb_override_map.h"
 
@@ -361,6 +362,7 @@ static struct rte_tel_data *endpoint_dict(const struct xlb_lbm_cluster *c,
     rte_tel_data_add_dict_u64(d, "usable", !e->ejected && e->health != XLB_HEALTH_DRAINING);
     rte_tel_data_add_dict_u64(d, "succeeded", e->succeeded);
     rte_tel_data_add_dict_u64(d, "failed", e->failed);
+    rte_tel_data_add_dict_string(d, "connectivity", xlb_connectivity_name(e->connectivity));
     return d;
 }
 

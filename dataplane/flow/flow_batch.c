@@ -22,6 +22,7 @@
 #include "l7/l7.h"
 #include "nat/nat.h"
 #include "relay/relay.h"
+#include "stream/stream.h"
 #include "xlb_flow_hkey.h"
 
 /*
@@ -63,6 +64,8 @@ static xlb_verdict dispatch(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
             return xlb_l7_closed_from_backend(ctx, snap, frame, p, f);
         if (f->kind == XLB_FLOW_KIND_TCP_RELAY)
             return xlb_relay_from_backend(ctx, snap, frame, p, f);
+        if (f->kind == XLB_FLOW_KIND_STREAM_CLIENT)
+            return XLB_DROP_RELAY_ENDED; /* no backend talks on a client connection's flow */
         return xlb_nat_from_backend(ctx, snap, frame, p, tcp_len, f);
     }
     /* The client reuses its port after a FIN or RST: a new connection, picked afresh. */
@@ -79,11 +82,15 @@ static xlb_verdict dispatch(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
             return xlb_l7_closed_from_client(ctx, snap, frame, p, tcp_len, f);
         if (f->kind == XLB_FLOW_KIND_TCP_RELAY)
             return xlb_relay_from_client(ctx, snap, frame, p, f);
+        if (f->kind == XLB_FLOW_KIND_STREAM_CLIENT)
+            return xlb_stream_from_client(ctx, snap, frame, f);
         return xlb_nat_from_client(ctx, snap, frame, p, tcp_len, f);
     }
     const struct xlb_vip_view *vip = xlb_flow_vip_of(snap, key);
     xlb_verdict verdict;
-    if (vip != NULL && vip->l7)
+    if (vip != NULL && vip->l7 && vip->stream)
+        verdict = xlb_stream_no_flow(ctx, snap, frame, p, key, vip);
+    else if (vip != NULL && vip->l7)
         verdict = xlb_l7_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
     else if (vip != NULL && vip->terminate)
         verdict = xlb_relay_no_flow(ctx, snap, frame, p, tcp_len, key, vip);

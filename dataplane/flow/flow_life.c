@@ -12,6 +12,7 @@
 #include "l7/l7.h"
 #include "nat/nat.h"
 #include "relay/relay.h"
+#include "stream/stream.h"
 
 void xlb_flow_key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key)
 {
@@ -104,6 +105,9 @@ static void end_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
         break; /* its connection's entry went back when its exchange was over */
     case XLB_FLOW_KIND_TCP_RELAY:
         xlb_relay_release(ctx, f); /* resets what is still open */
+        break;
+    case XLB_FLOW_KIND_STREAM_CLIENT:
+        xlb_stream_release(ctx, f); /* resets the client if still open */
         break;
     case XLB_FLOW_KIND_NAT_PROXY:
         if (f->state == XLB_FLOW_SYN_SENT) /* the backend never answered the proxy's SYN */

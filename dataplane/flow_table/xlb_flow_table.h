@@ -55,11 +55,12 @@ struct xlb_flow_key {
  * bits in the entry: room for the kinds to come (an L7 stream engine).
  */
 enum xlb_flow_kind {
-    XLB_FLOW_KIND_NAT,       /* L4 full NAT (dataplane/nat/): window, not l7_conn */
-    XLB_FLOW_KIND_L7_SPLICE, /* an HTTP/2 connection (dataplane/l7/): l7_conn, not window */
-    XLB_FLOW_KIND_L7_CLOSED, /* an L7 connection whose exchange is over: l7_closed */
-    XLB_FLOW_KIND_NAT_PROXY, /* L4 full NAT behind the SYN proxy: window, and its side word */
-    XLB_FLOW_KIND_TCP_RELAY, /* both sides terminated by xlb's TCP (dataplane/relay/): relay */
+    XLB_FLOW_KIND_NAT,           /* L4 full NAT (dataplane/nat/): window, not l7_conn */
+    XLB_FLOW_KIND_L7_SPLICE,     /* an HTTP/2 connection (dataplane/l7/): l7_conn, not window */
+    XLB_FLOW_KIND_L7_CLOSED,     /* an L7 connection whose exchange is over: l7_closed */
+    XLB_FLOW_KIND_NAT_PROXY,     /* L4 full NAT behind the SYN proxy: window, and its side word */
+    XLB_FLOW_KIND_TCP_RELAY,     /* both sides terminated by xlb's TCP (dataplane/relay/): relay */
+    XLB_FLOW_KIND_STREAM_CLIENT, /* a stream VIP's client connection (dataplane/stream/): stream */
 };
 
 /* Half-open: SYN_SENT or RESUMING, the flows the SYN pool (n_syn, syn_cap) bounds. */
@@ -127,6 +128,7 @@ struct xlb_flow {
         struct xlb_flow_window window;       /* L4 */
         uint32_t l7_conn;                    /* L7: the connection's index in its worker's pool */
         uint32_t relay;                      /* TCP_RELAY: its pair's index (dataplane/relay/) */
+        uint32_t stream;                     /* STREAM_CLIENT: its connection's index */
         struct xlb_flow_l7_closed l7_closed; /* L7, over */
     };
 } __rte_cache_aligned;

@@ -107,7 +107,10 @@ struct xlb_lb_cluster {
     uint64_t *usable;
     char *policy_from;    /* aggregate backward compatibility: lb_policy of this aggregate */
     uint64_t fingerprint; /* of the inputs it was compiled from (control plane) */
-    uint32_t refs;        /* control plane only */
+    /* Unique per compile, never 0 (xlb_lb_cluster_generation): a worker's cached READY counts
+     * (lib/lb/xlb_lb_connectivity_state.h) know which compile they were counted for. */
+    uint64_t generation;
+    uint32_t refs; /* control plane only */
 };
 
 /* Ring hash request hash policies of one route (A42). */
@@ -167,6 +170,8 @@ struct xlb_lb_vip {
 
 /* ---- worker side ---- */
 
+struct xlb_lb_connectivity; /* xlb_lb_connectivity.h */
+
 /*
  * Everything a pick needs besides the snapshot, owned by one lcore (or by one simulate run).
  * load NULL makes a dry run: nothing is counted (simulate).
@@ -180,6 +185,9 @@ struct xlb_lb_worker {
     struct xlb_worker_load *load;        /* this lcore's counters, or NULL */
     const struct xlb_worker_load *loads; /* every worker's (circuit breaker), or NULL */
     unsigned n_workers;
+    /* Its subchannels' states (xlb_lb_connectivity_init), or NULL: then picks with
+     * connectivity are picks without, as before. */
+    struct xlb_lb_connectivity *connectivity;
 };
 
 /* The session cookie's content (A55/A60), already decoded; n_addresses 0 when none. */
@@ -196,6 +204,11 @@ struct xlb_lb_request {
     /* A decoded session, or NULL: then an L7 pick reads the route's session cookie from the
      * request's "cookie" fields itself. */
     const struct xlb_lb_session *session;
+    /* The stream mode's picks over subchannels (xlb_lb_connectivity.h): only READY endpoints
+     * are picked, priorities fail over as A56 says, and the pick may queue. false: every usable
+     * endpoint as before (L4, splice, simulate). */
+    bool connectivity;
+    uint64_t now_ms; /* the caller's clock for A56's failover timers, with connectivity */
 };
 
 enum xlb_lb_outcome {
@@ -206,6 +219,9 @@ enum xlb_lb_outcome {
     XLB_LB_DROPPED,        /* a drop overload category (trace.drop_category) */
     XLB_LB_CIRCUIT_OPEN,   /* max_requests in flight */
     XLB_LB_NO_ENDPOINT,    /* no priority has a usable endpoint */
+    /* With connectivity only: the chosen priority (trace.cluster, trace.priority) or the
+     * session's endpoint (also trace.endpoint, trace.slot) has no READY connection yet. */
+    XLB_LB_QUEUE,
 };
 
 enum xlb_lb_override_outcome {
@@ -267,6 +283,8 @@ int xlb_lb_worker_init(struct xlb_lb_worker *w, uint64_t seed, struct xlb_worker
 void xlb_lb_worker_fini(struct xlb_lb_worker *w);
 
 /* Reference counting (control plane only); release frees at zero. NULL is a no-op. */
+/* A fresh xlb_lb_cluster.generation (control plane, at each compile). */
+uint64_t xlb_lb_cluster_generation(void);
 void xlb_lb_cluster_hold(struct xlb_lb_cluster *c);
 void xlb_lb_cluster_release(struct xlb_lb_cluster *c);
 void xlb_lb_vip_hold(struct xlb_lb_vip *v);

@@ -28,11 +28,11 @@ const char *xlb_connectivity_name(enum xlb_connectivity s);
 
 /* gRPC's connection backoff (connection-backoff.md): 1 s initial, x1.6, +-20 % jitter, 120 s
  * at most; each attempt may take at least 20 s to connect. */
-#define XLB_BACKOFF_INITIAL_MS         1000u
-#define XLB_BACKOFF_MAX_MS             120000u
-#define XLB_BACKOFF_MIN_CONNECT_MS     20000u
+#define XLB_BACKOFF_INITIAL_MS     1000u
+#define XLB_BACKOFF_MAX_MS         120000u
+#define XLB_BACKOFF_MIN_CONNECT_MS 20000u
 /* A56: how long a priority may stay without a READY endpoint before the next is started. */
-#define XLB_PRIORITY_FAILOVER_MS       10000u
+#define XLB_PRIORITY_FAILOVER_MS 10000u
 
 struct xlb_backoff {
     uint32_t current_ms; /* the un-jittered delay the next failure waits; 0: not started */

@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 
 #include "xlb_lb.h"
+#include "xlb_lb_connectivity.h"
 
 int xlb_lb_worker_init(struct xlb_lb_worker *w, uint64_t seed, struct xlb_worker_load *load,
                        const struct xlb_worker_load *loads, unsigned n_workers)
@@ -32,12 +33,19 @@ int xlb_lb_worker_init(struct xlb_lb_worker *w, uint64_t seed, struct xlb_worker
 
 void xlb_lb_worker_fini(struct xlb_lb_worker *w)
 {
+    xlb_lb_connectivity_fini(w);
     xlb_route_scratch_free(w->scratch);
     pcre2_match_data_free(w->hash_match);
     pcre2_match_context_free(w->hash_limits);
     w->scratch = NULL;
     w->hash_match = NULL;
     w->hash_limits = NULL;
+}
+
+uint64_t xlb_lb_cluster_generation(void)
+{
+    static uint64_t last;
+    return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
 }
 
 static void cluster_free(struct xlb_lb_cluster *c)
@@ -136,6 +144,7 @@ const char *xlb_lb_outcome_name(enum xlb_lb_outcome outcome)
         [XLB_LB_DROPPED] = "dropped",
         [XLB_LB_CIRCUIT_OPEN] = "circuit_open",
         [XLB_LB_NO_ENDPOINT] = "no_endpoint",
+        [XLB_LB_QUEUE] = "queue",
     };
     return (unsigned)outcome < sizeof(names) / sizeof(names[0]) ? names[outcome] : "unknown";
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "xlb_lb.h"
+#include "xlb_lb_connectivity_state.h"
 
 uint64_t xlb_lb_in_flight(const struct xlb_lb_worker *w, uint32_t cluster_slot)
 {
@@ -105,10 +106,39 @@ static uint32_t policy_endpoint(const struct xlb_lb_cluster *c, uint64_t hash, b
     return xlb_ring_hash_pick(p->ring, trace->hash, c->usable);
 }
 
-enum xlb_lb_outcome xlb_lb_pick_cluster(const struct xlb_lb_cluster *c,
-                                        const struct xlb_lb_session *session, uint64_t hash,
-                                        bool hashed, struct xlb_lb_worker *w,
-                                        struct xlb_lb_trace *trace)
+/* The clock of a pick over subchannels; NULL for a pick over every usable endpoint. */
+struct connectivity_clock {
+    uint64_t now_ms;
+};
+
+/*
+ * A55/A60 with connectivity: the session's endpoint takes the RPC when READY and makes it wait
+ * while IDLE or CONNECTING; in TRANSIENT_FAILURE the normal pick takes over, as gRPC's
+ * override_host does for a failing subchannel. true: the RPC waits on it (trace names it).
+ */
+static bool session_endpoint_waits(const struct xlb_lb_cluster *c, uint32_t *index,
+                                   const struct xlb_lb_worker *w, struct xlb_lb_trace *trace)
+{
+    const struct xlb_lb_endpoint *e = &c->endpoints[*index];
+    enum xlb_connectivity s = xlb_lb_connectivity_get(w, e->slot);
+    if (s == XLB_CONN_READY)
+        return false;
+    if (s == XLB_CONN_TRANSIENT_FAILURE) {
+        trace->override = XLB_LB_OVERRIDE_UNUSABLE;
+        *index = XLB_PICK_NONE;
+        return false;
+    }
+    trace->endpoint = *index;
+    trace->slot = e->slot;
+    trace->priority = e->priority;
+    trace->locality = e->locality;
+    return true;
+}
+
+static enum xlb_lb_outcome pick_leaf(const struct xlb_lb_cluster *c,
+                                     const struct xlb_lb_session *session, uint64_t hash,
+                                     bool hashed, const struct connectivity_clock *clock,
+                                     struct xlb_lb_worker *w, struct xlb_lb_trace *trace)
 {
     trace->cluster = c;
     const struct xlb_lb_drop *drop = drawn_drop(c, &w->rng);
@@ -124,9 +154,16 @@ enum xlb_lb_outcome xlb_lb_pick_cluster(const struct xlb_lb_cluster *c,
         return trace->outcome = XLB_LB_CIRCUIT_OPEN;
     }
     uint32_t index = session_endpoint(c, session, trace);
+    if (clock != NULL && index != XLB_PICK_NONE && session_endpoint_waits(c, &index, w, trace))
+        return trace->outcome = XLB_LB_QUEUE;
     bool via_session = index != XLB_PICK_NONE;
-    if (!via_session)
+    if (!via_session && clock != NULL) {
+        enum xlb_lb_outcome o = xlb_lb_pick_ready(c, hash, hashed, clock->now_ms, w, trace, &index);
+        if (o != XLB_LB_PICKED)
+            return trace->outcome = o;
+    } else if (!via_session) {
         index = policy_endpoint(c, hash, hashed, w, trace);
+    }
     if (index == XLB_PICK_NONE) {
         trace->priority = c->chosen_priority;
         return trace->outcome = XLB_LB_NO_ENDPOINT;
@@ -138,6 +175,14 @@ enum xlb_lb_outcome xlb_lb_pick_cluster(const struct xlb_lb_cluster *c,
     trace->locality = e->locality;
     count_pick(c, e, w, via_session);
     return trace->outcome = XLB_LB_PICKED;
+}
+
+enum xlb_lb_outcome xlb_lb_pick_cluster(const struct xlb_lb_cluster *c,
+                                        const struct xlb_lb_session *session, uint64_t hash,
+                                        bool hashed, struct xlb_lb_worker *w,
+                                        struct xlb_lb_trace *trace)
+{
+    return pick_leaf(c, session, hash, hashed, NULL, w, trace);
 }
 
 static void trace_init(struct xlb_lb_trace *t)
@@ -288,11 +333,18 @@ enum xlb_lb_outcome xlb_lb_pick(const struct xlb_lb_vip *vip, const struct xlb_l
     const struct xlb_lb_target *target = &vip->targets[trace->target];
     const struct xlb_lb_session *session = session_for(target, cookie_session, trace);
     /* A75 aggregate: a priority policy over the leaves picks the first leaf that has a
-     * priority able to take requests, the last leaf when none has. */
+     * priority able to take requests, the last leaf when none has; with connectivity, by the
+     * worker's subchannel states (xlb_lb_ready_leaf). */
+    bool connectivity = request->connectivity && w->connectivity != NULL;
     uint32_t leaf = 0;
-    while (leaf + 1 < target->n_leaves && target->leaves[leaf]->chosen_priority == XLB_PICK_NONE)
+    if (connectivity && target->n_leaves > 1)
+        leaf = xlb_lb_ready_leaf(target, w, request->now_ms);
+    while (!connectivity && leaf + 1 < target->n_leaves &&
+           target->leaves[leaf]->chosen_priority == XLB_PICK_NONE)
         leaf++;
     if (target->session_any_leaf && session != NULL)
         leaf = leaf_with_session(target, session, leaf);
-    return xlb_lb_pick_cluster(target->leaves[leaf], session, hash, hashed, w, trace);
+    struct connectivity_clock clock = {request->now_ms};
+    return pick_leaf(target->leaves[leaf], session, hash, hashed, connectivity ? &clock : NULL, w,
+                     trace);
 }

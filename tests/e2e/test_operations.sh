@@ -121,6 +121,8 @@ for backend, address in (("be1", "198.18.0.21:9000"), ("be2", "198.18.0.22:9000"
     assert got == [answers.get(backend, 0)], (backend, got, answers)
 assert len(series("xlb_endpoint_health", cluster="demo-tcp", status="unknown")) == 3
 assert sum(series("xlb_endpoint_ejected", cluster="demo-tcp").values()) == 0
+# An L4 VIP has no subchannels: its endpoints stay IDLE.
+assert len(series("xlb_endpoint_connectivity", cluster="demo-tcp", state="IDLE")) == 3
 assert values["xlb_metrics_endpoints_folded"] == 0
 # No xds_servers: no stream; the demo's static resources by type.
 assert not series("xlb_xds_stream_connected")
@@ -132,6 +134,8 @@ done
 pass "metrics: well-formed exposition, 8 echo replies, busy and idle cycles, and the 30 connections per cluster, locality and endpoint, from xlbctl and HTTP"
 out=$(xlbctl --json endpoints demo-tcp | python3 -c 'import json,sys; print(sum(e["succeeded"] for e in json.load(sys.stdin)))')
 [ "$out" -eq 30 ] || fail "xlbctl endpoints counts $out successes, not 30"
+out=$(xlbctl --json endpoints demo-tcp | python3 -c 'import json,sys; print(" ".join(e["connectivity"] for e in json.load(sys.stdin)))')
+[ "$out" = "IDLE IDLE IDLE" ] || fail "xlbctl endpoints shows connectivity '$out', not IDLE for an L4 VIP"
 
 # DPDK telemetry through DPDK's own client.
 printf '/xlb/counters\n/xlb/workers\n/xlb/status\n/xlb/drops,0\n/xlb/clusters\n/xlb/endpoints,demo-tcp\n/xlb/xds\n' |
@@ -161,6 +165,7 @@ for backend, address in (("be1", "198.18.0.21:9000"), ("be2", "198.18.0.22:9000"
     e = endpoints[address]
     assert e["cluster"] == "demo-tcp" and e["health"] == "unknown" and e["ejected"] == 0, e
     assert e["succeeded"] == answers.get(backend, 0) and e["failed"] == 0, (e, answers)
+    assert e["connectivity"] == "IDLE", e
 xds = replies["/xlb/xds"]
 assert xds["stream_connected"] == 0 and xds["cluster"]["static"] == 2, xds
 PY

@@ -14,6 +14,7 @@
 
 #include "lb_metrics.h"
 #include "xds_metrics.h"
+#include "xlb_lb_connectivity.h"
 #include "xlb_override_map.h"
 
 /* Two clusters: "tcp" (two localities, three endpoints, one drop category) and "w\"x" (one
@@ -35,6 +36,7 @@ static void sample_lb(struct sample_lb *s)
     s->ep[0] = (struct xlb_lbm_endpoint){"198.18.0.21:9000", 0, XLB_HEALTH_HEALTHY, 0, 5, 0};
     s->ep[1] = (struct xlb_lbm_endpoint){"198.18.0.22:9000", 0, XLB_HEALTH_UNKNOWN, 1, 1, 2};
     s->ep[2] = (struct xlb_lbm_endpoint){"198.18.0.23:9000", 1, XLB_HEALTH_DRAINING, 0, 3, 0};
+    s->ep[1].connectivity = XLB_CONN_READY;
     s->clusters[0] = (struct xlb_lbm_cluster){
         .name = "tcp",
         .started = 10,
@@ -135,6 +137,10 @@ static void renders_known_values(void **state)
                     "endpoint=\"198.18.0.23:9000\",status=\"draining\"} 1");
     assert_line(&t, "xlb_endpoint_ejected{cluster=\"tcp\",locality=\"demo/demo-a/\","
                     "endpoint=\"198.18.0.22:9000\"} 1");
+    assert_line(&t, "xlb_endpoint_connectivity{cluster=\"tcp\",locality=\"demo/demo-a/\","
+                    "endpoint=\"198.18.0.22:9000\",state=\"READY\"} 1");
+    assert_line(&t, "xlb_endpoint_connectivity{cluster=\"tcp\",locality=\"demo/demo-a/\","
+                    "endpoint=\"198.18.0.21:9000\",state=\"IDLE\"} 1");
     assert_line(&t, "xlb_metrics_endpoints_folded 0");
     assert_line(&t, "xlb_metrics_localities_folded 0");
     assert_no_line(&t, "xlb_endpoint_requests_total{cluster=\"tcp\",locality=\"other\"");

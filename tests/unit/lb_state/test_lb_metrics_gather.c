@@ -62,6 +62,12 @@ static void sums_the_workers_counters(void **state)
         l->endpoints[c->endpoints[1].slot].failed += 1;
         l->endpoints[c->endpoints[2].slot].succeeded += 1 + w;
     }
+    /* Subchannel states: READY on any worker wins, then CONNECTING, then TRANSIENT_FAILURE. */
+    f->load[0].endpoints[c->endpoints[0].slot].connectivity = XLB_CONN_TRANSIENT_FAILURE;
+    f->load[1].endpoints[c->endpoints[0].slot].connectivity = XLB_CONN_READY;
+    f->load[0].endpoints[c->endpoints[1].slot].connectivity = XLB_CONN_CONNECTING;
+    f->load[1].endpoints[c->endpoints[1].slot].connectivity = XLB_CONN_TRANSIENT_FAILURE;
+    f->load[1].endpoints[c->endpoints[2].slot].connectivity = XLB_CONN_TRANSIENT_FAILURE;
     struct xlb_lb_metrics m;
     assert_int_equal(xlb_lb_metrics_gather(f->lb, f->load, 2, &m), 0);
     assert_int_equal(m.n_clusters, 1);
@@ -85,6 +91,25 @@ static void sums_the_workers_counters(void **state)
     assert_int_equal(g->endpoints[1].failed, 2);
     assert_int_equal(g->endpoints[2].locality, 1);
     assert_int_equal(g->endpoints[2].succeeded, 3);
+    assert_int_equal(g->endpoints[0].connectivity, XLB_CONN_READY);
+    assert_int_equal(g->endpoints[1].connectivity, XLB_CONN_CONNECTING);
+    assert_int_equal(g->endpoints[2].connectivity, XLB_CONN_TRANSIENT_FAILURE);
+    /* xlbctl endpoints and clusters show the same aggregate. */
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; i < 3; i++)
+        cJSON_AddItemToArray(list, cJSON_CreateObject());
+    xlb_lb_trees_describe_endpoints(f->lb, "c1", 0, list);
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "connectivity")),
+        "READY");
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "connectivity")),
+        "CONNECTING");
+    cJSON_Delete(list);
+    cJSON *summary = cJSON_CreateObject();
+    xlb_lb_trees_describe_cluster(f->lb, "c1", summary);
+    assert_int_equal(cJSON_GetObjectItem(summary, "ready")->valueint, 1);
+    cJSON_Delete(summary);
     xlb_lb_metrics_free(&m);
 }
 

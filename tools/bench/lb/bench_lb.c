@@ -20,6 +20,10 @@
  * time xlb_cluster_compile takes for one 10,000-endpoint cluster (republishing a one-cluster
  * change; publishing itself is one pointer swap) and the memory a compiled cluster holds per
  * endpoint. Targets are printed for comparison only: a benchmark never passes or fails.
+ *
+ * The "connectivity" rows make the same picks as the L7 stream mode does (request.connectivity,
+ * lib/lb/xlb_lb_connectivity.h) with every fourth endpoint CONNECTING and the rest READY: round
+ * robin skips the CONNECTING ones, ring hash walks past them.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -30,6 +34,7 @@
 #include "bench_clock.h"
 #include "cluster_compile.h"
 #include "xlb_lb.h"
+#include "xlb_lb_connectivity.h"
 #include "xlb_maglev.h"
 
 /* Strings of the hand-built configuration, in the char * its parsed form holds. */
@@ -205,6 +210,7 @@ struct fixture {
     struct xlb_worker_load *loads;  /* WORKERS copies; ours is [0] */
     struct xlb_lb_worker w;
     struct xlb_rng draw; /* the harness's random numbers (connection ids, Maglev hashes) */
+    bool connectivity;   /* picks as the stream mode makes them */
 };
 
 static void complete(struct fixture *f)
@@ -230,7 +236,8 @@ static uint64_t loop_base_draw_complete(struct fixture *f)
 static uint64_t loop_rr(struct fixture *f)
 {
     uint64_t acc = 0;
-    struct xlb_lb_request req = {.http = NULL, .connection_id = 0, .session = NULL};
+    struct xlb_lb_request req = {
+        .http = NULL, .connection_id = 0, .session = NULL, .connectivity = f->connectivity};
     struct xlb_lb_trace t;
     for (uint32_t i = 0; i < PICKS; i++) {
         xlb_lb_pick(&f->rr.vip, &req, &f->w, &t);
@@ -243,7 +250,8 @@ static uint64_t loop_rr(struct fixture *f)
 static uint64_t loop_ring(struct fixture *f)
 {
     uint64_t acc = 0;
-    struct xlb_lb_request req = {.http = NULL, .connection_id = 0, .session = NULL};
+    struct xlb_lb_request req = {
+        .http = NULL, .connection_id = 0, .session = NULL, .connectivity = f->connectivity};
     struct xlb_lb_trace t;
     for (uint32_t i = 0; i < PICKS; i++) {
         req.connection_id = xlb_rng_next(&f->draw);
@@ -369,6 +377,7 @@ struct pick_row {
     pick_loop pick, baseline;
     double target;
     bool dry; /* as `xlbctl simulate` picks: nothing counted, no circuit breaker */
+    bool connectivity;
 };
 
 static void print_row(uint32_t n, const char *name, struct cycles pick, struct cycles base,
@@ -409,6 +418,12 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
     if (xlb_lb_worker_init(&f->w, 2000 + n, &f->loads[0], f->loads, WORKERS) != 0)
         die("worker init failed");
     check(f);
+    /* Every fourth endpoint CONNECTING, the others READY, for the connectivity rows. */
+    if (xlb_lb_connectivity_init(&f->w) != 0)
+        die("out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        xlb_lb_connectivity_set(&f->w, in.slots[i],
+                                i % 4 == 0 ? XLB_CONN_CONNECTING : XLB_CONN_READY, 0);
 
     const struct pick_row rows[] = {
         {"round robin + locality", loop_rr, loop_base_draw_complete, TARGET_RR_CYCLES, false},
@@ -417,11 +432,14 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
         {"maglev (lib/pick only)", loop_maglev, loop_base_draw, 0, false},
         {"override lookup", loop_override, loop_base_session, TARGET_OVERRIDE_CYCLES, false},
         {"  same, dry run", loop_override, loop_base_session, 0, true},
+        {"round robin, connectivity", loop_rr, loop_base_draw_complete, 0, false, true},
+        {"ring hash, connectivity", loop_ring, loop_base_draw_complete, 0, false, true},
     };
     for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
         struct cycles base = median_cycles(f, rows[r].baseline);
         f->w.load = rows[r].dry ? NULL : &f->loads[0];
         f->w.loads = rows[r].dry ? NULL : f->loads;
+        f->connectivity = rows[r].connectivity;
         struct cycles cycles = median_cycles(f, rows[r].pick);
         f->w.load = &f->loads[0];
         f->w.loads = f->loads;

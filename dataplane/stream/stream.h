@@ -1,0 +1,61 @@
+/*
+ * The L7 stream mode: VIPs with a target and "l7_mode": "stream" (docs/l7.md, Two L7 modes).
+ * xlb's own TCP (dataplane/tcp/) terminates the client's connection and an nghttp2 server
+ * session its HTTP/2; every request stream is picked on its own by the LB core (lib/lb/).
+ *
+ * What works so far: the client side (SYN cookie, accept, the HTTP/2 session with its memory
+ * from a per-worker heap under a quota per connection) and the per-stream pick; a request that
+ * cannot be forwarded gets xlb's own trailers-only reply (grpc-status 14 UNAVAILABLE with the
+ * reason in grpc-message) on its stream, and the connection stays open for the next ones.
+ * Forwarding over per-worker backend subchannels is the next step (issue 19): until then a
+ * picked request is answered the same way, saying so.
+ *
+ * An engine under the flow layer (dataplane/flow/flow.h), which hands it the segments of a
+ * stream VIP that have no flow and those of flows of kind XLB_FLOW_KIND_STREAM_CLIENT.
+ */
+#ifndef XLB_STREAM_H
+#define XLB_STREAM_H
+
+#include "flow/flow.h"
+
+struct xlb_stream_worker;
+struct xlb_tcp_endpoint;
+
+/* The limits of a worker's stream engine (xlb.stream_* keys, docs/configuration.md). */
+struct xlb_stream_limits {
+    uint32_t connections;            /* client connections (TCP control blocks) */
+    uint32_t max_concurrent_streams; /* SETTINGS_MAX_CONCURRENT_STREAMS towards clients */
+    uint32_t window_bytes;           /* the HTTP/2 windows advertised to clients, per stream */
+};
+#define XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS 100u
+#define XLB_STREAM_DEFAULT_WINDOW_BYTES           65535u
+
+/* Create a worker's engine on the main lcore: a TCP endpoint of limits->connections control
+ * blocks on the worker's mbuf pool (its queues holding at most pool_share mbufs) and the heap
+ * its HTTP/2 sessions allocate from. NULL on failure (logged). */
+struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
+                                                   const struct xlb_stream_limits *limits,
+                                                   struct rte_mempool *pool, uint32_t pool_share,
+                                                   int socket);
+void xlb_stream_worker_free(struct xlb_stream_worker *w);
+struct xlb_tcp_endpoint *xlb_stream_endpoint(struct xlb_stream_worker *w);
+/* Client connections open now, and the most there can be. */
+void xlb_stream_use(const struct xlb_stream_worker *w, uint32_t *in_use, uint32_t *capacity);
+/* Heap bytes one client connection's HTTP/2 session holds once its SETTINGS are exchanged
+ * (measured on the first accepted connection of the worker; 0 before). */
+uint32_t xlb_stream_session_bytes(const struct xlb_stream_worker *w);
+
+/* A client segment to a stream VIP with no flow: a SYN is answered with a SYN cookie, the
+ * ACK returning one opens the client connection; anything else XLB_DROP_TCP_NO_FLOW (a RST). */
+xlb_verdict xlb_stream_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                               struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                               const struct xlb_flow_key *key, const struct xlb_vip_view *vip);
+/* A segment of a client connection. */
+xlb_verdict xlb_stream_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                   struct xlb_frame *frame, struct xlb_flow *f);
+/* Timers (retransmissions, delayed ACKs, TIME-WAIT); once per poll loop, bounded. */
+void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap);
+/* The flow is being removed (expired, flushed, evicted): its connection is reset. */
+void xlb_stream_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f);
+
+#endif

@@ -1,0 +1,218 @@
+/*
+ * Requests on a client connection: each stream's request headers become a route request and
+ * get their own pick from the LB core, as a proxyless gRPC client picks each RPC. A request xlb
+ * cannot forward gets the answer such a client would have made itself: a trailers-only
+ * response with grpc-status 14 (UNAVAILABLE) and the reason in grpc-message, on its stream
+ * only; the connection and its other streams go on.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "stream_conn.h"
+#include "xlb_lb.h"
+#include "xlb_route.h"
+
+#define GRPC_UNAVAILABLE "14"
+
+static void reason_of(const struct xlb_lb_trace *trace, enum xlb_lb_outcome outcome, char *out,
+                      size_t cap)
+{
+    const char *cluster = trace->cluster != NULL ? trace->cluster->name : "";
+    switch (outcome) {
+    case XLB_LB_NO_ROUTE:
+        snprintf(out, cap, "xlb: no route matched the request");
+        break;
+    case XLB_LB_NON_FORWARDING:
+        snprintf(out, cap, "xlb: the matched route does not forward");
+        break;
+    case XLB_LB_NOT_READY:
+        snprintf(out, cap, "xlb: the route's cluster is not ready");
+        break;
+    case XLB_LB_DROPPED:
+        snprintf(out, cap, "xlb: dropped by drop overload category %s",
+                 trace->drop_category != NULL ? trace->drop_category : "");
+        break;
+    case XLB_LB_CIRCUIT_OPEN:
+        snprintf(out, cap, "xlb: circuit breaker of cluster %s is open", cluster);
+        break;
+    default:
+        snprintf(out, cap, "xlb: no usable endpoint in cluster %s", cluster);
+        break;
+    }
+}
+
+/* xlb's own answer on one stream (its client half, if still open, is reset once the answer
+ * has gone: on_frame_send). */
+static void reply_unavailable(struct xlb_stream_conn *c, int32_t stream_id, const char *reason)
+{
+    char status[] = ":status", ok[] = "200", type[] = "content-type";
+    char grpc[] = "application/grpc", gs[] = "grpc-status", code[] = GRPC_UNAVAILABLE;
+    char gm[] = "grpc-message";
+    const nghttp2_nv nva[] = {
+        {(uint8_t *)status, (uint8_t *)ok, sizeof(status) - 1, sizeof(ok) - 1, 0},
+        {(uint8_t *)type, (uint8_t *)grpc, sizeof(type) - 1, sizeof(grpc) - 1, 0},
+        {(uint8_t *)gs, (uint8_t *)code, sizeof(gs) - 1, sizeof(code) - 1, 0},
+        {(uint8_t *)gm, (uint8_t *)(uintptr_t)reason, sizeof(gm) - 1, strlen(reason), 0},
+    };
+    c->w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_UNAVAILABLE]++;
+    if (nghttp2_submit_response(c->h2, stream_id, nva, 4, NULL) != 0)
+        nghttp2_submit_rst_stream(c->h2, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_INTERNAL_ERROR);
+}
+
+/* The request headers kept as the route matcher takes them. */
+static void route_request(const struct xlb_stream_headers *h, struct xlb_route_field *fields,
+                          struct xlb_route_request *out)
+{
+    *out = (struct xlb_route_request){.fields = fields};
+    for (uint32_t i = 0; i < h->n_fields; i++) {
+        const char *name = h->fields[i].name;
+        uint32_t len = h->fields[i].name_len;
+        if (len == 5 && memcmp(name, ":path", 5) == 0) {
+            out->path = h->fields[i].value;
+            out->path_len = h->fields[i].value_len;
+        } else if (len == 10 && memcmp(name, ":authority", 10) == 0) {
+            out->authority = h->fields[i].value;
+            out->authority_len = h->fields[i].value_len;
+        } else if (len > 0 && name[0] != ':') {
+            fields[out->n_fields++] =
+                (struct xlb_route_field){name, h->fields[i].value, len, h->fields[i].value_len};
+        }
+    }
+}
+
+/* A pick that counted a call issued and in flight that will not be sent: it ends, failed. */
+static void unsent(struct xlb_stream_worker *w, const struct xlb_lb_trace *trace)
+{
+    struct xlb_burst_ctx *ctx = w->ctx;
+    const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
+    uint32_t slot = trace->cluster->priorities[e->priority].localities[e->locality].load_slot;
+    xlb_flow_request_finished(ctx, trace->cluster->cluster_slot);
+    if (ctx->lb->load != NULL && slot < XLB_LOCALITY_SLOTS)
+        ctx->lb->load->localities[slot].failed++;
+}
+
+static void request(struct xlb_stream_conn *c, int32_t stream_id)
+{
+    struct xlb_stream_worker *w = c->w;
+    struct xlb_burst_ctx *ctx = w->ctx;
+    ctx->stats->events[XLB_EVENT_STREAM_RPCS]++;
+    const struct xlb_vip_view *vip = w->snap != NULL ? xlb_flow_vip_of(w->snap, &c->key) : NULL;
+    if (vip == NULL || vip->lb == NULL || ctx->lb == NULL) {
+        reply_unavailable(c, stream_id, "xlb: the VIP is not configured");
+        return;
+    }
+    if (w->headers.overflow || w->headers.stream_id != stream_id) {
+        reply_unavailable(c, stream_id, "xlb: request headers too large");
+        return;
+    }
+    struct xlb_route_field fields[XLB_STREAM_MAX_FIELDS];
+    struct xlb_route_request http;
+    route_request(&w->headers, fields, &http);
+    struct xlb_lb_request lb_request = {
+        .http = &http,
+        .connection_id = xlb_flow_connection_hash(&c->key),
+    };
+    struct xlb_lb_trace trace;
+    enum xlb_lb_outcome outcome = xlb_lb_pick(vip->lb, &lb_request, ctx->lb, &trace);
+    if (outcome != XLB_LB_PICKED) {
+        char reason[160];
+        reason_of(&trace, outcome, reason, sizeof(reason));
+        reply_unavailable(c, stream_id, reason);
+        return;
+    }
+    /* Forwarding over backend subchannels is not there yet (issue 19, step 3). */
+    unsent(w, &trace);
+    reply_unavailable(c, stream_id, "xlb: stream mode does not forward yet");
+}
+
+static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame, void *user)
+{
+    struct xlb_stream_conn *c = user;
+    (void)s;
+    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+        struct xlb_stream_headers *h = &c->w->headers;
+        h->stream_id = frame->hd.stream_id;
+        h->overflow = false;
+        h->n_fields = 0;
+        h->used = 0;
+    }
+    return 0;
+}
+
+static const char *keep(struct xlb_stream_headers *h, const uint8_t *bytes, size_t len)
+{
+    if (len > sizeof(h->bytes) - h->used)
+        return NULL;
+    char *at = h->bytes + h->used;
+    memcpy(at, bytes, len);
+    h->used += (uint32_t)len;
+    return at;
+}
+
+static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8_t *name,
+                     size_t name_len, const uint8_t *value, size_t value_len, uint8_t flags,
+                     void *user)
+{
+    struct xlb_stream_conn *c = user;
+    struct xlb_stream_headers *h = &c->w->headers;
+    (void)s;
+    (void)flags;
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST ||
+        frame->hd.stream_id != h->stream_id || h->overflow)
+        return 0;
+    if (h->n_fields == XLB_STREAM_MAX_FIELDS) {
+        h->overflow = true;
+        return 0;
+    }
+    const char *n = keep(h, name, name_len), *v = keep(h, value, value_len);
+    if (n == NULL || v == NULL) {
+        h->overflow = true;
+        return 0;
+    }
+    h->fields[h->n_fields].name = n;
+    h->fields[h->n_fields].name_len = (uint32_t)name_len;
+    h->fields[h->n_fields].value = v;
+    h->fields[h->n_fields].value_len = (uint32_t)value_len;
+    h->n_fields++;
+    return 0;
+}
+
+static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *user)
+{
+    (void)s;
+    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST)
+        request(user, frame->hd.stream_id);
+    return 0;
+}
+
+/* An answer that ended a stream the client still sends on: the rest of its request is not
+ * wanted (RFC 9113 8.1: RST_STREAM NO_ERROR after a complete response). */
+static int on_frame_send(nghttp2_session *s, const nghttp2_frame *frame, void *user)
+{
+    (void)user;
+    if (frame->hd.type == NGHTTP2_HEADERS && (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) &&
+        !nghttp2_session_get_stream_remote_close(s, frame->hd.stream_id))
+        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);
+    return 0;
+}
+
+/* Request DATA has nowhere to go yet: it is taken, and its window given back. */
+static int on_data_chunk_recv(nghttp2_session *s, uint8_t flags, int32_t stream_id,
+                              const uint8_t *data, size_t len, void *user)
+{
+    (void)flags;
+    (void)data;
+    (void)user;
+    if (nghttp2_session_consume(s, stream_id, len) != 0)
+        nghttp2_session_consume_connection(s, len);
+    return 0;
+}
+
+void xlb_stream_rpc_callbacks(nghttp2_session_callbacks *cb)
+{
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk_recv);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+}

@@ -1,0 +1,215 @@
+/*
+ * A client connection's HTTP/2: an nghttp2 server session fed with the bytes xlb's TCP has
+ * received in order (zero-copy, xlb_tcp_peek) and whose output is copied into mbufs of the
+ * worker's pool and written as far as the TCP send queue has room. What does not fit waits in
+ * the session's own buffer (pending) and nothing more is taken from the session until it has
+ * gone: on_writable resumes. The session never updates windows on its own
+ * (NGHTTP2_OPT_NO_AUTO_WINDOW_UPDATE): a request's DATA is acknowledged only once it has been
+ * taken, so flow control follows what xlb can pass on.
+ */
+#include <string.h>
+
+#include "stream_conn.h"
+
+static bool live(const struct xlb_stream_conn *c)
+{
+    return c->tcp != NULL && !c->done;
+}
+
+bool xlb_stream_session_open(struct xlb_stream_conn *c)
+{
+    struct xlb_stream_worker *w = c->w;
+    if (!xlb_h2_quota_init(&c->quota, &w->heap, XLB_STREAM_QUOTA_FLOOR, XLB_STREAM_QUOTA_LIMIT))
+        return false;
+    /* Callbacks and options were made once, off the fast path: nothing here uses malloc. */
+    bool ok = nghttp2_session_server_new3(&c->h2, w->callbacks, c, w->options, &c->quota.mem) == 0;
+    if (ok) {
+        const nghttp2_settings_entry settings[] = {
+            {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, w->limits.max_concurrent_streams},
+            {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, w->limits.window_bytes},
+            {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+        };
+        ok = nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, settings, 3) == 0;
+    }
+    if (ok && w->session_bytes == 0)
+        w->session_bytes = c->quota.in_use; /* an idle session, its SETTINGS queued */
+    if (!ok) {
+        if (c->h2 != NULL)
+            nghttp2_session_del(c->h2);
+        c->h2 = NULL;
+        xlb_h2_quota_fini(&c->quota);
+    }
+    return ok;
+}
+
+/* Copy n bytes into a chain of the worker's mbufs; NULL when the pool has too few. */
+static struct rte_mbuf *copy_to_mbufs(struct rte_mempool *pool, const uint8_t *data, uint32_t n)
+{
+    struct rte_mbuf *head = NULL, *tail = NULL;
+    while (n > 0) {
+        struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+        if (m == NULL) {
+            rte_pktmbuf_free(head);
+            return NULL;
+        }
+        uint32_t room = rte_pktmbuf_tailroom(m);
+        uint32_t piece = n < room ? n : room;
+        memcpy(rte_pktmbuf_append(m, (uint16_t)piece), data, piece);
+        data += piece;
+        n -= piece;
+        if (head == NULL) {
+            head = m;
+        } else {
+            tail->next = m;
+            head->nb_segs++;
+            head->pkt_len += piece;
+        }
+        tail = m;
+    }
+    return head;
+}
+
+/* Write the chunk the send queue refused before; true when nothing is pending. */
+static bool write_pending(struct xlb_stream_conn *c)
+{
+    if (c->pending == NULL)
+        return true;
+    if (xlb_tcp_write(c->w->ep, c->tcp, c->pending) != 0)
+        return false; /* on_writable resumes */
+    c->pending = NULL;
+    return true;
+}
+
+/* The session's output, a chunk at a time, each copied at once (the session's buffer is
+ * valid only until its next call) and taken only while the send queue has room for it. */
+static void send_output(struct xlb_stream_conn *c)
+{
+    struct xlb_stream_worker *w = c->w;
+    for (int i = 0; i < XLB_STREAM_SEND_CHUNKS && write_pending(c); i++) {
+        if (xlb_tcp_send_space(w->ep, c->tcp, XLB_STREAM_CHUNK_ROOM) < XLB_STREAM_CHUNK_ROOM)
+            break; /* on_writable resumes */
+        const uint8_t *data;
+        ssize_t n = nghttp2_session_mem_send(c->h2, &data);
+        if (n <= 0) {
+            if (n < 0)
+                w->ctx->stats->events[XLB_EVENT_STREAM_SESSION_ERRORS]++;
+            break;
+        }
+        c->pending = copy_to_mbufs(w->ctx->pool, data, (uint32_t)n);
+        if (c->pending == NULL) {
+            /* The bytes are lost to the stream: the connection cannot go on. */
+            w->ctx->stats->drops[XLB_DROP_NO_MBUF]++;
+            xlb_tcp_abort(w->ep, c->tcp);
+            return;
+        }
+    }
+    if (live(c))
+        xlb_tcp_flush(w->ep, c->tcp);
+}
+
+/* Feed what the client has sent; false when the session failed (the client is reset). */
+static bool feed_input(struct xlb_stream_conn *c, bool *eof)
+{
+    struct xlb_stream_worker *w = c->w;
+    *eof = false;
+    for (int i = 0; i < XLB_STREAM_RECV_PIECES; i++) {
+        const uint8_t *data;
+        uint32_t len;
+        if (xlb_tcp_peek(c->tcp, &data, &len, eof) == 0 || len == 0)
+            break;
+        ssize_t n = nghttp2_session_mem_recv(c->h2, data, len);
+        if (n < 0) {
+            w->ctx->stats->events[XLB_EVENT_STREAM_SESSION_ERRORS]++;
+            return false;
+        }
+        xlb_tcp_consume(w->ep, c->tcp, (uint32_t)n);
+        if (!live(c))
+            return true;
+    }
+    return true;
+}
+
+void xlb_stream_pump(struct xlb_stream_conn *c)
+{
+    if (c->pumping) { /* a write or a shutdown called back into us: one more round */
+        c->again = true;
+        return;
+    }
+    c->pumping = true;
+    for (int round = 0; round < 4 && live(c) && c->h2 != NULL; round++) {
+        c->again = false;
+        bool eof = false;
+        if (!feed_input(c, &eof)) {
+            xlb_tcp_abort(c->w->ep, c->tcp);
+            break;
+        }
+        if (!live(c))
+            break;
+        send_output(c);
+        bool finished = !nghttp2_session_want_read(c->h2) && !nghttp2_session_want_write(c->h2);
+        if ((eof || finished) && c->pending == NULL && !c->shut) {
+            c->shut = true; /* the client closed, or the session is over (GOAWAY sent) */
+            xlb_tcp_shutdown(c->w->ep, c->tcp);
+        }
+        if (!c->again)
+            break;
+    }
+    c->pumping = false;
+}
+
+void xlb_stream_abort(struct xlb_stream_conn *c)
+{
+    if (live(c))
+        xlb_tcp_abort(c->w->ep, c->tcp); /* on_closed marks it done */
+}
+
+static void on_connected(struct xlb_tcp_conn *t, void *user)
+{
+    struct xlb_stream_conn *c = user;
+    c->tcp = t;
+    xlb_stream_pump(c);
+}
+
+static void on_data(struct xlb_tcp_conn *t, void *user)
+{
+    struct xlb_stream_conn *c = user;
+    (void)t;
+    xlb_stream_pump(c);
+}
+
+/* The connection is over: its session goes, its flow stays a little for the last segments a
+ * TIME-WAIT connection may still have to answer. */
+static void on_closed(struct xlb_tcp_conn *t, void *user, enum xlb_tcp_close_reason why)
+{
+    struct xlb_stream_conn *c = user;
+    struct xlb_stream_worker *w = c->w;
+    (void)why;
+    c->done = true;
+    if (xlb_tcp_conn_state(t) != XLB_TCP_TIME_WAIT)
+        c->tcp = NULL;
+    struct xlb_stream_link *was = w->current;
+    w->current = &c->link; /* what it sent last (its RST) goes out by this connection */
+    xlb_stream_route_output(w);
+    w->current = was;
+    if (c->h2 != NULL) {
+        nghttp2_session_del(c->h2);
+        c->h2 = NULL;
+    }
+    rte_pktmbuf_free(c->pending);
+    c->pending = NULL;
+    w->ctx->stats->events[XLB_EVENT_STREAM_CLOSED]++;
+    if (c->flow == XLB_STREAM_NONE)
+        return;
+    struct xlb_flow *f = &w->ctx->flows->flows[c->flow];
+    f->state = XLB_FLOW_CLOSED;
+    xlb_flow_set_timeout(w->ctx->flows, f, w->ctx->now_tsc, w->ctx->tsc_hz,
+                         XLB_FLOW_CLOSED_TIMEOUT_S + 1);
+    xlb_flow_schedule(w->ctx->flows, f, w->ctx->now_tsc, w->ctx->tsc_hz);
+}
+
+const struct xlb_tcp_callbacks xlb_stream_client_callbacks = {
+    .on_connected = on_connected,
+    .on_readable = on_data,
+    .on_writable = on_data,
+    .on_closed = on_closed,
+};

@@ -1,0 +1,227 @@
+/*
+ * A worker's stream engine: its TCP endpoint, connection pool and HTTP/2 heap, and the
+ * endpoint's output on its way out. As the relay's: the endpoint writes packets that start at
+ * the IP header into one array, each tagged with its connection (xlb_tcp_user_of); after every
+ * call into the endpoint they get the Ethernet header of their client's next hop and are
+ * queued.
+ */
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_ip.h>
+#include <rte_malloc.h>
+
+#include "stream_conn.h"
+#include "xlb_log.h"
+
+/* The heap all sessions of a worker share: room for every connection's floor up to a cap;
+ * beyond it, connections are refused (counted stream_heap_full) rather than memory grown. */
+#define XLB_STREAM_HEAP_PER_CONN (64u * 1024u)
+#define XLB_STREAM_HEAP_MAX      (32u * 1024u * 1024u)
+
+struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
+                                                   const struct xlb_stream_limits *limits,
+                                                   struct rte_mempool *pool, uint32_t pool_share,
+                                                   int socket)
+{
+    struct xlb_stream_worker *w =
+        rte_zmalloc_socket("xlb_stream", sizeof(*w), RTE_CACHE_LINE_SIZE, socket);
+    if (w == NULL)
+        return NULL;
+    w->limits = *limits;
+    struct xlb_tcp_config cfg;
+    xlb_tcp_config_default(&cfg);
+    cfg.max_connections = limits->connections;
+    cfg.held_max_segs = pool_share;
+    w->n_conns = limits->connections;
+    uint64_t heap = (uint64_t)w->n_conns * XLB_STREAM_HEAP_PER_CONN;
+    uint32_t heap_size = heap > XLB_STREAM_HEAP_MAX ? XLB_STREAM_HEAP_MAX : (uint32_t)heap;
+    w->ep = xlb_tcp_endpoint_create(&cfg, pool, xlb_tcp_clock_ms());
+    w->conns = rte_zmalloc_socket("xlb_stream_conns", (size_t)w->n_conns * sizeof(*w->conns),
+                                  RTE_CACHE_LINE_SIZE, socket);
+    w->heap_block = rte_malloc_socket("xlb_stream_heap", heap_size, RTE_CACHE_LINE_SIZE, socket);
+    if (nghttp2_session_callbacks_new(&w->callbacks) == 0)
+        xlb_stream_rpc_callbacks(w->callbacks);
+    if (nghttp2_option_new(&w->options) == 0) {
+        nghttp2_option_set_no_auto_window_update(w->options, 1);
+        nghttp2_option_set_max_send_header_block_length(w->options, 16384);
+    }
+    if (w->ep == NULL || w->conns == NULL || w->heap_block == NULL || w->n_conns == 0 ||
+        w->callbacks == NULL || w->options == NULL) {
+        XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u stream connections", worker_id,
+                limits->connections);
+        xlb_stream_worker_free(w);
+        return NULL;
+    }
+    xlb_h2_pool_init(&w->heap, w->heap_block, heap_size);
+    for (uint32_t i = 0; i < w->n_conns; i++)
+        w->conns[i].next_free = i + 1 < w->n_conns ? i + 1 : XLB_STREAM_NONE;
+    w->free_head = 0;
+    xlb_tcp_tx_set(w->ep, w->tx, XLB_STREAM_TX_CAP, &w->n_tx);
+    return w;
+}
+
+void xlb_stream_worker_free(struct xlb_stream_worker *w)
+{
+    if (w == NULL)
+        return;
+    for (uint32_t i = 0; w->conns != NULL && i < w->n_conns; i++)
+        if (w->conns[i].h2 != NULL)
+            nghttp2_session_del(w->conns[i].h2);
+    xlb_tcp_endpoint_free(w->ep);
+    nghttp2_session_callbacks_del(w->callbacks);
+    nghttp2_option_del(w->options);
+    rte_free(w->conns);
+    rte_free(w->heap_block);
+    rte_free(w);
+}
+
+struct xlb_tcp_endpoint *xlb_stream_endpoint(struct xlb_stream_worker *w)
+{
+    return w->ep;
+}
+
+void xlb_stream_use(const struct xlb_stream_worker *w, uint32_t *in_use, uint32_t *capacity)
+{
+    *in_use = w->in_use;
+    *capacity = w->n_conns;
+}
+
+uint32_t xlb_stream_session_bytes(const struct xlb_stream_worker *w)
+{
+    return w->session_bytes;
+}
+
+uint64_t xlb_stream_now_ms(const struct xlb_burst_ctx *ctx)
+{
+    uint64_t per_ms = ctx->tsc_hz / 1000;
+    return ctx->now_tsc / (per_ms != 0 ? per_ms : 1);
+}
+
+struct xlb_stream_conn *xlb_stream_conn_alloc(struct xlb_stream_worker *w)
+{
+    if (w->free_head == XLB_STREAM_NONE)
+        return NULL;
+    struct xlb_stream_conn *c = &w->conns[w->free_head];
+    w->free_head = c->next_free;
+    memset(c, 0, sizeof(*c));
+    c->w = w;
+    c->flow = XLB_STREAM_NONE;
+    c->link.in_use = true;
+    w->in_use++;
+    return c;
+}
+
+void xlb_stream_conn_free(struct xlb_stream_worker *w, struct xlb_stream_conn *c)
+{
+    if (c->h2 != NULL) {
+        nghttp2_session_del(c->h2);
+        c->h2 = NULL;
+    }
+    xlb_h2_quota_fini(&c->quota);
+    rte_pktmbuf_free(c->pending);
+    c->pending = NULL;
+    c->link.in_use = false;
+    c->next_free = w->free_head;
+    w->free_head = (uint32_t)(c - w->conns);
+    w->in_use--;
+}
+
+void xlb_stream_enter(struct xlb_stream_worker *w, struct xlb_burst_ctx *ctx,
+                      const struct xlb_snapshot *snap, struct xlb_stream_link *current)
+{
+    w->ctx = ctx;
+    w->snap = snap;
+    w->current = current;
+}
+
+/* Whether a packet of ours (IP header first) is addressed to a link's peer. */
+static bool addressed_to(const struct rte_mbuf *m, const struct xlb_stream_link *l)
+{
+    if (l == NULL || !l->in_use)
+        return false;
+    const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+    const struct rte_tcp_hdr *tcp = (const struct rte_tcp_hdr *)(ip + m->l3_len);
+    if (tcp->dst_port != l->tuple.remote_port)
+        return false;
+    if (l->tuple.family == AF_INET)
+        return (ip[0] >> 4) == 4 &&
+               memcmp(&((const struct rte_ipv4_hdr *)ip)->dst_addr, l->tuple.remote, 4) == 0;
+    return (ip[0] >> 4) == 6 &&
+           memcmp(((const struct rte_ipv6_hdr *)ip)->dst_addr, l->tuple.remote, 16) == 0;
+}
+
+static void send_out(struct xlb_stream_worker *w, struct rte_mbuf *m,
+                     const struct rte_ether_addr *dst, const struct rte_ether_addr *src,
+                     uint16_t port_index, bool flat)
+{
+    if (flat && m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+        w->ctx->stats->drops[XLB_DROP_MULTI_SEGMENT]++;
+        rte_pktmbuf_free(m);
+        return;
+    }
+    struct rte_ether_hdr *eth =
+        (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ether_hdr));
+    if (eth == NULL) {
+        w->ctx->stats->drops[XLB_DROP_NO_MBUF]++;
+        rte_pktmbuf_free(m);
+        return;
+    }
+    uint8_t version = rte_pktmbuf_mtod_offset(m, const uint8_t *, sizeof(*eth))[0] >> 4;
+    eth->dst_addr = *dst;
+    eth->src_addr = *src;
+    eth->ether_type = rte_cpu_to_be_16(version == 4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
+    m->l2_len = sizeof(*eth);
+    xlb_tx_enqueue(w->ctx, port_index, m);
+}
+
+void xlb_stream_route_output(struct xlb_stream_worker *w)
+{
+    uint16_t n = w->n_tx;
+    w->n_tx = 0;
+    for (uint16_t i = 0; i < n; i++) {
+        struct rte_mbuf *m = w->tx[i];
+        const struct xlb_stream_link *l = xlb_tcp_user_of(w->ep, m);
+        if (!addressed_to(m, l)) /* its connection closed since: the one the call is about */
+            l = addressed_to(m, w->current) ? w->current : NULL;
+        if (l != NULL)
+            send_out(w, m, &l->mac, &l->local, l->port_index, l->flat);
+        else if (m->hash.usr == 0 && w->current == NULL) /* a SYN-ACK with a cookie */
+            send_out(w, m, &w->reply_mac, &w->snap->ports[w->reply_port].mac, w->reply_port, false);
+        else {
+            w->ctx->stats->drops[XLB_DROP_RELAY_NO_ROUTE]++;
+            rte_pktmbuf_free(m);
+        }
+    }
+}
+
+void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
+{
+    struct xlb_stream_worker *w = ctx->stream;
+    if (w == NULL)
+        return;
+    xlb_stream_enter(w, ctx, snap, NULL);
+    for (int slice = 0; slice < XLB_STREAM_POLL_SLICES; slice++) {
+        uint32_t fired = xlb_tcp_poll(w->ep, xlb_stream_now_ms(ctx), XLB_STREAM_TIMERS_PER_SLICE);
+        xlb_stream_route_output(w);
+        if (fired < XLB_STREAM_TIMERS_PER_SLICE)
+            break;
+    }
+}
+
+void xlb_stream_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
+{
+    struct xlb_stream_worker *w = ctx->stream;
+    if (w == NULL || f->stream >= w->n_conns)
+        return;
+    struct xlb_stream_conn *c = &w->conns[f->stream];
+    f->stream = XLB_STREAM_NONE;
+    if (!c->link.in_use)
+        return;
+    c->flow = XLB_STREAM_NONE; /* the flow is going: nothing may release it again */
+    xlb_stream_enter(w, ctx, NULL, &c->link);
+    xlb_stream_abort(c); /* on_closed frees the connection unless it was over already */
+    xlb_stream_route_output(w);
+    if (c->link.in_use)
+        xlb_stream_conn_free(w, c);
+}

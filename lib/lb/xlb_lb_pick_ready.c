@@ -1,0 +1,196 @@
+/*
+ * The normal pick of a leaf cluster over its worker's subchannels (the L7 stream mode): a
+ * proxyless gRPC client's priority (A56), weighted_target and round_robin, or ring hash (A42),
+ * each considering READY endpoints only.
+ */
+#include "xlb_lb_connectivity_state.h"
+
+static bool ready_at(const struct xlb_lb_connectivity *conn, const struct xlb_lb_cluster *c,
+                     uint32_t index)
+{
+    return xlb_slot_usable(c->usable, index) &&
+           xlb_conn_state(conn, c->endpoints[index].slot) == XLB_CONN_READY;
+}
+
+/* A priority not READY is waited for until its timer fires; the timer starts when it is first
+ * needed (this pick), as A56 starts it when the priority's child is created. */
+static bool still_waiting(struct xlb_conn_priority *t, uint64_t now_ms)
+{
+    if (t == NULL || t->given_up)
+        return false;
+    if (!t->timer_running) {
+        t->timer_running = true;
+        t->waiting_since_ms = now_ms;
+    }
+    if (now_ms - t->waiting_since_ms < XLB_PRIORITY_FAILOVER_MS)
+        return true;
+    t->timer_running = false;
+    t->given_up = true;
+    return false;
+}
+
+/*
+ * A56 per worker: the first priority with a READY endpoint; one still connecting within its
+ * timer makes the RPC wait on it. When every priority has failed or timed out, the highest
+ * one still connecting is waited on if `last_resort` (A56 chooses it too); none:
+ * XLB_PICK_NONE.
+ */
+static uint32_t choose_priority(struct xlb_lb_connectivity *conn, const struct xlb_lb_cluster *c,
+                                uint64_t now_ms, bool last_resort, bool *queue)
+{
+    uint32_t connecting = XLB_PICK_NONE;
+    *queue = false;
+    for (uint32_t p = 0; p < c->n_priorities; p++) {
+        if (c->priorities[p].n_usable == 0)
+            continue; /* nothing healthy: TRANSIENT_FAILURE whatever its connections do */
+        struct xlb_conn_counts n = xlb_conn_priority_counts(conn, c, p);
+        struct xlb_conn_priority *t = xlb_conn_timer(conn, c, p);
+        if (n.ready > 0) {
+            if (t != NULL)
+                t->timer_running = t->given_up = false;
+            return p;
+        }
+        if (n.waiting == 0) {
+            if (t != NULL)
+                t->timer_running = false, t->given_up = true;
+            continue;
+        }
+        if (connecting == XLB_PICK_NONE)
+            connecting = p;
+        if (still_waiting(t, now_ms)) {
+            *queue = true;
+            return p;
+        }
+    }
+    if (!last_resort)
+        return XLB_PICK_NONE;
+    *queue = connecting != XLB_PICK_NONE;
+    return connecting;
+}
+
+uint32_t xlb_lb_ready_leaf(const struct xlb_lb_target *target, struct xlb_lb_worker *w,
+                           uint64_t now_ms)
+{
+    bool queue;
+    for (uint32_t l = 0; l < target->n_leaves; l++)
+        if (choose_priority(w->connectivity, target->leaves[l], now_ms, false, &queue) !=
+            XLB_PICK_NONE)
+            return l;
+    /* Every leaf failed or timed out: the first one still connecting, as for priorities. */
+    for (uint32_t l = 0; l < target->n_leaves; l++)
+        if (choose_priority(w->connectivity, target->leaves[l], now_ms, true, &queue) !=
+            XLB_PICK_NONE)
+            return l;
+    return target->n_leaves - 1;
+}
+
+/* Table draws before the linear pass: a few redraws keep the shares exact (each is a draw
+ * conditioned on landing on a locality with a READY endpoint) and usually succeed. */
+#define LOCALITY_REDRAWS 4
+
+/*
+ * A weighted draw among the localities with a READY endpoint: the table's draw when every
+ * locality has one (the common case, known from the cached counts) or when it lands on one,
+ * else a linear draw over those, which keeps the shares exact.
+ */
+static uint32_t ready_locality(const struct xlb_lb_connectivity *conn,
+                               const struct xlb_lb_cluster *c, uint32_t p, struct xlb_rng *rng)
+{
+    const struct xlb_lb_priority *prio = &c->priorities[p];
+    uint32_t l;
+    if (xlb_conn_counts_current(conn, c, p) &&
+        conn->clusters[c->cluster_slot].priorities[p].counts.every_locality_ready)
+        return xlb_wchoice_pick(prio->locality_choice, rng);
+    for (uint32_t draw = 0; draw < LOCALITY_REDRAWS; draw++) {
+        l = xlb_wchoice_pick(prio->locality_choice, rng);
+        if (l != XLB_PICK_NONE && xlb_conn_locality_ready(conn, c, p, l) > 0)
+            return l;
+    }
+    uint64_t total = 0;
+    uint32_t first = XLB_PICK_NONE;
+    for (l = 0; l < prio->n_localities; l++)
+        if (xlb_conn_locality_ready(conn, c, p, l) > 0) {
+            total += prio->localities[l].weight;
+            first = first == XLB_PICK_NONE ? l : first;
+        }
+    if (total == 0)
+        return first;
+    uint64_t draw = xlb_rng_next(rng) % total;
+    for (l = 0; l < prio->n_localities; l++) {
+        if (xlb_conn_locality_ready(conn, c, p, l) == 0)
+            continue;
+        if (draw < prio->localities[l].weight)
+            return l;
+        draw -= prio->localities[l].weight;
+    }
+    return first;
+}
+
+/* round_robin over the locality's READY endpoints: at most one lap of its array. */
+static uint32_t ready_round_robin(const struct xlb_lb_connectivity *conn,
+                                  const struct xlb_lb_cluster *c, const struct xlb_lb_locality *l,
+                                  struct xlb_lb_worker *w)
+{
+    if (l->rr == NULL)
+        return XLB_PICK_NONE;
+    struct xlb_rr_cursor *cursor = &w->cursors[l->load_slot % XLB_LOCALITY_SLOTS];
+    for (uint32_t tries = 0; tries < l->rr->n_slots; tries++) {
+        uint32_t index = l->rr->slots[xlb_rr_cursor_take(cursor, l->rr->n_slots)];
+        if (ready_at(conn, c, index))
+            return index;
+    }
+    return XLB_PICK_NONE;
+}
+
+/* A42: the hash's entry, else the first READY one after it in ring (or table) order. */
+static uint32_t ready_in_order(const struct xlb_lb_connectivity *conn,
+                               const struct xlb_lb_cluster *c, const uint32_t *indexes, uint32_t n,
+                               uint32_t at)
+{
+    for (uint32_t step = 0; step < n; step++) {
+        if (ready_at(conn, c, indexes[at]))
+            return indexes[at];
+        at = at + 1 == n ? 0 : at + 1;
+    }
+    return XLB_PICK_NONE;
+}
+
+static uint32_t ready_by_hash(const struct xlb_lb_connectivity *conn,
+                              const struct xlb_lb_cluster *c, const struct xlb_lb_priority *p,
+                              uint64_t hash)
+{
+    if (c->policy == XLB_LB_POLICY_MAGLEV)
+        return p->maglev == NULL ? XLB_PICK_NONE
+                                 : ready_in_order(conn, c, p->maglev->table, p->maglev->size,
+                                                  (uint32_t)(hash % p->maglev->size));
+    if (p->ring == NULL || p->ring->n_points == 0)
+        return XLB_PICK_NONE;
+    return ready_in_order(conn, c, p->ring->slots, p->ring->n_points,
+                          xlb_ring_hash_point_for(p->ring, hash));
+}
+
+enum xlb_lb_outcome xlb_lb_pick_ready(const struct xlb_lb_cluster *c, uint64_t hash, bool hashed,
+                                      uint64_t now_ms, struct xlb_lb_worker *w,
+                                      struct xlb_lb_trace *trace, uint32_t *index)
+{
+    struct xlb_lb_connectivity *conn = w->connectivity;
+    bool queue;
+    uint32_t p = choose_priority(conn, c, now_ms, true, &queue);
+    trace->priority = p;
+    if (p == XLB_PICK_NONE)
+        return XLB_LB_NO_ENDPOINT;
+    if (queue)
+        return XLB_LB_QUEUE;
+    const struct xlb_lb_priority *prio = &c->priorities[p];
+    if (xlb_lb_policy_hashes(c->policy)) {
+        trace->hashed = hashed;
+        trace->hash = hashed ? hash : xlb_rng_next(&w->rng);
+        *index = ready_by_hash(conn, c, prio, trace->hash);
+    } else {
+        uint32_t l = ready_locality(conn, c, p, &w->rng);
+        *index = l == XLB_PICK_NONE ? XLB_PICK_NONE
+                                    : ready_round_robin(conn, c, &prio->localities[l], w);
+    }
+    /* The priority has a READY candidate, so only a bug lands here; say so rather than wait. */
+    return *index != XLB_PICK_NONE ? XLB_LB_PICKED : XLB_LB_NO_ENDPOINT;
+}
