@@ -1,10 +1,11 @@
 /*
  * Fuzz target for VIPs that terminate the client's TCP in xlb: arbitrary bytes from a client
  * and from a backend, both real TCP endpoints (dataplane/tcp/) on the packet tests' NAT fixture,
- * through the worker's burst function. Today the VIPs are `terminate` VIPs (the TCP relay,
- * dataplane/relay/), which carry the bytes opaquely; it is the harness for the L7 stream mode
- * (issue 19), whose engine parses those bytes as HTTP/2 on both sides (client: server session;
- * backend: client session): once that engine is merged, a stream VIP here is one setup bit.
+ * through the worker's burst function. The VIPs are either `terminate` VIPs (the TCP relay,
+ * dataplane/relay/), which carry the bytes opaquely, or L7 stream-mode VIPs (issue 19,
+ * dataplane/stream/), whose engine parses the client's bytes with its HTTP/2 server session
+ * (and, once it forwards over backend subchannels, the backend's with its client session: the
+ * backend peer here already answers xlb's SYNs).
  *
  * Unlike fuzz_l7, no segment is crafted: the peers' own TCP makes the handshakes (the client
  * connects to FIX_VIP4:VIP_PORT, the backend answers xlb's SYN from the SNAT address), so the
@@ -14,7 +15,7 @@
  * length and that many bytes.
  *   setup: bits 0-2 the percentage of frames the wire loses both ways (0..7, seeded by the
  *          input: an input replays exactly); bit 3 the input's end aborts the peers (RST)
- *          instead of closing them (FIN).
+ *          instead of closing them (FIN); bit 4 the VIPs are stream-mode VIPs, else terminate.
  *   kind % 7:
  *   0 the client writes the bytes       1 the backend writes the bytes
  *   2 the clock: d[0] milliseconds (kind 0x10: seconds), the wires and timers running
@@ -44,9 +45,17 @@
 #include <rte_mempool.h>
 #include <rte_tcp.h>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/lsan_interface.h>
+#define FUZZ_LSAN 1
+#endif
+#endif
+
 #include "flow/flow.h"
 #include "nat_segments.h"
 #include "relay/relay.h"
+#include "stream/stream.h"
 #include "xlb_tcp.h"
 
 #define MAX_RECORDS 32
@@ -266,6 +275,7 @@ static void step(uint64_t dt_ms)
     xlb_tcp_poll(t.client.ep, now_ms(), 256);
     xlb_tcp_poll(t.backend.ep, now_ms(), 256);
     xlb_relay_poll(&f->ctx, f->snap);
+    xlb_stream_poll(&f->ctx, f->snap);
     xlb_flow_expire(&f->ctx, f->snap);
     relay_to_peers();
 }
@@ -295,11 +305,24 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     t.trace = getenv("FUZZ_TERMINATE_TRACE") != NULL;
     t.n = nat_fixture_two_clusters("fterm", 64, 0, 0);
     struct fixture *f = t.n->f;
-    for (uint32_t v = 0; v < f->snap->n_vips; v++)
-        f->snap->vips[v].terminate = true;
-    f->ctx.relay = xlb_relay_worker_create(0, 8, f->pool, f->pool->size / 2, SOCKET_ID_ANY);
-    if (f->ctx.relay == NULL)
-        FAIL("no relay");
+    f->ctx.relay = xlb_relay_worker_create(0, 8, f->pool, f->pool->size / 4, SOCKET_ID_ANY);
+    const struct xlb_stream_limits limits = {
+        .connections = 8,
+        .max_concurrent_streams = XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS,
+        .window_bytes = XLB_STREAM_DEFAULT_WINDOW_BYTES,
+    };
+    /* The engine keeps its nghttp2 callbacks and options from the C heap in its worker state on
+     * DPDK's heap, which LeakSanitizer does not scan: they would be reported at the first leak
+     * check. They live as long as the process; nothing allocated later is exempted. */
+#ifdef FUZZ_LSAN
+    __lsan_disable();
+#endif
+    f->ctx.stream = xlb_stream_worker_create(0, &limits, f->pool, f->pool->size / 4, SOCKET_ID_ANY);
+#ifdef FUZZ_LSAN
+    __lsan_enable();
+#endif
+    if (f->ctx.relay == NULL || f->ctx.stream == NULL)
+        FAIL("no relay or stream engine");
     f->ctx.tx_flush = take_batch;
     t.peer_pool = rte_pktmbuf_pool_create("fterm_peers", 16383, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
                                           SOCKET_ID_ANY);
@@ -381,10 +404,12 @@ static void end_peers(bool abort_peers)
 
 static bool xlb_idle(void)
 {
-    uint32_t in_use, capacity;
-    xlb_relay_use(t.n->f->ctx.relay, &in_use, &capacity);
-    return t.n->flows->n_used == 0 && in_use == 0 &&
-           xlb_tcp_conns_in_use(xlb_relay_endpoint(t.n->f->ctx.relay)) == 0 && quiet();
+    uint32_t relay_use, stream_use, capacity;
+    xlb_relay_use(t.n->f->ctx.relay, &relay_use, &capacity);
+    xlb_stream_use(t.n->f->ctx.stream, &stream_use, &capacity);
+    return t.n->flows->n_used == 0 && relay_use == 0 && stream_use == 0 &&
+           xlb_tcp_conns_in_use(xlb_relay_endpoint(t.n->f->ctx.relay)) == 0 &&
+           xlb_tcp_conns_in_use(xlb_stream_endpoint(t.n->f->ctx.stream)) == 0 && quiet();
 }
 
 static void check_end(bool abort_peers)
@@ -401,6 +426,9 @@ static void check_end(bool abort_peers)
         FAIL("%u relay connections outlived every timeout", in_use);
     if (xlb_tcp_conns_in_use(xlb_relay_endpoint(t.n->f->ctx.relay)) != 0)
         FAIL("the relay's endpoint holds connections past every timeout");
+    xlb_stream_use(t.n->f->ctx.stream, &in_use, &capacity);
+    if (in_use != 0 || xlb_tcp_conns_in_use(xlb_stream_endpoint(t.n->f->ctx.stream)) != 0)
+        FAIL("%u stream client connections outlived every timeout", in_use);
     /* A peer left half-open (xlb's RST to it lost: RSTs are not repeated) would be ended by its
      * keepalive; the peers have none, so they are reset here, and TIME-WAIT runs out. */
     t.client.closed = t.backend.closed = true;
@@ -430,6 +458,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data++;
     size--;
     t.loss_pct = setup & 0x07;
+    struct xlb_snapshot *snap = t.n->f->snap;
+    for (uint32_t v = 0; v < snap->n_vips; v++) {
+        bool stream = setup & 0x10;
+        snap->vips[v].terminate = !stream;
+        snap->vips[v].l7 = snap->vips[v].stream = stream;
+    }
     t.rng = 0x9e3779b97f4a7c15ull ^ size;
     t.client.closed = t.backend.closed = false;
     t.client.stalled = t.backend.stalled = false;

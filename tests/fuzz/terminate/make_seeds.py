@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Seeds for fuzz_terminate (fuzz_terminate.c describes the input): a gRPC call over HTTP/2 as
-the client and the backend would write it (what the L7 stream mode parses on both sides; the
-relay carries it as it is), with loss, a half-close, a stalled reader and a reset.
+the client and the backend would write it, with loss, a half-close, a stalled reader and a reset,
+each through a terminate VIP (the relay carries it as it is) and a stream-mode VIP (its HTTP/2
+server session parses the client's side).
 
     make_seeds.py DIR
 """
@@ -49,6 +50,9 @@ SEEDS = {
     "ping_goaway": bytes([0]) + rec(0, PREFACE + frame(4, 0, 0, b"") + frame(6, 0, 0, b"12345678")) +
     rec(1, frame(4, 0, 0, b"") + frame(7, 0, 0, struct.pack(">II", 0, 0))),
 }
+
+# The same over stream-mode VIPs (setup bit 4).
+SEEDS.update({"stream_" + name: bytes([data[0] | 0x10]) + data[1:] for name, data in list(SEEDS.items())})
 
 if __name__ == "__main__":
     for name, data in SEEDS.items():
