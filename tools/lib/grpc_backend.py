@@ -13,14 +13,20 @@ ejection tests. With --set-cookie 'N=V; Attr...' the response's initial metadata
 `set-cookie: N=V; Attr...` unless the request's `cookie` already holds N=V: what a
 stateful-session cookie looks like, so that clients' cookie jars can be tested without xlb.
 
+It also serves /xlb.test.Echo/Bulk, for transfers checked byte for byte: the request is an
+8-byte big-endian reply size R followed by any payload; the reply is the SHA-256 of the whole
+request (32 bytes), then R bytes of bulk_bytes(that digest, R) (the same function the client
+uses to check them). With --fail it fails like Who.
+
 --address (repeatable, default "::") takes IPv4 or IPv6 addresses; "::" binds both families.
 It prints "ready" once every address is bound and the server runs, then one line per call it
-sees: "rpc METHOD PEER" for Who (PEER as gRPC names it, ipv4:A:P or ipv6:[A]:P, so a test can
+sees: "rpc METHOD PEER" for Who and Bulk (Bulk adds "bytes=N", the request's size) (PEER as gRPC names it, ipv4:A:P or ipv6:[A]:P, so a test can
 count the distinct client connections), "rpc METHOD unimplemented" for any other method. It
 exits 0 on SIGTERM or SIGINT (after a 1 s grace for calls in flight), and by itself after
 --lifetime seconds (default 600), so it is bounded even if nobody stops it.
 """
 import argparse
+import hashlib
 import json
 import signal
 import sys
@@ -32,6 +38,8 @@ import grpc
 
 SERVICE = "xlb.test.Echo"
 METHOD = "/" + SERVICE + "/Who"
+BULK_METHOD = "/" + SERVICE + "/Bulk"
+BULK_MAX = 64 << 20  # the largest reply a Bulk request may ask for
 
 _print_lock = threading.Lock()
 
@@ -50,6 +58,16 @@ def cookie_pairs(metadata):
                 if part.strip():
                     pairs.add(part.strip())
     return pairs
+
+
+def bulk_bytes(seed, size):
+    """SIZE bytes derived from SEED (bytes): SHA-256 in counter mode, cheap to check."""
+    out = bytearray()
+    block = 0
+    while len(out) < size:
+        out += hashlib.sha256(seed + block.to_bytes(8, "big")).digest() * 128
+        block += 1
+    return bytes(out[:size])
 
 
 class Backend:
@@ -71,6 +89,19 @@ class Backend:
             echoed = {h: [v for k, v in metadata if k == h] for h in self.args.echo_header}
             reply += "\n" + json.dumps(echoed, sort_keys=True)
         return reply.encode()
+
+    def bulk(self, request, context):
+        say("rpc %s %s bytes=%d" % (BULK_METHOD, context.peer(), len(request)))
+        if self.args.fail:
+            context.abort(grpc.StatusCode.UNAVAILABLE,
+                          "backend %s fails on purpose" % self.args.name)
+        if len(request) < 8:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "Bulk wants an 8-byte reply size")
+        size = int.from_bytes(request[:8], "big")
+        if size > BULK_MAX:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "Bulk reply size over %d" % BULK_MAX)
+        digest = hashlib.sha256(request).digest()
+        return digest + bulk_bytes(digest, size)
 
 
 class LogUnknown(grpc.GenericRpcHandler):
@@ -102,11 +133,14 @@ def main():
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=16),
         # Two servers on one port must not share it silently.
-        options=[("grpc.so_reuseport", 0)],
+        options=[("grpc.so_reuseport", 0),
+                 ("grpc.max_receive_message_length", BULK_MAX + 1024),
+                 ("grpc.max_send_message_length", BULK_MAX + 1024)],
         maximum_concurrent_rpcs=256)
     server.add_generic_rpc_handlers((
         grpc.method_handlers_generic_handler(SERVICE, {
-            "Who": grpc.unary_unary_rpc_method_handler(backend.who)}),
+            "Who": grpc.unary_unary_rpc_method_handler(backend.who),
+            "Bulk": grpc.unary_unary_rpc_method_handler(backend.bulk)}),
         LogUnknown()))
     for address in args.address or ["::"]:
         host = "[%s]" % address if ":" in address else address

@@ -3,7 +3,8 @@
 
     grpc_client.py --target HOST:PORT [--count N] [--path /svc/Method] [--header K=V]...
                    [--per-connection] [--cookie-jar FILE] [--cookie N=V] [--deadline S]
-                   [--max-seconds S] [--message TEXT]
+                   [--max-seconds S] [--message TEXT] [--bulk-up BYTES --bulk-down BYTES]
+                   [--path-each /svc/Method]... [--cookie-each N=V]... [--interval S]
 
 HOST is an IPv4 address, [IPv6] in brackets, or a name. The RPCs carry raw bytes (no generated
 code): the reply of tools/lib/grpc_backend.py is its name, optionally followed by a newline and
@@ -18,6 +19,15 @@ loaded before the first RPC and saved at the end (JSON {name: value}); --cookie 
 (after loading). Without either the client never sends a cookie, but still counts and reports
 the set-cookies it receives.
 
+Per RPC, on one channel: --path-each (repeatable) gives RPC i the i-th path modulo their number
+instead of --path; --cookie-each (repeatable) gives RPC i the i-th `cookie` header modulo their
+number ("" sends none) instead of the jar, which it excludes; --interval pauses S seconds
+between RPCs (default 0), so that a run spans changes made while it goes on.
+
+--bulk-up/--bulk-down call /xlb.test.Echo/Bulk instead (grpc_backend.py): each request
+carries BYTES-UP seeded random bytes, each reply must be the SHA-256 of that request followed by
+BYTES-DOWN bytes derived from it; an RPC whose bytes differ counts as bulk_corrupt.
+
 The channels use no proxy (grpc.enable_http_proxy 0), no retries (grpc.enable_retries 0), a
 subchannel pool of their own (a new channel never reuses another channel's connection) and
 pick_first. Each RPC has a deadline (--deadline, default 5 s) and the run stops issuing RPCs
@@ -30,18 +40,25 @@ after --max-seconds (default 120), so it is bounded in time. It prints one JSON 
   cookie           NAME=VALUE of the last set-cookie seen (null if none)
   set_cookie_header  the last set-cookie header in full (null if none)
   echo             {header: {value: RPCs}} of what the backends echoed ("(absent)" if none)
-  sequence         per RPC in order: the backend's name, or the status code name
+  sequence         per RPC in order: the backend's name, or the status code name ("bulk"
+                   for a Bulk RPC that ended OK)
+  bulk_intact      Bulk RPCs whose bytes arrived intact both ways
+  bulk_corrupt     Bulk RPCs that ended OK with bytes differing in either direction
   elapsed_s        the run's duration
 It exits 0 whatever the RPCs' outcomes (the summary is the result), 2 on bad arguments.
 """
 import argparse
+import hashlib
 import ipaddress
 import json
 import os
+import random
 import sys
 import time
 
 import grpc
+
+from grpc_backend import BULK_MAX, BULK_METHOD, bulk_bytes
 
 CHANNEL_OPTIONS = [
     ("grpc.enable_http_proxy", 0),
@@ -49,6 +66,8 @@ CHANNEL_OPTIONS = [
     ("grpc.use_local_subchannel_pool", 1),
     ("grpc.lb_policy_name", "pick_first"),
     ("grpc.primary_user_agent", "xlb-test-client"),
+    ("grpc.max_receive_message_length", BULK_MAX + 1024),
+    ("grpc.max_send_message_length", BULK_MAX + 1024),
 ]
 
 
@@ -84,6 +103,8 @@ class Summary:
         self.set_cookie_header = None
         self.echo = {}
         self.sequence = []
+        self.bulk_intact = 0
+        self.bulk_corrupt = 0
 
     def add(self, table, key):
         table[key] = table.get(key, 0) + 1
@@ -92,7 +113,8 @@ class Summary:
         return {"rpcs": self.rpcs, "backends": self.backends, "status": self.status,
                 "details": self.details, "set_cookie": self.set_cookie, "cookie": self.cookie,
                 "set_cookie_header": self.set_cookie_header, "echo": self.echo,
-                "sequence": self.sequence, "elapsed_s": round(elapsed, 3)}
+                "sequence": self.sequence, "bulk_intact": self.bulk_intact,
+                "bulk_corrupt": self.bulk_corrupt, "elapsed_s": round(elapsed, 3)}
 
 
 class Jar:
@@ -141,14 +163,25 @@ class Jar:
 
 def one_rpc(channel, args, jar, summary):
     metadata = list(args.header)
-    cookie = jar.header()
+    index = summary.rpcs
+    if args.cookie_each:
+        cookie = args.cookie_each[index % len(args.cookie_each)] or None
+    else:
+        cookie = jar.header()
     if cookie is not None:
         metadata.append(("cookie", cookie))
-    call = channel.unary_unary(args.path)  # no serializers: bytes in, bytes out
+    bulk = args.bulk_up is not None
+    if bulk:
+        rng = random.Random(summary.rpcs)  # seeded: a failure can be replayed
+        request = args.bulk_down.to_bytes(8, "big") + rng.randbytes(args.bulk_up)
+    else:
+        request = args.message.encode()
+    path = args.path_each[index % len(args.path_each)] if args.path_each else args.path
+    call = channel.unary_unary(BULK_METHOD if bulk else path)  # bytes in, bytes out
     summary.rpcs += 1
     reply, code, details, headers = None, None, "", ()
     try:
-        reply, state = call.with_call(args.message.encode(), metadata=metadata,
+        reply, state = call.with_call(request, metadata=metadata,
                                       timeout=args.deadline)
         code = grpc.StatusCode.OK
         headers = tuple(state.initial_metadata() or ())
@@ -166,6 +199,14 @@ def one_rpc(channel, args, jar, summary):
     if code != grpc.StatusCode.OK:
         summary.add(summary.details, "%s: %s" % (code.name, details))
         summary.sequence.append(code.name)
+        return
+    if bulk:
+        digest = hashlib.sha256(request).digest()
+        if reply == digest + bulk_bytes(digest, args.bulk_down):
+            summary.bulk_intact += 1
+        else:
+            summary.bulk_corrupt += 1
+        summary.sequence.append("bulk")
         return
     text = reply.decode(errors="replace")
     name, _, rest = text.partition("\n")
@@ -190,6 +231,11 @@ def main():
     parser.add_argument("--deadline", type=float, default=5.0)
     parser.add_argument("--max-seconds", type=float, default=120.0)
     parser.add_argument("--message", default="")
+    parser.add_argument("--bulk-up", type=int, default=None)
+    parser.add_argument("--path-each", action="append", default=[])
+    parser.add_argument("--cookie-each", action="append", default=[])
+    parser.add_argument("--interval", type=float, default=0.0)
+    parser.add_argument("--bulk-down", type=int, default=None)
     args = parser.parse_args()
     try:
         target = grpc_target(args.target)
@@ -198,14 +244,26 @@ def main():
     if not 0 <= args.count <= 100000:
         parser.error("--count must be 0..100000")
 
+    if args.cookie_each and (args.cookie_jar or args.cookie):
+        parser.error("--cookie-each excludes --cookie-jar and --cookie")
+    if not 0 <= args.interval <= 10:
+        parser.error("--interval must be 0..10")
+    if (args.bulk_up is None) != (args.bulk_down is None):
+        parser.error("--bulk-up and --bulk-down go together")
+    if args.bulk_up is not None and not (0 <= args.bulk_up <= BULK_MAX and
+                                         0 <= args.bulk_down <= BULK_MAX):
+        parser.error("--bulk-up and --bulk-down must be 0..%d" % BULK_MAX)
+
     jar = Jar(args.cookie_jar, args.cookie)
     summary = Summary()
     start = time.monotonic()
     shared = None if args.per_connection else grpc.insecure_channel(target, CHANNEL_OPTIONS)
     try:
-        for _ in range(args.count):
+        for i in range(args.count):
             if time.monotonic() - start > args.max_seconds:
                 break
+            if i and args.interval:
+                time.sleep(args.interval)
             if shared is not None:
                 one_rpc(shared, args, jar, summary)
                 continue

@@ -7,8 +7,11 @@
 # metadata reaches the backend; the cookie jar keeps a set-cookie across runs and sends it
 # back; a --fail backend gives UNAVAILABLE; an unknown method UNIMPLEMENTED; nothing listening
 # UNAVAILABLE in bounded time; curl --http2-prior-knowledge and h2load with a gRPC POST get
-# answers from the real handler (the command lines the L7 e2e tests use through xlb); every
-# backend exits 0 on SIGTERM. Cleanup kills what it started by PID and deletes the namespaces.
+# answers from the real handler (the command lines the L7 e2e tests use through xlb); per-RPC
+# paths and cookies on one channel (--path-each, --cookie-each); Bulk RPCs
+# of 256 KiB each way arrive intact; tools/lib/h2_streams.py opening 10 streams at once against
+# nghttpd's limit of 4 sees streams 9..19 refused (REFUSED_STREAM); every backend exits 0 on
+# SIGTERM. Cleanup kills what it started by PID and deletes the namespaces.
 # Helpers: tools/lib/grpc_peers.sh.
 # meson test: e2e grpc_peers.
 set -euo pipefail
@@ -92,6 +95,13 @@ out=$(client --target 198.18.1.2:50051 --count 3 --cookie xlb-session=c3RhbGU= -
 expect "$out" 'r["set_cookie"] == 1 and r["echo"]["cookie"] == {"xlb-session=c3RhbGU=": 1, "'"$COOKIE"'": 2}'
 pass "the cookie jar keeps a set-cookie across runs and sends NAME=VALUE back as cookie metadata"
 
+# Per-RPC paths and cookies on one channel.
+out=$(client --target 198.18.1.2:50051 --count 6 --path-each /xlb.test.Echo/Who --path-each /other.Svc/X \
+    --cookie-each a=1 --cookie-each '' --cookie-each b=2 --interval 0.01)
+expect "$out" 'r["sequence"] == ["b1", "UNIMPLEMENTED"] * 3'
+expect "$out" 'r["echo"]["cookie"] == {"a=1": 1, "b=2": 1, "(absent)": 1}'
+pass "--path-each and --cookie-each: RPC i takes the i-th path and cookie (\"\" none) on one channel"
+
 out=$(client --target 198.18.1.2:50053 --count 6 --per-connection)
 expect "$out" 'r["backends"] == {} and r["status"] == {"UNAVAILABLE": 6}'
 expect "$out" 'r["details"] == {"UNAVAILABLE: backend bfail fails on purpose": 6}'
@@ -121,6 +131,26 @@ grep -q "requests: 200 total, 200 started, 200 done, 200 succeeded, 0 failed, 0 
 after=$(grpc_rpcs "$DIR/b2.log")
 [ $((after - before)) -eq 200 ] || fail "h2load's 200 requests reached the handler $((after - before)) times"
 pass "curl --http2-prior-knowledge gets 200, grpc-status 0 and b1's reply; h2load: 200 of 200 reach the handler"
+
+# Bulk RPCs: 256 KiB each way, checked byte for byte by the client against the backend's hash.
+out=$(client --target 198.18.1.2:50052 --count 4 --bulk-up 262144 --bulk-down 262144)
+expect "$out" 'r["status"] == {"OK": 4} and r["bulk_intact"] == 4 and r["bulk_corrupt"] == 0'
+[ "$(grep -c '^rpc /xlb.test.Echo/Bulk .* bytes=262152$' "$DIR/b2.log")" -eq 4 ] ||
+    fail "b2 did not log 4 Bulk calls of 262152 bytes: $(grep Bulk "$DIR/b2.log")"
+pass "4 Bulk RPCs of 256 KiB each way arrive intact (hashes checked)"
+
+# h2_streams.py ignores the server's stream limit: nghttpd announcing 4 refuses the rest
+# (grpc-core closes the connection instead, so nghttpd, with nghttp2's behaviour, is the peer).
+mkdir -p "$DIR/www"
+ip netns exec "$NSS" timeout 120 nghttpd --no-tls -m 4 -d "$DIR/www" --address 198.18.1.2 50054 \
+    >"$DIR/nghttpd.log" 2>&1 &
+RUN_PIDS+=("$!")
+nghttpd_up() { ip netns exec "$NSS" ss -Hltn 'sport = :50054' | grep -q LISTEN; }
+xlb_wait_until 50 0.1 nghttpd_up || fail "nghttpd did not listen: $(cat "$DIR/nghttpd.log")"
+out=$(in_c timeout 20 "$GRPC_PY" "$GRPC_PEERS_DIR/h2_streams.py" --target 198.18.1.2:50054 --streams 10 --path /x)
+expect "$out" 'r["max_concurrent_streams"] == 4 and r["rst"].get("REFUSED_STREAM") == 6'
+expect "$out" 'r["refused_streams"] == [9, 11, 13, 15, 17, 19]'
+pass "h2_streams.py: 10 streams at once against nghttpd's limit of 4: streams 9..19 get REFUSED_STREAM"
 
 for name in b1 b2 bfail; do
     pid_var=PID_$name
