@@ -166,7 +166,7 @@ xlb_verdict xlb_icmp_error_input(struct xlb_burst_ctx *ctx, const struct xlb_sna
                              rte_be_to_cpu_32(seq));
         return XLB_VERDICT_CONSUMED;
     }
-    if (f->kind == XLB_FLOW_KIND_STREAM_CLIENT)
+    if (f->kind == XLB_FLOW_KIND_STREAM_CLIENT || f->kind == XLB_FLOW_KIND_STREAM_SUB)
         return XLB_VERDICT_CONSUMED; /* xlb's own TCP to the client: not passed on (yet unused) */
     if (!quote_in_window(f, &q, role))
         return XLB_DROP_ICMP_SEQ_OUT_OF_WINDOW;

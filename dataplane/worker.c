@@ -14,6 +14,7 @@
 #include "stream/stream.h"
 #include "xlb_tcp_report.h"
 #include "xlb_lb.h"
+#include "xlb_lb_connectivity.h"
 #include "xlb_log.h"
 
 /* The mbufs a worker's relayed connections may hold in their queues: half the pool, shared by
@@ -60,11 +61,13 @@ int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb
         xlb_worker_forwarding_free(cfg);
         return -1;
     }
-    /* The stream engine's queues share the relay's half of the pool. */
+    /* The stream engine's queues share the relay's half of the pool; its subchannels' states
+     * are the LB core's (xlbctl endpoints). */
     if (cfg->stream_limits.connections > 0 &&
-        (cfg->stream = xlb_stream_worker_create(cfg->id, &cfg->stream_limits, cfg->pool,
-                                                relay_pool_share(cfg->pool, shared->n_workers) / 2,
-                                                (int)rte_socket_id())) == NULL) {
+        (xlb_lb_connectivity_init(cfg->lb) != 0 ||
+         (cfg->stream = xlb_stream_worker_create(cfg->id, &cfg->stream_limits, cfg->pool,
+                                                 relay_pool_share(cfg->pool, shared->n_workers) / 2,
+                                                 (int)rte_socket_id())) == NULL)) {
         xlb_worker_forwarding_free(cfg);
         return -1;
     }

@@ -130,7 +130,10 @@ enum xlb_drop_reason {
     X(STREAM_HEAP_FULL, "stream_heap_full")                                                        \
     X(STREAM_SESSION_ERRORS, "stream_session_errors")                                              \
     X(STREAM_RPCS, "stream_rpcs")                                                                  \
-    X(STREAM_RPCS_UNAVAILABLE, "stream_rpcs_unavailable")
+    X(STREAM_RPCS_UNAVAILABLE, "stream_rpcs_unavailable")                                          \
+    X(STREAM_RPCS_FORWARDED, "stream_rpcs_forwarded")                                              \
+    X(STREAM_RPCS_FULL, "stream_rpcs_full")                                                        \
+    X(STREAM_SUBCHANNELS, "stream_subchannels")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

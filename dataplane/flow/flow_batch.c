@@ -64,6 +64,8 @@ static xlb_verdict dispatch(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
             return xlb_l7_closed_from_backend(ctx, snap, frame, p, f);
         if (f->kind == XLB_FLOW_KIND_TCP_RELAY)
             return xlb_relay_from_backend(ctx, snap, frame, p, f);
+        if (f->kind == XLB_FLOW_KIND_STREAM_SUB)
+            return xlb_stream_from_backend(ctx, snap, frame, f);
         if (f->kind == XLB_FLOW_KIND_STREAM_CLIENT)
             return XLB_DROP_RELAY_ENDED; /* no backend talks on a client connection's flow */
         return xlb_nat_from_backend(ctx, snap, frame, p, tcp_len, f);
@@ -84,6 +86,8 @@ static xlb_verdict dispatch(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
             return xlb_relay_from_client(ctx, snap, frame, p, f);
         if (f->kind == XLB_FLOW_KIND_STREAM_CLIENT)
             return xlb_stream_from_client(ctx, snap, frame, f);
+        if (f->kind == XLB_FLOW_KIND_STREAM_SUB)
+            return XLB_DROP_RELAY_ENDED; /* a made-up key: no client sends on it */
         return xlb_nat_from_client(ctx, snap, frame, p, tcp_len, f);
     }
     const struct xlb_vip_view *vip = xlb_flow_vip_of(snap, key);

@@ -109,6 +109,9 @@ static void end_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
     case XLB_FLOW_KIND_STREAM_CLIENT:
         xlb_stream_release(ctx, f); /* resets the client if still open */
         break;
+    case XLB_FLOW_KIND_STREAM_SUB:
+        xlb_stream_sub_release(ctx, f); /* its RPCs fail UNAVAILABLE */
+        break;
     case XLB_FLOW_KIND_NAT_PROXY:
         if (f->state == XLB_FLOW_SYN_SENT) /* the backend never answered the proxy's SYN */
             ctx->stats->events[XLB_EVENT_SYN_PROXY_BACKEND_FAILURES]++;

@@ -61,6 +61,7 @@ enum xlb_flow_kind {
     XLB_FLOW_KIND_NAT_PROXY,     /* L4 full NAT behind the SYN proxy: window, and its side word */
     XLB_FLOW_KIND_TCP_RELAY,     /* both sides terminated by xlb's TCP (dataplane/relay/): relay */
     XLB_FLOW_KIND_STREAM_CLIENT, /* a stream VIP's client connection (dataplane/stream/): stream */
+    XLB_FLOW_KIND_STREAM_SUB,    /* a stream engine's connection to a backend: stream */
 };
 
 /* Half-open: SYN_SENT or RESUMING, the flows the SYN pool (n_syn, syn_cap) bounds. */
@@ -128,7 +129,7 @@ struct xlb_flow {
         struct xlb_flow_window window;       /* L4 */
         uint32_t l7_conn;                    /* L7: the connection's index in its worker's pool */
         uint32_t relay;                      /* TCP_RELAY: its pair's index (dataplane/relay/) */
-        uint32_t stream;                     /* STREAM_CLIENT: its connection's index */
+        uint32_t stream;                     /* STREAM_*: its connection's or subchannel's */
         struct xlb_flow_l7_closed l7_closed; /* L7, over */
     };
 } __rte_cache_aligned;

@@ -44,6 +44,10 @@ void xlb_stream_use(const struct xlb_stream_worker *w, uint32_t *in_use, uint32_
 /* Heap bytes one client connection's HTTP/2 session holds once its SETTINGS are exchanged
  * (measured on the first accepted connection of the worker; 0 before). */
 uint32_t xlb_stream_session_bytes(const struct xlb_stream_worker *w);
+/* Heap bytes all sessions of the worker hold now, and the size of one RPC's own state (its
+ * pool entry; its streams' state is in the sessions' heap). */
+uint32_t xlb_stream_heap_in_use(const struct xlb_stream_worker *w);
+uint32_t xlb_stream_rpc_size(void);
 
 /* A client segment to a stream VIP with no flow: a SYN is answered with a SYN cookie, the
  * ACK returning one opens the client connection; anything else XLB_DROP_TCP_NO_FLOW (a RST). */
@@ -53,6 +57,11 @@ xlb_verdict xlb_stream_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snaps
 /* A segment of a client connection. */
 xlb_verdict xlb_stream_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                    struct xlb_frame *frame, struct xlb_flow *f);
+/* A segment of a subchannel, from its backend. */
+xlb_verdict xlb_stream_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                    struct xlb_frame *frame, struct xlb_flow *f);
+/* A subchannel's flow is being removed: its connection is reset, its RPCs fail. */
+void xlb_stream_sub_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f);
 /* Timers (retransmissions, delayed ACKs, TIME-WAIT); once per poll loop, bounded. */
 void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap);
 /* The flow is being removed (expired, flushed, evicted): its connection is reset. */

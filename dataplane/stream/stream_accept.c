@@ -94,15 +94,15 @@ static void conn_init(struct xlb_stream_conn *c, const struct xlb_snapshot *snap
 {
     size_t len = key->family == AF_INET ? 4 : 16;
     c->key = *key;
-    c->link.tuple.family = key->family;
-    memcpy(c->link.tuple.local, key->dst, len);
-    memcpy(c->link.tuple.remote, key->src, len);
-    c->link.tuple.local_port = key->dst_port;
-    c->link.tuple.remote_port = key->src_port;
-    c->link.mac = frame->eth->src_addr;
-    c->link.local = snap->ports[p->port_index].mac;
-    c->link.flat = !snap->ports[p->port_index].tx_multi_seg;
-    c->link.port_index = p->port_index;
+    c->side.link.tuple.family = key->family;
+    memcpy(c->side.link.tuple.local, key->dst, len);
+    memcpy(c->side.link.tuple.remote, key->src, len);
+    c->side.link.tuple.local_port = key->dst_port;
+    c->side.link.tuple.remote_port = key->src_port;
+    c->side.link.mac = frame->eth->src_addr;
+    c->side.link.local = snap->ports[p->port_index].mac;
+    c->side.link.flat = !snap->ports[p->port_index].tx_multi_seg;
+    c->side.link.port_index = p->port_index;
 }
 
 static xlb_verdict open_conn(struct xlb_stream_worker *w, struct xlb_burst_ctx *ctx,
@@ -126,13 +126,13 @@ static xlb_verdict open_conn(struct xlb_stream_worker *w, struct xlb_burst_ctx *
         xlb_stream_conn_free(w, c);
         return verdict;
     }
-    c->flow = (uint32_t)(f - ctx->flows->flows);
+    c->side.flow = (uint32_t)(f - ctx->flows->flows);
     f->stream = (uint32_t)(c - w->conns);
     conn_init(c, snap, frame, p, key);
 
     struct xlb_syn_cookie_keys keys;
     cookie_keys(ctx, &keys);
-    xlb_stream_enter(w, ctx, snap, &c->link);
+    xlb_stream_enter(w, ctx, snap, &c->side.link);
     set_mss_limit(w, snap, p->family, p->port_index);
     struct xlb_tcp_conn *tcp = xlb_tcp_accept(
         w->ep, ip_packet(frame), &keys, xlb_stream_now_ms(ctx), &xlb_stream_client_callbacks, c);
@@ -142,7 +142,7 @@ static xlb_verdict open_conn(struct xlb_stream_worker *w, struct xlb_burst_ctx *
         return XLB_VERDICT_SENT;
     }
     ctx->stats->events[XLB_EVENT_STREAM_OPENED]++;
-    xlb_stream_pump(c); /* SETTINGS, and whatever came with the ACK */
+    xlb_stream_pump(&c->side); /* SETTINGS, and whatever came with the ACK */
     xlb_stream_route_output(w);
     return XLB_VERDICT_SENT;
 }
@@ -172,20 +172,20 @@ xlb_verdict xlb_stream_from_client(struct xlb_burst_ctx *ctx, const struct xlb_s
                                    struct xlb_frame *frame, struct xlb_flow *f)
 {
     struct xlb_stream_worker *w = ctx->stream;
-    if (w == NULL || f->stream >= w->n_conns || !w->conns[f->stream].link.in_use)
+    if (w == NULL || f->stream >= w->n_conns || !w->conns[f->stream].side.link.in_use)
         return XLB_DROP_RELAY_ENDED;
     struct xlb_stream_conn *c = &w->conns[f->stream];
-    struct xlb_tcp_conn *tcp = c->tcp;
-    if (tcp != NULL && c->done &&
+    struct xlb_tcp_conn *tcp = c->side.tcp;
+    if (tcp != NULL && c->side.done &&
         !(xlb_tcp_conn_state(tcp) == XLB_TCP_TIME_WAIT && xlb_tcp_conn_user(tcp) == c))
         tcp = NULL;
     if (tcp == NULL)
         return XLB_DROP_RELAY_ENDED;
-    if (!c->done)
+    if (!c->side.done)
         xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz,
                              XLB_FLOW_ESTABLISHED_TIMEOUT_S);
     rte_pktmbuf_adj(frame->m, frame->l2_len);
-    xlb_stream_enter(w, ctx, snap, &c->link);
+    xlb_stream_enter(w, ctx, snap, &c->side.link);
     xlb_tcp_receive(w->ep, tcp, frame->m, xlb_stream_now_ms(ctx));
     xlb_stream_route_output(w);
     return XLB_VERDICT_SENT;

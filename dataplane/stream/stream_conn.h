@@ -11,6 +11,8 @@
 #include <nghttp2/nghttp2.h>
 
 #include "stream.h"
+#include "xlb_lb.h"
+#include "xlb_lb_connectivity.h"
 #include "xlb_h2_quota.h"
 #include "xlb_tcp.h"
 
@@ -44,22 +46,71 @@ struct xlb_stream_link {
     bool in_use;
 };
 
-/* One client connection. */
-struct xlb_stream_conn {
+/* One HTTP/2 session over one of xlb's TCP connections: a client connection's or a
+ * subchannel's, the first member of either. */
+struct xlb_stream_side {
     struct xlb_stream_link link;
     struct xlb_tcp_conn *tcp; /* NULL once closed; kept through TIME-WAIT (done set) */
     nghttp2_session *h2;      /* NULL once freed */
     struct xlb_h2_quota quota;
     struct xlb_stream_worker *w;
-    struct xlb_flow_key key; /* the client's, for the VIP and the connection hash */
-    bool done;               /* on_closed delivered */
-    bool shut;               /* our FIN is queued */
-    bool pumping, again;
-    uint32_t flow;      /* the flow's index in the worker's table, or XLB_STREAM_NONE */
-    uint32_t next_free; /* free-list link */
     /* One chunk of the session's output, copied, that the TCP send queue refused (rare: a
      * chunk is taken only with room for the largest). */
     struct rte_mbuf *pending;
+    uint32_t flow; /* the flow's index in the worker's table, or XLB_STREAM_NONE */
+    bool is_sub;   /* a subchannel (struct xlb_stream_sub), else a client connection */
+    bool done;     /* on_closed delivered */
+    bool shut;     /* our FIN is queued */
+    bool pumping, again;
+};
+
+/* One client connection. */
+struct xlb_stream_conn {
+    struct xlb_stream_side side;
+    struct xlb_flow_key key; /* the client's, for the VIP and the connection hash */
+    uint32_t next_free;      /* free-list link */
+};
+
+/* Bytes waiting between the two sessions, in mbufs of the worker's pool: a request's DATA for
+ * its backend stream, a response's for its client stream. The HTTP/2 windows bound them: a
+ * side's DATA is consumed (its window reopened) only when the other side has taken it. */
+struct xlb_stream_bytes {
+    struct rte_mbuf *head, *tail;
+    uint32_t len;
+};
+/* stream_bytes.c */
+bool xlb_stream_bytes_put(struct xlb_stream_bytes *q, struct rte_mempool *pool, const uint8_t *data,
+                          uint32_t n);
+uint32_t xlb_stream_bytes_take(struct xlb_stream_bytes *q, uint8_t *out, uint32_t max);
+void xlb_stream_bytes_clear(struct xlb_stream_bytes *q);
+
+#define XLB_STREAM_TRAILERS      8
+#define XLB_STREAM_TRAILER_BYTES 512
+
+/* One RPC being forwarded: its client stream and its backend stream, and what waits between. */
+struct xlb_stream_rpc {
+    uint32_t conn, sub; /* indexes, XLB_STREAM_NONE once that side is done with it */
+    int32_t client_id, backend_id;
+    uint32_t cluster_slot, locality_slot, endpoint_slot;
+    uint32_t next_free;
+    bool in_use;
+    bool outcome_known, ok; /* the backend's answer said (grpc-status, or :status) */
+    bool up_end;            /* the client's request has ended */
+    bool down_end;          /* the backend's response has ended */
+    bool response_sent;     /* response headers went to the client */
+    struct xlb_stream_bytes up, down;
+    uint8_t n_trailers;
+    uint16_t trailer_used;
+    nghttp2_nv trailers[XLB_STREAM_TRAILERS];
+    uint8_t trailer_bytes[XLB_STREAM_TRAILER_BYTES];
+};
+
+/* A subchannel: an HTTP/2 client connection xlb opens to one endpoint from a SNAT port. */
+struct xlb_stream_sub {
+    struct xlb_stream_side side;
+    uint32_t endpoint_slot;
+    uint32_t next_free;
+    bool ready; /* the server's SETTINGS came */
 };
 
 /* The request headers of the stream being decoded (one at a time per worker: HEADERS and
@@ -77,6 +128,13 @@ struct xlb_stream_headers {
 
 struct xlb_stream_worker {
     struct xlb_tcp_endpoint *ep;
+    struct xlb_stream_sub *subs;
+    uint32_t n_subs, sub_free, subs_in_use;
+    uint32_t *sub_of_slot; /* endpoint slot -> its subchannel, XLB_STREAM_NONE */
+    struct xlb_stream_rpc *rpcs;
+    uint32_t n_rpcs, rpc_free, rpcs_in_use;
+    struct xlb_stream_headers response; /* a backend's header block being decoded */
+    nghttp2_session_callbacks *sub_callbacks;
     struct xlb_stream_conn *conns;
     uint32_t n_conns, free_head, in_use;
     struct xlb_stream_limits limits;
@@ -107,14 +165,46 @@ void xlb_stream_conn_free(struct xlb_stream_worker *w, struct xlb_stream_conn *c
 
 /* stream_session.c: the HTTP/2 server session over the TCP connection. */
 extern const struct xlb_tcp_callbacks xlb_stream_client_callbacks;
-/* Make the session (SETTINGS queued); false when the heap cannot take one more. */
+/* Make a client connection's session (SETTINGS queued); false when the heap cannot take one
+ * more. */
 bool xlb_stream_session_open(struct xlb_stream_conn *c);
-/* Feed what the client sent and write what the session has to send, as far as room allows. */
-void xlb_stream_pump(struct xlb_stream_conn *c);
-/* Reset the client (the flow is going away). */
-void xlb_stream_abort(struct xlb_stream_conn *c);
+/* Feed what the peer sent and write what the session has to send, as far as room allows. */
+void xlb_stream_pump(struct xlb_stream_side *d);
+/* Reset the peer (the flow is going away). */
+void xlb_stream_abort(struct xlb_stream_side *d);
+/* Write what the session has to send (from a callback of another session). */
+void xlb_stream_send(struct xlb_stream_side *d);
 
 /* stream_rpc.c: the session's callbacks that see requests. */
 void xlb_stream_rpc_callbacks(nghttp2_session_callbacks *cb);
+void xlb_stream_reply_unavailable(struct xlb_stream_conn *c, int32_t stream_id, const char *reason);
+
+/* stream_sub.c: subchannels. */
+/* The subchannel to an endpoint, made (connecting) if there is none; NULL when none can be. */
+struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
+                                          const struct xlb_snapshot *snap,
+                                          const struct xlb_lb_endpoint *e);
+void xlb_stream_sub_callbacks(nghttp2_session_callbacks *cb);
+void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state);
+
+/* stream_forward.c: an RPC from one session to the other. */
+/* Forward the request whose headers are in w->headers; false when it cannot be (answered). */
+bool xlb_stream_forward(struct xlb_stream_conn *c, int32_t stream_id, bool ended,
+                        struct xlb_stream_sub *s, const struct xlb_lb_trace *trace);
+struct xlb_stream_rpc *xlb_stream_rpc_of_client(struct xlb_stream_conn *c, int32_t stream_id);
+/* The client's side of an RPC: DATA, its end, its stream closed. */
+void xlb_stream_client_data(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
+                            const uint8_t *data, size_t len);
+void xlb_stream_client_end(struct xlb_stream_conn *c, struct xlb_stream_rpc *r);
+void xlb_stream_client_closed(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
+                              uint32_t error_code);
+/* A subchannel closed: its RPCs end UNAVAILABLE (or reset when their response had begun). */
+void xlb_stream_sub_lost(struct xlb_stream_sub *s);
+/* A client connection closed: its RPCs' backend streams are cancelled. */
+void xlb_stream_conn_lost(struct xlb_stream_conn *c);
+/* stream_sub.c: a subchannel's connection closed (its RPCs, its slot, its endpoint's count). */
+void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why);
+
+void xlb_stream_rpc_put(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 
 #endif

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "stream_conn.h"
-#include "xlb_lb.h"
 #include "xlb_route.h"
 
 #define GRPC_UNAVAILABLE "14"
@@ -43,20 +42,42 @@ static void reason_of(const struct xlb_lb_trace *trace, enum xlb_lb_outcome outc
 
 /* xlb's own answer on one stream (its client half, if still open, is reset once the answer
  * has gone: on_frame_send). */
-static void reply_unavailable(struct xlb_stream_conn *c, int32_t stream_id, const char *reason)
+/* grpc-message is percent-encoded (gRPC's PROTOCOL-HTTP2: bytes outside 0x20-0x7E and '%');
+ * a reason names configured things (clusters, drop categories), which may hold any byte. */
+static uint32_t percent_encode(const char *in, char *out, uint32_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    uint32_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p != '\0'; p++) {
+        bool plain = *p >= 0x20 && *p <= 0x7e && *p != '%';
+        if (n + (plain ? 1u : 3u) > cap)
+            break;
+        if (plain) {
+            out[n++] = (char)*p;
+        } else {
+            out[n++] = '%';
+            out[n++] = hex[*p >> 4];
+            out[n++] = hex[*p & 15];
+        }
+    }
+    return n;
+}
+
+void xlb_stream_reply_unavailable(struct xlb_stream_conn *c, int32_t stream_id, const char *reason)
 {
     char status[] = ":status", ok[] = "200", type[] = "content-type";
     char grpc[] = "application/grpc", gs[] = "grpc-status", code[] = GRPC_UNAVAILABLE;
-    char gm[] = "grpc-message";
+    char gm[] = "grpc-message", message[480];
+    uint32_t message_len = percent_encode(reason, message, sizeof(message));
     const nghttp2_nv nva[] = {
         {(uint8_t *)status, (uint8_t *)ok, sizeof(status) - 1, sizeof(ok) - 1, 0},
         {(uint8_t *)type, (uint8_t *)grpc, sizeof(type) - 1, sizeof(grpc) - 1, 0},
         {(uint8_t *)gs, (uint8_t *)code, sizeof(gs) - 1, sizeof(code) - 1, 0},
-        {(uint8_t *)gm, (uint8_t *)(uintptr_t)reason, sizeof(gm) - 1, strlen(reason), 0},
+        {(uint8_t *)gm, (uint8_t *)message, sizeof(gm) - 1, message_len, 0},
     };
-    c->w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_UNAVAILABLE]++;
-    if (nghttp2_submit_response(c->h2, stream_id, nva, 4, NULL) != 0)
-        nghttp2_submit_rst_stream(c->h2, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_INTERNAL_ERROR);
+    c->side.w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_UNAVAILABLE]++;
+    if (nghttp2_submit_response(c->side.h2, stream_id, nva, 4, NULL) != 0)
+        nghttp2_submit_rst_stream(c->side.h2, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_INTERNAL_ERROR);
 }
 
 /* The request headers kept as the route matcher takes them. */
@@ -91,18 +112,18 @@ static void unsent(struct xlb_stream_worker *w, const struct xlb_lb_trace *trace
         ctx->lb->load->localities[slot].failed++;
 }
 
-static void request(struct xlb_stream_conn *c, int32_t stream_id)
+static void request(struct xlb_stream_conn *c, int32_t stream_id, bool ended)
 {
-    struct xlb_stream_worker *w = c->w;
+    struct xlb_stream_worker *w = c->side.w;
     struct xlb_burst_ctx *ctx = w->ctx;
     ctx->stats->events[XLB_EVENT_STREAM_RPCS]++;
     const struct xlb_vip_view *vip = w->snap != NULL ? xlb_flow_vip_of(w->snap, &c->key) : NULL;
     if (vip == NULL || vip->lb == NULL || ctx->lb == NULL) {
-        reply_unavailable(c, stream_id, "xlb: the VIP is not configured");
+        xlb_stream_reply_unavailable(c, stream_id, "xlb: the VIP is not configured");
         return;
     }
     if (w->headers.overflow || w->headers.stream_id != stream_id) {
-        reply_unavailable(c, stream_id, "xlb: request headers too large");
+        xlb_stream_reply_unavailable(c, stream_id, "xlb: request headers too large");
         return;
     }
     struct xlb_route_field fields[XLB_STREAM_MAX_FIELDS];
@@ -117,12 +138,17 @@ static void request(struct xlb_stream_conn *c, int32_t stream_id)
     if (outcome != XLB_LB_PICKED) {
         char reason[160];
         reason_of(&trace, outcome, reason, sizeof(reason));
-        reply_unavailable(c, stream_id, reason);
+        xlb_stream_reply_unavailable(c, stream_id, reason);
         return;
     }
-    /* Forwarding over backend subchannels is not there yet (issue 19, step 3). */
-    unsent(w, &trace);
-    reply_unavailable(c, stream_id, "xlb: stream mode does not forward yet");
+    const struct xlb_lb_endpoint *e = &trace.cluster->endpoints[trace.endpoint];
+    struct xlb_stream_sub *sub = xlb_stream_sub_for(w, w->snap, e);
+    if (sub == NULL) {
+        unsent(w, &trace);
+        xlb_stream_reply_unavailable(c, stream_id, "xlb: no connection to the endpoint");
+        return;
+    }
+    xlb_stream_forward(c, stream_id, ended, sub, &trace);
 }
 
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame, void *user)
@@ -130,7 +156,7 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame, void
     struct xlb_stream_conn *c = user;
     (void)s;
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-        struct xlb_stream_headers *h = &c->w->headers;
+        struct xlb_stream_headers *h = &c->side.w->headers;
         h->stream_id = frame->hd.stream_id;
         h->overflow = false;
         h->n_fields = 0;
@@ -154,7 +180,7 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8
                      void *user)
 {
     struct xlb_stream_conn *c = user;
-    struct xlb_stream_headers *h = &c->w->headers;
+    struct xlb_stream_headers *h = &c->side.w->headers;
     (void)s;
     (void)flags;
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST ||
@@ -180,8 +206,15 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8
 static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *user)
 {
     (void)s;
-    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST)
-        request(user, frame->hd.stream_id);
+    struct xlb_stream_conn *c = user;
+    bool ended = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+        request(c, frame->hd.stream_id, ended);
+        return 0;
+    }
+    struct xlb_stream_rpc *r = xlb_stream_rpc_of_client(c, frame->hd.stream_id);
+    if (r != NULL && ended && (frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS))
+        xlb_stream_client_end(c, r);
     return 0;
 }
 
@@ -196,15 +229,29 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *frame, void *u
     return 0;
 }
 
-/* Request DATA has nowhere to go yet: it is taken, and its window given back. */
+/* Request DATA: to its RPC's backend stream, consumed when taken; for a stream xlb answered
+ * itself, taken and its window given back at once. */
 static int on_data_chunk_recv(nghttp2_session *s, uint8_t flags, int32_t stream_id,
                               const uint8_t *data, size_t len, void *user)
 {
     (void)flags;
-    (void)data;
-    (void)user;
+    struct xlb_stream_rpc *r = xlb_stream_rpc_of_client(user, stream_id);
+    if (r != NULL) {
+        xlb_stream_client_data(user, r, data, len);
+        return 0;
+    }
     if (nghttp2_session_consume(s, stream_id, len) != 0)
         nghttp2_session_consume_connection(s, len);
+    return 0;
+}
+
+static int on_stream_close(nghttp2_session *s, int32_t stream_id, uint32_t error_code, void *user)
+{
+    struct xlb_stream_rpc *r = xlb_stream_rpc_of_client(user, stream_id);
+    if (r != NULL) {
+        nghttp2_session_set_stream_user_data(s, stream_id, NULL);
+        xlb_stream_client_closed(user, r, error_code);
+    }
     return 0;
 }
 
@@ -215,4 +262,5 @@ void xlb_stream_rpc_callbacks(nghttp2_session_callbacks *cb)
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk_recv);
     nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
 }

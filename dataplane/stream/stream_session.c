@@ -11,33 +11,35 @@
 
 #include "stream_conn.h"
 
-static bool live(const struct xlb_stream_conn *c)
+static bool live(const struct xlb_stream_side *d)
 {
-    return c->tcp != NULL && !c->done;
+    return d->tcp != NULL && !d->done;
 }
 
 bool xlb_stream_session_open(struct xlb_stream_conn *c)
 {
-    struct xlb_stream_worker *w = c->w;
-    if (!xlb_h2_quota_init(&c->quota, &w->heap, XLB_STREAM_QUOTA_FLOOR, XLB_STREAM_QUOTA_LIMIT))
+    struct xlb_stream_worker *w = c->side.w;
+    if (!xlb_h2_quota_init(&c->side.quota, &w->heap, XLB_STREAM_QUOTA_FLOOR,
+                           XLB_STREAM_QUOTA_LIMIT))
         return false;
     /* Callbacks and options were made once, off the fast path: nothing here uses malloc. */
-    bool ok = nghttp2_session_server_new3(&c->h2, w->callbacks, c, w->options, &c->quota.mem) == 0;
+    bool ok = nghttp2_session_server_new3(&c->side.h2, w->callbacks, c, w->options,
+                                          &c->side.quota.mem) == 0;
     if (ok) {
         const nghttp2_settings_entry settings[] = {
             {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, w->limits.max_concurrent_streams},
             {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, w->limits.window_bytes},
             {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
         };
-        ok = nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, settings, 3) == 0;
+        ok = nghttp2_submit_settings(c->side.h2, NGHTTP2_FLAG_NONE, settings, 3) == 0;
     }
     if (ok && w->session_bytes == 0)
-        w->session_bytes = c->quota.in_use; /* an idle session, its SETTINGS queued */
+        w->session_bytes = c->side.quota.in_use; /* an idle session, its SETTINGS queued */
     if (!ok) {
-        if (c->h2 != NULL)
-            nghttp2_session_del(c->h2);
-        c->h2 = NULL;
-        xlb_h2_quota_fini(&c->quota);
+        if (c->side.h2 != NULL)
+            nghttp2_session_del(c->side.h2);
+        c->side.h2 = NULL;
+        xlb_h2_quota_fini(&c->side.quota);
     }
     return ok;
 }
@@ -70,137 +72,147 @@ static struct rte_mbuf *copy_to_mbufs(struct rte_mempool *pool, const uint8_t *d
 }
 
 /* Write the chunk the send queue refused before; true when nothing is pending. */
-static bool write_pending(struct xlb_stream_conn *c)
+static bool write_pending(struct xlb_stream_side *d)
 {
-    if (c->pending == NULL)
+    if (d->pending == NULL)
         return true;
-    if (xlb_tcp_write(c->w->ep, c->tcp, c->pending) != 0)
+    if (xlb_tcp_write(d->w->ep, d->tcp, d->pending) != 0)
         return false; /* on_writable resumes */
-    c->pending = NULL;
+    d->pending = NULL;
     return true;
 }
 
 /* The session's output, a chunk at a time, each copied at once (the session's buffer is
  * valid only until its next call) and taken only while the send queue has room for it. */
-static void send_output(struct xlb_stream_conn *c)
+static void send_output(struct xlb_stream_side *d)
 {
-    struct xlb_stream_worker *w = c->w;
-    for (int i = 0; i < XLB_STREAM_SEND_CHUNKS && write_pending(c); i++) {
-        if (xlb_tcp_send_space(w->ep, c->tcp, XLB_STREAM_CHUNK_ROOM) < XLB_STREAM_CHUNK_ROOM)
+    struct xlb_stream_worker *w = d->w;
+    for (int i = 0; i < XLB_STREAM_SEND_CHUNKS && write_pending(d); i++) {
+        if (xlb_tcp_send_space(w->ep, d->tcp, XLB_STREAM_CHUNK_ROOM) < XLB_STREAM_CHUNK_ROOM)
             break; /* on_writable resumes */
         const uint8_t *data;
-        ssize_t n = nghttp2_session_mem_send(c->h2, &data);
+        ssize_t n = nghttp2_session_mem_send(d->h2, &data);
         if (n <= 0) {
             if (n < 0)
                 w->ctx->stats->events[XLB_EVENT_STREAM_SESSION_ERRORS]++;
             break;
         }
-        c->pending = copy_to_mbufs(w->ctx->pool, data, (uint32_t)n);
-        if (c->pending == NULL) {
+        d->pending = copy_to_mbufs(w->ctx->pool, data, (uint32_t)n);
+        if (d->pending == NULL) {
             /* The bytes are lost to the stream: the connection cannot go on. */
             w->ctx->stats->drops[XLB_DROP_NO_MBUF]++;
-            xlb_tcp_abort(w->ep, c->tcp);
+            xlb_tcp_abort(w->ep, d->tcp);
             return;
         }
     }
-    if (live(c))
-        xlb_tcp_flush(w->ep, c->tcp);
+    if (live(d))
+        xlb_tcp_flush(w->ep, d->tcp);
 }
 
-/* Feed what the client has sent; false when the session failed (the client is reset). */
-static bool feed_input(struct xlb_stream_conn *c, bool *eof)
+/* Feed what the peer has sent; false when the session failed (the peer is reset). */
+static bool feed_input(struct xlb_stream_side *d, bool *eof)
 {
-    struct xlb_stream_worker *w = c->w;
+    struct xlb_stream_worker *w = d->w;
     *eof = false;
     for (int i = 0; i < XLB_STREAM_RECV_PIECES; i++) {
         const uint8_t *data;
         uint32_t len;
-        if (xlb_tcp_peek(c->tcp, &data, &len, eof) == 0 || len == 0)
+        if (xlb_tcp_peek(d->tcp, &data, &len, eof) == 0 || len == 0)
             break;
-        ssize_t n = nghttp2_session_mem_recv(c->h2, data, len);
+        ssize_t n = nghttp2_session_mem_recv(d->h2, data, len);
         if (n < 0) {
             w->ctx->stats->events[XLB_EVENT_STREAM_SESSION_ERRORS]++;
             return false;
         }
-        xlb_tcp_consume(w->ep, c->tcp, (uint32_t)n);
-        if (!live(c))
+        xlb_tcp_consume(w->ep, d->tcp, (uint32_t)n);
+        if (!live(d))
             return true;
     }
     return true;
 }
 
-void xlb_stream_pump(struct xlb_stream_conn *c)
+void xlb_stream_pump(struct xlb_stream_side *d)
 {
-    if (c->pumping) { /* a write or a shutdown called back into us: one more round */
-        c->again = true;
+    if (d->pumping) { /* called back into while pumping: one more round */
+        d->again = true;
         return;
     }
-    c->pumping = true;
-    for (int round = 0; round < 4 && live(c) && c->h2 != NULL; round++) {
-        c->again = false;
+    d->pumping = true;
+    for (int round = 0; round < 4 && live(d) && d->h2 != NULL; round++) {
+        d->again = false;
         bool eof = false;
-        if (!feed_input(c, &eof)) {
-            xlb_tcp_abort(c->w->ep, c->tcp);
+        if (!feed_input(d, &eof)) {
+            xlb_tcp_abort(d->w->ep, d->tcp);
             break;
         }
-        if (!live(c))
+        if (!live(d) || d->h2 == NULL)
             break;
-        send_output(c);
-        bool finished = !nghttp2_session_want_read(c->h2) && !nghttp2_session_want_write(c->h2);
-        if ((eof || finished) && c->pending == NULL && !c->shut) {
-            c->shut = true; /* the client closed, or the session is over (GOAWAY sent) */
-            xlb_tcp_shutdown(c->w->ep, c->tcp);
+        send_output(d);
+        if (!live(d))
+            break;
+        bool finished = !nghttp2_session_want_read(d->h2) && !nghttp2_session_want_write(d->h2);
+        if ((eof || finished) && d->pending == NULL && !d->shut) {
+            d->shut = true; /* the peer closed, or the session is over (GOAWAY sent) */
+            xlb_tcp_shutdown(d->w->ep, d->tcp);
         }
-        if (!c->again)
+        if (!d->again)
             break;
     }
-    c->pumping = false;
+    d->pumping = false;
 }
 
-void xlb_stream_abort(struct xlb_stream_conn *c)
+void xlb_stream_send(struct xlb_stream_side *d)
 {
-    if (live(c))
-        xlb_tcp_abort(c->w->ep, c->tcp); /* on_closed marks it done */
+    xlb_stream_pump(d); /* a pump in progress takes it as one more round */
+}
+
+void xlb_stream_abort(struct xlb_stream_side *d)
+{
+    if (live(d))
+        xlb_tcp_abort(d->w->ep, d->tcp); /* on_closed marks it done */
 }
 
 static void on_connected(struct xlb_tcp_conn *t, void *user)
 {
-    struct xlb_stream_conn *c = user;
-    c->tcp = t;
-    xlb_stream_pump(c);
+    struct xlb_stream_side *d = user;
+    d->tcp = t;
+    xlb_stream_pump(d);
 }
 
 static void on_data(struct xlb_tcp_conn *t, void *user)
 {
-    struct xlb_stream_conn *c = user;
     (void)t;
-    xlb_stream_pump(c);
+    xlb_stream_pump(user);
 }
 
-/* The connection is over: its session goes, its flow stays a little for the last segments a
- * TIME-WAIT connection may still have to answer. */
+/* The connection is over: its session goes (its RPCs end on the other side), its flow stays a
+ * little for the last segments a TIME-WAIT connection may still have to answer. */
 static void on_closed(struct xlb_tcp_conn *t, void *user, enum xlb_tcp_close_reason why)
 {
-    struct xlb_stream_conn *c = user;
-    struct xlb_stream_worker *w = c->w;
-    (void)why;
-    c->done = true;
+    struct xlb_stream_side *d = user;
+    struct xlb_stream_worker *w = d->w;
+    d->done = true;
     if (xlb_tcp_conn_state(t) != XLB_TCP_TIME_WAIT)
-        c->tcp = NULL;
+        d->tcp = NULL;
     struct xlb_stream_link *was = w->current;
-    w->current = &c->link; /* what it sent last (its RST) goes out by this connection */
+    w->current = &d->link; /* what it sent last (its RST) goes out by this connection */
     xlb_stream_route_output(w);
     w->current = was;
-    if (c->h2 != NULL) {
-        nghttp2_session_del(c->h2);
-        c->h2 = NULL;
+    if (d->is_sub)
+        xlb_stream_sub_closed((struct xlb_stream_sub *)d, why);
+    else
+        xlb_stream_conn_lost((struct xlb_stream_conn *)d);
+    if (d->h2 != NULL) {
+        nghttp2_session_del(d->h2);
+        d->h2 = NULL;
     }
-    rte_pktmbuf_free(c->pending);
-    c->pending = NULL;
-    w->ctx->stats->events[XLB_EVENT_STREAM_CLOSED]++;
-    if (c->flow == XLB_STREAM_NONE)
+    rte_pktmbuf_free(d->pending);
+    d->pending = NULL;
+    if (!d->is_sub)
+        w->ctx->stats->events[XLB_EVENT_STREAM_CLOSED]++;
+    if (d->flow == XLB_STREAM_NONE)
         return;
-    struct xlb_flow *f = &w->ctx->flows->flows[c->flow];
+    struct xlb_flow *f = &w->ctx->flows->flows[d->flow];
     f->state = XLB_FLOW_CLOSED;
     xlb_flow_set_timeout(w->ctx->flows, f, w->ctx->now_tsc, w->ctx->tsc_hz,
                          XLB_FLOW_CLOSED_TIMEOUT_S + 1);

@@ -40,14 +40,25 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     w->conns = rte_zmalloc_socket("xlb_stream_conns", (size_t)w->n_conns * sizeof(*w->conns),
                                   RTE_CACHE_LINE_SIZE, socket);
     w->heap_block = rte_malloc_socket("xlb_stream_heap", heap_size, RTE_CACHE_LINE_SIZE, socket);
+    w->n_subs = w->n_conns;
+    w->n_rpcs = w->n_conns * 4;
+    w->subs = rte_zmalloc_socket("xlb_stream_subs", (size_t)w->n_subs * sizeof(*w->subs),
+                                 RTE_CACHE_LINE_SIZE, socket);
+    w->rpcs = rte_zmalloc_socket("xlb_stream_rpcs", (size_t)w->n_rpcs * sizeof(*w->rpcs),
+                                 RTE_CACHE_LINE_SIZE, socket);
+    w->sub_of_slot = rte_malloc_socket("xlb_stream_slots", XLB_ENDPOINT_SLOTS * sizeof(uint32_t),
+                                       RTE_CACHE_LINE_SIZE, socket);
     if (nghttp2_session_callbacks_new(&w->callbacks) == 0)
         xlb_stream_rpc_callbacks(w->callbacks);
+    if (nghttp2_session_callbacks_new(&w->sub_callbacks) == 0)
+        xlb_stream_sub_callbacks(w->sub_callbacks);
     if (nghttp2_option_new(&w->options) == 0) {
         nghttp2_option_set_no_auto_window_update(w->options, 1);
         nghttp2_option_set_max_send_header_block_length(w->options, 16384);
     }
     if (w->ep == NULL || w->conns == NULL || w->heap_block == NULL || w->n_conns == 0 ||
-        w->callbacks == NULL || w->options == NULL) {
+        w->callbacks == NULL || w->options == NULL || w->sub_callbacks == NULL || w->subs == NULL ||
+        w->rpcs == NULL || w->sub_of_slot == NULL) {
         XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u stream connections", worker_id,
                 limits->connections);
         xlb_stream_worker_free(w);
@@ -57,6 +68,14 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     for (uint32_t i = 0; i < w->n_conns; i++)
         w->conns[i].next_free = i + 1 < w->n_conns ? i + 1 : XLB_STREAM_NONE;
     w->free_head = 0;
+    for (uint32_t i = 0; i < w->n_subs; i++)
+        w->subs[i].next_free = i + 1 < w->n_subs ? i + 1 : XLB_STREAM_NONE;
+    w->sub_free = 0;
+    for (uint32_t i = 0; i < w->n_rpcs; i++)
+        w->rpcs[i].next_free = i + 1 < w->n_rpcs ? i + 1 : XLB_STREAM_NONE;
+    w->rpc_free = 0;
+    for (uint32_t i = 0; i < XLB_ENDPOINT_SLOTS; i++)
+        w->sub_of_slot[i] = XLB_STREAM_NONE;
     xlb_tcp_tx_set(w->ep, w->tx, XLB_STREAM_TX_CAP, &w->n_tx);
     return w;
 }
@@ -66,8 +85,19 @@ void xlb_stream_worker_free(struct xlb_stream_worker *w)
     if (w == NULL)
         return;
     for (uint32_t i = 0; w->conns != NULL && i < w->n_conns; i++)
-        if (w->conns[i].h2 != NULL)
-            nghttp2_session_del(w->conns[i].h2);
+        if (w->conns[i].side.h2 != NULL)
+            nghttp2_session_del(w->conns[i].side.h2);
+    for (uint32_t i = 0; w->subs != NULL && i < w->n_subs; i++)
+        if (w->subs[i].side.h2 != NULL)
+            nghttp2_session_del(w->subs[i].side.h2);
+    for (uint32_t i = 0; w->rpcs != NULL && i < w->n_rpcs; i++) {
+        xlb_stream_bytes_clear(&w->rpcs[i].up);
+        xlb_stream_bytes_clear(&w->rpcs[i].down);
+    }
+    nghttp2_session_callbacks_del(w->sub_callbacks);
+    rte_free(w->subs);
+    rte_free(w->rpcs);
+    rte_free(w->sub_of_slot);
     xlb_tcp_endpoint_free(w->ep);
     nghttp2_session_callbacks_del(w->callbacks);
     nghttp2_option_del(w->options);
@@ -92,6 +122,16 @@ uint32_t xlb_stream_session_bytes(const struct xlb_stream_worker *w)
     return w->session_bytes;
 }
 
+uint32_t xlb_stream_heap_in_use(const struct xlb_stream_worker *w)
+{
+    return xlb_h2_arena_in_use(&w->heap.heap);
+}
+
+uint32_t xlb_stream_rpc_size(void)
+{
+    return (uint32_t)sizeof(struct xlb_stream_rpc);
+}
+
 uint64_t xlb_stream_now_ms(const struct xlb_burst_ctx *ctx)
 {
     uint64_t per_ms = ctx->tsc_hz / 1000;
@@ -105,23 +145,24 @@ struct xlb_stream_conn *xlb_stream_conn_alloc(struct xlb_stream_worker *w)
     struct xlb_stream_conn *c = &w->conns[w->free_head];
     w->free_head = c->next_free;
     memset(c, 0, sizeof(*c));
-    c->w = w;
-    c->flow = XLB_STREAM_NONE;
-    c->link.in_use = true;
+    c->side.w = w;
+    c->side.flow = XLB_STREAM_NONE;
+    c->side.link.in_use = true;
     w->in_use++;
     return c;
 }
 
 void xlb_stream_conn_free(struct xlb_stream_worker *w, struct xlb_stream_conn *c)
 {
-    if (c->h2 != NULL) {
-        nghttp2_session_del(c->h2);
-        c->h2 = NULL;
+    if (c->side.h2 != NULL) {
+        xlb_stream_conn_lost(c);
+        nghttp2_session_del(c->side.h2);
+        c->side.h2 = NULL;
     }
-    xlb_h2_quota_fini(&c->quota);
-    rte_pktmbuf_free(c->pending);
-    c->pending = NULL;
-    c->link.in_use = false;
+    xlb_h2_quota_fini(&c->side.quota);
+    rte_pktmbuf_free(c->side.pending);
+    c->side.pending = NULL;
+    c->side.link.in_use = false;
     c->next_free = w->free_head;
     w->free_head = (uint32_t)(c - w->conns);
     w->in_use--;
@@ -216,12 +257,12 @@ void xlb_stream_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
         return;
     struct xlb_stream_conn *c = &w->conns[f->stream];
     f->stream = XLB_STREAM_NONE;
-    if (!c->link.in_use)
+    if (!c->side.link.in_use)
         return;
-    c->flow = XLB_STREAM_NONE; /* the flow is going: nothing may release it again */
-    xlb_stream_enter(w, ctx, NULL, &c->link);
-    xlb_stream_abort(c); /* on_closed frees the connection unless it was over already */
+    c->side.flow = XLB_STREAM_NONE; /* the flow is going: nothing may release it again */
+    xlb_stream_enter(w, ctx, NULL, &c->side.link);
+    xlb_stream_abort(&c->side); /* on_closed frees the connection unless it was over already */
     xlb_stream_route_output(w);
-    if (c->link.in_use)
+    if (c->side.link.in_use)
         xlb_stream_conn_free(w, c);
 }

@@ -1,10 +1,12 @@
 /*
- * The L7 stream mode's client side (dataplane/stream/), driven through the burst function by a
- * client that is a real nghttp2 client session over an xlb TCP endpoint: xlb terminates its
- * TCP and HTTP/2, answers its SETTINGS, and gives each request stream its own pick and answer.
- * With no forwarding yet, every RPC gets xlb's trailers-only UNAVAILABLE with the reason, on
- * its own stream, and the connection stays open for the next RPCs. In the end the flow, the
- * connection and every mbuf are back.
+ * The L7 stream mode (dataplane/stream/), driven through the burst function by a client that
+ * is a real nghttp2 client session over an xlb TCP endpoint, and backends that are real nghttp2
+ * server sessions over another (answering each RPC with a message naming the backend and
+ * grpc-status 0 in trailers): xlb terminates the client's TCP and HTTP/2, picks each request
+ * stream on its own and forwards it over its subchannel to the picked backend. RPCs of one
+ * connection spread over the endpoints; a backend that refuses the connection gets its RPC
+ * answered UNAVAILABLE; bytes that are not HTTP/2 end the connection. In the end flows,
+ * connections and mbufs are all back.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,26 +27,54 @@
 #include "nat_segments.h"
 #include "stream/stream.h"
 #include "tcp_fixture.h"
+#include "xlb_lb_connectivity.h"
 #include "xlb_tcp.h"
 
 #define PEER_TX   1024
 #define MAX_STEPS 20000u /* simulated milliseconds: every loop's bound */
 #define MS        (TSC_HZ / 1000)
-#define RPCS      3
+#define RPCS      4
+#define BACKENDS  2
+#define BACKEND_A "198.18.0.21"
+#define BACKEND_B "198.18.0.22"
 
-static const struct rte_ether_addr port_mac = FIX_PORT_MAC, peer_mac = FIX_PEER_MAC;
+static const struct rte_ether_addr port_mac = FIX_PORT_MAC, peer_mac = FIX_PEER_MAC,
+                                   backend_mac = NAT_BACKEND_MAC;
 
 /* What the client learned of one RPC. */
 struct rpc {
     int32_t stream_id;
     char grpc_status[8];
     char grpc_message[128];
+    char body[64];
     bool closed;
     uint32_t error_code;
 };
 
+/* A backend: one of the backend endpoint's connections and its HTTP/2 server session. */
+struct backend {
+    struct stream_test *t;
+    struct xlb_tcp_conn *c;
+    nghttp2_session *h2;
+    uint8_t addr[4]; /* the backend address it was opened to */
+    char name;       /* 'A' or 'B', by address */
+    unsigned rpcs;
+};
+
 struct stream_test {
     struct nat_fixture *n;
+    struct xlb_tcp_endpoint *backend_ep;
+    struct rte_mbuf *backend_tx[PEER_TX];
+    uint16_t n_backend_tx;
+    struct xlb_syn_cookie_keys backend_keys;
+    struct backend backends[8];
+    unsigned n_backends;
+    bool refuse; /* the backends answer SYNs with a RST */
+    /* Flow control: the backends take request DATA without giving its window back until
+     * released (stall), and count it; the client sends body_total bytes of request body. */
+    bool stall;
+    uint64_t backend_body, backend_unconsumed;
+    uint32_t body_total, body_sent;
     struct rte_mbuf *sent[4096];
     uint32_t n_sent;
     struct rte_mempool *peer_pool;
@@ -101,6 +131,18 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8
     return 0;
 }
 
+static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data, size_t len,
+                   void *user)
+{
+    (void)s;
+    (void)flags;
+    struct rpc *r = rpc_of(user, id);
+    if (r != NULL)
+        snprintf(r->body + strlen(r->body), sizeof(r->body) - strlen(r->body), "%.*s", (int)len,
+                 (const char *)data);
+    return 0;
+}
+
 static int on_stream_close(nghttp2_session *s, int32_t id, uint32_t error_code, void *user)
 {
     (void)s;
@@ -129,6 +171,7 @@ static void h2_client(struct stream_test *t)
     nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
     assert_int_equal(nghttp2_session_client_new(&t->h2, cb, t), 0);
     nghttp2_session_callbacks_del(cb);
     assert_int_equal(nghttp2_submit_settings(t->h2, NGHTTP2_FLAG_NONE, NULL, 0), 0);
@@ -157,6 +200,41 @@ static void submit_rpc(struct stream_test *t)
     t->rpcs[t->n_rpcs++] = (struct rpc){.stream_id = id};
 }
 
+static ssize_t client_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
+                           uint32_t *flags, nghttp2_data_source *source, void *user)
+{
+    struct stream_test *t = user;
+    (void)s;
+    (void)id;
+    (void)source;
+    uint32_t n = t->body_total - t->body_sent;
+    if (n > len)
+        n = (uint32_t)len;
+    memset(buf, 'x', n);
+    t->body_sent += n;
+    if (t->body_sent == t->body_total)
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return n;
+}
+
+/* An RPC whose request carries body_total bytes. */
+static void submit_rpc_with_body(struct stream_test *t, uint32_t bytes)
+{
+    static const nghttp2_nv nva[] = {
+        NV(":method", "POST"),
+        NV(":scheme", "http"),
+        NV(":path", "/echo.Echo/Upload"),
+        NV(":authority", "svc"),
+        NV("content-type", "application/grpc"),
+        NV("te", "trailers"),
+    };
+    t->body_total = bytes;
+    nghttp2_data_provider body = {.read_callback = client_body};
+    int32_t id = nghttp2_submit_request(t->h2, NULL, nva, RTE_DIM(nva), &body, NULL);
+    assert_true(id > 0);
+    t->rpcs[t->n_rpcs++] = (struct rpc){.stream_id = id};
+}
+
 /* ---- the client's TCP ---- */
 
 static void client_read(struct stream_test *t)
@@ -172,19 +250,37 @@ static void client_read(struct stream_test *t)
         t->eof = true;
 }
 
+/* Bytes into a chain of the peer pool's mbufs. */
+static struct rte_mbuf *chain_of(struct stream_test *t, const uint8_t *data, size_t n)
+{
+    struct rte_mbuf *head = NULL, *tail = NULL;
+    while (n > 0) {
+        struct rte_mbuf *m = rte_pktmbuf_alloc(t->peer_pool);
+        assert_non_null(m);
+        size_t piece = RTE_MIN(n, (size_t)rte_pktmbuf_tailroom(m));
+        memcpy(rte_pktmbuf_append(m, (uint16_t)piece), data, piece);
+        data += piece;
+        n -= piece;
+        if (head == NULL)
+            head = m;
+        else
+            assert_int_equal(rte_pktmbuf_chain(head, m), 0);
+        tail = m;
+    }
+    (void)tail;
+    return head;
+}
+
 static void client_write(struct stream_test *t)
 {
     if (t->c == NULL || xlb_tcp_conn_state(t->c) != XLB_TCP_ESTABLISHED)
         return;
     const uint8_t *data;
     ssize_t n;
-    while ((n = nghttp2_session_mem_send(t->h2, &data)) > 0) {
-        struct rte_mbuf *m = rte_pktmbuf_alloc(t->peer_pool);
-        assert_non_null(m);
-        assert_true(n <= rte_pktmbuf_tailroom(m));
-        memcpy(rte_pktmbuf_append(m, (uint16_t)n), data, (size_t)n);
-        assert_int_equal(xlb_tcp_write(t->ep, t->c, m), 0);
-    }
+    /* A frame at a time, while the send queue has room for the largest. */
+    while (xlb_tcp_send_space(t->ep, t->c, 20000) >= 20000 &&
+           (n = nghttp2_session_mem_send(t->h2, &data)) > 0)
+        assert_int_equal(xlb_tcp_write(t->ep, t->c, chain_of(t, data, (size_t)n)), 0);
     xlb_tcp_flush(t->ep, t->c);
 }
 
@@ -212,6 +308,163 @@ static void on_closed(struct xlb_tcp_conn *c, void *user, enum xlb_tcp_close_rea
 }
 static const struct xlb_tcp_callbacks cbs = {on_connected, on_readable, on_writable, on_closed};
 
+/* ---- the backends' HTTP/2 ---- */
+
+/* The message: 5 bytes "from " then the backend's name, in one DATA frame. */
+static ssize_t backend_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
+                            uint32_t *flags, nghttp2_data_source *source, void *user)
+{
+    struct backend *b = user;
+    (void)source;
+    assert_true(len >= 6);
+    memcpy(buf, "from ", 5);
+    buf[5] = (uint8_t)b->name;
+    *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    static const nghttp2_nv trailers[] = {NV("grpc-status", "0")};
+    assert_int_equal(nghttp2_submit_trailer(s, id, trailers, 1), 0);
+    return 6;
+}
+
+/* A request complete (its END_STREAM): the response, its message and trailers. */
+static int backend_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *user)
+{
+    struct backend *b = user;
+    if (!(frame->hd.flags & NGHTTP2_FLAG_END_STREAM) ||
+        (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA))
+        return 0;
+    static const nghttp2_nv nva[] = {NV(":status", "200"), NV("content-type", "application/grpc")};
+    nghttp2_data_provider body = {.read_callback = backend_body};
+    assert_int_equal(nghttp2_submit_response(s, frame->hd.stream_id, nva, 2, &body), 0);
+    b->rpcs++;
+    return 0;
+}
+
+static int backend_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data,
+                        size_t len, void *user)
+{
+    struct backend *b = user;
+    (void)flags;
+    (void)data;
+    b->t->backend_body += len;
+    if (b->t->stall)
+        b->t->backend_unconsumed += len;
+    else
+        nghttp2_session_consume(s, id, len);
+    return 0;
+}
+
+static void backend_pump(struct backend *b)
+{
+    struct stream_test *t = b->t;
+    const uint8_t *d;
+    uint32_t len;
+    bool eof;
+    while (b->c != NULL && xlb_tcp_peek(b->c, &d, &len, &eof) && len) {
+        assert_int_equal(nghttp2_session_mem_recv(b->h2, d, len), (ssize_t)len);
+        xlb_tcp_consume(t->backend_ep, b->c, len);
+    }
+    if (b->c == NULL || xlb_tcp_conn_state(b->c) != XLB_TCP_ESTABLISHED)
+        return;
+    ssize_t n;
+    while ((n = nghttp2_session_mem_send(b->h2, &d)) > 0) {
+        struct rte_mbuf *m = rte_pktmbuf_alloc(t->peer_pool);
+        assert_non_null(m);
+        memcpy(rte_pktmbuf_append(m, (uint16_t)n), d, (size_t)n);
+        assert_int_equal(xlb_tcp_write(t->backend_ep, b->c, m), 0);
+    }
+    xlb_tcp_flush(t->backend_ep, b->c);
+}
+
+static void backend_connected(struct xlb_tcp_conn *c, void *user)
+{
+    struct backend *b = user;
+    b->c = c;
+    nghttp2_session_callbacks *cb;
+    assert_int_equal(nghttp2_session_callbacks_new(&cb), 0);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, backend_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, backend_data);
+    nghttp2_option *opt;
+    assert_int_equal(nghttp2_option_new(&opt), 0);
+    nghttp2_option_set_no_auto_window_update(opt, 1);
+    assert_int_equal(nghttp2_session_server_new2(&b->h2, cb, b, opt), 0);
+    nghttp2_option_del(opt);
+    nghttp2_session_callbacks_del(cb);
+    assert_int_equal(nghttp2_submit_settings(b->h2, NGHTTP2_FLAG_NONE, NULL, 0), 0);
+}
+static void backend_event(struct xlb_tcp_conn *c, void *user)
+{
+    (void)c;
+    (void)user;
+}
+static void backend_closed(struct xlb_tcp_conn *c, void *user, enum xlb_tcp_close_reason why)
+{
+    (void)c;
+    (void)why;
+    ((struct backend *)user)->c = NULL;
+}
+static const struct xlb_tcp_callbacks backend_cbs = {backend_connected, backend_event,
+                                                     backend_event, backend_closed};
+
+/* A segment (IP first) to the backends: to its connection, or a SYN answered with a cookie
+ * (or a RST when refusing), or the handshake's ACK accepted into a new backend. */
+static void to_backends(struct stream_test *t, struct rte_mbuf *m)
+{
+    const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+    const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)(ip + 20);
+    for (unsigned i = 0; i < t->n_backends; i++) {
+        struct backend *b = &t->backends[i];
+        struct xlb_tcp_conn_info info;
+        if (b->c == NULL)
+            continue;
+        xlb_tcp_conn_info(b->c, &info);
+        if (info.tuple.remote_port == th->src_port && memcmp(info.tuple.local, ip + 16, 4) == 0) {
+            xlb_tcp_receive(t->backend_ep, b->c, m, now_ms(t));
+            backend_pump(b);
+            return;
+        }
+    }
+    if (t->refuse && (th->tcp_flags & RTE_TCP_SYN_FLAG)) {
+        /* A RST for the SYN: addresses and ports swapped, ACK of its sequence number + 1. */
+        uint8_t d[40] = {0};
+        struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)d;
+        h->version_ihl = 0x45;
+        h->total_length = rte_cpu_to_be_16(40);
+        h->time_to_live = 64;
+        h->next_proto_id = IPPROTO_TCP;
+        memcpy(&h->src_addr, ip + 16, 4);
+        memcpy(&h->dst_addr, ip + 12, 4);
+        struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(d + 20);
+        tcp->src_port = th->dst_port;
+        tcp->dst_port = th->src_port;
+        tcp->recv_ack = rte_cpu_to_be_32(rte_be_to_cpu_32(th->sent_seq) + 1);
+        tcp->data_off = 5 << 4;
+        tcp->tcp_flags = RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG;
+        h->hdr_checksum = rte_ipv4_cksum(h);
+        tcp->cksum = rte_ipv4_udptcp_cksum(h, tcp);
+        struct rte_mbuf *r = rte_pktmbuf_alloc(t->peer_pool);
+        assert_non_null(r);
+        rte_memcpy(rte_pktmbuf_append(r, sizeof(d)), d, sizeof(d));
+        t->backend_tx[t->n_backend_tx++] = r;
+        rte_pktmbuf_free(m);
+        return;
+    }
+    if (th->tcp_flags & RTE_TCP_SYN_FLAG) {
+        xlb_tcp_answer_syn(t->backend_ep, m, &t->backend_keys, now_ms(t));
+        return;
+    }
+    assert_true(t->n_backends < RTE_DIM(t->backends));
+    struct backend *b = &t->backends[t->n_backends];
+    *b = (struct backend){.t = t};
+    memcpy(b->addr, ip + 16, 4);
+    char text[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, b->addr, text, sizeof(text));
+    b->name = strcmp(text, BACKEND_A) == 0 ? 'A' : 'B';
+    if (xlb_tcp_accept(t->backend_ep, m, &t->backend_keys, now_ms(t), &backend_cbs, b) != NULL) {
+        t->n_backends++;
+        backend_pump(b);
+    }
+}
+
 /* ---- the wire ---- */
 
 static void take_batch(struct xlb_burst_ctx *ctx, uint16_t port_index)
@@ -224,7 +477,7 @@ static void take_batch(struct xlb_burst_ctx *ctx, uint16_t port_index)
     b->n = 0;
 }
 
-/* What xlb sent, to the client (all of it must be addressed to the client's next hop). */
+/* What xlb sent, to the client or to the backends, by next hop. */
 static void xlb_to_client(struct stream_test *t)
 {
     take_batch(&t->n->f->ctx, 0);
@@ -234,7 +487,9 @@ static void xlb_to_client(struct stream_test *t)
         struct rte_mbuf *frame = t->sent[i];
         const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(frame, const struct rte_ether_hdr *);
         assert_memory_equal(&eth->src_addr, &port_mac, sizeof(port_mac));
-        assert_memory_equal(&eth->dst_addr, &peer_mac, sizeof(peer_mac));
+        bool to_backend = rte_is_same_ether_addr(&eth->dst_addr, &backend_mac);
+        if (!to_backend)
+            assert_memory_equal(&eth->dst_addr, &peer_mac, sizeof(peer_mac));
         uint32_t len = rte_pktmbuf_pkt_len(frame) - (uint32_t)sizeof(*eth);
         struct rte_mbuf *m = rte_pktmbuf_alloc(t->peer_pool);
         assert_non_null(m);
@@ -243,22 +498,25 @@ static void xlb_to_client(struct stream_test *t)
         if (src != d)
             memcpy(d, src, len);
         rte_pktmbuf_free(frame);
-        if (t->c != NULL)
+        if (to_backend)
+            to_backends(t, m);
+        else if (t->c != NULL)
             xlb_tcp_receive(t->ep, t->c, m, now_ms(t));
         else
             rte_pktmbuf_free(m);
     }
 }
 
-static void client_to_xlb(struct stream_test *t)
+static void peer_to_xlb(struct stream_test *t, struct rte_mbuf **tx, uint16_t *n_tx,
+                        const struct rte_ether_addr *src)
 {
     uint8_t frame[2048];
-    for (uint16_t i = 0; i < t->n_tx; i++) {
-        struct rte_mbuf *m = t->tx[i];
+    for (uint16_t i = 0; i < *n_tx; i++) {
+        struct rte_mbuf *m = tx[i];
         uint32_t len = rte_pktmbuf_pkt_len(m);
         assert_true(len + sizeof(struct rte_ether_hdr) <= sizeof(frame));
         struct rte_ether_hdr *eth = (struct rte_ether_hdr *)frame;
-        eth->src_addr = peer_mac;
+        eth->src_addr = *src;
         eth->dst_addr = port_mac;
         eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
         const void *ip = rte_pktmbuf_read(m, 0, len, frame + sizeof(*eth));
@@ -268,18 +526,22 @@ static void client_to_xlb(struct stream_test *t)
         fixture_send(t->n->f, frame, sizeof(*eth) + len);
         xlb_to_client(t);
     }
-    t->n_tx = 0;
+    *n_tx = 0;
 }
 
 static void step(struct stream_test *t)
 {
     struct fixture *f = t->n->f;
     client_write(t);
-    client_to_xlb(t);
+    peer_to_xlb(t, t->tx, &t->n_tx, &peer_mac);
+    for (unsigned i = 0; i < t->n_backends; i++)
+        backend_pump(&t->backends[i]);
+    peer_to_xlb(t, t->backend_tx, &t->n_backend_tx, &backend_mac);
     xlb_to_client(t);
     client_read(t);
     f->ctx.now_tsc += MS;
     xlb_tcp_poll(t->ep, now_ms(t), 256);
+    xlb_tcp_poll(t->backend_ep, now_ms(t), 256);
     xlb_stream_poll(&f->ctx, f->snap);
     xlb_flow_expire(&f->ctx, f->snap);
 }
@@ -289,9 +551,35 @@ static void step(struct stream_test *t)
 static struct stream_test *stream_test_create(void)
 {
     static struct stream_test t;
+    static unsigned serial;
+    char name[32];
+    snprintf(name, sizeof(name), "stream%u", serial);
     memset(&t, 0, sizeof(t));
     t.goaway_error = UINT32_MAX;
-    t.n = nat_fixture_two_clusters("stream", 64, 0, 0);
+    static const char *const endpoints[] = {BACKEND_A ":50051", BACKEND_B ":50051"};
+    static const uint32_t slots[] = {7, 8}, slots6[] = {9};
+    static const char *const endpoints6[] = {"[" BACKEND6 "]:50051"};
+    const struct nat_cluster clusters[] = {
+        {"grpc", XLB_LB_ROUND_ROBIN, endpoints, 2, slots, CLUSTER4, 1, 0},
+        {"grpc6", XLB_LB_ROUND_ROBIN, endpoints6, 1, slots6, CLUSTER6, 2, 0},
+    };
+    static const struct nat_backend backends[] = {
+        {BACKEND_A, NAT_BACKEND_MAC},
+        {BACKEND_B, NAT_BACKEND_MAC},
+        {BACKEND6, NAT_BACKEND6_MAC},
+    };
+    const struct nat_config nat = {
+        .name = name,
+        .flows = 64,
+        .port_count = PORT_COUNT,
+        .start_tsc = START_TSC,
+        .lb_seed = 42,
+        .backends = backends,
+        .n_backends = 3,
+        .clusters = clusters,
+        .n_clusters = 2,
+    };
+    t.n = nat_fixture_create(&nat);
     struct fixture *f = t.n->f;
     for (uint32_t v = 0; v < f->snap->n_vips; v++)
         f->snap->vips[v].l7 = f->snap->vips[v].stream = true;
@@ -300,12 +588,11 @@ static struct stream_test *stream_test_create(void)
         .max_concurrent_streams = XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS,
         .window_bytes = XLB_STREAM_DEFAULT_WINDOW_BYTES,
     };
+    assert_int_equal(xlb_lb_connectivity_init(&t.n->lb), 0);
     f->ctx.stream = xlb_stream_worker_create(0, &limits, f->pool, f->pool->size / 2, SOCKET_ID_ANY);
     assert_non_null(f->ctx.stream);
     f->ctx.tx_flush = take_batch;
     the_test = &t;
-    static unsigned serial;
-    char name[32];
     snprintf(name, sizeof(name), "stream_peer%u", serial++);
     t.peer_pool =
         rte_pktmbuf_pool_create(name, 4095, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
@@ -316,6 +603,12 @@ static struct stream_test *stream_test_create(void)
     t.ep = xlb_tcp_endpoint_create(&cfg, t.peer_pool, now_ms(&t));
     assert_non_null(t.ep);
     xlb_tcp_tx_set(t.ep, t.tx, PEER_TX, &t.n_tx);
+    cfg.max_connections = 16;
+    t.backend_ep = xlb_tcp_endpoint_create(&cfg, t.peer_pool, now_ms(&t));
+    assert_non_null(t.backend_ep);
+    xlb_tcp_tx_set(t.backend_ep, t.backend_tx, PEER_TX, &t.n_backend_tx);
+    uint8_t seed[16] = {7};
+    xlb_syn_cookie_keys_init(&t.backend_keys, seed);
     struct xlb_tcp_tuple tuple = {
         .family = AF_INET, .local_port = htons(40000), .remote_port = htons(VIP_PORT)};
     inet_pton(AF_INET, FIX_PEER4, tuple.local);
@@ -345,6 +638,9 @@ static void stream_test_destroy(struct stream_test *t)
     assert_int_equal(xlb_tcp_conns_in_use(t->ep), 0);
     nghttp2_session_del(t->h2);
     xlb_tcp_endpoint_free(t->ep);
+    for (unsigned i = 0; i < t->n_backends; i++)
+        nghttp2_session_del(t->backends[i].h2);
+    xlb_tcp_endpoint_free(t->backend_ep);
     assert_int_equal(rte_mempool_in_use_count(t->peer_pool), 0);
     rte_mempool_free(t->peer_pool);
     xlb_stream_worker_free(f->ctx.stream);
@@ -354,34 +650,110 @@ static void stream_test_destroy(struct stream_test *t)
 
 /* ---- tests ---- */
 
-/* Each RPC gets its own answer on its own stream, the connection lives on between them. */
-static void each_rpc_answered_on_its_stream(void **state)
+static void wait_settings(struct stream_test *t)
+{
+    for (uint32_t ms = 0; ms < MAX_STEPS && !t->settings_acked; ms++)
+        step(t);
+    assert_true(t->settings_acked); /* xlb's HTTP/2 server took our SETTINGS */
+}
+
+static void run_rpc(struct stream_test *t, unsigned i)
+{
+    submit_rpc(t);
+    struct rpc *r = &t->rpcs[i];
+    for (uint32_t ms = 0; ms < MAX_STEPS && !r->closed; ms++)
+        step(t);
+    assert_true(r->closed);
+    assert_int_equal(r->error_code, NGHTTP2_NO_ERROR);
+}
+
+/* RPCs of one client connection go each to its own pick: round robin over two endpoints
+ * alternates, each RPC gets its backend's message and grpc-status 0, and the connection stays
+ * open between them. */
+static void rpcs_spread_over_endpoints(void **state)
 {
     (void)state;
     struct stream_test *t = stream_test_create();
-    uint32_t ms = 0;
-    for (; ms < MAX_STEPS && !t->settings_acked; ms++)
-        step(t);
-    assert_true(t->settings_acked); /* xlb's HTTP/2 server took our SETTINGS */
+    wait_settings(t);
     print_message("an idle client session holds %u heap bytes\n",
                   xlb_stream_session_bytes(t->n->f->ctx.stream));
+    unsigned from_a = 0, from_b = 0;
     for (unsigned i = 0; i < RPCS; i++) {
-        submit_rpc(t);
+        run_rpc(t, i);
         struct rpc *r = &t->rpcs[i];
-        for (ms = 0; ms < MAX_STEPS && !r->closed; ms++)
-            step(t);
-        assert_true(r->closed);
-        assert_int_equal(r->error_code, NGHTTP2_NO_ERROR);
-        assert_string_equal(r->grpc_status, "14");
-        assert_string_equal(r->grpc_message, "xlb: stream mode does not forward yet");
+        assert_string_equal(r->grpc_status, "0");
+        from_a += strcmp(r->body + 5, "A") == 0;
+        from_b += strcmp(r->body + 5, "B") == 0;
         assert_non_null(t->c); /* the connection stays for the next RPC */
         assert_false(t->closed);
     }
+    assert_int_equal(from_a, RPCS / 2);
+    assert_int_equal(from_b, RPCS / 2);
+    assert_int_equal(t->n_backends, BACKENDS); /* one subchannel per endpoint, reused */
     const struct xlb_worker_stats *st = &t->n->f->stats;
     assert_int_equal(st->events[XLB_EVENT_STREAM_OPENED], 1);
     assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS], RPCS);
-    assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_UNAVAILABLE], RPCS);
+    assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_FORWARDED], RPCS);
+    assert_int_equal(st->events[XLB_EVENT_STREAM_SUBCHANNELS], BACKENDS);
     assert_int_equal(st->events[XLB_EVENT_STREAM_SESSION_ERRORS], 0);
+    /* Both endpoints READY for the LB core; every RPC a success in the load report. */
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_READY);
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 8), XLB_CONN_READY);
+    assert_int_equal(t->n->load->localities[1].succeeded, RPCS);
+    assert_int_equal(t->n->load->localities[1].failed, 0);
+    stream_test_destroy(t);
+}
+
+/* A backend that does not read: the client's upload stalls after the two windows on its way
+ * (xlb's towards the client, the backend's towards xlb) instead of filling xlb's memory; once
+ * the backend reads, all of it arrives and the RPC completes. */
+static void upload_stalls_with_the_backend(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    t->stall = true;
+    wait_settings(t);
+    const uint32_t total = 1u << 20, window = XLB_STREAM_DEFAULT_WINDOW_BYTES;
+    uint32_t heap_idle = xlb_stream_heap_in_use(t->n->f->ctx.stream);
+    submit_rpc_with_body(t, total);
+    for (uint32_t ms = 0; ms < 2000; ms++)
+        step(t);
+    print_message("heap: %u bytes with the idle client session, %u with a subchannel and one "
+                  "RPC in flight; an RPC's own entry %u bytes\n",
+                  heap_idle, xlb_stream_heap_in_use(t->n->f->ctx.stream), xlb_stream_rpc_size());
+    print_message("stalled: client sent %u bytes, the backend got %llu\n", t->body_sent,
+                  (unsigned long long)t->backend_body);
+    assert_true(t->backend_body <= 65535);       /* the backend's own window */
+    assert_true(t->body_sent <= window + 65535); /* xlb's window, plus what it passed on */
+    assert_true(t->body_sent > 0);
+    assert_false(t->rpcs[0].closed);
+    /* The backend reads what it has and then all that follows. */
+    for (unsigned i = 0; i < t->n_backends; i++)
+        nghttp2_session_consume(t->backends[i].h2, 1, t->backend_unconsumed);
+    t->stall = false;
+    for (uint32_t ms = 0; ms < MAX_STEPS && !t->rpcs[0].closed; ms++)
+        step(t);
+    assert_true(t->rpcs[0].closed);
+    assert_int_equal(t->backend_body, total);
+    assert_string_equal(t->rpcs[0].grpc_status, "0");
+    stream_test_destroy(t);
+}
+
+/* A backend that refuses the connection: its RPC ends UNAVAILABLE with the reason, the client
+ * connection goes on. */
+static void refused_backend_answers_unavailable(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    t->refuse = true;
+    wait_settings(t);
+    run_rpc(t, 0);
+    assert_string_equal(t->rpcs[0].grpc_status, "14");
+    assert_string_equal(t->rpcs[0].grpc_message, "xlb: the backend connection or stream failed");
+    assert_false(t->closed);
+    /* The endpoint in TRANSIENT_FAILURE for the LB core, the call failed. */
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_TRANSIENT_FAILURE);
+    assert_int_equal(t->n->load->localities[1].failed, 1);
     stream_test_destroy(t);
 }
 
@@ -409,7 +781,9 @@ int main(void)
 {
     fixture_eal_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(each_rpc_answered_on_its_stream),
+        cmocka_unit_test(rpcs_spread_over_endpoints),
+        cmocka_unit_test(refused_backend_answers_unavailable),
+        cmocka_unit_test(upload_stalls_with_the_backend),
         cmocka_unit_test(garbage_ends_the_connection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

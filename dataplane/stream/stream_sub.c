@@ -1,0 +1,232 @@
+/*
+ * Subchannels: per worker and endpoint, an HTTP/2 client connection over xlb's TCP from a SNAT
+ * port of the worker's slice, made when a pick first needs it. Its flow's key is made up (the
+ * endpoint as source, the SNAT address as destination, the subchannel's number as port): no
+ * client ever sends to a SNAT address, so it cannot clash with a client's key; the backend's
+ * segments find it by the SNAT port, as a relayed connection's do. Requests are submitted to
+ * its session at once: nghttp2 sends them after the connection preface, once TCP is up.
+ */
+#include <string.h>
+#include <sys/socket.h>
+
+#include "stream_conn.h"
+#include "xlb_siphash.h"
+
+static struct xlb_stream_sub *sub_alloc(struct xlb_stream_worker *w)
+{
+    if (w->sub_free == XLB_STREAM_NONE)
+        return NULL;
+    struct xlb_stream_sub *s = &w->subs[w->sub_free];
+    w->sub_free = s->next_free;
+    memset(s, 0, sizeof(*s));
+    s->side.w = w;
+    s->side.is_sub = true;
+    s->side.flow = XLB_STREAM_NONE;
+    s->side.link.in_use = true;
+    w->subs_in_use++;
+    return s;
+}
+
+static void sub_free(struct xlb_stream_worker *w, struct xlb_stream_sub *s)
+{
+    if (s->side.h2 != NULL) {
+        nghttp2_session_del(s->side.h2);
+        s->side.h2 = NULL;
+    }
+    xlb_h2_quota_fini(&s->side.quota);
+    rte_pktmbuf_free(s->side.pending);
+    s->side.pending = NULL;
+    if (s->endpoint_slot < XLB_ENDPOINT_SLOTS &&
+        w->sub_of_slot[s->endpoint_slot] == (uint32_t)(s - w->subs))
+        w->sub_of_slot[s->endpoint_slot] = XLB_STREAM_NONE;
+    s->side.link.in_use = false;
+    s->next_free = w->sub_free;
+    w->sub_free = (uint32_t)(s - w->subs);
+    w->subs_in_use--;
+}
+
+static bool session_open(struct xlb_stream_sub *s)
+{
+    struct xlb_stream_worker *w = s->side.w;
+    if (!xlb_h2_quota_init(&s->side.quota, &w->heap, XLB_STREAM_QUOTA_FLOOR,
+                           XLB_STREAM_QUOTA_LIMIT))
+        return false;
+    if (nghttp2_session_client_new3(&s->side.h2, w->sub_callbacks, s, w->options,
+                                    &s->side.quota.mem) != 0) {
+        s->side.h2 = NULL;
+        return false;
+    }
+    const nghttp2_settings_entry settings[] = {
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, w->limits.window_bytes},
+        {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+    };
+    return nghttp2_submit_settings(s->side.h2, NGHTTP2_FLAG_NONE, settings, 2) == 0;
+}
+
+/* The made-up client key of a subchannel's flow. */
+static void sub_key(const struct xlb_stream_worker *w, const struct xlb_stream_sub *s,
+                    const struct xlb_lb_endpoint *e, const struct xlb_addr *snat,
+                    struct xlb_flow_key *key)
+{
+    memset(key, 0, sizeof(*key));
+    key->family = e->where.addr.family;
+    memcpy(key->src, e->where.addr.bytes, 16);
+    memcpy(key->dst, snat->bytes, 16);
+    key->src_port = rte_cpu_to_be_16(e->where.port);
+    key->dst_port = rte_cpu_to_be_16((uint16_t)(s - w->subs));
+}
+
+static uint32_t sub_iss(const struct xlb_burst_ctx *ctx, const struct xlb_tcp_tuple *t)
+{
+    uint64_t key[2];
+    xlb_siphash_key(key, ctx->flows->secret);
+    return (uint32_t)xlb_siphash24(key, t, sizeof(*t)) + (uint32_t)(xlb_stream_now_ms(ctx) * 250);
+}
+
+/* The flow, the link and the TCP connection of a new subchannel; false when any fails. */
+static bool connect_sub(struct xlb_stream_worker *w, const struct xlb_snapshot *snap,
+                        struct xlb_stream_sub *s, const struct xlb_lb_endpoint *e)
+{
+    struct xlb_burst_ctx *ctx = w->ctx;
+    struct rte_ether_addr mac;
+    uint16_t out_port;
+    if (!xlb_egress_next_hop(snap, &e->where.addr, &mac, &out_port))
+        return false;
+    const struct xlb_addr *snat = NULL;
+    for (unsigned i = 0; i < ctx->flows->n_snat && snat == NULL; i++)
+        if (ctx->flows->snat[i].family == e->where.addr.family)
+            snat = &ctx->flows->snat[i];
+    if (snat == NULL)
+        return false;
+    struct xlb_flow_key key;
+    sub_key(w, s, e, snat, &key);
+    enum xlb_flow_create_failure why;
+    struct xlb_flow *f =
+        xlb_flow_create(ctx->flows, &key, &e->where.addr, rte_cpu_to_be_16(e->where.port), &why);
+    if (f == NULL)
+        return false;
+    f->kind = XLB_FLOW_KIND_STREAM_SUB;
+    f->client_mac = mac;
+    f->client_port_index = out_port;
+    f->backend_mac = mac;
+    f->backend_port_index = out_port;
+    f->endpoint_slot = RTE_MIN(e->slot, (uint32_t)XLB_ENDPOINT_SLOTS);
+    f->cluster_slot = XLB_CLUSTER_SLOTS; /* each RPC counts for its cluster, not the link */
+    f->state = XLB_FLOW_ESTABLISHED;
+    f->stream = (uint32_t)(s - w->subs);
+    xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz, XLB_FLOW_ESTABLISHED_TIMEOUT_S);
+    xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
+    s->side.flow = (uint32_t)(f - ctx->flows->flows);
+    struct xlb_stream_link *l = &s->side.link;
+    size_t len = e->where.addr.family == AF_INET ? 4 : 16;
+    l->tuple.family = e->where.addr.family;
+    memcpy(l->tuple.local, ctx->flows->snat[f->snat_index].bytes, len);
+    memcpy(l->tuple.remote, e->where.addr.bytes, len);
+    l->tuple.local_port = rte_cpu_to_be_16(f->snat_port);
+    l->tuple.remote_port = rte_cpu_to_be_16(e->where.port);
+    l->mac = mac;
+    l->local = snap->ports[out_port].mac;
+    l->flat = !snap->ports[out_port].tx_multi_seg;
+    l->port_index = out_port;
+    xlb_tcp_set_mss_limit(w->ep, l->tuple.family,
+                          xlb_egress_mss_max(snap, l->tuple.family, out_port, out_port));
+    s->side.tcp = xlb_tcp_connect(w->ep, &l->tuple, sub_iss(ctx, &l->tuple), xlb_stream_now_ms(ctx),
+                                  &xlb_stream_client_callbacks, s);
+    return s->side.tcp != NULL;
+}
+
+struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
+                                          const struct xlb_snapshot *snap,
+                                          const struct xlb_lb_endpoint *e)
+{
+    if (e->slot >= XLB_ENDPOINT_SLOTS || snap == NULL)
+        return NULL;
+    uint32_t i = w->sub_of_slot[e->slot];
+    if (i != XLB_STREAM_NONE) {
+        struct xlb_stream_sub *s = &w->subs[i];
+        if (!s->side.done && s->side.h2 != NULL && !s->side.shut &&
+            nghttp2_session_check_request_allowed(s->side.h2))
+            return s;
+        w->sub_of_slot[e->slot] = XLB_STREAM_NONE; /* going away: a new one */
+    }
+    struct xlb_stream_sub *s = sub_alloc(w);
+    if (s == NULL)
+        return NULL;
+    s->endpoint_slot = e->slot;
+    if (!session_open(s) || !connect_sub(w, snap, s, e)) {
+        if (s->side.flow != XLB_STREAM_NONE) {
+            struct xlb_flow *f = &w->ctx->flows->flows[s->side.flow];
+            f->stream = XLB_STREAM_NONE;
+            s->side.flow = XLB_STREAM_NONE;
+            xlb_flow_release(w->ctx, f);
+        }
+        sub_free(w, s);
+        return NULL;
+    }
+    w->sub_of_slot[e->slot] = (uint32_t)(s - w->subs);
+    w->ctx->stats->events[XLB_EVENT_STREAM_SUBCHANNELS]++;
+    xlb_stream_sub_report(s, XLB_CONN_CONNECTING);
+    return s;
+}
+
+/* The endpoint's state for the LB core (xlbctl endpoints), while this is its subchannel. */
+void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state)
+{
+    struct xlb_stream_worker *w = s->side.w;
+    if (w->ctx->lb == NULL || s->endpoint_slot >= XLB_ENDPOINT_SLOTS ||
+        w->sub_of_slot[s->endpoint_slot] != (uint32_t)(s - w->subs))
+        return;
+    xlb_lb_connectivity_set(w->ctx->lb, s->endpoint_slot, state, xlb_stream_now_ms(w->ctx));
+}
+
+void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why)
+{
+    struct xlb_stream_worker *w = s->side.w;
+    xlb_stream_sub_report(s, s->ready ? XLB_CONN_IDLE : XLB_CONN_TRANSIENT_FAILURE);
+    if (!s->ready || why != XLB_TCP_CLOSE_NORMAL)
+        xlb_flow_count_endpoint(w->ctx, s->endpoint_slot, s->ready);
+    xlb_stream_sub_lost(s);
+    if (s->endpoint_slot < XLB_ENDPOINT_SLOTS &&
+        w->sub_of_slot[s->endpoint_slot] == (uint32_t)(s - w->subs))
+        w->sub_of_slot[s->endpoint_slot] = XLB_STREAM_NONE;
+}
+
+void xlb_stream_sub_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
+{
+    struct xlb_stream_worker *w = ctx->stream;
+    if (w == NULL || f->stream >= w->n_subs)
+        return;
+    struct xlb_stream_sub *s = &w->subs[f->stream];
+    f->stream = XLB_STREAM_NONE;
+    if (!s->side.link.in_use)
+        return;
+    s->side.flow = XLB_STREAM_NONE;
+    xlb_stream_enter(w, ctx, NULL, &s->side.link);
+    xlb_stream_abort(&s->side);
+    xlb_stream_route_output(w);
+    sub_free(w, s);
+}
+
+/* Segments from a subchannel's backend. */
+xlb_verdict xlb_stream_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                                    struct xlb_frame *frame, struct xlb_flow *f)
+{
+    struct xlb_stream_worker *w = ctx->stream;
+    if (w == NULL || f->stream >= w->n_subs || !w->subs[f->stream].side.link.in_use)
+        return XLB_DROP_RELAY_ENDED;
+    struct xlb_stream_sub *s = &w->subs[f->stream];
+    struct xlb_tcp_conn *tcp = s->side.tcp;
+    if (tcp != NULL && s->side.done &&
+        !(xlb_tcp_conn_state(tcp) == XLB_TCP_TIME_WAIT && xlb_tcp_conn_user(tcp) == s))
+        tcp = NULL;
+    if (tcp == NULL)
+        return XLB_DROP_RELAY_ENDED;
+    if (!s->side.done)
+        xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz,
+                             XLB_FLOW_ESTABLISHED_TIMEOUT_S);
+    rte_pktmbuf_adj(frame->m, frame->l2_len);
+    xlb_stream_enter(w, ctx, snap, &s->side.link);
+    xlb_tcp_receive(w->ep, tcp, frame->m, xlb_stream_now_ms(ctx));
+    xlb_stream_route_output(w);
+    return XLB_VERDICT_SENT;
+}
