@@ -14,8 +14,7 @@
 #     reached the backends, xlbd's RSS may not grow (six samples, 1 s apart, at most 1 MiB) nor
 #     its port drop frames for want of mbufs; then the client reads and all 8 replies arrive
 #     intact.
-# About 40 s without loss of time to retransmissions; it prints the bulk RPCs' duration (never
-# asserted). XLB_STREAM_TEST_MODE=splice runs it on a splice VIP (no l7_mode key).
+# About 20 s; it prints the bulk RPCs' duration (never asserted). XLB_STREAM_TEST_MODE=splice runs it on a splice VIP (no l7_mode key).
 . "$(dirname "$0")/lib.sh"
 . "$E2E_SOURCE/tools/lib/grpc_peers.sh"
 grpc_require

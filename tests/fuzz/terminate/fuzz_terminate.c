@@ -4,8 +4,8 @@
  * through the worker's burst function. The VIPs are either `terminate` VIPs (the TCP relay,
  * dataplane/relay/), which carry the bytes opaquely, or L7 stream-mode VIPs (issue 19,
  * dataplane/stream/), whose engine parses the client's bytes with its HTTP/2 server session
- * (and, once it forwards over backend subchannels, the backend's with its client session: the
- * backend peer here already answers xlb's SYNs).
+ * and, once a request is forwarded over a backend subchannel, the backend's with its client
+ * session (the backend peer answers the subchannel's SYN as it answers the relay's).
  *
  * Unlike fuzz_l7, no segment is crafted: the peers' own TCP makes the handshakes (the client
  * connects to FIX_VIP4:VIP_PORT, the backend answers xlb's SYN from the SNAT address), so the
