@@ -62,6 +62,7 @@ struct xlb_stream_side {
     bool done;     /* on_closed delivered */
     bool shut;     /* our FIN is queued */
     bool pumping, again;
+    bool deferred; /* on the worker's deferred list: its pump left work for the next poll */
 };
 
 /* One client connection. */
@@ -153,12 +154,19 @@ struct xlb_stream_worker {
     uint16_t reply_port;
     uint16_t n_tx;
     struct rte_mbuf *tx[XLB_STREAM_TX_CAP];
+    /* Sides whose pump stopped at its bound with work left (input unread, output unsent, a
+     * window update owed): each at most once, resumed by xlb_stream_poll. A ring of
+     * n_conns + n_subs entries. */
+    struct xlb_stream_side **deferred;
+    uint32_t n_deferred, deferred_head;
 };
 
 /* stream_worker.c */
 void xlb_stream_enter(struct xlb_stream_worker *w, struct xlb_burst_ctx *ctx,
                       const struct xlb_snapshot *snap, struct xlb_stream_link *current);
 void xlb_stream_route_output(struct xlb_stream_worker *w);
+/* Put a side on the deferred list (once). */
+void xlb_stream_defer(struct xlb_stream_side *d);
 uint64_t xlb_stream_now_ms(const struct xlb_burst_ctx *ctx);
 struct xlb_stream_conn *xlb_stream_conn_alloc(struct xlb_stream_worker *w);
 void xlb_stream_conn_free(struct xlb_stream_worker *w, struct xlb_stream_conn *c);

@@ -87,7 +87,8 @@ static bool write_pending(struct xlb_stream_side *d)
 static void send_output(struct xlb_stream_side *d)
 {
     struct xlb_stream_worker *w = d->w;
-    for (int i = 0; i < XLB_STREAM_SEND_CHUNKS && write_pending(d); i++) {
+    int i;
+    for (i = 0; i < XLB_STREAM_SEND_CHUNKS && write_pending(d); i++) {
         if (xlb_tcp_send_space(w->ep, d->tcp, XLB_STREAM_CHUNK_ROOM) < XLB_STREAM_CHUNK_ROOM)
             break; /* on_writable resumes */
         const uint8_t *data;
@@ -105,8 +106,13 @@ static void send_output(struct xlb_stream_side *d)
             return;
         }
     }
-    if (live(d))
-        xlb_tcp_flush(w->ep, d->tcp);
+    if (!live(d))
+        return;
+    /* Out of chunks for this call with more to send: nothing else would bring us back (the
+     * peer may be waiting for these bytes, sending nothing): the next poll goes on. */
+    if (i == XLB_STREAM_SEND_CHUNKS && nghttp2_session_want_write(d->h2))
+        xlb_stream_defer(d);
+    xlb_tcp_flush(w->ep, d->tcp);
 }
 
 /* Feed what the peer has sent; false when the session failed (the peer is reset). */
@@ -128,6 +134,11 @@ static bool feed_input(struct xlb_stream_side *d, bool *eof)
         if (!live(d))
             return true;
     }
+    /* Pieces left past this call's share: the pump takes another round for them. */
+    const uint8_t *rest;
+    uint32_t rest_len;
+    if (xlb_tcp_peek(d->tcp, &rest, &rest_len, eof) > 0)
+        d->again = true;
     return true;
 }
 
@@ -158,6 +169,11 @@ void xlb_stream_pump(struct xlb_stream_side *d)
         if (!d->again)
             break;
     }
+    /* Called back into on the last round (a window update owed to this side, say): the next
+     * poll takes the round this call had no room for. */
+    if (d->again && live(d) && d->h2 != NULL)
+        xlb_stream_defer(d);
+    d->again = false;
     d->pumping = false;
 }
 

@@ -46,6 +46,9 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
                                  RTE_CACHE_LINE_SIZE, socket);
     w->rpcs = rte_zmalloc_socket("xlb_stream_rpcs", (size_t)w->n_rpcs * sizeof(*w->rpcs),
                                  RTE_CACHE_LINE_SIZE, socket);
+    w->deferred = rte_zmalloc_socket("xlb_stream_deferred",
+                                     (size_t)(w->n_conns + w->n_subs) * sizeof(*w->deferred),
+                                     RTE_CACHE_LINE_SIZE, socket);
     w->sub_of_slot = rte_malloc_socket("xlb_stream_slots", XLB_ENDPOINT_SLOTS * sizeof(uint32_t),
                                        RTE_CACHE_LINE_SIZE, socket);
     if (nghttp2_session_callbacks_new(&w->callbacks) == 0)
@@ -58,7 +61,7 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     }
     if (w->ep == NULL || w->conns == NULL || w->heap_block == NULL || w->n_conns == 0 ||
         w->callbacks == NULL || w->options == NULL || w->sub_callbacks == NULL || w->subs == NULL ||
-        w->rpcs == NULL || w->sub_of_slot == NULL) {
+        w->rpcs == NULL || w->sub_of_slot == NULL || w->deferred == NULL) {
         XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u stream connections", worker_id,
                 limits->connections);
         xlb_stream_worker_free(w);
@@ -98,6 +101,7 @@ void xlb_stream_worker_free(struct xlb_stream_worker *w)
     rte_free(w->subs);
     rte_free(w->rpcs);
     rte_free(w->sub_of_slot);
+    rte_free(w->deferred);
     xlb_tcp_endpoint_free(w->ep);
     nghttp2_session_callbacks_del(w->callbacks);
     nghttp2_option_del(w->options);
@@ -236,12 +240,41 @@ void xlb_stream_route_output(struct xlb_stream_worker *w)
     }
 }
 
+void xlb_stream_defer(struct xlb_stream_side *d)
+{
+    struct xlb_stream_worker *w = d->w;
+    uint32_t cap = w->n_conns + w->n_subs;
+    if (d->deferred || w->n_deferred == cap) /* cap: every side, so never full */
+        return;
+    d->deferred = true;
+    w->deferred[(w->deferred_head + w->n_deferred) % cap] = d;
+    w->n_deferred++;
+}
+
+/* Pump the sides deferred before this poll (those deferred again while pumping wait for the
+ * next one): bounded work, and no wakeup lost. */
+static void resume_deferred(struct xlb_stream_worker *w)
+{
+    uint32_t cap = w->n_conns + w->n_subs;
+    for (uint32_t n = w->n_deferred; n > 0; n--) {
+        struct xlb_stream_side *d = w->deferred[w->deferred_head];
+        w->deferred_head = (w->deferred_head + 1) % cap;
+        w->n_deferred--;
+        d->deferred = false;
+        w->current = &d->link;
+        xlb_stream_pump(d);
+        xlb_stream_route_output(w);
+    }
+    w->current = NULL;
+}
+
 void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
 {
     struct xlb_stream_worker *w = ctx->stream;
     if (w == NULL)
         return;
     xlb_stream_enter(w, ctx, snap, NULL);
+    resume_deferred(w);
     for (int slice = 0; slice < XLB_STREAM_POLL_SLICES; slice++) {
         uint32_t fired = xlb_tcp_poll(w->ep, xlb_stream_now_ms(ctx), XLB_STREAM_TIMERS_PER_SLICE);
         xlb_stream_route_output(w);
