@@ -7,6 +7,7 @@
 #   - 60 TCP connections through the full NAT of the L4 VIP 198.18.0.100:9000;
 #   - gRPC through the L7 VIP 198.18.0.100:8080 with real gRPC peers (Debian's python3-grpcio:
 #     tools/lib/grpc_backend.py and grpc_client.py): load balancing over three backends,
+#     per-RPC balancing of one channel through the stream-mode VIP 198.18.0.100:8081,
 #     cookie-based session affinity, and the outlier ejection of the backend that fails;
 #   - xlbctl endpoints, simulate, status, config dump and counters.
 # Each step that does not behave ends the demo with "FAIL: ..." and exit status 1.
@@ -135,6 +136,17 @@ check "$out" 'all(k.endswith("fails on purpose") for k in r["details"])' \
     "no failure but echo-3's own"
 check "$out" 'set(r["backends"]) == {"echo-1", "echo-2"} and r["status"].get("UNAVAILABLE", 0) > 0' \
     "every backend reached"
+
+say "per-RPC balancing: the same target on 198.18.0.100:8081, \"l7_mode\": \"stream\""
+echo "  xlb terminates the client's HTTP/2 and picks every RPC, forwarding it over its own"
+echo "  connections to the backends: one channel, 30 RPCs"
+out=$(grpc_client "$RUN_PREFIX-client" --target 198.18.0.100:8081 --count 30)
+spread "$out"
+check "$out" 'r["rpcs"] == 30 and sum(r["backends"].values()) + sum(r["details"].values()) == 30' \
+    "30 RPCs on one channel, each answered by a backend"
+check "$out" 'set(r["backends"]) == {"echo-1", "echo-2"} and all(k.endswith("fails on purpose") for k in r["details"])' \
+    "one channel's RPCs spread over every backend"
+echo "  one HTTP/2 connection, its RPCs spread over the backends (splice mode binds it to one)"
 
 say "session affinity (A55/A60): a client with a cookie jar, each RPC on a new connection"
 JAR=$RUN_DIR/jar.json
