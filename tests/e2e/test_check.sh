@@ -90,7 +90,7 @@ rc=0
 out=$("$XLBD" --check --config "$dir/typos.json" 2>&1) || rc=$?
 expected='xlb.wrokers_typo: unknown key; did you mean "workers"?
 xlb.ports[0].mut: unknown key; did you mean "mtu"?
-xlb.vips[0].l7mode: unknown key; did you mean "l4_mode"?
+xlb.vips[0].l7mode: unknown key; did you mean "l7_mode"?
 xlb.vips[1].tagret: unknown key; did you mean "target"?
 xlb.vips[1]: needs exactly one of "target" (L7) or "cluster" (L4)'
 [ $rc -eq 1 ] || { echo "FAIL: a file with unknown keys gave $rc"; exit 1; }
@@ -119,7 +119,7 @@ assert r["valid"] is False and r["errors_not_shown"] == 0, r
 got = [(e["path"], e["message"], e["suggestion"]) for e in r["errors"]]
 want = [("xlb.wrokers_typo", "unknown key", "workers"),
         ("xlb.ports[0].mut", "unknown key", "mtu"),
-        ("xlb.vips[0].l7mode", "unknown key", "l4_mode"),
+        ("xlb.vips[0].l7mode", "unknown key", "l7_mode"),
         ("xlb.vips[1].tagret", "unknown key", "target"),
         ("xlb.vips[1]", "needs exactly one of \"target\" (L7) or \"cluster\" (L4)", None)]
 assert got == want, got

@@ -44,7 +44,7 @@ assert w["generation"] == s["generation"], w          # the worker runs the late
 assert w["last_quiescent_ms_ago"] is not None and w["last_quiescent_ms_ago"] < 5000, w
 assert w["stalled"] is False and w["stalls"] == 0, w   # issue 21: a live worker is no stall
 assert s["retired_snapshots"]["waiting_for_stalled"] == 0, s["retired_snapshots"]
-assert [v["summary"] for v in s["vips"]] == ["serving gen 1"] * 3, s["vips"]  # static resources
+assert [v["summary"] for v in s["vips"]] == ["serving gen 1"] * 4, s["vips"]  # static resources
 ' || fail "status JSON"
 pass "status: worker observes the published generation"
 
