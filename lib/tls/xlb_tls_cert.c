@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "xlb_tls_cert.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+/* The first OpenSSL error of the queue as text, the queue emptied. */
+static const char *openssl_reason(char *buf, size_t len)
+{
+    unsigned long e = ERR_get_error();
+
+    ERR_clear_error();
+    if (e == 0)
+        return "no detail";
+    ERR_error_string_n(e, buf, len);
+    return buf;
+}
+
+/* Says why path cannot be opened, before OpenSSL's less direct errors. */
+static int file_readable(const char *what, const char *path, char *err, size_t errlen)
+{
+    FILE *f;
+
+    if (path == NULL || path[0] == '\0') {
+        snprintf(err, errlen, "%s is missing", what);
+        return -1;
+    }
+    f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s %s cannot be read: %s", what, path, strerror(errno));
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}
+
+static const unsigned char session_context[] = "xlb";
+
+static void set_protocol(SSL_CTX *ctx)
+{
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    /* Workers never share a session cache: resumption is by tickets only. */
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    /* One TLS 1.3 ticket per handshake is enough to resume; the default two doubles the work. */
+    SSL_CTX_set_num_tickets(ctx, 1);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_RELEASE_BUFFERS);
+    /* Sessions are bound to a context name; OpenSSL refuses to resume a client-verified session
+     * without one. Ticket keys, not this name, decide which VIP can open a ticket. */
+    SSL_CTX_set_session_id_context(ctx, session_context, sizeof(session_context) - 1);
+}
+
+static EVP_PKEY *read_private_key(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    EVP_PKEY *key;
+
+    if (f == NULL)
+        return NULL;
+    key = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+    fclose(f);
+    return key;
+}
+
+SSL_CTX *xlb_tls_cert_context(const struct xlb_tls_cert_files *files, char *err, size_t errlen)
+{
+    EVP_PKEY *key = NULL;
+    char why[256];
+    SSL_CTX *ctx;
+
+    if (file_readable("certificate_file", files->certificate_file, err, errlen) != 0 ||
+        file_readable("private_key_file", files->private_key_file, err, errlen) != 0)
+        return NULL;
+    ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == NULL) {
+        snprintf(err, errlen, "no TLS context: %s", openssl_reason(why, sizeof(why)));
+        return NULL;
+    }
+    set_protocol(ctx);
+    if (SSL_CTX_use_certificate_chain_file(ctx, files->certificate_file) != 1) {
+        snprintf(err, errlen, "certificate_file %s holds no PEM certificate: %s",
+                 files->certificate_file, openssl_reason(why, sizeof(why)));
+        goto fail;
+    }
+    key = read_private_key(files->private_key_file);
+    if (key == NULL) {
+        snprintf(err, errlen, "private_key_file %s holds no PEM private key: %s",
+                 files->private_key_file, openssl_reason(why, sizeof(why)));
+        goto fail;
+    }
+    if (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+        ERR_clear_error();
+        snprintf(err, errlen, "private_key_file %s does not match certificate_file %s",
+                 files->private_key_file, files->certificate_file);
+        goto fail;
+    }
+    EVP_PKEY_free(key);
+    return ctx;
+fail:
+    EVP_PKEY_free(key);
+    SSL_CTX_free(ctx);
+    return NULL;
+}
+
+int xlb_tls_cert_trust_clients(SSL_CTX *ctx, const char *ca_file, char *err, size_t errlen)
+{
+    STACK_OF(X509_NAME) * names;
+    char why[256];
+
+    if (file_readable("ca_certificate_file", ca_file, err, errlen) != 0)
+        return -1;
+    if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1) {
+        snprintf(err, errlen, "ca_certificate_file %s holds no PEM certificate: %s", ca_file,
+                 openssl_reason(why, sizeof(why)));
+        return -1;
+    }
+    /* The CA names the server sends in its CertificateRequest, for clients that choose. */
+    names = SSL_load_client_CA_file(ca_file);
+    if (names != NULL)
+        SSL_CTX_set_client_CA_list(ctx, names);
+    ERR_clear_error();
+    return 0;
+}
+
+static void describe_sans(X509 *leaf, char *out, size_t len)
+{
+    GENERAL_NAMES *names = X509_get_ext_d2i(leaf, NID_subject_alt_name, NULL, NULL);
+    size_t used = 0;
+
+    out[0] = '\0';
+    for (int i = 0; names != NULL && i < sk_GENERAL_NAME_num(names); i++) {
+        const GENERAL_NAME *name = sk_GENERAL_NAME_value(names, i);
+        int n;
+
+        if (name->type != GEN_DNS)
+            continue;
+        n = snprintf(out + used, len - used, "%s%.*s", used > 0 ? "," : "",
+                     ASN1_STRING_length(name->d.dNSName),
+                     (const char *)ASN1_STRING_get0_data(name->d.dNSName));
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+    GENERAL_NAMES_free(names);
+}
+
+static void describe_not_after(X509 *leaf, char *out, size_t len)
+{
+    struct tm tm;
+
+    if (ASN1_TIME_to_tm(X509_get0_notAfter(leaf), &tm) != 1) {
+        snprintf(out, len, "?");
+        return;
+    }
+    strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void xlb_tls_cert_describe(const SSL_CTX *ctx, struct xlb_tls_cert_info *out)
+{
+    X509 *leaf = SSL_CTX_get0_certificate(ctx);
+
+    memset(out, 0, sizeof(*out));
+    if (leaf == NULL)
+        return;
+    X509_NAME_oneline(X509_get_subject_name(leaf), out->subject, sizeof(out->subject));
+    describe_sans(leaf, out->sans, sizeof(out->sans));
+    describe_not_after(leaf, out->not_after, sizeof(out->not_after));
+}
