@@ -177,6 +177,7 @@ void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state
         w->sub_of_slot[s->endpoint_slot] != (uint32_t)(s - w->subs))
         return;
     xlb_lb_connectivity_set(w->ctx->lb, s->endpoint_slot, state, xlb_stream_now_ms(w->ctx));
+    w->repick = true; /* the waiting RPCs may go now, or elsewhere */
 }
 
 void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why)

@@ -694,6 +694,8 @@ static void rpcs_spread_over_endpoints(void **state)
     assert_int_equal(st->events[XLB_EVENT_STREAM_OPENED], 1);
     assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS], RPCS);
     assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_FORWARDED], RPCS);
+    /* The first RPC found both endpoints IDLE: it waited while the engine connected both. */
+    assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_QUEUED], 1);
     assert_int_equal(st->events[XLB_EVENT_STREAM_SUBCHANNELS], BACKENDS);
     assert_int_equal(st->events[XLB_EVENT_STREAM_SESSION_ERRORS], 0);
     /* Both endpoints READY for the LB core; every RPC a success in the load report. */
@@ -749,11 +751,14 @@ static void refused_backend_answers_unavailable(void **state)
     wait_settings(t);
     run_rpc(t, 0);
     assert_string_equal(t->rpcs[0].grpc_status, "14");
-    assert_string_equal(t->rpcs[0].grpc_message, "xlb: the backend connection or stream failed");
+    /* The RPC waited for the endpoint's connection (XLB_LB_QUEUE); once that failed, the
+     * priority had no usable endpoint left (A56) and the re-pick answered it, unsent. */
+    assert_string_equal(t->rpcs[0].grpc_message, "xlb: no usable endpoint in cluster grpc");
     assert_false(t->closed);
-    /* The endpoint in TRANSIENT_FAILURE for the LB core, the call failed. */
+    assert_int_equal(t->n->f->stats.events[XLB_EVENT_STREAM_RPCS_QUEUED], 1);
+    assert_int_equal(t->n->f->stats.events[XLB_EVENT_STREAM_RPCS_FORWARDED], 0);
+    /* The endpoint in TRANSIENT_FAILURE for the LB core. */
     assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_TRANSIENT_FAILURE);
-    assert_int_equal(t->n->load->localities[1].failed, 1);
     stream_test_destroy(t);
 }
 
