@@ -112,8 +112,19 @@ struct xlb_stream_sub {
     struct xlb_stream_side side;
     uint32_t endpoint_slot;
     uint32_t next_free;
-    bool ready; /* the server's SETTINGS came */
+    bool ready;                      /* the server's SETTINGS came */
+    struct xlb_lb_endpoint endpoint; /* what it connects to: a retry connects it again */
 };
+
+/* A subchannel that failed before READY is connected again after its backoff (gRPC's
+ * connection backoff), so that a priority skipped in TRANSIENT_FAILURE comes back when its
+ * endpoints recover: picks do not queue on it, and so do not trigger it, again. */
+struct xlb_stream_retry {
+    uint32_t slot; /* the endpoint slot, XLB_STREAM_NONE: a free entry */
+    uint64_t at_ms;
+    struct xlb_lb_endpoint endpoint;
+};
+#define XLB_STREAM_RETRIES 64u
 
 /* The request headers of the stream being decoded (one at a time per worker: HEADERS and
  * CONTINUATION frames are not interleaved). */
@@ -153,6 +164,8 @@ struct xlb_stream_worker {
     uint32_t n_waiting;
     bool repick; /* a subchannel changed state: re-pick the waiting RPCs */
     uint64_t last_repick_ms;
+    struct xlb_stream_retry *retries;   /* XLB_STREAM_RETRIES entries */
+    struct xlb_backoff *backoff;        /* per endpoint slot, reset when READY */
     struct xlb_stream_headers response; /* a backend's header block being decoded */
     nghttp2_session_callbacks *sub_callbacks;
     struct xlb_stream_conn *conns;
@@ -258,6 +271,8 @@ void xlb_stream_sub_lost(struct xlb_stream_sub *s);
 void xlb_stream_conn_lost(struct xlb_stream_conn *c);
 /* stream_sub.c: a subchannel's connection closed (its RPCs, its slot, its endpoint's count). */
 void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why);
+/* Connect the endpoints whose backoff has passed (on the poll). */
+void xlb_stream_sub_retry(struct xlb_stream_worker *w);
 
 void xlb_stream_rpc_put(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 

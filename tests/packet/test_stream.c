@@ -775,6 +775,28 @@ static void refused_backend_answers_unavailable(void **state)
     stream_test_destroy(t);
 }
 
+/* A backend that refused its connection and then recovers: the engine connects it again after
+ * its backoff (no pick queues on a priority in TRANSIENT_FAILURE, so nothing else would), it
+ * becomes READY and the next RPC succeeds through it. */
+static void refused_backend_comes_back_after_backoff(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    t->refuse = true;
+    wait_settings(t);
+    run_rpc(t, 0);
+    assert_string_equal(t->rpcs[0].grpc_status, "14");
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_TRANSIENT_FAILURE);
+    t->refuse = false;
+    for (uint32_t ms = 0; ms < MAX_STEPS && xlb_lb_connectivity_get(&t->n->lb, 7) != XLB_CONN_READY;
+         ms++)
+        step(t);
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_READY);
+    run_rpc(t, 1);
+    assert_string_equal(t->rpcs[1].grpc_status, "0");
+    stream_test_destroy(t);
+}
+
 /* A black-holed backend: the RPC waits for its connection until its grpc-timeout (300 ms)
  * passes, then gets DEADLINE_EXCEEDED from xlb, never having been sent; the client's
  * connection stays. */
@@ -824,6 +846,7 @@ int main(void)
         cmocka_unit_test(rpcs_spread_over_endpoints),
         cmocka_unit_test(refused_backend_answers_unavailable),
         cmocka_unit_test(waiting_rpc_gets_deadline_exceeded),
+        cmocka_unit_test(refused_backend_comes_back_after_backoff),
         cmocka_unit_test(upload_stalls_with_the_backend),
         cmocka_unit_test(garbage_ends_the_connection),
     };
