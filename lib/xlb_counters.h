@@ -133,6 +133,9 @@ enum xlb_drop_reason {
     X(STREAM_RPCS_UNAVAILABLE, "stream_rpcs_unavailable")                                          \
     X(STREAM_RPCS_FORWARDED, "stream_rpcs_forwarded")                                              \
     X(STREAM_RPCS_FULL, "stream_rpcs_full")                                                        \
+    X(STREAM_RPCS_QUEUED, "stream_rpcs_queued")                                                    \
+    X(STREAM_RPCS_QUEUE_FULL, "stream_rpcs_queue_full")                                            \
+    X(STREAM_RPCS_DEADLINE, "stream_rpcs_deadline_exceeded")                                       \
     X(STREAM_SUBCHANNELS, "stream_subchannels")
 
 enum xlb_event_counter {

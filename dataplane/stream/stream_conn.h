@@ -94,6 +94,7 @@ struct xlb_stream_rpc {
     int32_t client_id, backend_id;
     uint32_t cluster_slot, locality_slot, endpoint_slot;
     uint32_t next_free;
+    uint32_t waiting; /* its entry in the worker's queue (stream_queue.c), XLB_STREAM_NONE */
     bool in_use;
     bool outcome_known, ok; /* the backend's answer said (grpc-status, or :status) */
     bool up_end;            /* the client's request has ended */
@@ -111,8 +112,19 @@ struct xlb_stream_sub {
     struct xlb_stream_side side;
     uint32_t endpoint_slot;
     uint32_t next_free;
-    bool ready; /* the server's SETTINGS came */
+    bool ready;                      /* the server's SETTINGS came */
+    struct xlb_lb_endpoint endpoint; /* what it connects to: a retry connects it again */
 };
+
+/* A subchannel that failed before READY is connected again after its backoff (gRPC's
+ * connection backoff), so that a priority skipped in TRANSIENT_FAILURE comes back when its
+ * endpoints recover: picks do not queue on it, and so do not trigger it, again. */
+struct xlb_stream_retry {
+    uint32_t slot; /* the endpoint slot, XLB_STREAM_NONE: a free entry */
+    uint64_t at_ms;
+    struct xlb_lb_endpoint endpoint;
+};
+#define XLB_STREAM_RETRIES 64u
 
 /* The request headers of the stream being decoded (one at a time per worker: HEADERS and
  * CONTINUATION frames are not interleaved). */
@@ -127,6 +139,20 @@ struct xlb_stream_headers {
     char bytes[XLB_STREAM_HEADER_BYTES];
 };
 
+/* An RPC whose pick said XLB_LB_QUEUE: its request headers (the fields point into its own
+ * bytes) and its clock, until a re-pick forwards it or its wait ends. */
+struct xlb_stream_waiting {
+    uint32_t rpc;                   /* XLB_STREAM_NONE: a free entry */
+    uint64_t since_ms, deadline_ms; /* deadline_ms 0: the request has no grpc-timeout */
+    struct xlb_stream_headers headers;
+};
+/* Waiting RPCs per worker, and how long one may wait (gRPC's minimum connect timeout). */
+#define XLB_STREAM_WAITING_RPCS 32u
+#define XLB_STREAM_WAIT_MAX_MS  20000u
+/* Waiting RPCs are re-picked at least this often on the poll (A56's failover timer can
+ * expire with no subchannel changing state). */
+#define XLB_STREAM_REPICK_MS 50u
+
 struct xlb_stream_worker {
     struct xlb_tcp_endpoint *ep;
     struct xlb_stream_sub *subs;
@@ -134,6 +160,12 @@ struct xlb_stream_worker {
     uint32_t *sub_of_slot; /* endpoint slot -> its subchannel, XLB_STREAM_NONE */
     struct xlb_stream_rpc *rpcs;
     uint32_t n_rpcs, rpc_free, rpcs_in_use;
+    struct xlb_stream_waiting *waiting; /* XLB_STREAM_WAITING_RPCS entries */
+    uint32_t n_waiting;
+    bool repick; /* a subchannel changed state: re-pick the waiting RPCs */
+    uint64_t last_repick_ms;
+    struct xlb_stream_retry *retries;   /* XLB_STREAM_RETRIES entries */
+    struct xlb_backoff *backoff;        /* per endpoint slot, reset when READY */
     struct xlb_stream_headers response; /* a backend's header block being decoded */
     nghttp2_session_callbacks *sub_callbacks;
     struct xlb_stream_conn *conns;
@@ -186,6 +218,25 @@ void xlb_stream_send(struct xlb_stream_side *d);
 /* stream_rpc.c: the session's callbacks that see requests. */
 void xlb_stream_rpc_callbacks(nghttp2_session_callbacks *cb);
 void xlb_stream_reply_unavailable(struct xlb_stream_conn *c, int32_t stream_id, const char *reason);
+/* xlb's trailers-only answer with a gRPC status code (as text, "4", "14"). */
+void xlb_stream_reply_status(struct xlb_stream_conn *c, int32_t stream_id, const char *code,
+                             const char *reason);
+/* Pick for a request and forward it, queue it, or answer it; r: its RPC when it waited. */
+void xlb_stream_pick(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
+                     const struct xlb_stream_headers *h, int32_t stream_id, bool ended);
+
+/* stream_queue.c: RPCs waiting for a subchannel to become READY. */
+/* Queue the RPC (the pick said XLB_LB_QUEUE) and connect the IDLE endpoints it waits for;
+ * false when the queue is full (the caller answers). */
+bool xlb_stream_enqueue(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
+                        const struct xlb_stream_headers *h, const struct xlb_lb_trace *trace);
+/* Connect every IDLE endpoint the trace's wait names. */
+void xlb_stream_connect_idle(struct xlb_stream_worker *w, const struct xlb_lb_trace *trace);
+/* The RPC leaves the queue (its client stream closed, or it was picked). */
+void xlb_stream_unqueue(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
+/* Re-pick the waiting RPCs (after a state change, or every XLB_STREAM_REPICK_MS) and end
+ * those whose deadline or wait bound passed. On the poll. */
+void xlb_stream_queue_poll(struct xlb_stream_worker *w);
 
 /* stream_sub.c: subchannels. */
 /* The subchannel to an endpoint, made (connecting) if there is none; NULL when none can be. */
@@ -199,6 +250,14 @@ void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state
 /* Forward the request whose headers are in w->headers; false when it cannot be (answered). */
 bool xlb_stream_forward(struct xlb_stream_conn *c, int32_t stream_id, bool ended,
                         struct xlb_stream_sub *s, const struct xlb_lb_trace *trace);
+struct xlb_stream_rpc *xlb_stream_rpc_get(struct xlb_stream_worker *w);
+struct xlb_stream_rpc *xlb_stream_rpc_open(struct xlb_stream_conn *c, int32_t stream_id,
+                                           bool ended);
+/* Forward an RPC that has its client stream (r->client_id) on subchannel s; false when it
+ * could not be (answered, freed). */
+bool xlb_stream_forward_rpc(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
+                            struct xlb_stream_sub *s, const struct xlb_lb_trace *trace,
+                            const struct xlb_stream_headers *h);
 struct xlb_stream_rpc *xlb_stream_rpc_of_client(struct xlb_stream_conn *c, int32_t stream_id);
 /* The client's side of an RPC: DATA, its end, its stream closed. */
 void xlb_stream_client_data(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
@@ -212,6 +271,8 @@ void xlb_stream_sub_lost(struct xlb_stream_sub *s);
 void xlb_stream_conn_lost(struct xlb_stream_conn *c);
 /* stream_sub.c: a subchannel's connection closed (its RPCs, its slot, its endpoint's count). */
 void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why);
+/* Connect the endpoints whose backoff has passed (on the poll). */
+void xlb_stream_sub_retry(struct xlb_stream_worker *w);
 
 void xlb_stream_rpc_put(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 

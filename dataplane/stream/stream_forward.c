@@ -26,7 +26,7 @@ static bool session_live(const struct xlb_stream_side *d)
     return d != NULL && d->h2 != NULL && !d->done;
 }
 
-static struct xlb_stream_rpc *rpc_get(struct xlb_stream_worker *w)
+struct xlb_stream_rpc *xlb_stream_rpc_get(struct xlb_stream_worker *w)
 {
     if (w->rpc_free == XLB_STREAM_NONE)
         return NULL;
@@ -34,7 +34,8 @@ static struct xlb_stream_rpc *rpc_get(struct xlb_stream_worker *w)
     w->rpc_free = r->next_free;
     memset(r, 0, offsetof(struct xlb_stream_rpc, trailers));
     r->in_use = true;
-    r->conn = r->sub = XLB_STREAM_NONE;
+    r->conn = r->sub = r->waiting = XLB_STREAM_NONE;
+    r->cluster_slot = XLB_CLUSTER_SLOTS; /* no call counted until a pick */
     w->rpcs_in_use++;
     return r;
 }
@@ -60,6 +61,7 @@ static void count_end(struct xlb_stream_worker *w, const struct xlb_stream_rpc *
 
 void xlb_stream_rpc_put(struct xlb_stream_worker *w, struct xlb_stream_rpc *r)
 {
+    xlb_stream_unqueue(w, r);
     xlb_stream_bytes_clear(&r->up);
     xlb_stream_bytes_clear(&r->down);
     count_end(w, r);
@@ -116,23 +118,15 @@ static ssize_t request_body(nghttp2_session *session, int32_t stream_id, uint8_t
     return n > 0 ? (ssize_t)n : NGHTTP2_ERR_DEFERRED;
 }
 
-bool xlb_stream_forward(struct xlb_stream_conn *c, int32_t stream_id, bool ended,
-                        struct xlb_stream_sub *s, const struct xlb_lb_trace *trace)
+bool xlb_stream_forward_rpc(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
+                            struct xlb_stream_sub *s, const struct xlb_lb_trace *trace,
+                            const struct xlb_stream_headers *h)
 {
     struct xlb_stream_worker *w = c->side.w;
     const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
-    uint32_t cluster_slot = trace->cluster->cluster_slot;
-    struct xlb_stream_rpc *r = rpc_get(w);
-    if (r == NULL) {
-        w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_FULL]++;
-        xlb_flow_request_finished(w->ctx, cluster_slot);
-        xlb_stream_reply_unavailable(c, stream_id, "xlb: too many RPCs in flight");
-        return false;
-    }
-    r->cluster_slot = cluster_slot;
+    r->cluster_slot = trace->cluster->cluster_slot;
     r->endpoint_slot = e->slot;
     r->locality_slot = trace->cluster->priorities[e->priority].localities[e->locality].load_slot;
-    const struct xlb_stream_headers *h = &w->headers;
     nghttp2_nv nva[XLB_STREAM_MAX_FIELDS];
     size_t n = 0;
     for (uint32_t i = 0; i < h->n_fields; i++) {
@@ -142,22 +136,49 @@ bool xlb_stream_forward(struct xlb_stream_conn *c, int32_t stream_id, bool ended
                                 (uint8_t *)(uintptr_t)h->fields[i].value, h->fields[i].name_len,
                                 h->fields[i].value_len, NGHTTP2_NV_FLAG_NONE};
     }
+    bool ended = r->up_end && r->up.len == 0;
     nghttp2_data_provider body = {.source.ptr = r, .read_callback = request_body};
     int32_t id = nghttp2_submit_request(s->side.h2, NULL, nva, n, ended ? NULL : &body, r);
     if (id < 0) {
+        nghttp2_session_set_stream_user_data(c->side.h2, r->client_id, NULL);
+        r->conn = XLB_STREAM_NONE;
+        xlb_stream_reply_unavailable(c, r->client_id, "xlb: the backend connection takes no RPC");
         xlb_stream_rpc_put(w, r);
-        xlb_stream_reply_unavailable(c, stream_id, "xlb: the backend connection takes no RPC");
         return false;
     }
-    r->conn = (uint32_t)(c - w->conns);
     r->sub = (uint32_t)(s - w->subs);
-    r->client_id = stream_id;
     r->backend_id = id;
-    r->up_end = ended;
-    nghttp2_session_set_stream_user_data(c->side.h2, stream_id, r);
     w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_FORWARDED]++;
     xlb_stream_send(&s->side);
     return true;
+}
+
+/* A new RPC for a client stream, bound to it; NULL (answered, counted) when the pool is out. */
+struct xlb_stream_rpc *xlb_stream_rpc_open(struct xlb_stream_conn *c, int32_t stream_id, bool ended)
+{
+    struct xlb_stream_worker *w = c->side.w;
+    struct xlb_stream_rpc *r = xlb_stream_rpc_get(w);
+    if (r == NULL) {
+        w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_FULL]++;
+        xlb_stream_reply_unavailable(c, stream_id, "xlb: too many RPCs in flight");
+        return NULL;
+    }
+    r->conn = (uint32_t)(c - w->conns);
+    r->client_id = stream_id;
+    r->up_end = ended;
+    nghttp2_session_set_stream_user_data(c->side.h2, stream_id, r);
+    return r;
+}
+
+bool xlb_stream_forward(struct xlb_stream_conn *c, int32_t stream_id, bool ended,
+                        struct xlb_stream_sub *s, const struct xlb_lb_trace *trace)
+{
+    struct xlb_stream_rpc *r = xlb_stream_rpc_open(c, stream_id, ended);
+    if (r == NULL) {
+        xlb_flow_request_finished(c->side.w->ctx, trace->cluster->cluster_slot);
+        return false;
+    }
+    return xlb_stream_forward_rpc(c, r, s, trace, &c->side.w->headers);
 }
 
 void xlb_stream_client_data(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
@@ -165,6 +186,15 @@ void xlb_stream_client_data(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
 {
     struct xlb_stream_worker *w = c->side.w;
     struct xlb_stream_sub *s = sub_of(w, r);
+    if (r->waiting != XLB_STREAM_NONE) {
+        /* kept unconsumed: the client's window bounds what waits with the RPC */
+        if (!xlb_stream_bytes_put(&r->up, w->ctx->pool, data, (uint32_t)len)) {
+            w->ctx->stats->drops[XLB_DROP_NO_MBUF]++;
+            nghttp2_submit_rst_stream(c->side.h2, NGHTTP2_FLAG_NONE, r->client_id,
+                                      NGHTTP2_INTERNAL_ERROR);
+        }
+        return;
+    }
     if (s == NULL || !session_live(&s->side)) {
         nghttp2_session_consume(c->side.h2, r->client_id, len); /* nowhere to go */
         return;
@@ -197,6 +227,7 @@ void xlb_stream_client_closed(struct xlb_stream_conn *c, struct xlb_stream_rpc *
     struct xlb_stream_worker *w = c->side.w;
     struct xlb_stream_sub *s = sub_of(w, r);
     r->conn = XLB_STREAM_NONE;
+    xlb_stream_unqueue(w, r);
     if (s != NULL && session_live(&s->side) && !r->down_end) {
         nghttp2_submit_rst_stream(s->side.h2, NGHTTP2_FLAG_NONE, r->backend_id,
                                   error_code != NGHTTP2_NO_ERROR ? error_code : NGHTTP2_CANCEL);

@@ -65,17 +65,23 @@ static uint32_t percent_encode(const char *in, char *out, uint32_t cap)
 
 void xlb_stream_reply_unavailable(struct xlb_stream_conn *c, int32_t stream_id, const char *reason)
 {
+    c->side.w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_UNAVAILABLE]++;
+    xlb_stream_reply_status(c, stream_id, GRPC_UNAVAILABLE, reason);
+}
+
+void xlb_stream_reply_status(struct xlb_stream_conn *c, int32_t stream_id, const char *code,
+                             const char *reason)
+{
     char status[] = ":status", ok[] = "200", type[] = "content-type";
-    char grpc[] = "application/grpc", gs[] = "grpc-status", code[] = GRPC_UNAVAILABLE;
+    char grpc[] = "application/grpc", gs[] = "grpc-status";
     char gm[] = "grpc-message", message[480];
     uint32_t message_len = percent_encode(reason, message, sizeof(message));
     const nghttp2_nv nva[] = {
         {(uint8_t *)status, (uint8_t *)ok, sizeof(status) - 1, sizeof(ok) - 1, 0},
         {(uint8_t *)type, (uint8_t *)grpc, sizeof(type) - 1, sizeof(grpc) - 1, 0},
-        {(uint8_t *)gs, (uint8_t *)code, sizeof(gs) - 1, sizeof(code) - 1, 0},
+        {(uint8_t *)gs, (uint8_t *)(uintptr_t)code, sizeof(gs) - 1, strlen(code), 0},
         {(uint8_t *)gm, (uint8_t *)message, sizeof(gm) - 1, message_len, 0},
     };
-    c->side.w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_UNAVAILABLE]++;
     if (nghttp2_submit_response(c->side.h2, stream_id, nva, 4, NULL) != 0)
         nghttp2_submit_rst_stream(c->side.h2, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_INTERNAL_ERROR);
 }
@@ -112,43 +118,78 @@ static void unsent(struct xlb_stream_worker *w, const struct xlb_lb_trace *trace
         ctx->lb->load->localities[slot].failed++;
 }
 
-static void request(struct xlb_stream_conn *c, int32_t stream_id, bool ended)
+/* An answer instead of a pick: the RPC a waiting request had is unbound and freed first. */
+static void refuse(struct xlb_stream_conn *c, struct xlb_stream_rpc *r, int32_t stream_id,
+                   const char *reason)
+{
+    if (r != NULL) {
+        nghttp2_session_set_stream_user_data(c->side.h2, stream_id, NULL);
+        r->conn = XLB_STREAM_NONE;
+        xlb_stream_rpc_put(c->side.w, r);
+    }
+    xlb_stream_reply_unavailable(c, stream_id, reason);
+}
+
+void xlb_stream_pick(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
+                     const struct xlb_stream_headers *h, int32_t stream_id, bool ended)
 {
     struct xlb_stream_worker *w = c->side.w;
     struct xlb_burst_ctx *ctx = w->ctx;
-    ctx->stats->events[XLB_EVENT_STREAM_RPCS]++;
     const struct xlb_vip_view *vip = w->snap != NULL ? xlb_flow_vip_of(w->snap, &c->key) : NULL;
     if (vip == NULL || vip->lb == NULL || ctx->lb == NULL) {
-        xlb_stream_reply_unavailable(c, stream_id, "xlb: the VIP is not configured");
-        return;
-    }
-    if (w->headers.overflow || w->headers.stream_id != stream_id) {
-        xlb_stream_reply_unavailable(c, stream_id, "xlb: request headers too large");
+        refuse(c, r, stream_id, "xlb: the VIP is not configured");
         return;
     }
     struct xlb_route_field fields[XLB_STREAM_MAX_FIELDS];
     struct xlb_route_request http;
-    route_request(&w->headers, fields, &http);
+    route_request(h, fields, &http);
     struct xlb_lb_request lb_request = {
         .http = &http,
         .connection_id = xlb_flow_connection_hash(&c->key),
+        .connectivity = true,
+        .now_ms = xlb_stream_now_ms(ctx),
     };
     struct xlb_lb_trace trace;
     enum xlb_lb_outcome outcome = xlb_lb_pick(vip->lb, &lb_request, ctx->lb, &trace);
+    if (outcome == XLB_LB_QUEUE) {
+        xlb_stream_connect_idle(w, &trace);
+        if (r == NULL)
+            r = xlb_stream_rpc_open(c, stream_id, ended);
+        if (r == NULL || r->waiting != XLB_STREAM_NONE || xlb_stream_enqueue(c, r, h, &trace))
+            return; /* answered (no RPC), still waiting, or queued */
+        refuse(c, r, stream_id, "xlb: too many RPCs waiting for a connection");
+        return;
+    }
     if (outcome != XLB_LB_PICKED) {
         char reason[160];
         reason_of(&trace, outcome, reason, sizeof(reason));
-        xlb_stream_reply_unavailable(c, stream_id, reason);
+        refuse(c, r, stream_id, reason);
         return;
     }
     const struct xlb_lb_endpoint *e = &trace.cluster->endpoints[trace.endpoint];
     struct xlb_stream_sub *sub = xlb_stream_sub_for(w, w->snap, e);
     if (sub == NULL) {
         unsent(w, &trace);
-        xlb_stream_reply_unavailable(c, stream_id, "xlb: no connection to the endpoint");
+        refuse(c, r, stream_id, "xlb: no connection to the endpoint");
         return;
     }
-    xlb_stream_forward(c, stream_id, ended, sub, &trace);
+    if (r == NULL) {
+        xlb_stream_forward(c, stream_id, ended, sub, &trace);
+        return;
+    }
+    xlb_stream_unqueue(w, r);
+    xlb_stream_forward_rpc(c, r, sub, &trace, h);
+}
+
+static void request(struct xlb_stream_conn *c, int32_t stream_id, bool ended)
+{
+    struct xlb_stream_worker *w = c->side.w;
+    w->ctx->stats->events[XLB_EVENT_STREAM_RPCS]++;
+    if (w->headers.overflow || w->headers.stream_id != stream_id) {
+        xlb_stream_reply_unavailable(c, stream_id, "xlb: request headers too large");
+        return;
+    }
+    xlb_stream_pick(c, NULL, &w->headers, stream_id, ended);
 }
 
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame, void *user)

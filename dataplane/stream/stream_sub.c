@@ -153,6 +153,7 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
     if (s == NULL)
         return NULL;
     s->endpoint_slot = e->slot;
+    s->endpoint = *e;
     if (!session_open(s) || !connect_sub(w, snap, s, e)) {
         if (s->side.flow != XLB_STREAM_NONE) {
             struct xlb_flow *f = &w->ctx->flows->flows[s->side.flow];
@@ -177,12 +178,55 @@ void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state
         w->sub_of_slot[s->endpoint_slot] != (uint32_t)(s - w->subs))
         return;
     xlb_lb_connectivity_set(w->ctx->lb, s->endpoint_slot, state, xlb_stream_now_ms(w->ctx));
+    w->repick = true; /* the waiting RPCs may go now, or elsewhere */
+    if (state == XLB_CONN_READY)
+        xlb_backoff_reset(&w->backoff[s->endpoint_slot]);
+}
+
+/* A connection attempt failed: the endpoint is connected again after its backoff. When the
+ * list is full the endpoint waits for a pick to find it IDLE (it stays TRANSIENT_FAILURE). */
+static void retry_later(struct xlb_stream_sub *s)
+{
+    struct xlb_stream_worker *w = s->side.w;
+    if (s->endpoint_slot >= XLB_ENDPOINT_SLOTS || w->ctx->lb == NULL)
+        return;
+    struct xlb_stream_retry *free_entry = NULL;
+    for (uint32_t i = 0; i < XLB_STREAM_RETRIES; i++) {
+        if (w->retries[i].slot == s->endpoint_slot)
+            return;
+        if (free_entry == NULL && w->retries[i].slot == XLB_STREAM_NONE)
+            free_entry = &w->retries[i];
+    }
+    if (free_entry == NULL)
+        return;
+    uint32_t delay = xlb_backoff_next(&w->backoff[s->endpoint_slot], &w->ctx->lb->rng);
+    free_entry->slot = s->endpoint_slot;
+    free_entry->at_ms = xlb_stream_now_ms(w->ctx) + delay;
+    free_entry->endpoint = s->endpoint;
+}
+
+void xlb_stream_sub_retry(struct xlb_stream_worker *w)
+{
+    if (w->in_use == 0)
+        return; /* no client connection, no channel to keep up: retries wait for one */
+    uint64_t now = xlb_stream_now_ms(w->ctx);
+    for (uint32_t i = 0; i < XLB_STREAM_RETRIES; i++) {
+        struct xlb_stream_retry *r = &w->retries[i];
+        if (r->slot == XLB_STREAM_NONE || now < r->at_ms)
+            continue;
+        r->slot = XLB_STREAM_NONE;
+        if (w->ctx->lb != NULL && w->sub_of_slot[r->endpoint.slot] == XLB_STREAM_NONE &&
+            xlb_lb_connectivity_get(w->ctx->lb, r->endpoint.slot) == XLB_CONN_TRANSIENT_FAILURE)
+            xlb_stream_sub_for(w, w->snap, &r->endpoint);
+    }
 }
 
 void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why)
 {
     struct xlb_stream_worker *w = s->side.w;
     xlb_stream_sub_report(s, s->ready ? XLB_CONN_IDLE : XLB_CONN_TRANSIENT_FAILURE);
+    if (!s->ready)
+        retry_later(s);
     if (!s->ready || why != XLB_TCP_CLOSE_NORMAL)
         xlb_flow_count_endpoint(w->ctx, s->endpoint_slot, s->ready);
     xlb_stream_sub_lost(s);

@@ -49,6 +49,13 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     w->deferred = rte_zmalloc_socket("xlb_stream_deferred",
                                      (size_t)(w->n_conns + w->n_subs) * sizeof(*w->deferred),
                                      RTE_CACHE_LINE_SIZE, socket);
+    w->waiting =
+        rte_zmalloc_socket("xlb_stream_waiting", XLB_STREAM_WAITING_RPCS * sizeof(*w->waiting),
+                           RTE_CACHE_LINE_SIZE, socket);
+    w->retries = rte_zmalloc_socket("xlb_stream_retries", XLB_STREAM_RETRIES * sizeof(*w->retries),
+                                    RTE_CACHE_LINE_SIZE, socket);
+    w->backoff = rte_zmalloc_socket("xlb_stream_backoff", XLB_ENDPOINT_SLOTS * sizeof(*w->backoff),
+                                    RTE_CACHE_LINE_SIZE, socket);
     w->sub_of_slot = rte_malloc_socket("xlb_stream_slots", XLB_ENDPOINT_SLOTS * sizeof(uint32_t),
                                        RTE_CACHE_LINE_SIZE, socket);
     if (nghttp2_session_callbacks_new(&w->callbacks) == 0)
@@ -61,7 +68,7 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     }
     if (w->ep == NULL || w->conns == NULL || w->heap_block == NULL || w->n_conns == 0 ||
         w->callbacks == NULL || w->options == NULL || w->sub_callbacks == NULL || w->subs == NULL ||
-        w->rpcs == NULL || w->sub_of_slot == NULL || w->deferred == NULL) {
+        w->rpcs == NULL || w->sub_of_slot == NULL || w->deferred == NULL || w->waiting == NULL) {
         XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u stream connections", worker_id,
                 limits->connections);
         xlb_stream_worker_free(w);
@@ -77,6 +84,10 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     for (uint32_t i = 0; i < w->n_rpcs; i++)
         w->rpcs[i].next_free = i + 1 < w->n_rpcs ? i + 1 : XLB_STREAM_NONE;
     w->rpc_free = 0;
+    for (uint32_t i = 0; i < XLB_STREAM_WAITING_RPCS; i++)
+        w->waiting[i].rpc = XLB_STREAM_NONE;
+    for (uint32_t i = 0; i < XLB_STREAM_RETRIES; i++)
+        w->retries[i].slot = XLB_STREAM_NONE;
     for (uint32_t i = 0; i < XLB_ENDPOINT_SLOTS; i++)
         w->sub_of_slot[i] = XLB_STREAM_NONE;
     xlb_tcp_tx_set(w->ep, w->tx, XLB_STREAM_TX_CAP, &w->n_tx);
@@ -102,6 +113,9 @@ void xlb_stream_worker_free(struct xlb_stream_worker *w)
     rte_free(w->rpcs);
     rte_free(w->sub_of_slot);
     rte_free(w->deferred);
+    rte_free(w->waiting);
+    rte_free(w->retries);
+    rte_free(w->backoff);
     xlb_tcp_endpoint_free(w->ep);
     nghttp2_session_callbacks_del(w->callbacks);
     nghttp2_option_del(w->options);
@@ -275,6 +289,8 @@ void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
         return;
     xlb_stream_enter(w, ctx, snap, NULL);
     resume_deferred(w);
+    xlb_stream_sub_retry(w);
+    xlb_stream_queue_poll(w);
     for (int slice = 0; slice < XLB_STREAM_POLL_SLICES; slice++) {
         uint32_t fired = xlb_tcp_poll(w->ep, xlb_stream_now_ms(ctx), XLB_STREAM_TIMERS_PER_SLICE);
         xlb_stream_route_output(w);

@@ -69,7 +69,9 @@ struct stream_test {
     struct xlb_syn_cookie_keys backend_keys;
     struct backend backends[8];
     unsigned n_backends;
-    bool refuse; /* the backends answer SYNs with a RST */
+    bool refuse;         /* the backends answer SYNs with a RST */
+    bool black_hole;     /* the backends never answer SYNs */
+    const char *timeout; /* the RPCs' grpc-timeout, or NULL */
     /* Flow control: the backends take request DATA without giving its window back until
      * released (stall), and count it; the client sends body_total bytes of request body. */
     bool stall;
@@ -194,7 +196,14 @@ static void submit_rpc(struct stream_test *t)
         NV("content-type", "application/grpc"),
         NV("te", "trailers"),
     };
-    int32_t id = nghttp2_submit_request(t->h2, NULL, nva, RTE_DIM(nva), NULL, NULL);
+    nghttp2_nv with_timeout[RTE_DIM(nva) + 1];
+    memcpy(with_timeout, nva, sizeof(nva));
+    size_t n = RTE_DIM(nva);
+    if (t->timeout != NULL)
+        with_timeout[n++] =
+            (nghttp2_nv){(uint8_t *)(uintptr_t) "grpc-timeout", (uint8_t *)(uintptr_t)t->timeout,
+                         12, strlen(t->timeout), NGHTTP2_NV_FLAG_NONE};
+    int32_t id = nghttp2_submit_request(t->h2, NULL, with_timeout, n, NULL, NULL);
     assert_true(id > 0);
     assert_true(t->n_rpcs < RPCS);
     t->rpcs[t->n_rpcs++] = (struct rpc){.stream_id = id};
@@ -422,6 +431,10 @@ static void to_backends(struct stream_test *t, struct rte_mbuf *m)
             backend_pump(b);
             return;
         }
+    }
+    if (t->black_hole && (th->tcp_flags & RTE_TCP_SYN_FLAG)) {
+        rte_pktmbuf_free(m);
+        return;
     }
     if (t->refuse && (th->tcp_flags & RTE_TCP_SYN_FLAG)) {
         /* A RST for the SYN: addresses and ports swapped, ACK of its sequence number + 1. */
@@ -694,6 +707,8 @@ static void rpcs_spread_over_endpoints(void **state)
     assert_int_equal(st->events[XLB_EVENT_STREAM_OPENED], 1);
     assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS], RPCS);
     assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_FORWARDED], RPCS);
+    /* The first RPC found both endpoints IDLE: it waited while the engine connected both. */
+    assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_QUEUED], 1);
     assert_int_equal(st->events[XLB_EVENT_STREAM_SUBCHANNELS], BACKENDS);
     assert_int_equal(st->events[XLB_EVENT_STREAM_SESSION_ERRORS], 0);
     /* Both endpoints READY for the LB core; every RPC a success in the load report. */
@@ -749,11 +764,58 @@ static void refused_backend_answers_unavailable(void **state)
     wait_settings(t);
     run_rpc(t, 0);
     assert_string_equal(t->rpcs[0].grpc_status, "14");
-    assert_string_equal(t->rpcs[0].grpc_message, "xlb: the backend connection or stream failed");
+    /* The RPC waited for the endpoint's connection (XLB_LB_QUEUE); once that failed, the
+     * priority had no usable endpoint left (A56) and the re-pick answered it, unsent. */
+    assert_string_equal(t->rpcs[0].grpc_message, "xlb: no usable endpoint in cluster grpc");
     assert_false(t->closed);
-    /* The endpoint in TRANSIENT_FAILURE for the LB core, the call failed. */
+    assert_int_equal(t->n->f->stats.events[XLB_EVENT_STREAM_RPCS_QUEUED], 1);
+    assert_int_equal(t->n->f->stats.events[XLB_EVENT_STREAM_RPCS_FORWARDED], 0);
+    /* The endpoint in TRANSIENT_FAILURE for the LB core. */
     assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_TRANSIENT_FAILURE);
-    assert_int_equal(t->n->load->localities[1].failed, 1);
+    stream_test_destroy(t);
+}
+
+/* A backend that refused its connection and then recovers: the engine connects it again after
+ * its backoff (no pick queues on a priority in TRANSIENT_FAILURE, so nothing else would), it
+ * becomes READY and the next RPC succeeds through it. */
+static void refused_backend_comes_back_after_backoff(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    t->refuse = true;
+    wait_settings(t);
+    run_rpc(t, 0);
+    assert_string_equal(t->rpcs[0].grpc_status, "14");
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_TRANSIENT_FAILURE);
+    t->refuse = false;
+    for (uint32_t ms = 0; ms < MAX_STEPS && xlb_lb_connectivity_get(&t->n->lb, 7) != XLB_CONN_READY;
+         ms++)
+        step(t);
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_READY);
+    run_rpc(t, 1);
+    assert_string_equal(t->rpcs[1].grpc_status, "0");
+    stream_test_destroy(t);
+}
+
+/* A black-holed backend: the RPC waits for its connection until its grpc-timeout (300 ms)
+ * passes, then gets DEADLINE_EXCEEDED from xlb, never having been sent; the client's
+ * connection stays. */
+static void waiting_rpc_gets_deadline_exceeded(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    t->black_hole = true;
+    t->timeout = "300m";
+    wait_settings(t);
+    run_rpc(t, 0);
+    assert_string_equal(t->rpcs[0].grpc_status, "4");
+    assert_string_equal(t->rpcs[0].grpc_message, "xlb: deadline exceeded waiting for a connection");
+    assert_false(t->closed);
+    const struct xlb_worker_stats *st = &t->n->f->stats;
+    assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_QUEUED], 1);
+    assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_DEADLINE], 1);
+    assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_FORWARDED], 0);
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_CONNECTING);
     stream_test_destroy(t);
 }
 
@@ -783,6 +845,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rpcs_spread_over_endpoints),
         cmocka_unit_test(refused_backend_answers_unavailable),
+        cmocka_unit_test(waiting_rpc_gets_deadline_exceeded),
+        cmocka_unit_test(refused_backend_comes_back_after_backoff),
         cmocka_unit_test(upload_stalls_with_the_backend),
         cmocka_unit_test(garbage_ends_the_connection),
     };
