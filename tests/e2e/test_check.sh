@@ -13,18 +13,18 @@ out=$("$XLBD" --check --config "$SRC/tools/demo/bootstrap.json")
 echo "ok - the demo bootstrap is valid"
 
 # Issue 24: --check prints what the configuration can hold. The demo has one worker, the
-# default flow table, an L7 VIP and -m 256: the pool is a quarter of 256 MiB in entries of the
+# default flow table, an L7 VIP and -m 512: the pool is a quarter of 512 MiB in entries of the
 # printed size, never below its floor of 1,024.
 grep -qx 'capacity: flows 65536 per worker x 1 workers = 65536 (123 bytes each, 7.7 MiB)' <<<"$out" ||
     { echo "FAIL: flow capacity: $out"; exit 1; }
 bytes=$(sed -n 's/^capacity: l7 connections .*(\([0-9]*\) bytes each.*/\1/p' <<<"$out")
-want=$(( 256 * 1024 * 1024 / 4 / ${bytes:-1} ))
+want=$(( 512 * 1024 * 1024 / 4 / ${bytes:-1} ))
 [ "$want" -ge 1024 ] || want=1024
 grep -Eqx "capacity: l7 connections $want per worker x 1 workers = $want \\([0-9]+ bytes each, [0-9.]+ MiB\\)" \
     <<<"$out" || { echo "FAIL: l7 capacity: $out"; exit 1; }
-grep -qx 'capacity: eal memory 256.0 MiB' <<<"$out" || { echo "FAIL: eal memory: $out"; exit 1; }
+grep -qx 'capacity: eal memory 512.0 MiB' <<<"$out" || { echo "FAIL: eal memory: $out"; exit 1; }
 # With 2 GiB and two workers the default pool follows the memory: 512 MiB / 2 / entry size.
-sed -e 's/^\( *\)"256",$/\1"2048",/' -e 's/"workers": *1/"workers": 2/' \
+sed -e 's/^\( *\)"512",$/\1"2048",/' -e 's/"workers": *1/"workers": 2/' \
     "$SRC/tools/demo/bootstrap.json" >"$dir/big.json"
 out=$("$XLBD" --check --config "$dir/big.json")
 l7=$(sed -n 's/^capacity: l7 connections \([0-9]*\) per worker x 2 workers.*/\1/p' <<<"$out")

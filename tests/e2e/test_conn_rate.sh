@@ -59,9 +59,9 @@ pool, max_requests = os.environ.get("CONN_RATE_L7_POOL"), os.environ.get("CONN_R
 if pool:
     x["l7_connections_per_worker"] = int(pool)
     # A connection takes about 36 KB of the heap with its binding entry and its share of the
-    # HPACK heap (docs/l7.md, bench_l7): room for the pool on top of the default 256 MB.
+    # HPACK heap (docs/l7.md, bench_l7): room for the pool on top of the default 512 MB.
     m = x["eal"].index("-m")
-    x["eal"][m + 1] = str(256 + int(pool) * 36 // 1000)
+    x["eal"][m + 1] = str(512 + int(pool) * 36 // 1000)
 x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///rate"},
              {"address": "198.18.0.100", "port": 9002, "cluster": "l4"}]
 router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}

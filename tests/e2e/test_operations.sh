@@ -93,7 +93,7 @@ assert busy > 0 and idle > 0, (busy, idle)
 assert values['xlb_worker_l7_connections_capacity{worker="0"}'] >= 1024
 assert values['xlb_worker_flows_capacity{worker="0"}'] == 65536
 assert values['xlb_worker_flows_high_water{worker="0"}'] >= values['xlb_worker_flows{worker="0"}']
-assert sum(1 for k in values if k.startswith("xlb_vip_info{")) == 3
+assert sum(1 for k in values if k.startswith("xlb_vip_info{")) == 4
 assert sum(1 for k in values if k.startswith("xlb_neighbour_resolved{")) >= 2  # + on-link backends
 
 # The 30 connections, counted alike by the cluster, its localities and its endpoints; each
@@ -207,7 +207,7 @@ assert 0 < low <= port["rx_packets"] <= high, ("port rx", low, port, high)
 
 configured = load("bootstrap.json")["xlb"]["vips"]
 vips = replies["/xlb/vips"]
-assert len(vips) == len(configured) == 3, vips
+assert len(vips) == len(configured) == 4, vips
 for i, want in enumerate(configured):
     got = vips["vip_%d" % i]
     assert got["address"] == want["address"] and got["port"] == want["port"], (got, want)
