@@ -141,8 +141,10 @@ pass "4 Bulk RPCs of 256 KiB each way arrive intact (hashes checked)"
 
 # h2_streams.py ignores the server's stream limit: nghttpd announcing 4 refuses the rest
 # (grpc-core closes the connection instead, so nghttpd, with nghttp2's behaviour, is the peer).
+# Started without timeout(1): $! must be nghttpd itself, for cleanup's kill to reach it (a
+# killed timeout leaves its child running).
 mkdir -p "$DIR/www"
-ip netns exec "$NSS" timeout 120 nghttpd --no-tls -m 4 -d "$DIR/www" --address 198.18.1.2 50054 \
+ip netns exec "$NSS" nghttpd --no-tls -m 4 -d "$DIR/www" --address 198.18.1.2 50054 \
     >"$DIR/nghttpd.log" 2>&1 &
 RUN_PIDS+=("$!")
 nghttpd_up() { ip netns exec "$NSS" ss -Hltn 'sport = :50054' | grep -q LISTEN; }
