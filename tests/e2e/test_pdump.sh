@@ -24,7 +24,8 @@ mount -t hugetlbfs -o pagesize=2M nodev "$HUGE_DIR" || fail "cannot mount hugetl
 e2e_setup
 e2e_edit_config "
 eal = c['xlb']['eal']
-eal[eal.index('--no-huge')] = '--huge-dir=$HUGE_DIR'"
+eal[eal.index('--no-huge')] = '--huge-dir=$HUGE_DIR'
+eal[eal.index('-m') + 1] = '256'  # one worker fits; the 160 pages reserved above hold it"
 e2e_start_xlbd
 pass "xlbd runs on hugepages"
 
