@@ -1,0 +1,102 @@
+/*
+ * The stream mode's packet-test peers (test_stream.c): a client that is a real nghttp2 client
+ * session over an xlb TCP endpoint, backends that are real nghttp2 server sessions over
+ * another, and the wire between them and xlb's burst function, in simulated milliseconds.
+ */
+#ifndef XLB_TEST_STREAM_PEERS_H
+#define XLB_TEST_STREAM_PEERS_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+#include <nghttp2/nghttp2.h>
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+#include "flow/flow.h"
+#include "nat_segments.h"
+#include "stream/stream.h"
+#include "tcp_fixture.h"
+#include "xlb_lb_connectivity.h"
+#include "xlb_tcp.h"
+
+#define PEER_TX   1024
+#define MAX_STEPS 20000u /* simulated milliseconds: every loop's bound */
+#define MS        (TSC_HZ / 1000)
+#define RPCS      4
+#define BACKENDS  2
+#define BACKEND_A "198.18.0.21"
+#define BACKEND_B "198.18.0.22"
+
+
+/* What the client learned of one RPC. */
+struct rpc {
+    int32_t stream_id;
+    char grpc_status[8];
+    char grpc_message[128];
+    char body[64];
+    bool closed;
+    uint32_t error_code;
+};
+
+/* A backend: one of the backend endpoint's connections and its HTTP/2 server session. */
+struct backend {
+    struct stream_test *t;
+    struct xlb_tcp_conn *c;
+    nghttp2_session *h2;
+    uint8_t addr[4]; /* the backend address it was opened to */
+    char name;       /* 'A' or 'B', by address */
+    unsigned rpcs;
+};
+
+struct stream_test {
+    struct nat_fixture *n;
+    struct xlb_tcp_endpoint *backend_ep;
+    struct rte_mbuf *backend_tx[PEER_TX];
+    uint16_t n_backend_tx;
+    struct xlb_syn_cookie_keys backend_keys;
+    struct backend backends[8];
+    unsigned n_backends;
+    bool refuse;         /* the backends answer SYNs with a RST */
+    bool black_hole;     /* the backends never answer SYNs */
+    const char *timeout; /* the RPCs' grpc-timeout, or NULL */
+    /* Flow control: the backends take request DATA without giving its window back until
+     * released (stall), and count it; the client sends body_total bytes of request body. */
+    bool stall;
+    uint64_t backend_body, backend_unconsumed;
+    uint32_t body_total, body_sent;
+    struct rte_mbuf *sent[4096];
+    uint32_t n_sent;
+    struct rte_mempool *peer_pool;
+    struct xlb_tcp_endpoint *ep;
+    struct xlb_tcp_conn *c;
+    struct rte_mbuf *tx[PEER_TX];
+    uint16_t n_tx;
+    bool closed;
+    nghttp2_session *h2;
+    struct rpc rpcs[RPCS];
+    unsigned n_rpcs;
+    bool settings_acked;
+    uint32_t goaway_error; /* UINT32_MAX: none received */
+    bool eof;              /* xlb's FIN */
+};
+
+/* A worker with a stream VIP over two backends, and the client connected to it. */
+struct stream_test *stream_test_create(void);
+/* Everything is back (flows, connections, mbufs); then freed. */
+void stream_test_destroy(struct stream_test *t);
+/* One simulated millisecond: the wire both ways, timers, the peers' sessions. */
+void step(struct stream_test *t);
+/* A unary RPC on the client's connection; with a body of `bytes`. */
+void submit_rpc(struct stream_test *t);
+void submit_rpc_with_body(struct stream_test *t, uint32_t bytes);
+
+#endif
