@@ -4,7 +4,6 @@
 static const struct rte_ether_addr port_mac = FIX_PORT_MAC, peer_mac = FIX_PEER_MAC,
                                    backend_mac = NAT_BACKEND_MAC;
 
-
 static struct stream_test *the_test;
 
 static uint64_t now_ms(const struct stream_test *t)

@@ -36,7 +36,6 @@
 #define BACKEND_A "198.18.0.21"
 #define BACKEND_B "198.18.0.22"
 
-
 /* What the client learned of one RPC. */
 struct rpc {
     int32_t stream_id;
