@@ -228,6 +228,13 @@ void xlb_stream_client_closed(struct xlb_stream_conn *c, struct xlb_stream_rpc *
     struct xlb_stream_sub *s = sub_of(w, r);
     r->conn = XLB_STREAM_NONE;
     xlb_stream_unqueue(w, r);
+    /* What still waits for the backend was never consumed on the client's session: its
+     * stream is gone, but the connection's window must reopen, or every stream of the
+     * connection stalls once such leftovers add up to the window. */
+    if (r->up.len > 0 && session_live(&c->side)) {
+        nghttp2_session_consume_connection(c->side.h2, r->up.len);
+        xlb_stream_send(&c->side);
+    }
     if (s != NULL && session_live(&s->side) && !r->down_end) {
         nghttp2_submit_rst_stream(s->side.h2, NGHTTP2_FLAG_NONE, r->backend_id,
                                   error_code != NGHTTP2_NO_ERROR ? error_code : NGHTTP2_CANCEL);
@@ -478,6 +485,13 @@ static int sub_stream_close(nghttp2_session *session, int32_t stream_id, uint32_
     struct xlb_stream_rpc *r = rpc_of_backend(session, stream_id);
     if (r != NULL && r->in_use && r->sub != XLB_STREAM_NONE) {
         nghttp2_session_set_stream_user_data(session, stream_id, NULL);
+        /* The response bytes still waiting for the client were not consumed: the stream's
+         * window goes with it, the subchannel's must reopen now (a slow client would
+         * otherwise leak it, and every RPC on the subchannel would stall). */
+        if (r->down.len > 0) {
+            nghttp2_session_consume_connection(session, r->down.len);
+            xlb_stream_send(&((struct xlb_stream_sub *)user)->side);
+        }
         backend_gone(user, r, error_code);
     }
     return 0;

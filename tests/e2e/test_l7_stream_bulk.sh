@@ -13,8 +13,11 @@
 #     largest, a 32 KiB socket buffer, 8 streams asking 4 MiB each): once its requests have
 #     reached the backends, xlbd's RSS may not grow (six samples, 1 s apart, at most 1 MiB) nor
 #     its port drop frames for want of mbufs; then the client reads and all 8 replies arrive
-#     intact.
-# About 20 s; it prints the bulk RPCs' duration (never asserted). XLB_STREAM_TEST_MODE=splice runs it on a splice VIP (no l7_mode key).
+#     intact;
+#   - 24 replies of 32 KiB that the backends end while the client reads nothing (xlb holds them
+#     all): they arrive intact once it reads, and 6 more Bulk RPCs pass (the subchannels'
+#     connection windows came back).
+# About 25 s; it prints the bulk RPCs' duration (never asserted). XLB_STREAM_TEST_MODE=splice runs it on a splice VIP (no l7_mode key).
 . "$(dirname "$0")/lib.sh"
 . "$E2E_SOURCE/tools/lib/grpc_peers.sh"
 grpc_require
@@ -117,19 +120,29 @@ port_rx_dropped() {
 import json, sys
 print(sum(p["rx_dropped"] for p in json.load(sys.stdin)["ports"]))'
 }
-calls_before=$(($(bulk_calls b1) + $(bulk_calls b2) + $(bulk_calls b3)))
+all_calls() { echo $(($(bulk_calls b1) + $(bulk_calls b2) + $(bulk_calls b3))); }
+# slow_reader TAG STREAMS BYTES: start tools/lib/h2_slow_reader.py (its output in
+# $E2E_DIR/TAG.out, its PID in $reader) and wait until its requests have all reached the
+# backends.
+slow_reader() {
+    local tag=$1 streams=$2 bytes=$3 before
+    before=$(all_calls)
+    rm -f "$E2E_DIR/go"
+    # Not through timeout(1): $! must be the reader itself, so that cleanup's kill reaches it.
+    ip netns exec "$E2E_PREFIX-client" "$GRPC_PY" "$GRPC_PEERS_DIR/h2_slow_reader.py" \
+        --target 198.18.0.100:50051 --streams "$streams" --bulk-down "$bytes" --go "$E2E_DIR/go" \
+        --stalled "$E2E_DIR/$tag.stalled" --seconds 90 >"$E2E_DIR/$tag.out" 2>&1 &
+    reader=$!
+    RUN_PIDS+=("$reader")
+    wait_until 100 0.2 test -f "$E2E_DIR/$tag.stalled" ||
+        fail "the slow reader did not send its requests: $(cat "$E2E_DIR/$tag.out")"
+    forwarded() { [ $(($(all_calls) - before)) -ge "$streams" ]; }
+    wait_until 100 0.2 forwarded ||
+        fail "the slow reader's $streams requests did not all reach the backends ($(($(all_calls) - before)))"
+}
+slow_reader slow 8 $((4 << 20))
 dropped_start=$(port_rx_dropped)
 rss_start=$(rss_kib)
-# Not through timeout(1): $! must be the reader itself, so that cleanup's kill reaches it.
-ip netns exec "$E2E_PREFIX-client" "$GRPC_PY" "$GRPC_PEERS_DIR/h2_slow_reader.py" \
-    --target 198.18.0.100:50051 --streams 8 --bulk-down $((4 << 20)) --go "$E2E_DIR/go" \
-    --stalled "$E2E_DIR/stalled" --seconds 120 >"$E2E_DIR/slow.out" 2>&1 &
-reader=$!
-RUN_PIDS+=("$reader")
-all_forwarded() { [ $(($(bulk_calls b1) + $(bulk_calls b2) + $(bulk_calls b3) - calls_before)) -ge 8 ]; }
-wait_until 100 0.2 test -f "$E2E_DIR/stalled" || fail "the slow reader did not send its requests: $(cat "$E2E_DIR/slow.out")"
-wait_until 100 0.2 all_forwarded ||
-    fail "the slow reader's 8 requests did not all reach the backends ($(($(bulk_calls b1) + $(bulk_calls b2) + $(bulk_calls b3) - calls_before)))"
 # The backends answer at once; 2 s for what can move to move, then xlb must stay flat.
 sleep 2
 samples=()
@@ -147,6 +160,20 @@ wait "$reader" || fail "slow reader: $(cat "$E2E_DIR/slow.out")"
 out=$(cat "$E2E_DIR/slow.out")
 grpc_expect "$out" 'r["held"] and r["intact"] == 8 and r["ended"] == 8 and r["rst"] == {} and r["goaway"] is None'
 pass "a client that stopped reading 8 x 4 MiB replies: xlbd's RSS flat ($grown KiB over 5 s), no frame dropped, then all 8 intact"
+
+# ---- replies that end at the backends while xlb still holds them ----
+# 24 replies of 32 KiB fit in their stream windows: the backends send them whole and end their
+# streams while the client reads nothing. The bytes xlb holds then were never consumed on the
+# subchannels; their connection windows must still come back, or the next RPCs stall.
+slow_reader held 24 32768
+sleep 1
+touch "$E2E_DIR/go"
+wait "$reader" || fail "slow reader: $(cat "$E2E_DIR/held.out")"
+out=$(cat "$E2E_DIR/held.out")
+grpc_expect "$out" 'r["held"] and r["intact"] == 24 and r["ended"] == 24 and r["rst"] == {}'
+out=$(client --count 6 --bulk-up 262144 --bulk-down 262144 --deadline 30 --max-seconds 60)
+grpc_expect "$out" 'r["status"] == {"OK": 6} and r["bulk_intact"] == 6'
+pass "24 replies the backends ended while the client did not read: all intact, and the subchannels carry 6 more Bulk RPCs"
 
 e2e_stop_xlbd
 pass "clean exit"
