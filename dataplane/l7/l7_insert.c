@@ -23,26 +23,19 @@ void xlb_l7_cookie_prepare(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c,
                            const struct xlb_lb_trace *trace, const struct xlb_lb_vip *vip)
 {
     c->cookie_field_len = 0;
-    if (trace->session_cookie == NULL || trace->target >= vip->n_targets)
-        return;
-    const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
-    const char *cluster = vip->targets[trace->target].name; /* A60: the route's cluster */
-    const struct xlb_lb_cookie_attrs *a = trace->session_attrs;
-    char value[XLB_LB_COOKIE_MAX + 1], header[XLB_L7_COOKIE_FIELD_MAX];
-    if (strlen(trace->session_cookie) >= sizeof(c->cookie_name) ||
-        strlen(cluster) >= sizeof(c->cluster_name) ||
-        xlb_session_cookie_encode(value, sizeof(value), &e->where, cluster) == 0)
-        return;
-    uint32_t n = xlb_set_cookie_value(header, sizeof(header), trace->session_cookie, value,
-                                      a != NULL ? a->path : NULL, a != NULL ? a->max_age_s : 0,
-                                      a != NULL && a->has_max_age);
+    char header[XLB_L7_COOKIE_FIELD_MAX];
+    uint32_t n = xlb_set_cookie_of_pick(header, sizeof(header), trace, vip);
     if (n == 0)
+        return;
+    const char *cluster = vip->targets[trace->target].name;
+    if (strlen(trace->session_cookie) >= sizeof(c->cookie_name) ||
+        strlen(cluster) >= sizeof(c->cluster_name))
         return;
     c->cookie_field_len = (uint16_t)xlb_hpack_encode_field(
         &ctx->l7->encoder, c->cookie_field, sizeof(c->cookie_field), "set-cookie", header, n);
     strcpy(c->cookie_name, trace->session_cookie);
     strcpy(c->cluster_name, cluster);
-    c->endpoint = e->where;
+    c->endpoint = trace->cluster->endpoints[trace->endpoint].where;
 }
 
 uint32_t xlb_l7_inserted_before(const struct xlb_l7_conn *c, uint32_t b)

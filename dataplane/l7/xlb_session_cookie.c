@@ -98,3 +98,18 @@ uint32_t xlb_set_cookie_value(char *out, uint32_t cap, const char *name, const c
         ok = append_str(out, cap, &len, "; Max-Age=") && append_uint(out, cap, &len, max_age_s);
     return ok ? len : 0;
 }
+
+uint32_t xlb_set_cookie_of_pick(char *out, uint32_t cap, const struct xlb_lb_trace *trace,
+                                const struct xlb_lb_vip *vip)
+{
+    if (trace->session_cookie == NULL || trace->target >= vip->n_targets)
+        return 0;
+    const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
+    const char *cluster = vip->targets[trace->target].name; /* A60: the route's cluster */
+    const struct xlb_lb_cookie_attrs *a = trace->session_attrs;
+    char value[XLB_LB_COOKIE_MAX + 1];
+    if (xlb_session_cookie_encode(value, sizeof(value), &e->where, cluster) == 0)
+        return 0;
+    return xlb_set_cookie_value(out, cap, trace->session_cookie, value, a != NULL ? a->path : NULL,
+                                a != NULL ? a->max_age_s : 0, a != NULL && a->has_max_age);
+}

@@ -11,6 +11,9 @@
 
 #include "xlb_host_port.h"
 
+struct xlb_lb_trace;
+struct xlb_lb_vip;
+
 /*
  * The cookie value for endpoint `where` in `cluster` (NULL: none): base64 (with '=' padding)
  * of "ip:port;cluster", IPv6 as "[addr]:port". NUL-terminated; returns the length, or 0 when cap
@@ -31,5 +34,13 @@ uint32_t xlb_session_cookie_encode_list(char *out, uint32_t cap, const struct xl
  */
 uint32_t xlb_set_cookie_value(char *out, uint32_t cap, const char *name, const char *value,
                               const char *path, uint32_t max_age_s, bool has_max_age);
+
+/*
+ * The Set-Cookie value for what a pick chose, when its route has a session cookie (A55, A60:
+ * the value names the endpoint and the route's cluster, the attributes are the filter's).
+ * NUL-terminated; returns the length, or 0 when no cookie applies or cap is too small.
+ */
+uint32_t xlb_set_cookie_of_pick(char *out, uint32_t cap, const struct xlb_lb_trace *trace,
+                                const struct xlb_lb_vip *vip);
 
 #endif

@@ -103,6 +103,9 @@ struct xlb_stream_rpc {
     struct xlb_stream_bytes up, down;
     uint8_t n_trailers;
     uint16_t trailer_used;
+    /* The Set-Cookie value (A55/A60) the first response header block gets, in trailer_bytes
+     * until then (trailers come only after it); 0: none. */
+    uint16_t cookie_len;
     nghttp2_nv trailers[XLB_STREAM_TRAILERS];
     uint8_t trailer_bytes[XLB_STREAM_TRAILER_BYTES];
 };
@@ -247,9 +250,6 @@ void xlb_stream_sub_callbacks(nghttp2_session_callbacks *cb);
 void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state);
 
 /* stream_forward.c: an RPC from one session to the other. */
-/* Forward the request whose headers are in w->headers; false when it cannot be (answered). */
-bool xlb_stream_forward(struct xlb_stream_conn *c, int32_t stream_id, bool ended,
-                        struct xlb_stream_sub *s, const struct xlb_lb_trace *trace);
 struct xlb_stream_rpc *xlb_stream_rpc_get(struct xlb_stream_worker *w);
 struct xlb_stream_rpc *xlb_stream_rpc_open(struct xlb_stream_conn *c, int32_t stream_id,
                                            bool ended);

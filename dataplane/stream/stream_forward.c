@@ -170,17 +170,6 @@ struct xlb_stream_rpc *xlb_stream_rpc_open(struct xlb_stream_conn *c, int32_t st
     return r;
 }
 
-bool xlb_stream_forward(struct xlb_stream_conn *c, int32_t stream_id, bool ended,
-                        struct xlb_stream_sub *s, const struct xlb_lb_trace *trace)
-{
-    struct xlb_stream_rpc *r = xlb_stream_rpc_open(c, stream_id, ended);
-    if (r == NULL) {
-        xlb_flow_request_finished(c->side.w->ctx, trace->cluster->cluster_slot);
-        return false;
-    }
-    return xlb_stream_forward_rpc(c, r, s, trace, &c->side.w->headers);
-}
-
 void xlb_stream_client_data(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
                             const uint8_t *data, size_t len)
 {
@@ -346,8 +335,15 @@ static void response_headers(struct xlb_stream_sub *s, struct xlb_stream_rpc *r,
         xlb_stream_send(&c->side);
         return;
     }
-    nghttp2_nv nva[XLB_STREAM_MAX_FIELDS];
+    nghttp2_nv nva[XLB_STREAM_MAX_FIELDS + 1];
     size_t n = response_nva(&w->response, nva);
+    if (r->cookie_len > 0) { /* nghttp2 copies the fields: trailer_bytes is free after this */
+        static const char name[] = "set-cookie";
+        nva[n++] = (nghttp2_nv){(uint8_t *)(uintptr_t)name, r->trailer_bytes, sizeof(name) - 1,
+                                r->cookie_len, NGHTTP2_NV_FLAG_NONE};
+        w->ctx->stats->events[XLB_EVENT_L7_SET_COOKIES]++;
+        r->cookie_len = 0;
+    }
     nghttp2_data_provider body = {.source.ptr = r, .read_callback = response_body};
     r->response_sent = true;
     r->down_end = ended;

@@ -10,6 +10,7 @@
 
 #include "stream_conn.h"
 #include "xlb_route.h"
+#include "xlb_session_cookie.h"
 
 #define GRPC_UNAVAILABLE "14"
 
@@ -130,6 +131,24 @@ static void refuse(struct xlb_stream_conn *c, struct xlb_stream_rpc *r, int32_t 
     xlb_stream_reply_unavailable(c, stream_id, reason);
 }
 
+/* A pick that did not follow the request's session cookie (none, or one naming an endpoint
+ * that cannot take it) gets a cookie naming the endpoint chosen (A55/A60); kept in the RPC
+ * until its response's first header block. */
+static void prepare_cookie(struct xlb_stream_worker *w, struct xlb_stream_rpc *r,
+                           const struct xlb_lb_trace *trace, const struct xlb_lb_vip *vip)
+{
+    if (trace->session_cookie == NULL)
+        return;
+    char value[XLB_STREAM_TRAILER_BYTES + 1];
+    uint32_t n = xlb_set_cookie_of_pick(value, sizeof(value), trace, vip);
+    if (n == 0) {
+        w->ctx->stats->events[XLB_EVENT_L7_SET_COOKIE_MISSED]++;
+        return;
+    }
+    memcpy(r->trailer_bytes, value, n);
+    r->cookie_len = (uint16_t)n;
+}
+
 void xlb_stream_pick(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
                      const struct xlb_stream_headers *h, int32_t stream_id, bool ended)
 {
@@ -174,10 +193,16 @@ void xlb_stream_pick(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
         return;
     }
     if (r == NULL) {
-        xlb_stream_forward(c, stream_id, ended, sub, &trace);
-        return;
+        r = xlb_stream_rpc_open(c, stream_id, ended);
+        if (r == NULL) {
+            xlb_flow_request_finished(ctx, trace.cluster->cluster_slot);
+            return;
+        }
+    } else {
+        xlb_stream_unqueue(w, r);
     }
-    xlb_stream_unqueue(w, r);
+    if (trace.override != XLB_LB_OVERRIDE_USED)
+        prepare_cookie(w, r, &trace, vip->lb);
     xlb_stream_forward_rpc(c, r, sub, &trace, h);
 }
 

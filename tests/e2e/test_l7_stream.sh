@@ -184,12 +184,12 @@ grpc_expect "$out" 'r["status"] == {"OK": 24}'
 grpc_expect "$out" 'all(r["sequence"][i] == "b%d" % (i % 4 + 1) for i in range(24) if i % 4 != 3)'
 grpc_expect "$out" 'r["echo"]["cookie"]["(absent)"] == 6'
 # Each cookie-less RPC gets a Set-Cookie (and only those: the others named a usable endpoint).
-# The stream mode does not insert Set-Cookie yet (issue 19): XLB_STREAM_TEST_PENDING=1 runs
-# the check, which fails until it does.
-if [ -n "${XLB_STREAM_TEST_PENDING:-}" ]; then
-    grpc_expect "$out" 'r["set_cookie"] == 6'
-fi
-pass "one channel, 24 RPCs with b1's, b2's, b3's or no cookie in turn: each reaches its cookie's backend"
+grpc_expect "$out" 'r["set_cookie"] == 6'
+# The last one (RPC 23) names the backend that served it, with the filter's path and ttl.
+grpc_expect "$out" '(r["set_cookie_header"].endswith("; HttpOnly; Path=/; Max-Age=60") and
+    __import__("base64").b64decode(r["cookie"].split("=", 1)[1]).decode() ==
+    "198.18.0.2%s:50051;sess" % r["sequence"][23][1:])'
+pass "one channel, 24 RPCs with b1's, b2's, b3's or no cookie in turn: each reaches its cookie's backend, each cookie-less one gets a Set-Cookie naming its own"
 
 # ---- outlier ejection on a live channel ----
 ejected() {
