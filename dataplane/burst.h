@@ -69,6 +69,7 @@ struct xlb_burst_ctx {
     struct xlb_stream_worker *stream; /* stream L7 VIPs (dataplane/stream/stream.h), or NULL */
     struct rte_ring *const *redirect; /* every worker's redirect ring, or NULL */
     unsigned n_workers;
+    bool draining;        /* xlbd is stopping: engines tell their clients GOAWAY (xlb_shared) */
     bool redirected_pass; /* processing packets another worker redirected here */
     /* A flush the control plane asked for, worked through a bounded slice per loop. */
     struct xlb_flush {

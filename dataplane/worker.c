@@ -147,6 +147,12 @@ static void note_use(struct xlb_worker_stats *stats, const struct xlb_burst_ctx 
     }
     if (ctx->relay != NULL)
         xlb_tcp_stats_publish(xlb_relay_endpoint(ctx->relay), &stats->tcp);
+    if (ctx->stream != NULL) {
+        uint32_t sessions, rpcs;
+        xlb_stream_live(ctx->stream, &sessions, &rpcs);
+        stats->stream_sessions = sessions;
+        stats->stream_rpcs = rpcs;
+    }
 }
 
 /* Tests only (xlb_shared.h's test_stall): a stuck worker, holding its snapshot, reporting no
@@ -195,6 +201,7 @@ int xlb_worker_main(void *arg)
             hold_for_test(shared, cfg->id);
         uint32_t received = 0;
         ctx.now_tsc = rte_rdtsc();
+        ctx.draining = __atomic_load_n(&shared->drain, __ATOMIC_RELAXED);
         xlb_flow_expire(&ctx, snap);
         xlb_flow_flush_step(&ctx);
         xlb_burst_dump_step(&ctx);

@@ -165,6 +165,9 @@ struct xlb_worker_stats {
      * and of its L7 connection pool (all 0 without one). */
     uint64_t flows_in_use, flows_high_water, flows_capacity;
     uint64_t l7_in_use, l7_high_water, l7_capacity;
+    /* The stream mode's client connections whose HTTP/2 session is live, and its RPCs in
+     * flight (0 without the engine): what a drain waits for. */
+    uint64_t stream_sessions, stream_rpcs;
     /* The worker's TCP endpoint (dataplane/tcp/), copied after each loop that changed it. */
     struct xlb_tcp_stats tcp;
 } __rte_cache_aligned;

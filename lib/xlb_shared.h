@@ -65,6 +65,9 @@ struct xlb_shared {
      * test_stall[w] is set; xlbd toggles it on SIGUSR1 when started with XLB_TEST_STALL=w
      * (control_plane.c), and never otherwise. */
     volatile bool test_stall[XLB_MAX_WORKERS];
+    /* Set by the control plane on SIGTERM while stream-mode clients are connected: the workers
+     * send their HTTP/2 clients GOAWAY and let the RPCs in flight finish; stop follows. */
+    volatile bool drain;
     /* Set by the control plane to stop the workers. */
     volatile bool stop;
 };

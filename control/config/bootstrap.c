@@ -243,6 +243,7 @@ static const struct xlb_config_key section_keys[] = {
                     stream_max_concurrent_streams, 1, 65535),
     XLB_CONFIG_UINT("stream_window_bytes", struct xlb_bootstrap, stream_window_bytes, 1024,
                     16777216),
+    XLB_CONFIG_UINT("drain_seconds", struct xlb_bootstrap, drain_seconds, 0, 3600),
     XLB_CONFIG_UINT("l7_connections_per_worker", struct xlb_bootstrap, l7_connections_per_worker, 0,
                     1 << 20),
     {.name = "aggregate_cluster_backward_compat", .read = read_aggregate_compat},
@@ -292,6 +293,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;
     out->stream_max_concurrent_streams = 100; /* XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS */
     out->stream_window_bytes = 65535;         /* XLB_STREAM_DEFAULT_WINDOW_BYTES */
+    out->drain_seconds = 10;
     out->l4_syn_proxy = false;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;
     out->control_idle_timeout_ms = XLB_DEFAULT_CONTROL_IDLE_MS;

@@ -94,6 +94,7 @@ struct xlb_bootstrap {
     uint32_t tcp_connections_per_worker;    /* the TCP endpoint's pool (terminated VIPs) */
     uint32_t stream_max_concurrent_streams; /* stream VIPs: SETTINGS_MAX_CONCURRENT_STREAMS */
     uint32_t stream_window_bytes;           /* stream VIPs: the per-stream window to clients */
+    uint32_t drain_seconds; /* SIGTERM: how long stream-mode clients may take to finish */
     /* HTTP/2 (L7) connections per worker; XLB_L7_CONNECTIONS_AUTO: when a VIP has a target, a
      * default xlbd sizes from the EAL memory (apps/xlbd/capacity.h), else none. */
     uint32_t l7_connections_per_worker;

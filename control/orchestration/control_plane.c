@@ -123,8 +123,7 @@ static void on_signal(int fd, uint32_t events, void *arg)
             toggle_test_stall(cp);
             continue;
         }
-        XLB_LOG(NOTICE, CONTROL, "signal %u: stopping", info.ssi_signo);
-        xlb_loop_stop(cp->loop);
+        xlb_control_plane_stop(cp, info.ssi_signo);
     }
 }
 

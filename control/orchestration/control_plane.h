@@ -52,6 +52,8 @@ struct xlb_control_plane {
     struct xlb_reload_report reload;
     struct xlb_xds_plane xds;
     struct xlb_capacity_watch capacity; /* the L7 pools' log line */
+    bool draining;                      /* drain.c: stopping once the clients have gone */
+    uint64_t drain_deadline_ms;
     pthread_mutex_t lock;
 };
 
@@ -68,6 +70,11 @@ struct xlb_control_plane *xlb_control_plane_create(struct xlb_bootstrap *bootstr
 /* Serve until SIGTERM or SIGINT (blocked by the caller in every thread); 0 on a clean stop. */
 int xlb_control_plane_run(struct xlb_control_plane *cp);
 void xlb_control_plane_destroy(struct xlb_control_plane *cp);
+
+/* drain.c: SIGTERM or SIGINT. The loop stops at once unless stream-mode clients are
+ * connected: then the workers tell them GOAWAY and the loop stops when none is left or
+ * xlb.drain_seconds have passed. A second signal stops at once. */
+void xlb_control_plane_stop(struct xlb_control_plane *cp, unsigned signo);
 
 /* Build a new snapshot from the current inputs and publish it; 0 or -1 (old one serves). */
 int xlb_control_plane_publish(struct xlb_control_plane *cp);

@@ -2,7 +2,7 @@
  * SIGHUP: re-read the bootstrap and apply, without a restart and without touching what the
  * workers are doing, every part that only feeds the snapshot: VIPs, static resources, port
  * addresses and gateways, metrics_max_series, tcp_mss_clamp,
- * l4_syn_proxy. Parts that shape the process (EAL,
+ * l4_syn_proxy, drain_seconds. Parts that shape the process (EAL,
  * workers, ports, sockets, xDS servers, node, SNAT addresses) are compared and reported as needing
  * a restart; they keep their running values. An invalid file changes nothing.
  *
@@ -126,6 +126,9 @@ static void list_restart_only(const struct xlb_bootstrap *running,
         {"xlb.flows_per_worker", running->flows_per_worker == fresh->flows_per_worker},
         {"xlb.tcp_connections_per_worker",
          running->tcp_connections_per_worker == fresh->tcp_connections_per_worker},
+        {"xlb.stream_max_concurrent_streams",
+         running->stream_max_concurrent_streams == fresh->stream_max_concurrent_streams},
+        {"xlb.stream_window_bytes", running->stream_window_bytes == fresh->stream_window_bytes},
         {"xlb.l7_connections_per_worker",
          running->l7_connections_per_worker == fresh->l7_connections_per_worker},
         {"xlb.aggregate_cluster_backward_compat",
@@ -194,6 +197,9 @@ static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap 
     if (running->l4_syn_proxy != fresh->l4_syn_proxy)
         note(applied, "xlb.l4_syn_proxy");
     running->l4_syn_proxy = fresh->l4_syn_proxy;
+    if (running->drain_seconds != fresh->drain_seconds)
+        note(applied, "xlb.drain_seconds");
+    running->drain_seconds = fresh->drain_seconds;
     /* Addresses of ports that no longer match by name and count are not applied. */
     if (!same_port_names(running, fresh) || same_port_addressing(running, fresh))
         return;

@@ -3,12 +3,11 @@
  * xlb's own TCP (dataplane/tcp/) terminates the client's connection and an nghttp2 server
  * session its HTTP/2; every request stream is picked on its own by the LB core (lib/lb/).
  *
- * What works so far: the client side (SYN cookie, accept, the HTTP/2 session with its memory
- * from a per-worker heap under a quota per connection) and the per-stream pick; a request that
- * cannot be forwarded gets xlb's own trailers-only reply (grpc-status 14 UNAVAILABLE with the
- * reason in grpc-message) on its stream, and the connection stays open for the next ones.
- * Forwarding over per-worker backend subchannels is the next step (issue 19): until then a
- * picked request is answered the same way, saying so.
+ * The request goes to the picked endpoint over this worker's subchannel to it (an HTTP/2
+ * client connection from a SNAT port); a request that cannot be forwarded gets xlb's own
+ * trailers-only reply (grpc-status 14 UNAVAILABLE with the reason in grpc-message) on its
+ * stream, and the connection stays open for the next ones. While xlbd stops (ctx->draining),
+ * clients are told GOAWAY and their RPCs in flight finish (stream_drain.c).
  *
  * An engine under the flow layer (dataplane/flow/flow.h), which hands it the segments of a
  * stream VIP that have no flow and those of flows of kind XLB_FLOW_KIND_STREAM_CLIENT.
@@ -41,6 +40,8 @@ void xlb_stream_worker_free(struct xlb_stream_worker *w);
 struct xlb_tcp_endpoint *xlb_stream_endpoint(struct xlb_stream_worker *w);
 /* Client connections open now, and the most there can be. */
 void xlb_stream_use(const struct xlb_stream_worker *w, uint32_t *in_use, uint32_t *capacity);
+/* Client connections whose HTTP/2 session is live, and RPCs in flight. */
+void xlb_stream_live(const struct xlb_stream_worker *w, uint32_t *sessions, uint32_t *rpcs);
 /* Heap bytes one client connection's HTTP/2 session holds once its SETTINGS are exchanged
  * (measured on the first accepted connection of the worker; 0 before). */
 uint32_t xlb_stream_session_bytes(const struct xlb_stream_worker *w);

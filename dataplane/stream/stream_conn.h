@@ -194,6 +194,10 @@ struct xlb_stream_worker {
      * n_conns + n_subs entries. */
     struct xlb_stream_side **deferred;
     uint32_t n_deferred, deferred_head;
+    uint32_t sessions_live; /* client connections whose session is live (h2, not done) */
+    /* Draining (stream_drain.c): 0 not, 1 shutdown notice sent, 2 final GOAWAY sent. */
+    uint8_t drain_phase;
+    uint64_t drain_notice_ms;
 };
 
 /* stream_worker.c */
@@ -213,6 +217,8 @@ extern const struct xlb_tcp_callbacks xlb_stream_client_callbacks;
 bool xlb_stream_session_open(struct xlb_stream_conn *c);
 /* Feed what the peer sent and write what the session has to send, as far as room allows. */
 void xlb_stream_pump(struct xlb_stream_side *d);
+/* A client session stops counting as live: closed, or freed with its connection. */
+void xlb_stream_session_over(struct xlb_stream_side *d);
 /* Reset the peer (the flow is going away). */
 void xlb_stream_abort(struct xlb_stream_side *d);
 /* Write what the session has to send (from a callback of another session). */
@@ -240,6 +246,13 @@ void xlb_stream_unqueue(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 /* Re-pick the waiting RPCs (after a state change, or every XLB_STREAM_REPICK_MS) and end
  * those whose deadline or wait bound passed. On the poll. */
 void xlb_stream_queue_poll(struct xlb_stream_worker *w);
+
+/* stream_drain.c: GOAWAY to the clients while xlbd stops. */
+/* On the poll while the worker drains: the shutdown notice, then after a second the GOAWAY
+ * with the last stream the session took. */
+void xlb_stream_drain_step(struct xlb_stream_worker *w);
+/* A session opened while draining gets what the others got. */
+void xlb_stream_drain_session(struct xlb_stream_conn *c);
 
 /* stream_sub.c: subchannels. */
 /* The subchannel to an endpoint, made (connecting) if there is none; NULL when none can be. */

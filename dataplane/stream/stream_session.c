@@ -35,6 +35,10 @@ bool xlb_stream_session_open(struct xlb_stream_conn *c)
     }
     if (ok && w->session_bytes == 0)
         w->session_bytes = c->side.quota.in_use; /* an idle session, its SETTINGS queued */
+    if (ok) {
+        w->sessions_live++;
+        xlb_stream_drain_session(c);
+    }
     if (!ok) {
         if (c->side.h2 != NULL)
             nghttp2_session_del(c->side.h2);
@@ -182,6 +186,12 @@ void xlb_stream_send(struct xlb_stream_side *d)
     xlb_stream_pump(d); /* a pump in progress takes it as one more round */
 }
 
+void xlb_stream_session_over(struct xlb_stream_side *d)
+{
+    if (!d->is_sub && d->h2 != NULL && !d->done)
+        d->w->sessions_live--;
+}
+
 void xlb_stream_abort(struct xlb_stream_side *d)
 {
     if (live(d))
@@ -207,6 +217,7 @@ static void on_closed(struct xlb_tcp_conn *t, void *user, enum xlb_tcp_close_rea
 {
     struct xlb_stream_side *d = user;
     struct xlb_stream_worker *w = d->w;
+    xlb_stream_session_over(d);
     d->done = true;
     if (xlb_tcp_conn_state(t) != XLB_TCP_TIME_WAIT)
         d->tcp = NULL;

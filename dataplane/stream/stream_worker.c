@@ -129,6 +129,12 @@ struct xlb_tcp_endpoint *xlb_stream_endpoint(struct xlb_stream_worker *w)
     return w->ep;
 }
 
+void xlb_stream_live(const struct xlb_stream_worker *w, uint32_t *sessions, uint32_t *rpcs)
+{
+    *sessions = w->sessions_live;
+    *rpcs = w->rpcs_in_use;
+}
+
 void xlb_stream_use(const struct xlb_stream_worker *w, uint32_t *in_use, uint32_t *capacity)
 {
     *in_use = w->in_use;
@@ -173,6 +179,7 @@ struct xlb_stream_conn *xlb_stream_conn_alloc(struct xlb_stream_worker *w)
 void xlb_stream_conn_free(struct xlb_stream_worker *w, struct xlb_stream_conn *c)
 {
     if (c->side.h2 != NULL) {
+        xlb_stream_session_over(&c->side);
         xlb_stream_conn_lost(c);
         nghttp2_session_del(c->side.h2);
         c->side.h2 = NULL;
@@ -288,6 +295,8 @@ void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
     if (w == NULL)
         return;
     xlb_stream_enter(w, ctx, snap, NULL);
+    if (unlikely(ctx->draining))
+        xlb_stream_drain_step(w);
     resume_deferred(w);
     xlb_stream_sub_retry(w);
     xlb_stream_queue_poll(w);

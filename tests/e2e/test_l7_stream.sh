@@ -21,7 +21,9 @@
 # black-holed: RPCs with a 20 s deadline succeed on priority 1 (after A56's 10 s CONNECTING
 # timer); streams beyond the VIP's SETTINGS_MAX_CONCURRENT_STREAMS refused with REFUSED_STREAM;
 # xlb's own trailers-only UNAVAILABLE for a path without a route, on a channel whose other RPCs
-# go on succeeding. About 60 s.
+# go on succeeding; SIGTERM with two RPCs in flight (a client that reads only afterwards): the
+# client gets the GOAWAY shutdown notice then the final GOAWAY, both replies arrive intact, xlb
+# closes the connection and xlbd exits 0 once drained. About 60 s.
 #
 # XLB_STREAM_TEST_MODE=splice runs the same checks on splice VIPs (no l7_mode key), to show
 # what a per-connection binding does: it fails the first spread check. XLB_STREAM_TEST_KEEP_GOING=1
@@ -242,6 +244,38 @@ for name in b1 b2 b3; do
 done
 pass "one channel alternating routed and unrouted RPCs: 6 x xlb's UNAVAILABLE ($(grpc_field "$out" 'list(r["details"])[0]')), the 6 others OK"
 
-e2e_stop_xlbd
-pass "clean exit"
+if [ "$MODE" = stream ]; then
+    # ---- SIGTERM: GOAWAY, the RPCs in flight finish, then xlbd exits by itself ----
+    # A client asks two 1 MiB replies and reads nothing (they wait in xlb's TCP and HTTP/2
+    # buffers), xlbd gets SIGTERM, then the client reads to the end of the connection.
+    bulk_before=$(($(grpc_rpcs "$E2E_DIR/b1.log" /xlb.test.Echo/Bulk) + $(grpc_rpcs "$E2E_DIR/b2.log" /xlb.test.Echo/Bulk) + $(grpc_rpcs "$E2E_DIR/b3.log" /xlb.test.Echo/Bulk)))
+    bulk_seen() {
+        [ $(($(grpc_rpcs "$E2E_DIR/b1.log" /xlb.test.Echo/Bulk) + $(grpc_rpcs "$E2E_DIR/b2.log" /xlb.test.Echo/Bulk) + $(grpc_rpcs "$E2E_DIR/b3.log" /xlb.test.Echo/Bulk) - bulk_before)) -ge 2 ]
+    }
+    in_client "$GRPC_PY" "$GRPC_PEERS_DIR/h2_slow_reader.py" --target "$(vip 0)" --streams 2 \
+        --bulk-down $((1 << 20)) --go "$E2E_DIR/drain.go" --stalled "$E2E_DIR/drain.stalled" \
+        --seconds 40 --until-close >"$E2E_DIR/drain.out" 2>&1 &
+    reader=$!
+    RUN_PIDS+=("$reader")
+    wait_until 100 0.2 test -f "$E2E_DIR/drain.stalled" || fail "the reader sent nothing: $(cat "$E2E_DIR/drain.out")"
+    wait_until 100 0.2 bulk_seen || fail "the reader's 2 RPCs did not reach the backends"
+    kill -TERM "$XLBD_PID"
+    wait_until 50 0.2 grep -Eq "draining [0-9]+ stream client connections" "$E2E_DIR/xlbd.log" ||
+        fail "xlbd did not drain on SIGTERM: $(tail -n 3 "$E2E_DIR/xlbd.log")"
+    touch "$E2E_DIR/drain.go"
+    wait "$reader" || fail "reader: $(cat "$E2E_DIR/drain.out")"
+    out=$(cat "$E2E_DIR/drain.out")
+    # The shutdown notice (2^31-1), then the GOAWAY naming stream 3, the last the session took.
+    grpc_expect "$out" 'r["intact"] == 2 and r["ended"] == 2 and r["rst"] == {} and r["goaway"] == "NO_ERROR" and r["goaways"] == [2147483647, 3] and r["closed"]'
+    rc=0
+    wait "$XLBD_PID" || rc=$?
+    [ $rc -eq 0 ] || fail "xlbd exited with $rc after draining"
+    [ ! -e "$E2E_DIR/xlbd.sock" ] || fail "xlbd left its control socket behind"
+    grep -q "drained: no stream client connection left" "$E2E_DIR/xlbd.log" ||
+        fail "xlbd did not say it drained: $(tail -n 3 "$E2E_DIR/xlbd.log")"
+    pass "SIGTERM with 2 RPCs in flight: GOAWAY (notice, then last stream 3), both replies intact, the connection closed, xlbd exited 0 once drained"
+else
+    e2e_stop_xlbd
+    pass "clean exit"
+fi
 [ "$FAILED" -eq 0 ] || { echo "FAIL: $FAILED check(s) failed (XLB_STREAM_TEST_KEEP_GOING)"; exit 1; }

@@ -2,7 +2,7 @@
 """An HTTP/2 gRPC client that asks for bulk replies and then stops reading its socket.
 
     h2_slow_reader.py --target HOST:PORT --streams N --bulk-down BYTES --go FILE
-                      [--stalled FILE] [--seconds S]
+                      [--stalled FILE] [--seconds S] [--until-close]
 
 It opens one connection with a small socket receive buffer, announces the largest HTTP/2
 windows (SETTINGS_INITIAL_WINDOW_SIZE and a connection WINDOW_UPDATE of 2^31-1), so that only
@@ -11,11 +11,14 @@ asking for BYTES. It reads until the server's SETTINGS have come and acknowledge
 connection's set-up, up to 5 s; a few KiB at most). Then it reads nothing until FILE exists (touching --stalled FILE once it has
 sent everything, for the caller to start measuring), bounded by --seconds (default 120). Then
 it reads every reply and checks each stream's DATA byte for byte: one gRPC message, the SHA-256
-of its request followed by bulk_bytes(that digest, BYTES). Prints one JSON object:
+of its request followed by bulk_bytes(that digest, BYTES); with --until-close it then goes on
+reading until the server closes the connection. Prints one JSON object:
   intact     streams whose reply arrived complete and exact
   ended      streams the server ended (END_STREAM or RST_STREAM)
   rst        {error code name: streams reset}
   goaway     the server's GOAWAY error code name (null if none)
+  goaways    the last_stream_id of each GOAWAY, in order
+  closed     whether the server closed the connection (its FIN) before the reader stopped
   held       whether FILE appeared before --seconds ran out
 Exit 0 whatever the server did, 2 on bad arguments, 1 if it could not connect.
 """
@@ -44,7 +47,8 @@ class Reader:
 
     def __init__(self, sock, ids):
         self.sock = sock
-        self.result = {"intact": 0, "ended": 0, "rst": {}, "goaway": None, "held": False}
+        self.result = {"intact": 0, "ended": 0, "rst": {}, "goaway": None, "goaways": [],
+                       "held": False, "closed": False}
         self.received = {sid: bytearray() for sid in ids}
         self.ended = set()
         self.settings_seen = False
@@ -80,6 +84,7 @@ class Reader:
             self.ended.add(sid)
         elif ftype == GOAWAY and len(payload) >= 8:
             self.result["goaway"] = error_name(int.from_bytes(payload[4:8], "big"))
+            self.result["goaways"].append(int.from_bytes(payload[:4], "big") & 0x7FFFFFFF)
         if ftype in (DATA, HEADERS) and flags & END_STREAM and sid in self.received:
             self.ended.add(sid)
 
@@ -92,6 +97,7 @@ def main():
     parser.add_argument("--go", required=True)
     parser.add_argument("--stalled", default=None)
     parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--until-close", action="store_true")
     args = parser.parse_args()
     try:
         host, port = split_target(args.target)
@@ -149,9 +155,16 @@ def main():
         time.sleep(0.1)
 
     reader.result["held"] = held
-    while time.monotonic() < end and len(reader.ended) < len(ids):
+    while time.monotonic() < end and (len(reader.ended) < len(ids) or args.until_close):
         ready, _, _ = select.select([sock], [], [], max(0.0, end - time.monotonic()))
-        if not ready or not reader.take(sock.recv(1 << 20)):
+        if not ready:
+            break
+        try:
+            chunk = sock.recv(1 << 20)
+        except OSError:  # a reset: not a close
+            break
+        if not reader.take(chunk):
+            reader.result["closed"] = True
             break
     result, received, ended = reader.result, reader.received, reader.ended
     sock.close()
