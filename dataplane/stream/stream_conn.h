@@ -284,6 +284,9 @@ void xlb_stream_sub_lost(struct xlb_stream_sub *s);
 void xlb_stream_conn_lost(struct xlb_stream_conn *c);
 /* stream_sub.c: a subchannel's connection closed (its RPCs, its slot, its endpoint's count). */
 void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why);
+/* The backend said GOAWAY: the subchannel takes no more RPCs (those it has finish) and the
+ * endpoint is connected again, as a gRPC subchannel goes IDLE and round robin reconnects. */
+void xlb_stream_sub_goaway(struct xlb_stream_sub *s);
 /* Connect the endpoints whose backoff has passed (on the poll). */
 void xlb_stream_sub_retry(struct xlb_stream_worker *w);
 

@@ -408,6 +408,10 @@ static int sub_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, 
         }
         return 0;
     }
+    if (frame->hd.type == NGHTTP2_GOAWAY) {
+        xlb_stream_sub_goaway(s);
+        return 0;
+    }
     struct xlb_stream_rpc *r = rpc_of_backend(session, frame->hd.stream_id);
     if (r == NULL)
         return 0;

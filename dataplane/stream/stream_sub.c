@@ -221,6 +221,22 @@ void xlb_stream_sub_retry(struct xlb_stream_worker *w)
     }
 }
 
+void xlb_stream_sub_goaway(struct xlb_stream_sub *s)
+{
+    struct xlb_stream_worker *w = s->side.w;
+    uint32_t me = (uint32_t)(s - w->subs);
+    if (s->endpoint_slot >= XLB_ENDPOINT_SLOTS || w->sub_of_slot[s->endpoint_slot] != me)
+        return; /* already replaced (a second GOAWAY) */
+    w->ctx->stats->events[XLB_EVENT_STREAM_SUB_GOAWAYS]++;
+    xlb_stream_sub_report(s, XLB_CONN_IDLE);
+    w->sub_of_slot[s->endpoint_slot] = XLB_STREAM_NONE;
+    /* A shutdown notice (last stream 2^31-1) refuses nothing: sending no RPC here from now
+     * on, none is refused by the final GOAWAY either. The new subchannel takes picks once
+     * READY; a backend that is going away refuses it, and backoff follows. */
+    if (w->snap != NULL)
+        xlb_stream_sub_for(w, w->snap, &s->endpoint);
+}
+
 void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why)
 {
     struct xlb_stream_worker *w = s->side.w;

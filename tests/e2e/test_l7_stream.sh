@@ -113,11 +113,13 @@ table inet xlbt_blackhole {
 }
 NFT
 declare -A HOST=([b1]=1 [b2]=2 [b3]=3 [b-fail]=4 [b-p1]=6 [b-bh]=7)
+declare -A BACKEND_PID=()
 for name in b1 b2 b3 b-fail b-p1 b-bh; do
     flags=()
     [ "$name" != b-fail ] || flags=(--fail)
     grpc_backend "$E2E_PREFIX-be${HOST[$name]}" "$E2E_DIR/$name.log" --name "$name" --port 50051 \
         --address "198.18.0.2${HOST[$name]}" --echo-header cookie "${flags[@]}"
+    BACKEND_PID[$name]=$GRPC_BACKEND_PID
 done
 e2e_start_xlbd
 
@@ -231,6 +233,28 @@ if [[ $limit =~ ^[0-9]+$ ]] && [ "$limit" -le 995 ]; then
     pass "$((limit + 5)) streams opened at once against a limit of $limit: the last 5 get REFUSED_STREAM, no GOAWAY"
 else
     fail "xlb announces no usable SETTINGS_MAX_CONCURRENT_STREAMS: $out"
+fi
+
+# ---- a backend stopping gracefully under a live channel ----
+# b2 gets SIGTERM while one channel sends an RPC every 0.02 s over b1..b3: gRPC's server says
+# GOAWAY and finishes what it took; xlb sends it nothing more, so no RPC fails.
+if [ "$MODE" = stream ]; then
+    goaways_before=$(counter events.stream_subchannel_goaways)
+    client --target "$(vip 0)" --count 150 --interval 0.02 --deadline 3 >"$E2E_DIR/goaway.out" &
+    channel=$!
+    RUN_PIDS+=("$channel")
+    b2_seen() { [ "$(logged b2)" -ge "$1" ]; }
+    b2_before=$(logged b2)
+    wait_until 100 0.1 b2_seen $((b2_before + 10)) || fail "b2 got no RPC of the channel"
+    kill -TERM "${BACKEND_PID[b2]}"
+    wait "${BACKEND_PID[b2]}" || fail "b2 did not stop cleanly"
+    wait "$channel" || fail "the channel's client failed: $(cat "$E2E_DIR/goaway.out")"
+    out=$(cat "$E2E_DIR/goaway.out")
+    grpc_expect "$out" 'r["status"] == {"OK": 150}'
+    grpc_expect "$out" 'set(r["sequence"][-30:]) <= {"b1", "b3"}'
+    [ "$(counter events.stream_subchannel_goaways)" -gt "$goaways_before" ] ||
+        fail "xlb counted no GOAWAY from b2"
+    pass "b2 stopped gracefully under a live channel: all 150 RPCs OK, the last 30 on b1 and b3"
 fi
 
 # ---- xlb's own trailers-only UNAVAILABLE (no route) on a working channel ----
