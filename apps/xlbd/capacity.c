@@ -66,6 +66,18 @@ void xlbd_capacity_print(FILE *out, const struct xlbd_capacity *c)
             "capacity: l7 connections %" PRIu32 " per worker x %u workers = %" PRIu64
             " (%zu bytes each, %.1f MiB)\n",
             c->l7_per_worker, c->workers, l7, c->l7_conn_bytes, mib(l7 * c->l7_conn_bytes));
+    uint64_t stream = c->stream_worker_bytes * c->workers;
+    if (c->stream_per_worker != 0)
+        fprintf(out,
+                "capacity: stream engine %" PRIu32 " connections per worker x %u workers"
+                " (%.1f MiB each, %.1f MiB)\n",
+                c->stream_per_worker, c->workers, mib(c->stream_worker_bytes), mib(stream));
+    uint64_t tables = flows * c->flow_bytes + l7 * c->l7_conn_bytes + stream;
+    if (c->memory_bytes != 0 && tables > c->memory_bytes)
+        fprintf(out,
+                "capacity: warning: these take %.1f MiB, more than the eal memory %.1f MiB:"
+                " xlbd will not start (raise -m, or lower the counts)\n",
+                mib(tables), mib(c->memory_bytes));
     if (c->memory_bytes != 0)
         fprintf(out, "capacity: eal memory %.1f MiB\n", mib(c->memory_bytes));
     else

@@ -56,6 +56,9 @@ struct xlbd_capacity {
     uint32_t flows_per_worker, l7_per_worker;
     size_t flow_bytes, l7_conn_bytes; /* per entry */
     uint64_t memory_bytes;            /* the EAL's, or 0 when not given */
+    /* The stream mode's engine (0 connections: no stream VIP, no engine, no line). */
+    uint32_t stream_per_worker;
+    uint64_t stream_worker_bytes;
 };
 
 /* The figures as `xlbd --check` prints them: one line each for flows and L7 connections

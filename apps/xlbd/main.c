@@ -281,9 +281,23 @@ static uint32_t l7_connections(const struct xlb_bootstrap *b, uint64_t memory)
     return 0;
 }
 
+/* The stream engine's limits: client connections only when a VIP is in the stream mode. */
+static struct xlb_stream_limits stream_limits(const struct xlb_bootstrap *b)
+{
+    bool streams = false;
+    for (unsigned v = 0; v < b->n_vips; v++)
+        streams |= b->vips[v].target != NULL && b->vips[v].stream;
+    return (struct xlb_stream_limits){
+        .connections = streams ? b->tcp_connections_per_worker : 0,
+        .max_concurrent_streams = b->stream_max_concurrent_streams,
+        .window_bytes = b->stream_window_bytes,
+    };
+}
+
 static void print_capacity(const struct xlbd_options *opts, const struct xlb_bootstrap *b)
 {
     uint64_t memory = eal_memory(opts, b);
+    struct xlb_stream_limits stream = stream_limits(b);
     struct xlbd_capacity c = {
         .workers = b->workers,
         .flows_per_worker = b->flows_per_worker,
@@ -291,6 +305,8 @@ static void print_capacity(const struct xlbd_options *opts, const struct xlb_boo
         .flow_bytes = FLOW_BYTES,
         .l7_conn_bytes = xlb_l7_connection_bytes(),
         .memory_bytes = memory,
+        .stream_per_worker = stream.connections,
+        .stream_worker_bytes = stream.connections != 0 ? xlb_stream_worker_bytes(&stream) : 0,
     };
     xlbd_capacity_print(stdout, &c);
     struct xlbd_mbuf_need n = mbuf_need(b);
@@ -306,15 +322,8 @@ static int run(struct xlbd *d, const char *config_path, uint64_t memory)
     if (d->pool == NULL || open_ports(d) != 0)
         return -1;
     plan_workers(d);
-    bool streams = false;
-    for (unsigned v = 0; v < d->bootstrap.n_vips; v++)
-        streams |= d->bootstrap.vips[v].target != NULL && d->bootstrap.vips[v].stream;
     for (unsigned w = 0; w < d->shared->n_workers; w++) {
-        d->workers[w].stream_limits = (struct xlb_stream_limits){
-            .connections = streams ? d->bootstrap.tcp_connections_per_worker : 0,
-            .max_concurrent_streams = d->bootstrap.stream_max_concurrent_streams,
-            .window_bytes = d->bootstrap.stream_window_bytes,
-        };
+        d->workers[w].stream_limits = stream_limits(&d->bootstrap);
         if (xlb_worker_forwarding_create(&d->workers[w], d->bootstrap.snat, d->bootstrap.n_snat,
                                          d->bootstrap.flows_per_worker,
                                          l7_connections(&d->bootstrap, memory),

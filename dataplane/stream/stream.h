@@ -37,6 +37,8 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
                                                    struct rte_mempool *pool, uint32_t pool_share,
                                                    int socket);
 void xlb_stream_worker_free(struct xlb_stream_worker *w);
+/* The EAL memory one worker's engine takes at start with these limits (xlbd --check). */
+uint64_t xlb_stream_worker_bytes(const struct xlb_stream_limits *limits);
 struct xlb_tcp_endpoint *xlb_stream_endpoint(struct xlb_stream_worker *w);
 /* Client connections open now, and the most there can be. */
 void xlb_stream_use(const struct xlb_stream_worker *w, uint32_t *in_use, uint32_t *capacity);

@@ -19,6 +19,25 @@
 #define XLB_STREAM_HEAP_PER_CONN (64u * 1024u)
 #define XLB_STREAM_HEAP_MAX      (32u * 1024u * 1024u)
 
+static uint32_t heap_bytes(uint32_t connections)
+{
+    uint64_t heap = (uint64_t)connections * XLB_STREAM_HEAP_PER_CONN;
+    return heap > XLB_STREAM_HEAP_MAX ? XLB_STREAM_HEAP_MAX : (uint32_t)heap;
+}
+
+/* What xlb_stream_worker_create allocates: a subchannel per connection, four RPCs each. */
+uint64_t xlb_stream_worker_bytes(const struct xlb_stream_limits *limits)
+{
+    uint64_t n = limits->connections;
+    return sizeof(struct xlb_stream_worker) + xlb_tcp_endpoint_bytes(limits->connections) +
+           heap_bytes(limits->connections) + n * sizeof(struct xlb_stream_conn) +
+           n * sizeof(struct xlb_stream_sub) + n * 4 * sizeof(struct xlb_stream_rpc) +
+           2 * n * sizeof(struct xlb_stream_side *) +
+           XLB_STREAM_WAITING_RPCS * sizeof(struct xlb_stream_waiting) +
+           XLB_STREAM_RETRIES * sizeof(struct xlb_stream_retry) +
+           XLB_ENDPOINT_SLOTS * (sizeof(struct xlb_backoff) + sizeof(uint32_t));
+}
+
 struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
                                                    const struct xlb_stream_limits *limits,
                                                    struct rte_mempool *pool, uint32_t pool_share,
@@ -34,8 +53,7 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     cfg.max_connections = limits->connections;
     cfg.held_max_segs = pool_share;
     w->n_conns = limits->connections;
-    uint64_t heap = (uint64_t)w->n_conns * XLB_STREAM_HEAP_PER_CONN;
-    uint32_t heap_size = heap > XLB_STREAM_HEAP_MAX ? XLB_STREAM_HEAP_MAX : (uint32_t)heap;
+    uint32_t heap_size = heap_bytes(w->n_conns);
     w->ep = xlb_tcp_endpoint_create(&cfg, pool, xlb_tcp_clock_ms());
     w->conns = rte_zmalloc_socket("xlb_stream_conns", (size_t)w->n_conns * sizeof(*w->conns),
                                   RTE_CACHE_LINE_SIZE, socket);

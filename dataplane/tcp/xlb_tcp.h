@@ -111,6 +111,8 @@ struct xlb_tcp_counters {
  * timer wheel, counters. pool: the worker's mbuf pool, for headers and indirect data mbufs.
  * now_ms: the worker's millisecond clock (xlb_tcp_clock_ms). NULL on allocation failure.
  */
+/* The memory an endpoint of max_connections control blocks takes (xlbd --check). */
+size_t xlb_tcp_endpoint_bytes(uint32_t max_connections);
 struct xlb_tcp_endpoint *xlb_tcp_endpoint_create(const struct xlb_tcp_config *cfg,
                                                  struct rte_mempool *pool, uint64_t now_ms);
 /* Frees every connection's mbufs and the endpoint (not on the fast path). */

@@ -45,6 +45,11 @@ void xlb_tcp_config_default(struct xlb_tcp_config *cfg)
     };
 }
 
+size_t xlb_tcp_endpoint_bytes(uint32_t max_connections)
+{
+    return sizeof(struct xlb_tcp_endpoint) + (size_t)max_connections * sizeof(struct xlb_tcp_conn);
+}
+
 struct xlb_tcp_endpoint *xlb_tcp_endpoint_create(const struct xlb_tcp_config *cfg,
                                                  struct rte_mempool *pool, uint64_t now_ms)
 {

@@ -23,6 +23,17 @@ want=$(( 512 * 1024 * 1024 / 4 / ${bytes:-1} ))
 grep -Eqx "capacity: l7 connections $want per worker x 1 workers = $want \\([0-9]+ bytes each, [0-9.]+ MiB\\)" \
     <<<"$out" || { echo "FAIL: l7 capacity: $out"; exit 1; }
 grep -qx 'capacity: eal memory 512.0 MiB' <<<"$out" || { echo "FAIL: eal memory: $out"; exit 1; }
+# Its stream VIP makes the stream engine, sized by tcp_connections_per_worker (4096).
+grep -Eqx 'capacity: stream engine 4096 connections per worker x 1 workers \([0-9.]+ MiB each, [0-9.]+ MiB\)' \
+    <<<"$out" || { echo "FAIL: stream engine: $out"; exit 1; }
+! grep -q 'capacity: warning' <<<"$out" || { echo "FAIL: the demo does not fit: $out"; exit 1; }
+# Two workers in 128 MiB: the tables alone take more, which --check says (xlbd would not start).
+sed -e 's/^\( *\)"512",$/\1"128",/' -e 's/"workers": *1/"workers": 2/' \
+    "$SRC/tools/demo/bootstrap.json" >"$dir/small.json"
+out_small=$("$XLBD" --check --config "$dir/small.json")
+grep -Eqx 'capacity: warning: these take [0-9.]+ MiB, more than the eal memory 128.0 MiB: xlbd will not start \(raise -m, or lower the counts\)' \
+    <<<"$out_small" || { echo "FAIL: no warning for 2 workers in 128 MiB: $out_small"; exit 1; }
+echo "ok - --check prints the stream engine's memory, and warns when the tables exceed -m"
 # With 2 GiB and two workers the default pool follows the memory: 512 MiB / 2 / entry size.
 sed -e 's/^\( *\)"512",$/\1"2048",/' -e 's/"workers": *1/"workers": 2/' \
     "$SRC/tools/demo/bootstrap.json" >"$dir/big.json"

@@ -82,6 +82,44 @@ static void check_prints_the_figures(void **state)
     free(text);
 }
 
+/* A stream VIP adds the engine's line; tables beyond the EAL memory are called out, since
+ * xlbd would not start with them. */
+static void check_prints_the_stream_engine_and_overcommit(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    struct xlbd_capacity c = {.workers = 2,
+                              .flows_per_worker = 65536,
+                              .l7_per_worker = 1024,
+                              .flow_bytes = 128,
+                              .l7_conn_bytes = 32768,
+                              .memory_bytes = 256 * MIB,
+                              .stream_per_worker = 4096,
+                              .stream_worker_bytes = 50 * MIB};
+    xlbd_capacity_print(out, &c);
+    c.stream_worker_bytes = 100 * MIB; /* 16 + 64 + 200 MiB > 256 MiB */
+    xlbd_capacity_print(out, &c);
+    fclose(out);
+    const char *first =
+        "capacity: flows 65536 per worker x 2 workers = 131072 (128 bytes each, 16.0 MiB)\n"
+        "capacity: l7 connections 1024 per worker x 2 workers = 2048 (32768 bytes each, 64.0 "
+        "MiB)\n";
+    char want[2048];
+    snprintf(want, sizeof(want),
+             "%scapacity: stream engine 4096 connections per worker x 2 workers (50.0 MiB each, "
+             "100.0 MiB)\ncapacity: eal memory 256.0 MiB\n"
+             "%scapacity: stream engine 4096 connections per worker x 2 workers (100.0 MiB each, "
+             "200.0 MiB)\ncapacity: warning: these take 280.0 MiB, more than the eal memory "
+             "256.0 MiB: xlbd will not start (raise -m, or lower the counts)\n"
+             "capacity: eal memory 256.0 MiB\n",
+             first, first);
+    assert_string_equal(text, want);
+    free(text);
+}
+
 /* Two workers on two ports: 4 rx and 4 tx queues of 1024, two redirect rings of 4095, three
  * lcore caches of 256 that may grow to 384 before flushing. */
 static void mbuf_pool_against_what_holds_mbufs(void **state)
@@ -121,6 +159,7 @@ int main(void)
         cmocka_unit_test(eal_memory_from_the_arguments),
         cmocka_unit_test(l7_pool_follows_the_memory),
         cmocka_unit_test(check_prints_the_figures),
+        cmocka_unit_test(check_prints_the_stream_engine_and_overcommit),
         cmocka_unit_test(mbuf_pool_against_what_holds_mbufs),
     };
     return cmocka_run_group_tests_name("capacity", tests, NULL, NULL);
