@@ -136,6 +136,7 @@ enum xlb_drop_reason {
     X(STREAM_RPCS_QUEUED, "stream_rpcs_queued")                                                    \
     X(STREAM_RPCS_QUEUE_FULL, "stream_rpcs_queue_full")                                            \
     X(STREAM_RPCS_DEADLINE, "stream_rpcs_deadline_exceeded")                                       \
+    X(STREAM_RPCS_RETRIED, "stream_rpcs_retried")                                                  \
     X(STREAM_SUBCHANNELS, "stream_subchannels")                                                    \
     X(STREAM_SUB_GOAWAYS, "stream_subchannel_goaways")
 

@@ -100,6 +100,9 @@ struct xlb_stream_rpc {
     bool up_end;            /* the client's request has ended */
     bool down_end;          /* the backend's response has ended */
     bool response_sent;     /* response headers went to the client */
+    bool retried;           /* sent again after its backend refused it (stream_retry.c) */
+    uint32_t replay;        /* its entry in the worker's replays, XLB_STREAM_NONE */
+    uint32_t replayed;      /* bytes of up sent again: consumed on the client already */
     struct xlb_stream_bytes up, down;
     uint8_t n_trailers;
     uint16_t trailer_used;
@@ -149,6 +152,18 @@ struct xlb_stream_waiting {
     uint64_t since_ms, deadline_ms; /* deadline_ms 0: the request has no grpc-timeout */
     struct xlb_stream_headers headers;
 };
+/* What an RPC has sent its backend, kept until the backend answers, so that a stream the
+ * backend refused can be sent again (gRPC's transparent retry, A6): its request headers and
+ * its DATA so far. A request longer than the bytes kept is not retried. */
+#define XLB_STREAM_REPLAYS      64u
+#define XLB_STREAM_REPLAY_BYTES 16384u
+struct xlb_stream_replay {
+    uint32_t rpc; /* XLB_STREAM_NONE: a free entry */
+    uint32_t len;
+    struct xlb_stream_headers headers;
+    uint8_t data[XLB_STREAM_REPLAY_BYTES];
+};
+
 /* Waiting RPCs per worker, and how long one may wait (gRPC's minimum connect timeout). */
 #define XLB_STREAM_WAITING_RPCS 32u
 #define XLB_STREAM_WAIT_MAX_MS  20000u
@@ -168,6 +183,8 @@ struct xlb_stream_worker {
     bool repick; /* a subchannel changed state: re-pick the waiting RPCs */
     uint64_t last_repick_ms;
     struct xlb_stream_retry *retries;   /* XLB_STREAM_RETRIES entries */
+    struct xlb_stream_replay *replays;  /* XLB_STREAM_REPLAYS entries */
+    uint32_t n_replays;                 /* in use */
     struct xlb_backoff *backoff;        /* per endpoint slot, reset when READY */
     struct xlb_stream_headers response; /* a backend's header block being decoded */
     nghttp2_session_callbacks *sub_callbacks;
@@ -253,6 +270,21 @@ void xlb_stream_queue_poll(struct xlb_stream_worker *w);
 void xlb_stream_drain_step(struct xlb_stream_worker *w);
 /* A session opened while draining gets what the others got. */
 void xlb_stream_drain_session(struct xlb_stream_conn *c);
+
+/* stream_queue.c: a header block copied; the copy's fields point into its own bytes. */
+void xlb_stream_headers_copy(struct xlb_stream_headers *to, const struct xlb_stream_headers *from);
+
+/* stream_retry.c: transparent retry of a refused stream. */
+/* Keep what the RPC sends (its headers now, its DATA as taken), unless it was retried already
+ * or every entry is taken. */
+void xlb_stream_replay_keep(struct xlb_stream_rpc *r, struct xlb_stream_worker *w,
+                            const struct xlb_stream_headers *h);
+void xlb_stream_replay_note(struct xlb_stream_worker *w, struct xlb_stream_rpc *r,
+                            const uint8_t *data, uint32_t n);
+void xlb_stream_replay_drop(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
+/* The backend refused the RPC's stream: pick again and send it anew (true), or false when it
+ * cannot be (already retried, nothing kept, the response begun, the client gone). */
+bool xlb_stream_retry(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 
 /* stream_sub.c: subchannels. */
 /* The subchannel to an endpoint, made (connecting) if there is none; NULL when none can be. */

@@ -34,7 +34,7 @@ struct xlb_stream_rpc *xlb_stream_rpc_get(struct xlb_stream_worker *w)
     w->rpc_free = r->next_free;
     memset(r, 0, offsetof(struct xlb_stream_rpc, trailers));
     r->in_use = true;
-    r->conn = r->sub = r->waiting = XLB_STREAM_NONE;
+    r->conn = r->sub = r->waiting = r->replay = XLB_STREAM_NONE;
     r->cluster_slot = XLB_CLUSTER_SLOTS; /* no call counted until a pick */
     w->rpcs_in_use++;
     return r;
@@ -62,6 +62,7 @@ static void count_end(struct xlb_stream_worker *w, const struct xlb_stream_rpc *
 void xlb_stream_rpc_put(struct xlb_stream_worker *w, struct xlb_stream_rpc *r)
 {
     xlb_stream_unqueue(w, r);
+    xlb_stream_replay_drop(w, r);
     xlb_stream_bytes_clear(&r->up);
     xlb_stream_bytes_clear(&r->down);
     count_end(w, r);
@@ -106,9 +107,13 @@ static ssize_t request_body(nghttp2_session *session, int32_t stream_id, uint8_t
     (void)session;
     (void)stream_id;
     uint32_t n = xlb_stream_bytes_take(&r->up, buf, (uint32_t)length);
+    xlb_stream_replay_note(w, r, buf, n);
+    /* Bytes sent again after a refusal were consumed the first time. */
+    uint32_t again = n < r->replayed ? n : r->replayed;
+    r->replayed -= again;
     struct xlb_stream_conn *c = conn_of(w, r);
-    if (n > 0 && c != NULL && session_live(&c->side)) {
-        nghttp2_session_consume(c->side.h2, r->client_id, n);
+    if (n > again && c != NULL && session_live(&c->side)) {
+        nghttp2_session_consume(c->side.h2, r->client_id, n - again);
         xlb_stream_send(&c->side); /* the client's WINDOW_UPDATE */
     }
     if (r->up.len == 0 && r->up_end) {
@@ -148,6 +153,7 @@ bool xlb_stream_forward_rpc(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
     }
     r->sub = (uint32_t)(s - w->subs);
     r->backend_id = id;
+    xlb_stream_replay_keep(r, w, h);
     w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_FORWARDED]++;
     xlb_stream_send(&s->side);
     return true;
@@ -220,8 +226,9 @@ void xlb_stream_client_closed(struct xlb_stream_conn *c, struct xlb_stream_rpc *
     /* What still waits for the backend was never consumed on the client's session: its
      * stream is gone, but the connection's window must reopen, or every stream of the
      * connection stalls once such leftovers add up to the window. */
-    if (r->up.len > 0 && session_live(&c->side)) {
-        nghttp2_session_consume_connection(c->side.h2, r->up.len);
+    uint32_t unconsumed = r->up.len - (r->replayed < r->up.len ? r->replayed : r->up.len);
+    if (unconsumed > 0 && session_live(&c->side)) {
+        nghttp2_session_consume_connection(c->side.h2, unconsumed);
         xlb_stream_send(&c->side);
     }
     if (s != NULL && session_live(&s->side) && !r->down_end) {
@@ -335,6 +342,7 @@ static void response_headers(struct xlb_stream_sub *s, struct xlb_stream_rpc *r,
         xlb_stream_send(&c->side);
         return;
     }
+    xlb_stream_replay_drop(w, r); /* the backend took the stream: no retry from here */
     nghttp2_nv nva[XLB_STREAM_MAX_FIELDS + 1];
     size_t n = response_nva(&w->response, nva);
     if (r->cookie_len > 0) { /* nghttp2 copies the fields: trailer_bytes is free after this */
@@ -492,6 +500,9 @@ static int sub_stream_close(nghttp2_session *session, int32_t stream_id, uint32_
             nghttp2_session_consume_connection(session, r->down.len);
             xlb_stream_send(&((struct xlb_stream_sub *)user)->side);
         }
+        struct xlb_stream_worker *w = ((struct xlb_stream_sub *)user)->side.w;
+        if (error_code == NGHTTP2_REFUSED_STREAM && xlb_stream_retry(w, r))
+            return 0;
         backend_gone(user, r, error_code);
     }
     return 0;

@@ -66,8 +66,7 @@ static uint64_t timeout_ms(const struct xlb_stream_headers *h)
     return 0;
 }
 
-/* Copy a header block; its fields point into the copy's own bytes. */
-static void headers_copy(struct xlb_stream_headers *to, const struct xlb_stream_headers *from)
+void xlb_stream_headers_copy(struct xlb_stream_headers *to, const struct xlb_stream_headers *from)
 {
     to->stream_id = from->stream_id;
     to->overflow = false;
@@ -98,7 +97,7 @@ bool xlb_stream_enqueue(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
     q->rpc = (uint32_t)(r - w->rpcs);
     q->since_ms = now;
     q->deadline_ms = timeout > 0 ? now + timeout : 0;
-    headers_copy(&q->headers, h);
+    xlb_stream_headers_copy(&q->headers, h);
     r->waiting = i;
     w->n_waiting++;
     w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_QUEUED]++;

@@ -35,6 +35,7 @@ uint64_t xlb_stream_worker_bytes(const struct xlb_stream_limits *limits)
            2 * n * sizeof(struct xlb_stream_side *) +
            XLB_STREAM_WAITING_RPCS * sizeof(struct xlb_stream_waiting) +
            XLB_STREAM_RETRIES * sizeof(struct xlb_stream_retry) +
+           XLB_STREAM_REPLAYS * sizeof(struct xlb_stream_replay) +
            XLB_ENDPOINT_SLOTS * (sizeof(struct xlb_backoff) + sizeof(uint32_t));
 }
 
@@ -72,6 +73,8 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
                            RTE_CACHE_LINE_SIZE, socket);
     w->retries = rte_zmalloc_socket("xlb_stream_retries", XLB_STREAM_RETRIES * sizeof(*w->retries),
                                     RTE_CACHE_LINE_SIZE, socket);
+    w->replays = rte_zmalloc_socket("xlb_stream_replays", XLB_STREAM_REPLAYS * sizeof(*w->replays),
+                                    RTE_CACHE_LINE_SIZE, socket);
     w->backoff = rte_zmalloc_socket("xlb_stream_backoff", XLB_ENDPOINT_SLOTS * sizeof(*w->backoff),
                                     RTE_CACHE_LINE_SIZE, socket);
     w->sub_of_slot = rte_malloc_socket("xlb_stream_slots", XLB_ENDPOINT_SLOTS * sizeof(uint32_t),
@@ -86,7 +89,8 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     }
     if (w->ep == NULL || w->conns == NULL || w->heap_block == NULL || w->n_conns == 0 ||
         w->callbacks == NULL || w->options == NULL || w->sub_callbacks == NULL || w->subs == NULL ||
-        w->rpcs == NULL || w->sub_of_slot == NULL || w->deferred == NULL || w->waiting == NULL) {
+        w->rpcs == NULL || w->sub_of_slot == NULL || w->deferred == NULL || w->waiting == NULL ||
+        w->replays == NULL) {
         XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u stream connections", worker_id,
                 limits->connections);
         xlb_stream_worker_free(w);
@@ -106,6 +110,8 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
         w->waiting[i].rpc = XLB_STREAM_NONE;
     for (uint32_t i = 0; i < XLB_STREAM_RETRIES; i++)
         w->retries[i].slot = XLB_STREAM_NONE;
+    for (uint32_t i = 0; i < XLB_STREAM_REPLAYS; i++)
+        w->replays[i].rpc = XLB_STREAM_NONE;
     for (uint32_t i = 0; i < XLB_ENDPOINT_SLOTS; i++)
         w->sub_of_slot[i] = XLB_STREAM_NONE;
     xlb_tcp_tx_set(w->ep, w->tx, XLB_STREAM_TX_CAP, &w->n_tx);
@@ -133,6 +139,7 @@ void xlb_stream_worker_free(struct xlb_stream_worker *w)
     rte_free(w->deferred);
     rte_free(w->waiting);
     rte_free(w->retries);
+    rte_free(w->replays);
     rte_free(w->backoff);
     xlb_tcp_endpoint_free(w->ep);
     nghttp2_session_callbacks_del(w->callbacks);

@@ -55,7 +55,7 @@ e2e_edit_config '
 t = "type.googleapis.com/envoy."
 x = c["xlb"]
 mode = "'"$MODE"'"
-names = ["rr", "w", "sess", "od", "prio", "bh"]
+names = ["rr", "w", "sess", "od", "prio", "bh", "retry"]
 x["vips"] = []
 for i, name in enumerate(names):
     vip = {"address": "198.18.0.100", "port": 50051 + i, "target": "xds:///" + name}
@@ -87,7 +87,10 @@ eds = {"rr": [locality("a", [1, 2, 3])],
        "sess": [locality("a", [1, 2, 3])],
        "od": [locality("a", [1, 2, 4])],
        "prio": [locality("a", [5]), locality("b", [6], priority=1)],
-       "bh": [locality("a", [7]), locality("b", [6], priority=1)]}
+       "bh": [locality("a", [7]), locality("b", [6], priority=1)],
+       "retry": [{"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [
+           {"endpoint": {"address": {"socket_address": {"address": "198.18.0.25",
+                                                        "port_value": 50061}}}}, ep(1)]}]}
 def cluster(name):
     cl = {"name": name, "type": "EDS", "eds_cluster_config": {"eds_config": {"ads": {}}}}
     if name == "od":
@@ -121,9 +124,15 @@ for name in b1 b2 b3 b-fail b-p1 b-bh; do
         --address "198.18.0.2${HOST[$name]}" --echo-header cookie "${flags[@]}"
     BACKEND_PID[$name]=$GRPC_BACKEND_PID
 done
+# be5 refuses connections on 50051 (prio's priority 0); on 50061 an HTTP/2 server refuses
+# every stream (retry's first endpoint, beside b1).
+ip netns exec "$E2E_PREFIX-be5" "$GRPC_PY" "$GRPC_PEERS_DIR/h2_refuser.py" --address 198.18.0.25 \
+    --port 50061 --lifetime 300 >"$E2E_DIR/refuser.log" 2>&1 &
+RUN_PIDS+=("$!")
+wait_until 100 0.1 grep -qx ready "$E2E_DIR/refuser.log" || fail "h2_refuser did not start"
 e2e_start_xlbd
 
-vip() { echo "198.18.0.100:$((50051 + $1))"; } # 0 rr, 1 w, 2 sess, 3 od, 4 prio, 5 bh
+vip() { echo "198.18.0.100:$((50051 + $1))"; } # 0 rr, 1 w, 2 sess, 3 od, 4 prio, 5 bh, 6 retry
 client() { grpc_client "$E2E_PREFIX-client" "$@"; }
 logged() { grpc_rpcs "$E2E_DIR/$1.log"; }
 
@@ -233,6 +242,22 @@ if [[ $limit =~ ^[0-9]+$ ]] && [ "$limit" -le 995 ]; then
     pass "$((limit + 5)) streams opened at once against a limit of $limit: the last 5 get REFUSED_STREAM, no GOAWAY"
 else
     fail "xlb announces no usable SETTINGS_MAX_CONCURRENT_STREAMS: $out"
+fi
+
+# ---- transparent retry: a refused stream is sent again (A6) ----
+# retry's endpoints: h2_refuser (every stream REFUSED_STREAM) and b1, round robin. Each RPC the
+# refuser turns down goes to b1 instead: none fails.
+if [ "$MODE" = stream ]; then
+    retried_before=$(counter events.stream_rpcs_retried)
+    b1_before=$(logged b1)
+    out=$(client --target "$(vip 6)" --count 20)
+    grpc_expect "$out" 'r["status"] == {"OK": 20} and r["backends"] == {"b1": 20}'
+    refused=$(grep -c '^refused ' "$E2E_DIR/refuser.log" || true)
+    [ "$refused" -ge 5 ] || fail "the refuser turned down $refused streams, expected about 10"
+    retried=$(($(counter events.stream_rpcs_retried) - retried_before))
+    [ "$retried" -eq "$refused" ] || fail "$refused streams refused, $retried RPCs retried"
+    [ $(($(logged b1) - b1_before)) -eq 20 ] || fail "b1 did not log the channel's 20 RPCs"
+    pass "one channel, 20 RPCs over a refusing server and b1: all OK on b1, the $refused refused ones retried"
 fi
 
 # ---- a backend stopping gracefully under a live channel ----
