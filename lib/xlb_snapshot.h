@@ -114,8 +114,11 @@ int xlb_snapshot_add_address(struct xlb_snapshot *snap, const struct xlb_addr_en
 static inline const struct xlb_addr_entry *xlb_snapshot_lookup(const struct xlb_snapshot *snap,
                                                                const struct xlb_addr *addr)
 {
+    /* rte_hash's CRC reads the key 8 bytes at a time and struct xlb_addr has no alignment of
+     * its own (one inside a copied endpoint may sit at any 4 bytes): an aligned copy. */
+    struct xlb_addr key __rte_aligned(8) = *addr;
     void *data;
-    if (rte_hash_lookup_data(snap->addresses, addr, &data) < 0)
+    if (rte_hash_lookup_data(snap->addresses, &key, &data) < 0)
         return NULL;
     return &snap->entries[(uintptr_t)data];
 }
