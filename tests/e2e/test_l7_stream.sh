@@ -55,10 +55,12 @@ e2e_edit_config '
 t = "type.googleapis.com/envoy."
 x = c["xlb"]
 mode = "'"$MODE"'"
-names = ["rr", "w", "sess", "od", "prio", "bh", "retry"]
+names = ["rr", "w", "sess", "od", "prio", "bh", "retry", "rr6"]
 x["vips"] = []
 for i, name in enumerate(names):
     vip = {"address": "198.18.0.100", "port": 50051 + i, "target": "xds:///" + name}
+    if name == "rr6":  # the same over IPv6: client, VIP, SNAT and backends
+        vip["address"], vip["port"] = "2001:2::100", 50051
     if mode == "stream":
         vip["l7_mode"] = "stream"
     x["vips"].append(vip)
@@ -88,6 +90,10 @@ eds = {"rr": [locality("a", [1, 2, 3])],
        "od": [locality("a", [1, 2, 4])],
        "prio": [locality("a", [5]), locality("b", [6], priority=1)],
        "bh": [locality("a", [7]), locality("b", [6], priority=1)],
+       "rr6": [{"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [
+           {"endpoint": {"address": {"socket_address": {"address": "2001:2::2%d" % n,
+                                                        "port_value": 50051}}}}
+           for n in (1, 2, 3)]}],
        "retry": [{"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [
            {"endpoint": {"address": {"socket_address": {"address": "198.18.0.25",
                                                         "port_value": 50061}}}}, ep(1)]}]}
@@ -120,6 +126,7 @@ declare -A BACKEND_PID=()
 for name in b1 b2 b3 b-fail b-p1 b-bh; do
     flags=()
     [ "$name" != b-fail ] || flags=(--fail)
+    case $name in b1 | b2 | b3) flags+=(--address "2001:2::2${HOST[$name]}") ;; esac
     grpc_backend "$E2E_PREFIX-be${HOST[$name]}" "$E2E_DIR/$name.log" --name "$name" --port 50051 \
         --address "198.18.0.2${HOST[$name]}" --echo-header cookie "${flags[@]}"
     BACKEND_PID[$name]=$GRPC_BACKEND_PID
@@ -133,6 +140,7 @@ wait_until 100 0.1 grep -qx ready "$E2E_DIR/refuser.log" || fail "h2_refuser did
 e2e_start_xlbd
 
 vip() { echo "198.18.0.100:$((50051 + $1))"; } # 0 rr, 1 w, 2 sess, 3 od, 4 prio, 5 bh, 6 retry
+VIP6="[2001:2::100]:50051"                          # rr6: b1..b3 over IPv6
 client() { grpc_client "$E2E_PREFIX-client" "$@"; }
 logged() { grpc_rpcs "$E2E_DIR/$1.log"; }
 
@@ -243,6 +251,16 @@ if [[ $limit =~ ^[0-9]+$ ]] && [ "$limit" -le 995 ]; then
 else
     fail "xlb announces no usable SETTINGS_MAX_CONCURRENT_STREAMS: $out"
 fi
+
+# ---- IPv6: client, VIP, subchannels from the IPv6 SNAT address ----
+# (grpcio percent-encodes the brackets of an IPv6 peer.)
+v6_peers() { grep -cE "^rpc /xlb.test.Echo/Who ipv6:(\[|%5B)2001:2::11(\]|%5D)" "$E2E_DIR/$1.log" || true; }
+v6_before=$(($(v6_peers b1) + $(v6_peers b2) + $(v6_peers b3)))
+out=$(client --target "$VIP6" --count 30)
+grpc_expect "$out" 'r["status"] == {"OK": 30} and sorted(r["backends"].values()) == [10, 10, 10]'
+[ $(($(v6_peers b1) + $(v6_peers b2) + $(v6_peers b3) - v6_before)) -eq 30 ] ||
+    fail "the backends did not log 30 RPCs from xlb's IPv6 SNAT address 2001:2::11"
+pass "one IPv6 channel, 30 RPCs: round robin over b1..b3, each reached over IPv6 from the SNAT address"
 
 # ---- transparent retry: a refused stream is sent again (A6) ----
 # retry's endpoints: h2_refuser (every stream REFUSED_STREAM) and b1, round robin. Each RPC the
