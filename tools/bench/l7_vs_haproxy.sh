@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CPU per RPC of xlb's L7 (HTTP/2) mode against HAProxy, side by side in one topology and one
+# CPU per RPC of xlb's L7 (HTTP/2) modes against HAProxy, side by side in one topology and one
 # run, under h2load (docs/performance.md, "L7 (HTTP/2) mode"). A benchmark: it reports, it
 # never passes or fails on a figure. Needs root (network namespaces); about a minute.
 #
@@ -11,7 +11,8 @@
 #
 # Topology (tools/lib/topology.sh, namespaces of this run only, 198.18.0.0/15):
 #   client 198.18.0.2     h2load
-#   lb                    xlbd, DPDK af_packet on its veth; L7 VIP 198.18.0.100:50051
+#   lb                    xlbd, DPDK af_packet on its veth; L7 VIPs 198.18.0.100:50051 (splice)
+#                         and :50053 (stream: per-RPC picks over subchannels, like HAProxy)
 #   hap    198.18.0.3     HAProxy (Debian's), bind 198.18.0.3:50051 proto h2
 #   be1, be2 198.18.0.21-22  nghttpd --no-tls (HTTP/2 prior knowledge) on port 50051
 # Both balancers reach the same two backends over the same bridge. Both balance round robin
@@ -111,7 +112,9 @@ t = "type.googleapis.com/envoy."
 x = c["xlb"]
 x["workers"] = 1
 x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///bench"},
-             {"address": "198.18.0.100", "port": 50052, "cluster": "echo"}]
+             {"address": "198.18.0.100", "port": 50052, "cluster": "echo"},
+             {"address": "198.18.0.100", "port": 50053, "target": "xds:///bench",
+              "l7_mode": "stream"}]
 session = {"name": "session", "typed_config": {
     "@type": t + "extensions.filters.http.stateful_session.v3.StatefulSession",
     "session_state": {"name": "cookie", "typed_config": {
@@ -184,6 +187,7 @@ TSC_HZ=$(bench_tsc_hz)
 
 XLB_URL=http://198.18.0.100:50051/xlb.test.Echo/Who
 L4_URL=http://198.18.0.100:50052/xlb.test.Echo/Who
+STREAM_URL=http://198.18.0.100:50053/xlb.test.Echo/Who
 HAP_URL=http://198.18.0.3:50051/xlb.test.Echo/Who
 
 # Warm-up: neighbours resolved, both paths answering.
@@ -195,6 +199,7 @@ xlb_wait_until 50 0.2 answers "$XLB_URL" || {
     exit 1
 }
 xlb_wait_until 50 0.2 answers "$L4_URL" || { echo "l7_vs_haproxy: no answer through xlb's L4 VIP"; exit 1; }
+xlb_wait_until 50 0.2 answers "$STREAM_URL" || { echo "l7_vs_haproxy: no answer through xlb's stream VIP"; exit 1; }
 xlb_wait_until 50 0.2 answers "$HAP_URL" || { echo "l7_vs_haproxy: no answer through HAProxy"; exit 1; }
 set_cookie=$(ip netns exec "$RUN_PREFIX-client" timeout 5 nghttp -nv -d "$RUN_DIR/request.bin" "$XLB_URL" 2>&1 |
     sed -nE 's/.*recv \(stream_id=[0-9]+\) set-cookie: (.*)/\1/p' | head -n 1)
@@ -208,8 +213,9 @@ echo "  xlb: worker busy cycles at $(python3 -c "print(round($TSC_HZ / 1e9, 3))"
 # One scenario: h2load -n N -c C -m M against each, ROUNDS times; the rows and the medians.
 scenario() { # NAME N C M
     local name=$1 n=$2 c=$3 m=$4 round out ok b0 b1 h0 h1 xlb_per hap_per xrate hrate
-    local w0 w1 k0 k1 c0 c1 kernel=0 xlb_ok=0 ok_x busy_x l4_per
+    local w0 w1 k0 k1 c0 c1 s0 s1 kernel=0 xlb_ok=0 ok_x busy_x l4_per stream_per
     h2load_run "$XLB_URL" "$((n / 10))" "$c" "$m" >/dev/null # warm-up
+    h2load_run "$STREAM_URL" "$((n / 10))" "$c" "$m" >/dev/null
     h2load_run "$L4_URL" "$((n / 10))" "$c" "$m" >/dev/null
     h2load_run "$HAP_URL" "$((n / 10))" "$c" "$m" >/dev/null
     echo
@@ -246,7 +252,24 @@ scenario() { # NAME N C M
         l4_per=$(python3 -c "print(($b1 - $b0) / $TSC_HZ / max(${ok:-0}, 1) * 1e6)")
         printf '  %-5s %-8s %10s %10s %10.3f %12.2f\n' "$round" "xlb L4" "${ok:-0}" "$(rate "$out")" \
             "$(python3 -c "print(($b1 - $b0) / $TSC_HZ)")" "$l4_per"
-        rows+=("$xlb_per $hap_per $xrate $hrate $l4_per")
+        s0=$(xlb_counts)
+        b0=$(xlb_busy)
+        out=$(h2load_run "$STREAM_URL" "$n" "$c" "$m")
+        b1=$(xlb_busy)
+        s1=$(xlb_counts)
+        ok=$(succeeded "$out")
+        stream_per=$(python3 -c "print(($b1 - $b0) / $TSC_HZ / max(${ok:-0}, 1) * 1e6)")
+        printf '  %-5s %-8s %10s %10s %10.3f %12.2f\n' "$round" "xlb strm" "${ok:-0}" "$(rate "$out")" \
+            "$(python3 -c "print(($b1 - $b0) / $TSC_HZ)")" "$stream_per"
+        python3 - "$s0" "$s1" "$((b1 - b0))" "${ok:-0}" <<'PY'
+import sys
+a = dict(w.split("=") for w in sys.argv[1].split())
+b = dict(w.split("=") for w in sys.argv[2].split())
+rx, busy, ok = int(b["rx_packets"]) - int(a["rx_packets"]), int(sys.argv[3]), int(sys.argv[4])
+if rx and ok:
+    print(f"        xlb stream: {rx / ok:.2f} packets received per RPC, {busy / rx:.0f} busy cycles per packet")
+PY
+        rows+=("$xlb_per $hap_per $xrate $hrate $l4_per $stream_per")
         echo "        xlb's counters in this round: $(counts_delta "$c0" "$c1")"
         python3 - "$c0" "$c1" "$busy_x" "${xlb_ok:-0}" "${ok_x:-0}" <<'PY'
 import sys
@@ -271,6 +294,10 @@ print(f"  {name}, median of {len(rows)}: xlb {xlb:.2f} us CPU per RPC "
 l4 = statistics.median(r[4] for r in rows)
 print(f"  baseline, xlb's L4 VIP (full NAT, nothing inspected, no cookie) on the same traffic: "
       f"{l4:.2f} us per RPC; xlb L7 / L4 = {xlb / l4:.2f}, HAProxy / L4 = {hap / l4:.1f}")
+stream = statistics.median(r[5] for r in rows)
+print(f"  stream mode (per-RPC picks, like HAProxy): {stream:.2f} us per RPC; "
+      f"HAProxy / stream = {hap / stream:.1f}, stream / splice = {stream / xlb:.2f}, "
+      f"stream / L4 = {stream / l4:.2f}")
 PY
 }
 
