@@ -11,6 +11,7 @@
 #include "flow/flow.h"
 #include "neighbour_discovery.h"
 #include "packet_parse.h"
+#include "stream/stream.h"
 #include "relay/relay.h"
 #include "xlb_tcp_report.h"
 
@@ -83,6 +84,7 @@ void xlb_burst_process(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sna
             xlb_flow_run_held(ctx, snap); /* a burst longer than the batch */
     }
     xlb_flow_run_held(ctx, snap);
+    xlb_stream_flush(ctx);
 }
 
 static uint16_t port_index_of(const struct xlb_snapshot *snap, uint16_t port_id)
@@ -109,6 +111,7 @@ void xlb_burst_process_redirected(struct xlb_burst_ctx *ctx, const struct xlb_sn
             xlb_flow_run_held(ctx, snap);
     }
     xlb_flow_run_held(ctx, snap);
+    xlb_stream_flush(ctx);
     ctx->redirected_pass = false;
 }
 

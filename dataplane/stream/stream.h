@@ -65,6 +65,9 @@ xlb_verdict xlb_stream_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_
                                     struct xlb_frame *frame, struct xlb_flow *f);
 /* A subchannel's flow is being removed: its connection is reset, its RPCs fail. */
 void xlb_stream_sub_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f);
+/* Send what the sessions queued during the burst, a segment for many RPCs' frames: at the end
+ * of every burst (xlb_burst_process) and poll. */
+void xlb_stream_flush(struct xlb_burst_ctx *ctx);
 /* Timers (retransmissions, delayed ACKs, TIME-WAIT); once per poll loop, bounded. */
 void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap);
 /* The flow is being removed (expired, flushed, evicted): its connection is reset. */

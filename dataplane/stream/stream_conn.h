@@ -63,6 +63,7 @@ struct xlb_stream_side {
     bool shut;     /* our FIN is queued */
     bool pumping, again;
     bool deferred; /* on the worker's deferred list: its pump left work for the next poll */
+    bool corked;   /* on the worker's corked list: its queued bytes go at the burst's end */
 };
 
 /* One client connection. */
@@ -211,6 +212,10 @@ struct xlb_stream_worker {
      * n_conns + n_subs entries. */
     struct xlb_stream_side **deferred;
     uint32_t n_deferred, deferred_head;
+    /* Sides with bytes queued in their TCP send queue during this burst: sent together at its
+     * end (xlb_stream_flush), so that the frames of many RPCs share segments. */
+    struct xlb_stream_side **corked;
+    uint32_t n_corked;
     uint32_t sessions_live; /* client connections whose session is live (h2, not done) */
     /* Draining (stream_drain.c): 0 not, 1 shutdown notice sent, 2 final GOAWAY sent. */
     uint8_t drain_phase;
@@ -221,6 +226,8 @@ struct xlb_stream_worker {
 void xlb_stream_enter(struct xlb_stream_worker *w, struct xlb_burst_ctx *ctx,
                       const struct xlb_snapshot *snap, struct xlb_stream_link *current);
 void xlb_stream_route_output(struct xlb_stream_worker *w);
+/* Send a side's queued bytes at the end of the burst (once). */
+void xlb_stream_cork(struct xlb_stream_side *d);
 /* Put a side on the deferred list (once). */
 void xlb_stream_defer(struct xlb_stream_side *d);
 uint64_t xlb_stream_now_ms(const struct xlb_burst_ctx *ctx);

@@ -116,7 +116,7 @@ static void send_output(struct xlb_stream_side *d)
      * peer may be waiting for these bytes, sending nothing): the next poll goes on. */
     if (i == XLB_STREAM_SEND_CHUNKS && nghttp2_session_want_write(d->h2))
         xlb_stream_defer(d);
-    xlb_tcp_flush(w->ep, d->tcp);
+    xlb_stream_cork(d);
 }
 
 /* Feed what the peer has sent; false when the session failed (the peer is reset). */

@@ -32,7 +32,7 @@ uint64_t xlb_stream_worker_bytes(const struct xlb_stream_limits *limits)
     return sizeof(struct xlb_stream_worker) + xlb_tcp_endpoint_bytes(limits->connections) +
            heap_bytes(limits->connections) + n * sizeof(struct xlb_stream_conn) +
            n * sizeof(struct xlb_stream_sub) + n * 4 * sizeof(struct xlb_stream_rpc) +
-           2 * n * sizeof(struct xlb_stream_side *) +
+           4 * n * sizeof(struct xlb_stream_side *) +
            XLB_STREAM_WAITING_RPCS * sizeof(struct xlb_stream_waiting) +
            XLB_STREAM_RETRIES * sizeof(struct xlb_stream_retry) +
            XLB_STREAM_REPLAYS * sizeof(struct xlb_stream_replay) +
@@ -68,6 +68,9 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     w->deferred = rte_zmalloc_socket("xlb_stream_deferred",
                                      (size_t)(w->n_conns + w->n_subs) * sizeof(*w->deferred),
                                      RTE_CACHE_LINE_SIZE, socket);
+    w->corked = rte_zmalloc_socket("xlb_stream_corked",
+                                   (size_t)(w->n_conns + w->n_subs) * sizeof(*w->corked),
+                                   RTE_CACHE_LINE_SIZE, socket);
     w->waiting =
         rte_zmalloc_socket("xlb_stream_waiting", XLB_STREAM_WAITING_RPCS * sizeof(*w->waiting),
                            RTE_CACHE_LINE_SIZE, socket);
@@ -90,7 +93,7 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     if (w->ep == NULL || w->conns == NULL || w->heap_block == NULL || w->n_conns == 0 ||
         w->callbacks == NULL || w->options == NULL || w->sub_callbacks == NULL || w->subs == NULL ||
         w->rpcs == NULL || w->sub_of_slot == NULL || w->deferred == NULL || w->waiting == NULL ||
-        w->replays == NULL) {
+        w->replays == NULL || w->corked == NULL) {
         XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u stream connections", worker_id,
                 limits->connections);
         xlb_stream_worker_free(w);
@@ -140,6 +143,7 @@ void xlb_stream_worker_free(struct xlb_stream_worker *w)
     rte_free(w->waiting);
     rte_free(w->retries);
     rte_free(w->replays);
+    rte_free(w->corked);
     rte_free(w->backoff);
     xlb_tcp_endpoint_free(w->ep);
     nghttp2_session_callbacks_del(w->callbacks);
@@ -286,6 +290,38 @@ void xlb_stream_route_output(struct xlb_stream_worker *w)
     }
 }
 
+void xlb_stream_cork(struct xlb_stream_side *d)
+{
+    struct xlb_stream_worker *w = d->w;
+    if (d->corked)
+        return;
+    if (w->n_corked == w->n_conns + w->n_subs) { /* a side listed twice (freed, reused) */
+        xlb_tcp_flush(w->ep, d->tcp);
+        return;
+    }
+    d->corked = true;
+    w->corked[w->n_corked++] = d;
+}
+
+void xlb_stream_flush(struct xlb_burst_ctx *ctx)
+{
+    struct xlb_stream_worker *w = ctx->stream;
+    if (w == NULL || w->n_corked == 0)
+        return;
+    struct xlb_stream_link *was = w->current;
+    for (uint32_t i = 0; i < w->n_corked; i++) {
+        struct xlb_stream_side *d = w->corked[i];
+        d->corked = false;
+        if (d->tcp == NULL || d->done)
+            continue;
+        w->current = &d->link;
+        xlb_tcp_flush(w->ep, d->tcp);
+        xlb_stream_route_output(w);
+    }
+    w->n_corked = 0;
+    w->current = was;
+}
+
 void xlb_stream_defer(struct xlb_stream_side *d)
 {
     struct xlb_stream_worker *w = d->w;
@@ -331,6 +367,7 @@ void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
         if (fired < XLB_STREAM_TIMERS_PER_SLICE)
             break;
     }
+    xlb_stream_flush(ctx);
 }
 
 void xlb_stream_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
