@@ -53,24 +53,36 @@ static void l7_pool_follows_the_memory(void **state)
     assert_int_equal(xlbd_l7_pool_default(1 << 30, 0, conn), XLBD_L7_POOL_FLOOR);
 }
 
-static void check_prints_the_figures(void **state)
+/* What xlbd --check prints for one configuration, then for it changed by change(). */
+static char *printed_twice(struct xlbd_capacity *c, void (*change)(struct xlbd_capacity *))
 {
-    (void)state;
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     assert_non_null(out);
+    xlbd_capacity_print(out, c);
+    change(c);
+    xlbd_capacity_print(out, c);
+    fclose(out);
+    return text;
+}
+
+static void forget_memory_and_l7(struct xlbd_capacity *c)
+{
+    c->memory_bytes = 0;
+    c->l7_per_worker = 0;
+}
+
+static void check_prints_the_figures(void **state)
+{
+    (void)state;
     struct xlbd_capacity c = {.workers = 2,
                               .flows_per_worker = 65536,
                               .l7_per_worker = 3589,
                               .flow_bytes = 123,
                               .l7_conn_bytes = 74784,
                               .memory_bytes = 2048 * MIB};
-    xlbd_capacity_print(out, &c);
-    c.memory_bytes = 0;
-    c.l7_per_worker = 0;
-    xlbd_capacity_print(out, &c);
-    fclose(out);
+    char *text = printed_twice(&c, forget_memory_and_l7);
     assert_string_equal(
         text, "capacity: flows 65536 per worker x 2 workers = 131072 (123 bytes each, 15.4 MiB)\n"
               "capacity: l7 connections 3589 per worker x 2 workers = 7178 (74784 bytes each, "
@@ -82,15 +94,16 @@ static void check_prints_the_figures(void **state)
     free(text);
 }
 
+static void double_the_stream_engine(struct xlbd_capacity *c)
+{
+    c->stream_worker_bytes *= 2; /* 16 + 64 + 200 MiB > 256 MiB */
+}
+
 /* A stream VIP adds the engine's line; tables beyond the EAL memory are called out, since
  * xlbd would not start with them. */
 static void check_prints_the_stream_engine_and_overcommit(void **state)
 {
     (void)state;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    assert_non_null(out);
     struct xlbd_capacity c = {.workers = 2,
                               .flows_per_worker = 65536,
                               .l7_per_worker = 1024,
@@ -99,10 +112,7 @@ static void check_prints_the_stream_engine_and_overcommit(void **state)
                               .memory_bytes = 256 * MIB,
                               .stream_per_worker = 4096,
                               .stream_worker_bytes = 50 * MIB};
-    xlbd_capacity_print(out, &c);
-    c.stream_worker_bytes = 100 * MIB; /* 16 + 64 + 200 MiB > 256 MiB */
-    xlbd_capacity_print(out, &c);
-    fclose(out);
+    char *text = printed_twice(&c, double_the_stream_engine);
     const char *first =
         "capacity: flows 65536 per worker x 2 workers = 131072 (128 bytes each, 16.0 MiB)\n"
         "capacity: l7 connections 1024 per worker x 2 workers = 2048 (32768 bytes each, 64.0 "

@@ -16,7 +16,7 @@ import struct
 import sys
 import threading
 
-from h2_streams import ACK, HEADERS, PING, PREFACE, RST_STREAM, SETTINGS, frame
+from h2_streams import ACK, HEADERS, PING, PREFACE, RST_STREAM, SETTINGS, frame, split_frames
 
 REFUSED_STREAM = 7
 _print_lock = threading.Lock()
@@ -42,13 +42,8 @@ def serve(conn):
         buf = buf[len(PREFACE):]
         conn.sendall(frame(SETTINGS, 0, 0, b""))
         while True:
-            while len(buf) >= 9:
-                length = int.from_bytes(buf[:3], "big")
-                if len(buf) < 9 + length:
-                    break
-                ftype, flags = buf[3], buf[4]
-                sid = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
-                payload, buf = buf[9:9 + length], buf[9 + length:]
+            frames, buf = split_frames(buf)
+            for ftype, flags, sid, payload in frames:
                 if ftype == SETTINGS and not flags & ACK:
                     conn.sendall(frame(SETTINGS, ACK, 0, b""))
                 elif ftype == PING and not flags & ACK:

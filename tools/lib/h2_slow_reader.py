@@ -34,7 +34,8 @@ import time
 
 from grpc_backend import BULK_MAX, BULK_METHOD, bulk_bytes
 from h2_streams import (ACK, DATA, END_HEADERS, GOAWAY, HEADERS, PING, PREFACE, RST_STREAM,
-                        SETTINGS, error_name, frame, request_block, split_target)
+                        SETTINGS, error_name, frame, request_block, split_frames,
+                        split_target)
 
 END_STREAM = 0x1
 WINDOW_UPDATE = 8
@@ -58,14 +59,8 @@ class Reader:
         """Parse what arrived; False once the server has closed."""
         if not chunk:
             return False
-        self.buf += chunk
-        while len(self.buf) >= 9:
-            length = int.from_bytes(self.buf[:3], "big")
-            if len(self.buf) < 9 + length:
-                break
-            ftype, flags = self.buf[3], self.buf[4]
-            sid = int.from_bytes(self.buf[5:9], "big") & 0x7FFFFFFF
-            payload, self.buf = self.buf[9:9 + length], self.buf[9 + length:]
+        frames, self.buf = split_frames(self.buf + chunk)
+        for ftype, flags, sid, payload in frames:
             self.frame(ftype, flags, sid, payload)
         return True
 

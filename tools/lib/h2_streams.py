@@ -50,6 +50,20 @@ def frame(ftype, flags, stream, payload):
     return struct.pack(">I", len(payload))[1:] + bytes([ftype, flags]) + struct.pack(">I", stream) + payload
 
 
+def split_frames(buf):
+    """The complete frames at the start of buf, as (type, flags, stream id, payload), and the
+    bytes after them (a frame still arriving)."""
+    frames = []
+    while len(buf) >= 9:
+        length = int.from_bytes(buf[:3], "big")
+        if len(buf) < 9 + length:
+            break
+        sid = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+        frames.append((buf[3], buf[4], sid, buf[9:9 + length]))
+        buf = buf[9 + length:]
+    return frames, buf
+
+
 def literal(name, value):
     """HPACK literal header field without indexing, new name, raw strings (lengths < 127)."""
     return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
@@ -115,14 +129,8 @@ def main():
         if not chunk:
             result["closed"] = True
             break
-        buf += chunk
-        while len(buf) >= 9:
-            length = int.from_bytes(buf[:3], "big")
-            if len(buf) < 9 + length:
-                break
-            ftype, flags = buf[3], buf[4]
-            sid = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
-            payload, buf = buf[9:9 + length], buf[9 + length:]
+        frames, buf = split_frames(buf + chunk)
+        for ftype, flags, sid, payload in frames:
             if ftype == SETTINGS and not flags & ACK:
                 for off in range(0, len(payload) - 5, 6):
                     ident, value = struct.unpack(">HI", payload[off:off + 6])
