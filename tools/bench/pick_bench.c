@@ -15,6 +15,7 @@
 
 #include "bench_clock.h"
 #include "xlb_host_port.h"
+#include "xlb_least_request.h"
 #include "xlb_maglev.h"
 #include "xlb_override_map.h"
 #include "xlb_ring_hash.h"
@@ -43,6 +44,8 @@ struct fixture {
     struct xlb_ring_hash *ring;
     struct xlb_maglev *maglev;
     struct xlb_override_map *override;
+    struct xlb_least_request *least_request;
+    uint32_t *in_flight; /* per slot, as a worker's own counts would be */
     struct xlb_rng rng;
     struct xlb_rr_cursor cursors[LOCALITIES];
 };
@@ -80,6 +83,15 @@ static uint64_t loop_maglev(struct fixture *f)
     uint64_t acc = 0;
     for (uint32_t i = 0; i < ITERATIONS; i++)
         acc += xlb_maglev_pick(f->maglev, f->hashes[i & (N_HASHES - 1)]);
+    return acc;
+}
+
+/* Two choices (A48's default) over all endpoints, usability checked as in stream mode. */
+static uint64_t loop_least_request(struct fixture *f)
+{
+    uint64_t acc = 0;
+    for (uint32_t i = 0; i < ITERATIONS; i++)
+        acc += xlb_least_request_pick(f->least_request, f->in_flight, f->usable, &f->rng, NULL);
     return acc;
 }
 
@@ -175,8 +187,24 @@ static int build_override(struct fixture *f)
     return rc;
 }
 
+static int build_least_request(struct fixture *f)
+{
+    uint32_t *slots = malloc(sizeof(*slots) * f->n);
+    f->in_flight = malloc(sizeof(*f->in_flight) * f->n);
+    for (uint32_t i = 0; i < f->n; i++) {
+        slots[i] = i;
+        f->in_flight[i] = xlb_rng_below(&f->rng, 16);
+    }
+    int rc = xlb_least_request_build(slots, NULL, f->n, XLB_LEAST_REQUEST_DEFAULT_CHOICES,
+                                     &f->least_request);
+    free(slots);
+    return rc;
+}
+
 static void release(struct fixture *f)
 {
+    xlb_least_request_free(f->least_request);
+    free(f->in_flight);
     xlb_wchoice_free(f->localities);
     for (int l = 0; l < LOCALITIES; l++)
         xlb_rr_free(f->rr[l]);
@@ -235,6 +263,10 @@ static void run_size(uint32_t n)
            f.ring->n_points);
     printf("%-9s %-22s %8.1f %10.1f   (table %u)\n", "", "maglev", median_cycles(&f, loop_maglev),
            (double)xlb_maglev_bytes(f.maglev) / n, f.maglev->size);
+    timed_build(&f, build_least_request);
+    printf("%-9s %-22s %8.1f %10.1f\n", "", "least request (2 of n)",
+           median_cycles(&f, loop_least_request),
+           (double)xlb_least_request_bytes(f.least_request) / n);
     printf("%-9s %-22s %8.1f %10.1f\n", "", "override lookup", median_cycles(&f, loop_override),
            (double)xlb_override_map_bytes(f.override) / n);
     release(&f);
