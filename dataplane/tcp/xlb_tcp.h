@@ -122,6 +122,10 @@ uint32_t xlb_tcp_conns_in_use(const struct xlb_tcp_endpoint *ep);
 uint32_t xlb_tcp_ooo_bytes(const struct xlb_tcp_endpoint *ep);
 /* The TSC-derived millisecond clock a worker passes in. */
 uint64_t xlb_tcp_clock_ms(void);
+/* Start the endpoint's clock at now_ms, before any timer is armed (ignored after): for an
+ * endpoint driven by another clock than xlb_tcp_clock_ms, such as the packet tests' simulated
+ * time, whose timers would otherwise sit behind the wheel's start and never fire. */
+void xlb_tcp_endpoint_set_clock(struct xlb_tcp_endpoint *ep, uint64_t now_ms);
 
 /* The largest MSS the next opens offer and send with, for a family (the path's, as the caller
  * knows it: the ports' MTUs and clamp); 0 restores the configuration's. */

@@ -112,6 +112,14 @@ uint64_t xlb_tcp_clock_ms(void)
     return rte_get_tsc_cycles() / (rte_get_tsc_hz() / 1000);
 }
 
+void xlb_tcp_endpoint_set_clock(struct xlb_tcp_endpoint *ep, uint64_t now_ms)
+{
+    if (ep->wheel.armed != 0)
+        return;
+    ep->now_ms = now_ms;
+    xlb_tcp_wheel_init(&ep->wheel, now_ms);
+}
+
 void xlb_tcp_set_mss_limit(struct xlb_tcp_endpoint *ep, uint8_t family, uint16_t mss)
 {
     if (family == AF_INET)

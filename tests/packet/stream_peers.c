@@ -515,6 +515,7 @@ struct stream_test *stream_test_create(void)
     assert_int_equal(xlb_lb_connectivity_init(&t.n->lb), 0);
     f->ctx.stream = xlb_stream_worker_create(0, &limits, f->pool, f->pool->size / 2, SOCKET_ID_ANY);
     assert_non_null(f->ctx.stream);
+    xlb_tcp_endpoint_set_clock(xlb_stream_endpoint(f->ctx.stream), now_ms(&t));
     f->ctx.tx_flush = take_batch;
     the_test = &t;
     snprintf(name, sizeof(name), "stream_peer%u", serial++);

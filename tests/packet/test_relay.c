@@ -292,6 +292,7 @@ static struct relay_test *relay_test_create(unsigned relay_conns)
     f->ctx.tx_flush = take_batch;
     the_test = &t;
     assert_non_null(f->ctx.relay);
+    xlb_tcp_endpoint_set_clock(xlb_relay_endpoint(f->ctx.relay), now_ms(&t));
     snprintf(name, sizeof(name), "relay_peers%u", serial);
     t.peer_pool =
         rte_pktmbuf_pool_create(name, 16383, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
