@@ -2,6 +2,7 @@
 
 #include "xlb_lb.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,6 +62,7 @@ void xlb_snapshot_free(struct xlb_snapshot *snap)
         return;
     rte_hash_free(snap->addresses);
     rte_free(snap->entries);
+    rte_free(snap->slot_hosts);
     /* Freed on the control plane after the grace period: the only thread counting refs. */
     for (uint32_t v = 0; v < snap->n_vips; v++)
         xlb_lb_vip_release(snap->vips[v].lb);
@@ -87,4 +89,53 @@ const struct xlb_prefix *xlb_port_prefix_for(const struct xlb_port_view *port,
         if (xlb_prefix_contains(&port->prefixes[i], addr))
             return &port->prefixes[i];
     return NULL;
+}
+
+/* Calls visit for each endpoint of each leaf of each stream VIP's tree (an endpoint in several
+ * clusters more than once). */
+static void for_each_stream_endpoint(const struct xlb_snapshot *snap,
+                                     void (*visit)(struct xlb_snapshot *,
+                                                   const struct xlb_lb_endpoint *),
+                                     struct xlb_snapshot *arg)
+{
+    for (uint32_t v = 0; v < snap->n_vips; v++) {
+        const struct xlb_lb_vip *lb = snap->vips[v].lb;
+        if (!snap->vips[v].stream || lb == NULL)
+            continue;
+        for (uint32_t t = 0; t < lb->n_targets; t++)
+            for (uint32_t l = 0; l < lb->targets[t].n_leaves; l++) {
+                const struct xlb_lb_cluster *c = lb->targets[t].leaves[l];
+                for (uint32_t e = 0; c != NULL && e < c->n_endpoints; e++)
+                    if (c->endpoints[e].slot < XLB_ENDPOINT_SLOTS)
+                        visit(arg, &c->endpoints[e]);
+            }
+    }
+}
+
+static void count_slot(struct xlb_snapshot *snap, const struct xlb_lb_endpoint *e)
+{
+    if (e->slot >= snap->n_slot_hosts)
+        snap->n_slot_hosts = e->slot + 1;
+}
+
+static void put_slot(struct xlb_snapshot *snap, const struct xlb_lb_endpoint *e)
+{
+    snap->slot_hosts[e->slot] = e->where;
+}
+
+int xlb_snapshot_index_endpoints(struct xlb_snapshot *snap)
+{
+    snap->n_slot_hosts = 0;
+    for_each_stream_endpoint(snap, count_slot, snap);
+    if (snap->n_slot_hosts > 0) {
+        snap->slot_hosts =
+            rte_zmalloc("xlb_slot_hosts", sizeof(*snap->slot_hosts) * snap->n_slot_hosts, 0);
+        if (snap->slot_hosts == NULL) {
+            snap->n_slot_hosts = 0;
+            return -ENOMEM;
+        }
+        for_each_stream_endpoint(snap, put_slot, snap);
+    }
+    snap->slot_hosts_known = true;
+    return 0;
 }

@@ -15,6 +15,7 @@
 #include <rte_hash.h>
 
 #include "xlb_addr.h"
+#include "xlb_host_port.h"
 #include "xlb_limits.h"
 
 /* What an address in the snapshot's address table is to xlb. */
@@ -100,6 +101,13 @@ struct xlb_snapshot {
     /* L4 VIPs answer SYNs with SYN cookies and open the backend connection only after the
      * client's ACK (xlb.l4_syn_proxy, dataplane/nat/nat_proxy.c). */
     bool l4_syn_proxy;
+
+    /* The endpoints of the stream VIPs' trees by stable slot (xlb_snapshot_index_endpoints):
+     * a worker's subchannel to a slot that is gone, or now names another address, is closed
+     * (dataplane/stream/stream_sub.c). Entries of no endpoint have family 0. */
+    bool slot_hosts_known; /* false: not indexed (no memory), nothing may be concluded */
+    uint32_t n_slot_hosts;
+    struct xlb_host_port *slot_hosts;
 };
 
 /* Allocate a zeroed snapshot with room for the given entries; the hash is sized for them. */
@@ -109,6 +117,23 @@ void xlb_snapshot_free(struct xlb_snapshot *snap);
 
 /* Add an entry to the address table; -1 if it is already there or the table is full. */
 int xlb_snapshot_add_address(struct xlb_snapshot *snap, const struct xlb_addr_entry *entry);
+
+/* Index the endpoints of the stream VIPs' trees by slot, once the VIPs are in. Returns 0 or
+ * -ENOMEM (slot_hosts_known stays false). */
+int xlb_snapshot_index_endpoints(struct xlb_snapshot *snap);
+
+/* Whether a stream VIP's tree in this snapshot has `where` at endpoint slot `slot`; true when
+ * the snapshot could not tell (slot_hosts_known false). */
+static inline bool xlb_snapshot_has_endpoint(const struct xlb_snapshot *snap, uint32_t slot,
+                                             const struct xlb_host_port *where)
+{
+    if (!snap->slot_hosts_known)
+        return true;
+    if (slot >= snap->n_slot_hosts)
+        return false;
+    const struct xlb_host_port *h = &snap->slot_hosts[slot];
+    return h->port == where->port && xlb_addr_equal(&h->addr, &where->addr);
+}
 
 /* Worker-side lookup: the entry for addr, or NULL. */
 static inline const struct xlb_addr_entry *xlb_snapshot_lookup(const struct xlb_snapshot *snap,

@@ -84,6 +84,11 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
         };
         xlb_lb_vip_hold(snap->vips[snap->n_vips - 1].lb);
     }
+    if (xlb_snapshot_index_endpoints(snap) != 0)
+        XLB_LOG(WARNING, SNAPSHOT,
+                "generation %" PRIu64 ": no memory to index endpoints; stream subchannels to "
+                "removed endpoints stay open until this is indexed",
+                generation);
     add_neighbours(snap, neighbours);
     return snap;
 }

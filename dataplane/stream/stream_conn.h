@@ -119,7 +119,8 @@ struct xlb_stream_sub {
     struct xlb_stream_side side;
     uint32_t endpoint_slot;
     uint32_t next_free;
-    bool ready;                      /* the server's SETTINGS came */
+    bool ready;   /* the server's SETTINGS came */
+    bool retired; /* its endpoint left the configuration: GOAWAY said, no new RPC (prune) */
     struct xlb_lb_endpoint endpoint; /* what it connects to: a retry connects it again */
 };
 
@@ -217,6 +218,10 @@ struct xlb_stream_worker {
     struct xlb_stream_side **corked;
     uint32_t n_corked;
     uint32_t sessions_live; /* client connections whose session is live (h2, not done) */
+    /* The snapshot whose endpoints the subchannels are being checked against, and the next
+     * subchannel (then retry entry) to check (stream_sub_prune.c). */
+    uint64_t pruned_generation;
+    uint32_t prune_cursor;
     /* Draining (stream_drain.c): 0 not, 1 shutdown notice sent, 2 final GOAWAY sent. */
     uint8_t drain_phase;
     uint64_t drain_notice_ms;
@@ -328,6 +333,12 @@ void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason w
 void xlb_stream_sub_goaway(struct xlb_stream_sub *s);
 /* Connect the endpoints whose backoff has passed (on the poll). */
 void xlb_stream_sub_retry(struct xlb_stream_worker *w);
+
+/* stream_sub_prune.c: subchannels of endpoints that left the configuration. */
+/* No new RPC for it, its slot IDLE again, GOAWAY to its backend: it closes once its RPCs end. */
+void xlb_stream_sub_retire(struct xlb_stream_sub *s);
+/* Check a slice of the subchannels and retry entries against the snapshot (on the poll). */
+void xlb_stream_sub_prune(struct xlb_stream_worker *w, const struct xlb_snapshot *snap);
 
 void xlb_stream_rpc_put(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 

@@ -135,6 +135,11 @@ static bool connect_sub(struct xlb_stream_worker *w, const struct xlb_snapshot *
     return s->side.tcp != NULL;
 }
 
+static bool same_endpoint(const struct xlb_lb_endpoint *a, const struct xlb_lb_endpoint *b)
+{
+    return a->where.port == b->where.port && xlb_addr_equal(&a->where.addr, &b->where.addr);
+}
+
 struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
                                           const struct xlb_snapshot *snap,
                                           const struct xlb_lb_endpoint *e)
@@ -142,6 +147,11 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
     if (e->slot >= XLB_ENDPOINT_SLOTS || snap == NULL)
         return NULL;
     uint32_t i = w->sub_of_slot[e->slot];
+    if (i != XLB_STREAM_NONE && !same_endpoint(&w->subs[i].endpoint, e)) {
+        /* The slot was reused by another endpoint before the prune came by. */
+        xlb_stream_sub_retire(&w->subs[i]);
+        i = XLB_STREAM_NONE;
+    }
     if (i != XLB_STREAM_NONE) {
         struct xlb_stream_sub *s = &w->subs[i];
         if (!s->side.done && s->side.h2 != NULL && !s->side.shut &&
@@ -243,7 +253,8 @@ void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason w
     xlb_stream_sub_report(s, s->ready ? XLB_CONN_IDLE : XLB_CONN_TRANSIENT_FAILURE);
     if (!s->ready)
         retry_later(s);
-    if (!s->ready || why != XLB_TCP_CLOSE_NORMAL)
+    /* A retired subchannel's slot may belong to another endpoint by now. */
+    if (!s->retired && (!s->ready || why != XLB_TCP_CLOSE_NORMAL))
         xlb_flow_count_endpoint(w->ctx, s->endpoint_slot, s->ready);
     xlb_stream_sub_lost(s);
     if (s->endpoint_slot < XLB_ENDPOINT_SLOTS &&

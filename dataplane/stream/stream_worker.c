@@ -106,6 +106,7 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     for (uint32_t i = 0; i < w->n_subs; i++)
         w->subs[i].next_free = i + 1 < w->n_subs ? i + 1 : XLB_STREAM_NONE;
     w->sub_free = 0;
+    w->pruned_generation = UINT64_MAX; /* no snapshot checked yet */
     for (uint32_t i = 0; i < w->n_rpcs; i++)
         w->rpcs[i].next_free = i + 1 < w->n_rpcs ? i + 1 : XLB_STREAM_NONE;
     w->rpc_free = 0;
@@ -359,6 +360,7 @@ void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
     if (unlikely(ctx->draining))
         xlb_stream_drain_step(w);
     resume_deferred(w);
+    xlb_stream_sub_prune(w, snap);
     xlb_stream_sub_retry(w);
     xlb_stream_queue_poll(w);
     for (int slice = 0; slice < XLB_STREAM_POLL_SLICES; slice++) {

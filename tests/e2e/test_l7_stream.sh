@@ -23,7 +23,8 @@
 # xlb's own trailers-only UNAVAILABLE for a path without a route, on a channel whose other RPCs
 # go on succeeding; SIGTERM with two RPCs in flight (a client that reads only afterwards): the
 # client gets the GOAWAY shutdown notice then the final GOAWAY, both replies arrive intact, xlb
-# closes the connection and xlbd exits 0 once drained. About 60 s.
+# closes the connection and xlbd exits 0 once drained; an endpoint taken out of EDS (SIGHUP)
+# under a live channel: no RPC fails and xlb closes its subchannel to it. About 65 s.
 #
 # XLB_STREAM_TEST_MODE=splice runs the same checks on splice VIPs (no l7_mode key), to show
 # what a per-connection binding does: it fails the first spread check. XLB_STREAM_TEST_KEEP_GOING=1
@@ -310,6 +311,44 @@ for name in b1 b2 b3; do
     [ "$(grpc_rpcs "$E2E_DIR/$name.log" /other.Svc/X)" -eq 0 ] || fail "/other.Svc/X reached $name"
 done
 pass "one channel alternating routed and unrouted RPCs: 6 x xlb's UNAVAILABLE ($(grpc_field "$out" 'list(r["details"])[0]')), the 6 others OK"
+
+# ---- an endpoint leaving EDS under a live channel ----
+# b3 is taken out of every cluster that lists it (rr, w, sess) by a SIGHUP while one channel
+# sends an RPC every 0.02 s over rr: as gRPC drops the subchannel of an address it no longer
+# has, xlb says GOAWAY on its subchannel to b3 and closes it once its RPCs are done. No RPC
+# fails, the last ones go to b1 only (b2 stopped above), and b3 is left with no connection.
+if [ "$MODE" = stream ]; then
+    # (grpcio's sockets are dual-stack: IPv4 peers show as ::ffff:198.18.x.y)
+    b3_conns() { ip netns exec "$E2E_PREFIX-be3" ss -Htn state established '( sport = :50051 )' | grep -c '198\.18\.' || true; }
+    no_b3_conns() { [ "$(b3_conns)" -eq 0 ]; }
+    applied() { xlbctl --json status | python3 -c 'import json, sys; print(json.load(sys.stdin)["reload"]["applied"])'; }
+    [ "$(b3_conns)" -ge 1 ] || fail "xlb has no subchannel to b3 before it leaves"
+    retired_before=$(counter events.stream_subchannels_retired)
+    applied_before=$(applied)
+    client --target "$(vip 0)" --count 150 --interval 0.02 --deadline 3 >"$E2E_DIR/leave.out" &
+    channel=$!
+    RUN_PIDS+=("$channel")
+    b3_seen() { [ "$(logged b3)" -ge "$1" ]; }
+    wait_until 100 0.1 b3_seen $(($(logged b3) + 10)) || fail "b3 got no RPC of the channel"
+    e2e_edit_config '
+for e in c["xlb"]["static_resources"]["endpoints"]:
+    for loc in e["endpoints"]:
+        loc["lb_endpoints"] = [x for x in loc["lb_endpoints"]
+                               if x["endpoint"]["address"]["socket_address"]["address"] != "198.18.0.23"]
+    e["endpoints"] = [loc for loc in e["endpoints"] if loc["lb_endpoints"]]'
+    kill -HUP "$XLBD_PID"
+    reloaded() { [ "$(applied)" -gt "$applied_before" ]; }
+    wait_until 50 0.1 reloaded || fail "the reload without b3 was not applied: $(xlbctl status)"
+    wait "$channel" || fail "the channel's client failed: $(cat "$E2E_DIR/leave.out")"
+    out=$(cat "$E2E_DIR/leave.out")
+    grpc_expect "$out" 'r["status"] == {"OK": 150}'
+    grpc_expect "$out" 'set(r["sequence"][-30:]) == {"b1"}'
+    wait_until 100 0.1 no_b3_conns ||
+        fail "b3 still has $(b3_conns) connection(s) from xlb after leaving the configuration"
+    [ "$(counter events.stream_subchannels_retired)" -gt "$retired_before" ] ||
+        fail "xlb counted no retired subchannel"
+    pass "b3 left EDS under a live channel: all 150 RPCs OK, the last 30 on b1, xlb closed its subchannel to b3"
+fi
 
 if [ "$MODE" = stream ]; then
     # ---- SIGTERM: GOAWAY, the RPCs in flight finish, then xlbd exits by itself ----

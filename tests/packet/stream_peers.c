@@ -249,6 +249,8 @@ static ssize_t backend_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t
 static int backend_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *user)
 {
     struct backend *b = user;
+    if (frame->hd.type == NGHTTP2_GOAWAY)
+        b->goaway = true;
     if (!(frame->hd.flags & NGHTTP2_FLAG_END_STREAM) ||
         (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA))
         return 0;
@@ -282,6 +284,10 @@ static void backend_pump(struct backend *b)
     while (b->c != NULL && xlb_tcp_peek(b->c, &d, &len, &eof) && len) {
         assert_int_equal(nghttp2_session_mem_recv(b->h2, d, len), (ssize_t)len);
         xlb_tcp_consume(t->backend_ep, b->c, len);
+    }
+    if (b->c != NULL && eof && !b->shut) {
+        b->shut = true;
+        xlb_tcp_shutdown(t->backend_ep, b->c);
     }
     if (b->c == NULL || xlb_tcp_conn_state(b->c) != XLB_TCP_ESTABLISHED)
         return;

@@ -54,6 +54,8 @@ struct backend {
     uint8_t addr[4]; /* the backend address it was opened to */
     char name;       /* 'A' or 'B', by address */
     unsigned rpcs;
+    bool goaway; /* xlb's subchannel said GOAWAY */
+    bool shut;   /* xlb closed its side: so did this backend, as a server does */
 };
 
 struct stream_test {

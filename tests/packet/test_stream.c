@@ -146,6 +146,53 @@ static void refused_backend_comes_back_after_backoff(void **state)
     stream_test_destroy(t);
 }
 
+/* An endpoint that leaves the configuration (a snapshot whose stream VIPs no longer list it at
+ * its slot): its subchannel says GOAWAY and closes, the endpoint's slot is IDLE again for this
+ * worker, and the other endpoint's subchannel stays up and serving. */
+static void removed_endpoint_subchannel_closes(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    wait_settings(t);
+    run_rpc(t, 0);
+    run_rpc(t, 1);
+    assert_int_equal(t->n_backends, BACKENDS);
+    struct xlb_snapshot *snap = t->n->f->snap;
+    assert_int_equal(xlb_snapshot_index_endpoints(snap), 0);
+    struct xlb_host_port a = {.port = 50051}, b = {.port = 50051};
+    assert_int_equal(xlb_addr_parse(BACKEND_A, &a.addr), 0);
+    assert_int_equal(xlb_addr_parse(BACKEND_B, &b.addr), 0);
+    assert_true(xlb_snapshot_has_endpoint(snap, 7, &a));
+    assert_true(xlb_snapshot_has_endpoint(snap, 8, &b));
+    assert_false(xlb_snapshot_has_endpoint(snap, 8, &a)); /* the slot names another address */
+    assert_false(xlb_snapshot_has_endpoint(snap, 9, &b)); /* no stream VIP lists it */
+
+    memset(&snap->slot_hosts[8], 0, sizeof(snap->slot_hosts[8])); /* B leaves */
+    snap->generation++;
+    struct backend *gone = NULL, *kept = NULL;
+    for (unsigned i = 0; i < t->n_backends; i++)
+        *(t->backends[i].name == 'B' ? &gone : &kept) = &t->backends[i];
+    assert_non_null(gone);
+    assert_non_null(kept);
+    for (uint32_t ms = 0; ms < MAX_STEPS && gone->c != NULL; ms++)
+        step(t);
+    assert_true(gone->goaway);
+    assert_null(gone->c); /* closed by both sides, no RST */
+    assert_false(kept->goaway);
+    assert_non_null(kept->c);
+    const struct xlb_worker_stats *st = &t->n->f->stats;
+    assert_int_equal(st->events[XLB_EVENT_STREAM_SUBS_RETIRED], 1);
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 8), XLB_CONN_IDLE);
+    assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 7), XLB_CONN_READY);
+    /* The tree still lists B here (only the index changed): a later pick of B connects anew,
+     * the pick of A goes over the kept subchannel. */
+    run_rpc(t, 2);
+    run_rpc(t, 3);
+    assert_string_equal(t->rpcs[2].grpc_status, "0");
+    assert_string_equal(t->rpcs[3].grpc_status, "0");
+    stream_test_destroy(t);
+}
+
 /* A black-holed backend: the RPC waits for its connection until its grpc-timeout (300 ms)
  * passes, then gets DEADLINE_EXCEEDED from xlb, never having been sent; the client's
  * connection stays. */
@@ -198,6 +245,7 @@ int main(void)
         cmocka_unit_test(refused_backend_comes_back_after_backoff),
         cmocka_unit_test(upload_stalls_with_the_backend),
         cmocka_unit_test(garbage_ends_the_connection),
+        cmocka_unit_test(removed_endpoint_subchannel_closes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
