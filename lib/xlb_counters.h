@@ -139,7 +139,8 @@ enum xlb_drop_reason {
     X(STREAM_RPCS_RETRIED, "stream_rpcs_retried")                                                  \
     X(STREAM_SUBCHANNELS, "stream_subchannels")                                                    \
     X(STREAM_SUB_GOAWAYS, "stream_subchannel_goaways")                                             \
-    X(STREAM_SUBS_RETIRED, "stream_subchannels_retired")
+    X(STREAM_SUBS_RETIRED, "stream_subchannels_retired")                                           \
+    X(STREAM_SUBS_EXTRA, "stream_subchannels_extra")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

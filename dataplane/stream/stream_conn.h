@@ -114,13 +114,21 @@ struct xlb_stream_rpc {
     uint8_t trailer_bytes[XLB_STREAM_TRAILER_BYTES];
 };
 
-/* A subchannel: an HTTP/2 client connection xlb opens to one endpoint from a SNAT port. */
+/* A subchannel: an HTTP/2 client connection xlb opens to one endpoint from a SNAT port. An
+ * endpoint has up to XLB_STREAM_SUBS_PER_ENDPOINT of them per worker, listed from
+ * sub_of_slot[slot] through next_same: another connects when those listed have as many RPCs
+ * as their server's SETTINGS_MAX_CONCURRENT_STREAMS. The first listed speaks for the
+ * endpoint's connectivity; a subchannel going away leaves the list. */
+#define XLB_STREAM_SUBS_PER_ENDPOINT 8u
 struct xlb_stream_sub {
     struct xlb_stream_side side;
     uint32_t endpoint_slot;
     uint32_t next_free;
-    bool ready;   /* the server's SETTINGS came */
-    bool retired; /* its endpoint left the configuration: GOAWAY said, no new RPC (prune) */
+    uint32_t next_same; /* the endpoint's next subchannel, XLB_STREAM_NONE */
+    uint32_t rpcs;      /* RPCs whose backend stream is on it (open or queued in nghttp2) */
+    bool linked;        /* on its endpoint's list */
+    bool ready;         /* the server's SETTINGS came */
+    bool retired;       /* its endpoint left the configuration: GOAWAY said, no new RPC (prune) */
     struct xlb_lb_endpoint endpoint; /* what it connects to: a retry connects it again */
 };
 
@@ -305,9 +313,14 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
                                           const struct xlb_lb_endpoint *e);
 void xlb_stream_sub_callbacks(nghttp2_session_callbacks *cb);
 void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state);
+/* Take the subchannel off its endpoint's list; the next one listed, if any, now speaks for
+ * the endpoint. */
+void xlb_stream_sub_unlink(struct xlb_stream_sub *s);
 
 /* stream_forward.c: an RPC from one session to the other. */
 struct xlb_stream_rpc *xlb_stream_rpc_get(struct xlb_stream_worker *w);
+/* The RPC's backend stream leaves its subchannel (a reset, an end, a retry elsewhere). */
+void xlb_stream_rpc_off_sub(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 struct xlb_stream_rpc *xlb_stream_rpc_open(struct xlb_stream_conn *c, int32_t stream_id,
                                            bool ended);
 /* Forward an RPC that has its client stream (r->client_id) on subchannel s; false when it

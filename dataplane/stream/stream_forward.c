@@ -123,6 +123,14 @@ static ssize_t request_body(nghttp2_session *session, int32_t stream_id, uint8_t
     return n > 0 ? (ssize_t)n : NGHTTP2_ERR_DEFERRED;
 }
 
+void xlb_stream_rpc_off_sub(struct xlb_stream_worker *w, struct xlb_stream_rpc *r)
+{
+    if (r->sub == XLB_STREAM_NONE)
+        return;
+    w->subs[r->sub].rpcs--;
+    r->sub = XLB_STREAM_NONE;
+}
+
 bool xlb_stream_forward_rpc(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
                             struct xlb_stream_sub *s, const struct xlb_lb_trace *trace,
                             const struct xlb_stream_headers *h)
@@ -152,6 +160,7 @@ bool xlb_stream_forward_rpc(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
         return false;
     }
     r->sub = (uint32_t)(s - w->subs);
+    s->rpcs++;
     r->backend_id = id;
     xlb_stream_replay_keep(r, w, h);
     w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_FORWARDED]++;
@@ -467,7 +476,7 @@ static void backend_gone(struct xlb_stream_sub *s, struct xlb_stream_rpc *r, uin
 {
     struct xlb_stream_worker *w = s->side.w;
     struct xlb_stream_conn *c = conn_of(w, r);
-    r->sub = XLB_STREAM_NONE;
+    xlb_stream_rpc_off_sub(w, r);
     if (!r->down_end) { /* a reset or a lost connection: the call failed at the backend */
         r->outcome_known = true;
         r->ok = false;

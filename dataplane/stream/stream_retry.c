@@ -85,7 +85,7 @@ bool xlb_stream_retry(struct xlb_stream_worker *w, struct xlb_stream_rpc *r)
      * counts its own). */
     xlb_flow_request_finished(w->ctx, r->cluster_slot);
     r->cluster_slot = XLB_CLUSTER_SLOTS;
-    r->sub = XLB_STREAM_NONE;
+    xlb_stream_rpc_off_sub(w, r);
     r->retried = true;
     uint32_t entry = r->replay;
     r->replay = XLB_STREAM_NONE; /* held until the pick is done with its headers */

@@ -5,6 +5,11 @@
  * client ever sends to a SNAT address, so it cannot clash with a client's key; the backend's
  * segments find it by the SNAT port, as a relayed connection's do. Requests are submitted to
  * its session at once: nghttp2 sends them after the connection preface, once TCP is up.
+ *
+ * A server's SETTINGS_MAX_CONCURRENT_STREAMS bounds the RPCs one subchannel carries at a time;
+ * beyond it nghttp2 would hold new streams back until one ends. So an endpoint whose listed
+ * subchannels are all that full gets another (up to XLB_STREAM_SUBS_PER_ENDPOINT), and only
+ * when that many are full do RPCs wait in nghttp2's queue.
  */
 #include <string.h>
 #include <sys/socket.h>
@@ -23,6 +28,7 @@ static struct xlb_stream_sub *sub_alloc(struct xlb_stream_worker *w)
     s->side.is_sub = true;
     s->side.flow = XLB_STREAM_NONE;
     s->side.link.in_use = true;
+    s->next_same = XLB_STREAM_NONE;
     w->subs_in_use++;
     return s;
 }
@@ -36,9 +42,7 @@ static void sub_free(struct xlb_stream_worker *w, struct xlb_stream_sub *s)
     xlb_h2_quota_fini(&s->side.quota);
     rte_pktmbuf_free(s->side.pending);
     s->side.pending = NULL;
-    if (s->endpoint_slot < XLB_ENDPOINT_SLOTS &&
-        w->sub_of_slot[s->endpoint_slot] == (uint32_t)(s - w->subs))
-        w->sub_of_slot[s->endpoint_slot] = XLB_STREAM_NONE;
+    xlb_stream_sub_unlink(s);
     s->side.link.in_use = false;
     s->next_free = w->sub_free;
     w->sub_free = (uint32_t)(s - w->subs);
@@ -140,25 +144,60 @@ static bool same_endpoint(const struct xlb_lb_endpoint *a, const struct xlb_lb_e
     return a->where.port == b->where.port && xlb_addr_equal(&a->where.addr, &b->where.addr);
 }
 
-struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
+/* Whether new RPCs may go over it: not closing, not told GOAWAY. */
+static bool takes_rpcs(const struct xlb_stream_sub *s)
+{
+    return !s->side.done && s->side.h2 != NULL && !s->side.shut &&
+           nghttp2_session_check_request_allowed(s->side.h2);
+}
+
+/* Whether it has a stream to spare under its server's limit. Before the server's SETTINGS
+ * the limit is unknown: RPCs go to it (nghttp2 holds them until the preface is through). */
+static bool has_room(const struct xlb_stream_sub *s)
+{
+    return !s->ready || s->rpcs < nghttp2_session_get_remote_settings(
+                                      s->side.h2, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+}
+
+void xlb_stream_sub_unlink(struct xlb_stream_sub *s)
+{
+    struct xlb_stream_worker *w = s->side.w;
+    if (!s->linked)
+        return;
+    s->linked = false;
+    uint32_t me = (uint32_t)(s - w->subs);
+    uint32_t *at = &w->sub_of_slot[s->endpoint_slot];
+    bool was_first = *at == me;
+    for (uint32_t n = 0; *at != XLB_STREAM_NONE && n < XLB_STREAM_SUBS_PER_ENDPOINT; n++) {
+        if (*at == me) {
+            *at = s->next_same;
+            break;
+        }
+        at = &w->subs[*at].next_same;
+    }
+    s->next_same = XLB_STREAM_NONE;
+    uint32_t first = w->sub_of_slot[s->endpoint_slot];
+    if (was_first && first != XLB_STREAM_NONE) /* the next one speaks for the endpoint now */
+        xlb_stream_sub_report(&w->subs[first],
+                              w->subs[first].ready ? XLB_CONN_READY : XLB_CONN_CONNECTING);
+}
+
+/* A new subchannel at the end of its endpoint's list (first: the endpoint is CONNECTING). */
+static void sub_link(struct xlb_stream_worker *w, struct xlb_stream_sub *s)
+{
+    uint32_t *at = &w->sub_of_slot[s->endpoint_slot];
+    while (*at != XLB_STREAM_NONE)
+        at = &w->subs[*at].next_same;
+    *at = (uint32_t)(s - w->subs);
+    s->linked = true;
+    if (w->sub_of_slot[s->endpoint_slot] == (uint32_t)(s - w->subs))
+        xlb_stream_sub_report(s, XLB_CONN_CONNECTING);
+}
+
+static struct xlb_stream_sub *sub_connect(struct xlb_stream_worker *w,
                                           const struct xlb_snapshot *snap,
                                           const struct xlb_lb_endpoint *e)
 {
-    if (e->slot >= XLB_ENDPOINT_SLOTS || snap == NULL)
-        return NULL;
-    uint32_t i = w->sub_of_slot[e->slot];
-    if (i != XLB_STREAM_NONE && !same_endpoint(&w->subs[i].endpoint, e)) {
-        /* The slot was reused by another endpoint before the prune came by. */
-        xlb_stream_sub_retire(&w->subs[i]);
-        i = XLB_STREAM_NONE;
-    }
-    if (i != XLB_STREAM_NONE) {
-        struct xlb_stream_sub *s = &w->subs[i];
-        if (!s->side.done && s->side.h2 != NULL && !s->side.shut &&
-            nghttp2_session_check_request_allowed(s->side.h2))
-            return s;
-        w->sub_of_slot[e->slot] = XLB_STREAM_NONE; /* going away: a new one */
-    }
     struct xlb_stream_sub *s = sub_alloc(w);
     if (s == NULL)
         return NULL;
@@ -174,10 +213,46 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
         sub_free(w, s);
         return NULL;
     }
-    w->sub_of_slot[e->slot] = (uint32_t)(s - w->subs);
     w->ctx->stats->events[XLB_EVENT_STREAM_SUBCHANNELS]++;
-    xlb_stream_sub_report(s, XLB_CONN_CONNECTING);
+    sub_link(w, s);
     return s;
+}
+
+struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
+                                          const struct xlb_snapshot *snap,
+                                          const struct xlb_lb_endpoint *e)
+{
+    if (e->slot >= XLB_ENDPOINT_SLOTS || snap == NULL)
+        return NULL;
+    /* The slot reused by another endpoint before the prune came by: its list goes. */
+    for (uint32_t n = 0; n < XLB_STREAM_SUBS_PER_ENDPOINT; n++) {
+        uint32_t i = w->sub_of_slot[e->slot];
+        if (i == XLB_STREAM_NONE || same_endpoint(&w->subs[i].endpoint, e))
+            break;
+        xlb_stream_sub_retire(&w->subs[i]);
+    }
+    struct xlb_stream_sub *full = NULL; /* the first that takes RPCs, though it is full */
+    uint32_t listed = 0;
+    uint32_t i = w->sub_of_slot[e->slot];
+    while (i != XLB_STREAM_NONE && listed < XLB_STREAM_SUBS_PER_ENDPOINT) {
+        struct xlb_stream_sub *s = &w->subs[i];
+        i = s->next_same;
+        if (!takes_rpcs(s)) {
+            xlb_stream_sub_unlink(s); /* going away: its RPCs finish, new ones go elsewhere */
+            continue;
+        }
+        if (has_room(s))
+            return s;
+        if (full == NULL)
+            full = s;
+        listed++;
+    }
+    if (listed >= XLB_STREAM_SUBS_PER_ENDPOINT)
+        return full; /* as many as allowed, all full: the RPC waits in nghttp2's queue */
+    struct xlb_stream_sub *s = sub_connect(w, snap, e);
+    if (s != NULL && full != NULL)
+        w->ctx->stats->events[XLB_EVENT_STREAM_SUBS_EXTRA]++;
+    return s != NULL ? s : full;
 }
 
 /* The endpoint's state for the LB core (xlbctl endpoints), while this is its subchannel. */
@@ -231,35 +306,46 @@ void xlb_stream_sub_retry(struct xlb_stream_worker *w)
     }
 }
 
+/* Whether it is its endpoint's only subchannel listed. */
+static bool sub_alone(const struct xlb_stream_sub *s)
+{
+    const struct xlb_stream_worker *w = s->side.w;
+    return s->linked && w->sub_of_slot[s->endpoint_slot] == (uint32_t)(s - w->subs) &&
+           s->next_same == XLB_STREAM_NONE;
+}
+
 void xlb_stream_sub_goaway(struct xlb_stream_sub *s)
 {
     struct xlb_stream_worker *w = s->side.w;
-    uint32_t me = (uint32_t)(s - w->subs);
-    if (s->endpoint_slot >= XLB_ENDPOINT_SLOTS || w->sub_of_slot[s->endpoint_slot] != me)
+    if (!s->linked)
         return; /* already replaced (a second GOAWAY) */
     w->ctx->stats->events[XLB_EVENT_STREAM_SUB_GOAWAYS]++;
-    xlb_stream_sub_report(s, XLB_CONN_IDLE);
-    w->sub_of_slot[s->endpoint_slot] = XLB_STREAM_NONE;
+    bool alone = sub_alone(s);
+    if (alone)
+        xlb_stream_sub_report(s, XLB_CONN_IDLE);
+    xlb_stream_sub_unlink(s);
     /* A shutdown notice (last stream 2^31-1) refuses nothing: sending no RPC here from now
      * on, none is refused by the final GOAWAY either. The new subchannel takes picks once
-     * READY; a backend that is going away refuses it, and backoff follows. */
-    if (w->snap != NULL)
+     * READY; a backend that is going away refuses it, and backoff follows. An endpoint with
+     * other subchannels goes on over them. */
+    if (alone && w->snap != NULL)
         xlb_stream_sub_for(w, w->snap, &s->endpoint);
 }
 
 void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why)
 {
     struct xlb_stream_worker *w = s->side.w;
-    xlb_stream_sub_report(s, s->ready ? XLB_CONN_IDLE : XLB_CONN_TRANSIENT_FAILURE);
-    if (!s->ready)
-        retry_later(s);
+    /* The endpoint's state changes with its last subchannel only. */
+    if (sub_alone(s)) {
+        xlb_stream_sub_report(s, s->ready ? XLB_CONN_IDLE : XLB_CONN_TRANSIENT_FAILURE);
+        if (!s->ready)
+            retry_later(s);
+    }
     /* A retired subchannel's slot may belong to another endpoint by now. */
     if (!s->retired && (!s->ready || why != XLB_TCP_CLOSE_NORMAL))
         xlb_flow_count_endpoint(w->ctx, s->endpoint_slot, s->ready);
     xlb_stream_sub_lost(s);
-    if (s->endpoint_slot < XLB_ENDPOINT_SLOTS &&
-        w->sub_of_slot[s->endpoint_slot] == (uint32_t)(s - w->subs))
-        w->sub_of_slot[s->endpoint_slot] = XLB_STREAM_NONE;
+    xlb_stream_sub_unlink(s);
 }
 
 void xlb_stream_sub_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)

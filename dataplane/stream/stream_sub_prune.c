@@ -24,14 +24,14 @@ static void slot_forget(struct xlb_stream_worker *w, uint32_t slot)
 void xlb_stream_sub_retire(struct xlb_stream_sub *s)
 {
     struct xlb_stream_worker *w = s->side.w;
-    uint32_t me = (uint32_t)(s - w->subs);
     if (s->retired)
         return;
     s->retired = true;
     w->ctx->stats->events[XLB_EVENT_STREAM_SUBS_RETIRED]++;
-    if (s->endpoint_slot < XLB_ENDPOINT_SLOTS && w->sub_of_slot[s->endpoint_slot] == me) {
-        w->sub_of_slot[s->endpoint_slot] = XLB_STREAM_NONE;
-        slot_forget(w, s->endpoint_slot);
+    if (s->linked) {
+        xlb_stream_sub_unlink(s);
+        if (w->sub_of_slot[s->endpoint_slot] == XLB_STREAM_NONE)
+            slot_forget(w, s->endpoint_slot);
     }
     if (s->side.h2 == NULL || s->side.done || s->side.tcp == NULL)
         return;
@@ -53,8 +53,7 @@ static bool sub_listed(const struct xlb_snapshot *snap, const struct xlb_stream_
 static void prune_sub(struct xlb_stream_worker *w, const struct xlb_snapshot *snap, uint32_t i)
 {
     struct xlb_stream_sub *s = &w->subs[i];
-    if (s->side.link.in_use && !s->retired && s->endpoint_slot < XLB_ENDPOINT_SLOTS &&
-        w->sub_of_slot[s->endpoint_slot] == i && !sub_listed(snap, s))
+    if (s->side.link.in_use && !s->retired && s->linked && !sub_listed(snap, s))
         xlb_stream_sub_retire(s);
 }
 

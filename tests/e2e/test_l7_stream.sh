@@ -56,7 +56,7 @@ e2e_edit_config '
 t = "type.googleapis.com/envoy."
 x = c["xlb"]
 mode = "'"$MODE"'"
-names = ["rr", "w", "sess", "od", "prio", "bh", "retry", "rr6"]
+names = ["rr", "w", "sess", "od", "prio", "bh", "retry", "rr6", "cap"]
 x["vips"] = []
 for i, name in enumerate(names):
     vip = {"address": "198.18.0.100", "port": 50051 + i, "target": "xds:///" + name}
@@ -95,6 +95,9 @@ eds = {"rr": [locality("a", [1, 2, 3])],
            {"endpoint": {"address": {"socket_address": {"address": "2001:2::2%d" % n,
                                                         "port_value": 50051}}}}
            for n in (1, 2, 3)]}],
+       "cap": [{"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [
+           {"endpoint": {"address": {"socket_address": {"address": "198.18.0.21",
+                                                        "port_value": 50052}}}}]}],
        "retry": [{"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [
            {"endpoint": {"address": {"socket_address": {"address": "198.18.0.25",
                                                         "port_value": 50061}}}}, ep(1)]}]}
@@ -132,6 +135,9 @@ for name in b1 b2 b3 b-fail b-p1 b-bh; do
         --address "198.18.0.2${HOST[$name]}" --echo-header cookie "${flags[@]}"
     BACKEND_PID[$name]=$GRPC_BACKEND_PID
 done
+# b-cap on be1:50052 announces SETTINGS_MAX_CONCURRENT_STREAMS 4 (cap's only endpoint).
+grpc_backend "$E2E_PREFIX-be1" "$E2E_DIR/b-cap.log" --name b-cap --port 50052 \
+    --address 198.18.0.21 --max-streams 4
 # be5 refuses connections on 50051 (prio's priority 0); on 50061 an HTTP/2 server refuses
 # every stream (retry's first endpoint, beside b1).
 ip netns exec "$E2E_PREFIX-be5" "$GRPC_PY" "$GRPC_PEERS_DIR/h2_refuser.py" --address 198.18.0.25 \
@@ -140,7 +146,7 @@ RUN_PIDS+=("$!")
 wait_until 100 0.1 grep -qx ready "$E2E_DIR/refuser.log" || fail "h2_refuser did not start"
 e2e_start_xlbd
 
-vip() { echo "198.18.0.100:$((50051 + $1))"; } # 0 rr, 1 w, 2 sess, 3 od, 4 prio, 5 bh, 6 retry
+vip() { echo "198.18.0.100:$((50051 + $1))"; } # 0 rr, 1 w, 2 sess, 3 od, 4 prio, 5 bh, 6 retry, 8 cap
 VIP6="[2001:2::100]:50051"                          # rr6: b1..b3 over IPv6
 client() { grpc_client "$E2E_PREFIX-client" "$@"; }
 logged() { grpc_rpcs "$E2E_DIR/$1.log"; }
@@ -196,6 +202,24 @@ for name in b1 b2 b3; do
     [ "$got" -ge 50 ] || fail "h2load -c 1 -m 32: $name got $got of 300 ($spread)"
 done
 pass "h2load -c 1 -m 32 -n 300: all succeeded, spread $spread"
+
+# ---- a backend's SETTINGS_MAX_CONCURRENT_STREAMS: more subchannels, not a queue ----
+# h2load keeps 32 streams open on one connection to cap, whose only endpoint takes 4 at a
+# time per connection: xlb opens more subchannels to it (up to 8 per worker) rather than hold
+# RPCs back in nghttp2's queue. The backend logs each RPC with its peer's address and port.
+if [ "$MODE" = stream ]; then
+    extra_before=$(counter events.stream_subchannels_extra)
+    out=$(in_client timeout 120 h2load -n 200 -c 1 -m 32 -d "$E2E_DIR/frame.bin" \
+        -H 'content-type: application/grpc' -H 'te: trailers' \
+        "http://$(vip 8)/xlb.test.Echo/Who" 2>&1) || fail "h2load to cap: $out"
+    grep -q "requests: 200 total, 200 started, 200 done, 200 succeeded, 0 failed, 0 errored" <<<"$out" ||
+        fail "h2load to cap did not complete 200 requests: $(grep -E '^requests|^status' <<<"$out")"
+    conns=$(grep -oE '^rpc /xlb.test.Echo/Who ipv4:198\.18\.[0-9.]+:[0-9]+' "$E2E_DIR/b-cap.log" | sort -u | wc -l)
+    [ "$conns" -ge 2 ] || fail "b-cap saw its 200 RPCs over $conns connection(s)"
+    [ "$(counter events.stream_subchannels_extra)" -gt "$extra_before" ] ||
+        fail "xlb counted no extra subchannel"
+    pass "h2load -c 1 -m 32 -n 200 to a backend announcing 4 concurrent streams: all succeeded, over $conns subchannels"
+fi
 
 # ---- session cookies per RPC (A55) on one channel ----
 cookie_of() { echo "xlb-session=$(printf '198.18.0.2%s:50051;sess' "$1" | base64 -w0)"; }

@@ -315,7 +315,11 @@ static void backend_connected(struct xlb_tcp_conn *c, void *user)
     assert_int_equal(nghttp2_session_server_new2(&b->h2, cb, b, opt), 0);
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cb);
-    assert_int_equal(nghttp2_submit_settings(b->h2, NGHTTP2_FLAG_NONE, NULL, 0), 0);
+    const nghttp2_settings_entry limit = {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
+                                          b->t->backend_max_streams};
+    assert_int_equal(nghttp2_submit_settings(b->h2, NGHTTP2_FLAG_NONE, &limit,
+                                             b->t->backend_max_streams != 0 ? 1 : 0),
+                     0);
 }
 static void backend_event(struct xlb_tcp_conn *c, void *user)
 {

@@ -66,9 +66,10 @@ struct stream_test {
     struct xlb_syn_cookie_keys backend_keys;
     struct backend backends[8];
     unsigned n_backends;
-    bool refuse;         /* the backends answer SYNs with a RST */
-    bool black_hole;     /* the backends never answer SYNs */
-    const char *timeout; /* the RPCs' grpc-timeout, or NULL */
+    bool refuse;                  /* the backends answer SYNs with a RST */
+    bool black_hole;              /* the backends never answer SYNs */
+    const char *timeout;          /* the RPCs' grpc-timeout, or NULL */
+    uint32_t backend_max_streams; /* the backends' SETTINGS_MAX_CONCURRENT_STREAMS, 0: none */
     /* Flow control: the backends take request DATA without giving its window back until
      * released (stall), and count it; the client sends body_total bytes of request body. */
     bool stall;

@@ -193,6 +193,34 @@ static void removed_endpoint_subchannel_closes(void **state)
     stream_test_destroy(t);
 }
 
+/* Backends that take one stream at a time (SETTINGS_MAX_CONCURRENT_STREAMS 1): three RPCs
+ * sent at once over two endpoints put two on one endpoint, which gets a second subchannel
+ * instead of holding the RPC back in nghttp2's queue; all three succeed. */
+static void full_subchannel_gets_another(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    t->backend_max_streams = 1;
+    wait_settings(t);
+    run_rpc(t, 0); /* both endpoints connected and READY */
+    assert_int_equal(t->n_backends, BACKENDS);
+    for (unsigned i = 1; i < RPCS; i++)
+        submit_rpc(t);
+    bool all_closed = false;
+    for (uint32_t ms = 0; ms < MAX_STEPS && !all_closed; ms++) {
+        step(t);
+        all_closed = t->rpcs[1].closed && t->rpcs[2].closed && t->rpcs[3].closed;
+    }
+    assert_true(all_closed);
+    for (unsigned i = 0; i < RPCS; i++)
+        assert_string_equal(t->rpcs[i].grpc_status, "0");
+    assert_int_equal(t->n_backends, BACKENDS + 1);
+    const struct xlb_worker_stats *st = &t->n->f->stats;
+    assert_int_equal(st->events[XLB_EVENT_STREAM_SUBS_EXTRA], 1);
+    assert_int_equal(st->events[XLB_EVENT_STREAM_SUBCHANNELS], BACKENDS + 1);
+    stream_test_destroy(t);
+}
+
 /* A black-holed backend: the RPC waits for its connection until its grpc-timeout (300 ms)
  * passes, then gets DEADLINE_EXCEEDED from xlb, never having been sent; the client's
  * connection stays. */
@@ -246,6 +274,7 @@ int main(void)
         cmocka_unit_test(upload_stalls_with_the_backend),
         cmocka_unit_test(garbage_ends_the_connection),
         cmocka_unit_test(removed_endpoint_subchannel_closes),
+        cmocka_unit_test(full_subchannel_gets_another),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,6 +123,8 @@ def main():
                         type=lambda h: h.lower())
     parser.add_argument("--set-cookie", default=None)
     parser.add_argument("--lifetime", type=float, default=600.0)
+    parser.add_argument("--max-streams", type=int, default=None,
+                        help="SETTINGS_MAX_CONCURRENT_STREAMS this server announces")
     args = parser.parse_args()
 
     stop = threading.Event()
@@ -130,13 +132,14 @@ def main():
     signal.signal(signal.SIGINT, lambda *_: stop.set())
 
     backend = Backend(args)
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=16),
-        # Two servers on one port must not share it silently.
-        options=[("grpc.so_reuseport", 0),
-                 ("grpc.max_receive_message_length", BULK_MAX + 1024),
-                 ("grpc.max_send_message_length", BULK_MAX + 1024)],
-        maximum_concurrent_rpcs=256)
+    # Two servers on one port must not share it silently.
+    options = [("grpc.so_reuseport", 0),
+               ("grpc.max_receive_message_length", BULK_MAX + 1024),
+               ("grpc.max_send_message_length", BULK_MAX + 1024)]
+    if args.max_streams is not None:
+        options.append(("grpc.max_concurrent_streams", args.max_streams))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), options=options,
+                         maximum_concurrent_rpcs=256)
     server.add_generic_rpc_handlers((
         grpc.method_handlers_generic_handler(SERVICE, {
             "Who": grpc.unary_unary_rpc_method_handler(backend.who),
