@@ -15,6 +15,7 @@
 #include "xlb_lb_connectivity.h"
 #include "xlb_h2_quota.h"
 #include "xlb_tcp.h"
+#include "xlb_tcp_timer_wheel.h"
 
 #define XLB_STREAM_NONE             UINT32_MAX
 #define XLB_STREAM_TX_CAP           512 /* output packets collected per endpoint call */
@@ -102,8 +103,12 @@ struct xlb_stream_rpc {
     bool down_end;          /* the backend's response has ended */
     bool response_sent;     /* response headers went to the client */
     bool retried;           /* sent again after its backend refused it (stream_retry.c) */
-    uint32_t replay;        /* its entry in the worker's replays, XLB_STREAM_NONE */
-    uint32_t replayed;      /* bytes of up sent again: consumed on the client already */
+    /* Its grpc-timeout as a deadline on the worker's clock (0: none), and its timer on the
+     * worker's deadline wheel once forwarded (stream_deadline.c). */
+    uint64_t deadline_ms;
+    struct xlb_tcp_timer deadline;
+    uint32_t replay;   /* its entry in the worker's replays, XLB_STREAM_NONE */
+    uint32_t replayed; /* bytes of up sent again: consumed on the client already */
     struct xlb_stream_bytes up, down;
     uint8_t n_trailers;
     uint16_t trailer_used;
@@ -197,6 +202,7 @@ struct xlb_stream_worker {
     uint32_t n_replays;                 /* in use */
     struct xlb_backoff *backoff;        /* per endpoint slot, reset when READY */
     struct xlb_stream_headers response; /* a backend's header block being decoded */
+    struct xlb_tcp_wheel deadlines;     /* of forwarded RPCs with a grpc-timeout */
     nghttp2_session_callbacks *sub_callbacks;
     struct xlb_stream_conn *conns;
     uint32_t n_conns, free_head, in_use;
@@ -294,6 +300,16 @@ void xlb_stream_drain_session(struct xlb_stream_conn *c);
 /* stream_queue.c: a header block copied; the copy's fields point into its own bytes. */
 void xlb_stream_headers_copy(struct xlb_stream_headers *to, const struct xlb_stream_headers *from);
 
+/* stream_deadline.c: grpc-timeout. */
+/* The request's grpc-timeout in milliseconds (gRPC's PROTOCOL-HTTP2: at most 8 digits and a
+ * unit), 0 when absent or malformed. */
+uint64_t xlb_stream_grpc_timeout_ms(const struct xlb_stream_headers *h);
+/* The RPC is forwarded: its deadline, if it has one, is armed. */
+void xlb_stream_deadline_arm(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
+void xlb_stream_deadline_cancel(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
+/* End the forwarded RPCs whose deadline passed (on the poll, bounded). */
+void xlb_stream_deadline_poll(struct xlb_stream_worker *w);
+
 /* stream_retry.c: transparent retry of a refused stream. */
 /* Keep what the RPC sends (its headers now, its DATA as taken), unless it was retried already
  * or every entry is taken. */
@@ -321,8 +337,8 @@ void xlb_stream_sub_unlink(struct xlb_stream_sub *s);
 struct xlb_stream_rpc *xlb_stream_rpc_get(struct xlb_stream_worker *w);
 /* The RPC's backend stream leaves its subchannel (a reset, an end, a retry elsewhere). */
 void xlb_stream_rpc_off_sub(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
-struct xlb_stream_rpc *xlb_stream_rpc_open(struct xlb_stream_conn *c, int32_t stream_id,
-                                           bool ended);
+struct xlb_stream_rpc *xlb_stream_rpc_open(struct xlb_stream_conn *c, int32_t stream_id, bool ended,
+                                           const struct xlb_stream_headers *h);
 /* Forward an RPC that has its client stream (r->client_id) on subchannel s; false when it
  * could not be (answered, freed). */
 bool xlb_stream_forward_rpc(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,

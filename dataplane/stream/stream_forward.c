@@ -7,6 +7,8 @@
  * A reset on either side resets the other; a subchannel lost ends its RPCs UNAVAILABLE, or
  * with RST_STREAM when their response had begun.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "stream_conn.h"
@@ -62,6 +64,7 @@ static void count_end(struct xlb_stream_worker *w, const struct xlb_stream_rpc *
 void xlb_stream_rpc_put(struct xlb_stream_worker *w, struct xlb_stream_rpc *r)
 {
     xlb_stream_unqueue(w, r);
+    xlb_stream_deadline_cancel(w, r);
     xlb_stream_replay_drop(w, r);
     xlb_stream_bytes_clear(&r->up);
     xlb_stream_bytes_clear(&r->down);
@@ -123,6 +126,19 @@ static ssize_t request_body(nghttp2_session *session, int32_t stream_id, uint8_t
     return n > 0 ? (ssize_t)n : NGHTTP2_ERR_DEFERRED;
 }
 
+/* The time left before the RPC's deadline as a grpc-timeout value, in milliseconds (at least
+ * 1: a deadline that has just passed is the deadline poll's to end). */
+static size_t timeout_left(const struct xlb_stream_worker *w, const struct xlb_stream_rpc *r,
+                           char *out, size_t size)
+{
+    uint64_t now = xlb_stream_now_ms(w->ctx);
+    uint64_t left = r->deadline_ms > now ? r->deadline_ms - now : 1;
+    if (left > 99999999u)
+        left = 99999999u; /* 8 digits at most */
+    int len = snprintf(out, size, "%" PRIu64 "m", left);
+    return len > 0 ? (size_t)len : 0;
+}
+
 void xlb_stream_rpc_off_sub(struct xlb_stream_worker *w, struct xlb_stream_rpc *r)
 {
     if (r->sub == XLB_STREAM_NONE)
@@ -142,12 +158,19 @@ bool xlb_stream_forward_rpc(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
     r->locality_slot = trace->cluster->priorities[e->priority].localities[e->locality].load_slot;
     nghttp2_nv nva[XLB_STREAM_MAX_FIELDS];
     size_t n = 0;
+    char left[24];
     for (uint32_t i = 0; i < h->n_fields; i++) {
         if (connection_specific(h->fields[i].name, h->fields[i].name_len))
             continue;
         nva[n++] = (nghttp2_nv){(uint8_t *)(uintptr_t)h->fields[i].name,
                                 (uint8_t *)(uintptr_t)h->fields[i].value, h->fields[i].name_len,
                                 h->fields[i].value_len, NGHTTP2_NV_FLAG_NONE};
+        if (r->deadline_ms != 0 && h->fields[i].name_len == 12 &&
+            memcmp(h->fields[i].name, "grpc-timeout", 12) == 0) {
+            /* The backend gets what is left of it (nghttp2 copies the value). */
+            nva[n - 1].value = (uint8_t *)left;
+            nva[n - 1].valuelen = timeout_left(w, r, left, sizeof(left));
+        }
     }
     bool ended = r->up_end && r->up.len == 0;
     nghttp2_data_provider body = {.source.ptr = r, .read_callback = request_body};
@@ -162,6 +185,7 @@ bool xlb_stream_forward_rpc(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
     r->sub = (uint32_t)(s - w->subs);
     s->rpcs++;
     r->backend_id = id;
+    xlb_stream_deadline_arm(w, r);
     xlb_stream_replay_keep(r, w, h);
     w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_FORWARDED]++;
     xlb_stream_send(&s->side);
@@ -169,7 +193,8 @@ bool xlb_stream_forward_rpc(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
 }
 
 /* A new RPC for a client stream, bound to it; NULL (answered, counted) when the pool is out. */
-struct xlb_stream_rpc *xlb_stream_rpc_open(struct xlb_stream_conn *c, int32_t stream_id, bool ended)
+struct xlb_stream_rpc *xlb_stream_rpc_open(struct xlb_stream_conn *c, int32_t stream_id, bool ended,
+                                           const struct xlb_stream_headers *h)
 {
     struct xlb_stream_worker *w = c->side.w;
     struct xlb_stream_rpc *r = xlb_stream_rpc_get(w);
@@ -181,6 +206,8 @@ struct xlb_stream_rpc *xlb_stream_rpc_open(struct xlb_stream_conn *c, int32_t st
     r->conn = (uint32_t)(c - w->conns);
     r->client_id = stream_id;
     r->up_end = ended;
+    uint64_t timeout = xlb_stream_grpc_timeout_ms(h);
+    r->deadline_ms = timeout > 0 ? xlb_stream_now_ms(w->ctx) + timeout : 0;
     nghttp2_session_set_stream_user_data(c->side.h2, stream_id, r);
     return r;
 }

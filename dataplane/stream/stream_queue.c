@@ -30,42 +30,6 @@ void xlb_stream_connect_idle(struct xlb_stream_worker *w, const struct xlb_lb_tr
     }
 }
 
-/* grpc-timeout (gRPC's PROTOCOL-HTTP2): at most 8 digits and a unit; 0 when absent or bad. */
-static uint64_t timeout_ms(const struct xlb_stream_headers *h)
-{
-    for (uint32_t i = 0; i < h->n_fields; i++) {
-        if (h->fields[i].name_len != 12 || memcmp(h->fields[i].name, "grpc-timeout", 12) != 0)
-            continue;
-        const char *v = h->fields[i].value;
-        uint32_t len = h->fields[i].value_len;
-        if (len < 2 || len > 9)
-            return 0;
-        uint64_t n = 0;
-        for (uint32_t k = 0; k + 1 < len; k++) {
-            if (v[k] < '0' || v[k] > '9')
-                return 0;
-            n = n * 10 + (uint64_t)(v[k] - '0');
-        }
-        switch (v[len - 1]) {
-        case 'H':
-            return n * 3600000u;
-        case 'M':
-            return n * 60000u;
-        case 'S':
-            return n * 1000u;
-        case 'm':
-            return n > 0 ? n : 1;
-        case 'u':
-            return n / 1000u + 1;
-        case 'n':
-            return n / 1000000u + 1;
-        default:
-            return 0;
-        }
-    }
-    return 0;
-}
-
 void xlb_stream_headers_copy(struct xlb_stream_headers *to, const struct xlb_stream_headers *from)
 {
     to->stream_id = from->stream_id;
@@ -93,10 +57,9 @@ bool xlb_stream_enqueue(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
     while (w->waiting[i].rpc != XLB_STREAM_NONE)
         i++;
     struct xlb_stream_waiting *q = &w->waiting[i];
-    uint64_t now = xlb_stream_now_ms(w->ctx), timeout = timeout_ms(h);
     q->rpc = (uint32_t)(r - w->rpcs);
-    q->since_ms = now;
-    q->deadline_ms = timeout > 0 ? now + timeout : 0;
+    q->since_ms = xlb_stream_now_ms(w->ctx);
+    q->deadline_ms = r->deadline_ms;
     xlb_stream_headers_copy(&q->headers, h);
     r->waiting = i;
     w->n_waiting++;

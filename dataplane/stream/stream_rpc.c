@@ -173,7 +173,7 @@ void xlb_stream_pick(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
     if (outcome == XLB_LB_QUEUE) {
         xlb_stream_connect_idle(w, &trace);
         if (r == NULL)
-            r = xlb_stream_rpc_open(c, stream_id, ended);
+            r = xlb_stream_rpc_open(c, stream_id, ended, h);
         if (r == NULL || r->waiting != XLB_STREAM_NONE || xlb_stream_enqueue(c, r, h, &trace))
             return; /* answered (no RPC), still waiting, or queued */
         refuse(c, r, stream_id, "xlb: too many RPCs waiting for a connection");
@@ -193,7 +193,7 @@ void xlb_stream_pick(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
         return;
     }
     if (r == NULL) {
-        r = xlb_stream_rpc_open(c, stream_id, ended);
+        r = xlb_stream_rpc_open(c, stream_id, ended, h);
         if (r == NULL) {
             xlb_flow_request_finished(ctx, trace.cluster->cluster_slot);
             return;

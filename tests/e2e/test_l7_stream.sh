@@ -24,7 +24,9 @@
 # go on succeeding; SIGTERM with two RPCs in flight (a client that reads only afterwards): the
 # client gets the GOAWAY shutdown notice then the final GOAWAY, both replies arrive intact, xlb
 # closes the connection and xlbd exits 0 once drained; an endpoint taken out of EDS (SIGHUP)
-# under a live channel: no RPC fails and xlb closes its subchannel to it. About 65 s.
+# under a live channel: no RPC fails and xlb closes its subchannel to it; h2load to a backend
+# announcing 4 concurrent streams: more subchannels; curl with grpc-timeout 500m to a 5 s method:
+# DEADLINE_EXCEEDED from xlb and the call cancelled at the backend. About 45 s.
 #
 # XLB_STREAM_TEST_MODE=splice runs the same checks on splice VIPs (no l7_mode key), to show
 # what a per-connection binding does: it fails the first spread check. XLB_STREAM_TEST_KEEP_GOING=1
@@ -219,6 +221,25 @@ if [ "$MODE" = stream ]; then
     [ "$(counter events.stream_subchannels_extra)" -gt "$extra_before" ] ||
         fail "xlb counted no extra subchannel"
     pass "h2load -c 1 -m 32 -n 200 to a backend announcing 4 concurrent streams: all succeeded, over $conns subchannels"
+fi
+
+# ---- grpc-timeout on a forwarded RPC ----
+# curl does not end a call at its grpc-timeout; xlb does, as a gRPC client would: the
+# backend's Slow method (5 s) sees its call cancelled, and curl gets DEADLINE_EXCEEDED from xlb.
+if [ "$MODE" = stream ]; then
+    slow_cancels() { cat "$E2E_DIR/b1.log" "$E2E_DIR/b2.log" "$E2E_DIR/b3.log" | grep -c '^cancel /xlb.test.Echo/Slow ' || true; }
+    cancels_before=$(slow_cancels)
+    deadline_before=$(counter events.stream_rpcs_deadline_exceeded)
+    out=$(in_client timeout 30 curl -s -i --http2-prior-knowledge --max-time 20 \
+        -H 'content-type: application/grpc' -H 'te: trailers' -H 'grpc-timeout: 500m' \
+        --data-binary @"$E2E_DIR/frame.bin" "http://$(vip 0)/xlb.test.Echo/Slow" 2>&1) || true
+    grep -qi '^grpc-status: 4' <<<"$out" || fail "curl got no DEADLINE_EXCEEDED: $out"
+    grep -q 'deadline exceeded' <<<"$out" || fail "xlb's grpc-message is missing: $out"
+    cancelled() { [ "$(slow_cancels)" -gt "$cancels_before" ]; }
+    wait_until 50 0.1 cancelled || fail "the backend's Slow call was not cancelled"
+    [ "$(counter events.stream_rpcs_deadline_exceeded)" -gt "$deadline_before" ] ||
+        fail "xlb counted no deadline exceeded"
+    pass "curl, grpc-timeout 500m, a 5 s method: DEADLINE_EXCEEDED from xlb, the backend's call cancelled"
 fi
 
 # ---- session cookies per RPC (A55) on one channel ----

@@ -251,6 +251,10 @@ static int backend_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, vo
     struct backend *b = user;
     if (frame->hd.type == NGHTTP2_GOAWAY)
         b->goaway = true;
+    if (frame->hd.type == NGHTTP2_RST_STREAM && frame->rst_stream.error_code == NGHTTP2_CANCEL)
+        b->cancels++;
+    if (b->t->mute)
+        return 0;
     if (!(frame->hd.flags & NGHTTP2_FLAG_END_STREAM) ||
         (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA))
         return 0;

@@ -54,8 +54,9 @@ struct backend {
     uint8_t addr[4]; /* the backend address it was opened to */
     char name;       /* 'A' or 'B', by address */
     unsigned rpcs;
-    bool goaway; /* xlb's subchannel said GOAWAY */
-    bool shut;   /* xlb closed its side: so did this backend, as a server does */
+    bool goaway;      /* xlb's subchannel said GOAWAY */
+    unsigned cancels; /* RST_STREAM CANCEL from xlb */
+    bool shut;        /* xlb closed its side: so did this backend, as a server does */
 };
 
 struct stream_test {
@@ -70,6 +71,7 @@ struct stream_test {
     bool black_hole;              /* the backends never answer SYNs */
     const char *timeout;          /* the RPCs' grpc-timeout, or NULL */
     uint32_t backend_max_streams; /* the backends' SETTINGS_MAX_CONCURRENT_STREAMS, 0: none */
+    bool mute;                    /* the backends never answer a request */
     /* Flow control: the backends take request DATA without giving its window back until
      * released (stall), and count it; the client sends body_total bytes of request body. */
     bool stall;

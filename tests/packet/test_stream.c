@@ -221,6 +221,40 @@ static void full_subchannel_gets_another(void **state)
     stream_test_destroy(t);
 }
 
+/* A backend that never answers: the forwarded RPC's grpc-timeout (300 ms) passes, xlb cancels
+ * its backend stream (RST_STREAM CANCEL) and answers the client DEADLINE_EXCEEDED itself, as a
+ * gRPC client ends a call at its deadline; the connection stays, the next RPC is served. */
+static void forwarded_rpc_gets_deadline_exceeded(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    wait_settings(t);
+    run_rpc(t, 0); /* both endpoints READY */
+    t->mute = true;
+    t->timeout = "300m";
+    uint64_t start = t->n->f->ctx.now_tsc / MS; /* simulated milliseconds */
+    run_rpc(t, 1);
+    assert_string_equal(t->rpcs[1].grpc_status, "4");
+    assert_string_equal(t->rpcs[1].grpc_message, "xlb: deadline exceeded");
+    assert_true(t->n->f->ctx.now_tsc / MS - start >= 300); /* not before its deadline */
+    unsigned cancels = 0;
+    for (uint32_t ms = 0; ms < 100 && cancels == 0; ms++) {
+        step(t);
+        for (unsigned i = 0; i < t->n_backends; i++)
+            cancels += t->backends[i].cancels;
+    }
+    assert_int_equal(cancels, 1);
+    const struct xlb_worker_stats *st = &t->n->f->stats;
+    assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_DEADLINE], 1);
+    assert_int_equal(st->events[XLB_EVENT_STREAM_RPCS_FORWARDED], 2);
+    assert_false(t->closed);
+    t->mute = false;
+    t->timeout = NULL;
+    run_rpc(t, 2);
+    assert_string_equal(t->rpcs[2].grpc_status, "0");
+    stream_test_destroy(t);
+}
+
 /* A black-holed backend: the RPC waits for its connection until its grpc-timeout (300 ms)
  * passes, then gets DEADLINE_EXCEEDED from xlb, never having been sent; the client's
  * connection stays. */
@@ -275,6 +309,7 @@ int main(void)
         cmocka_unit_test(garbage_ends_the_connection),
         cmocka_unit_test(removed_endpoint_subchannel_closes),
         cmocka_unit_test(full_subchannel_gets_another),
+        cmocka_unit_test(forwarded_rpc_gets_deadline_exceeded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,11 @@ It also serves /xlb.test.Echo/Bulk, for transfers checked byte for byte: the req
 request (32 bytes), then R bytes of bulk_bytes(that digest, R) (the same function the client
 uses to check them). With --fail it fails like Who.
 
+/xlb.test.Echo/Slow answers NAME after 5 s, unless the call is cancelled first (its client,
+or a proxy, reset the stream at its deadline): then it logs "cancel METHOD PEER" and returns.
+
+--max-streams N announces SETTINGS_MAX_CONCURRENT_STREAMS N.
+
 --address (repeatable, default "::") takes IPv4 or IPv6 addresses; "::" binds both families.
 It prints "ready" once every address is bound and the server runs, then one line per call it
 sees: "rpc METHOD PEER" for Who and Bulk (Bulk adds "bytes=N", the request's size) (PEER as gRPC names it, ipv4:A:P or ipv6:[A]:P, so a test can
@@ -39,6 +44,8 @@ import grpc
 SERVICE = "xlb.test.Echo"
 METHOD = "/" + SERVICE + "/Who"
 BULK_METHOD = "/" + SERVICE + "/Bulk"
+SLOW_METHOD = "/" + SERVICE + "/Slow"
+SLOW_SECONDS = 5.0
 BULK_MAX = 64 << 20  # the largest reply a Bulk request may ask for
 
 _print_lock = threading.Lock()
@@ -89,6 +96,16 @@ class Backend:
             echoed = {h: [v for k, v in metadata if k == h] for h in self.args.echo_header}
             reply += "\n" + json.dumps(echoed, sort_keys=True)
         return reply.encode()
+
+    def slow(self, request, context):
+        peer = context.peer()
+        say("rpc %s %s" % (SLOW_METHOD, peer))
+        end = time.monotonic() + SLOW_SECONDS
+        while context.is_active() and time.monotonic() < end:
+            time.sleep(0.02)
+        if not context.is_active():
+            say("cancel %s %s" % (SLOW_METHOD, peer))
+        return self.args.name.encode()
 
     def bulk(self, request, context):
         say("rpc %s %s bytes=%d" % (BULK_METHOD, context.peer(), len(request)))
@@ -143,7 +160,8 @@ def main():
     server.add_generic_rpc_handlers((
         grpc.method_handlers_generic_handler(SERVICE, {
             "Who": grpc.unary_unary_rpc_method_handler(backend.who),
-            "Bulk": grpc.unary_unary_rpc_method_handler(backend.bulk)}),
+            "Bulk": grpc.unary_unary_rpc_method_handler(backend.bulk),
+            "Slow": grpc.unary_unary_rpc_method_handler(backend.slow)}),
         LogUnknown()))
     for address in args.address or ["::"]:
         host = "[%s]" % address if ":" in address else address
