@@ -133,6 +133,7 @@ enum xlb_drop_reason {
     X(STREAM_RPCS_UNAVAILABLE, "stream_rpcs_unavailable")                                          \
     X(STREAM_RPCS_FORWARDED, "stream_rpcs_forwarded")                                              \
     X(STREAM_RPCS_FULL, "stream_rpcs_full")                                                        \
+    X(STREAM_STREAMS_REFUSED, "stream_streams_refused")                                            \
     X(STREAM_RPCS_QUEUED, "stream_rpcs_queued")                                                    \
     X(STREAM_RPCS_QUEUE_FULL, "stream_rpcs_queue_full")                                            \
     X(STREAM_RPCS_DEADLINE, "stream_rpcs_deadline_exceeded")                                       \

@@ -291,6 +291,11 @@ static struct xlb_stream_limits stream_limits(const struct xlb_bootstrap *b)
         .connections = streams ? b->tcp_connections_per_worker : 0,
         .max_concurrent_streams = b->stream_max_concurrent_streams,
         .window_bytes = b->stream_window_bytes,
+        .rpcs_per_connection = b->stream_rpcs_per_connection,
+        .waiting_rpcs = b->stream_waiting_rpcs,
+        .retry_buffers = b->stream_retry_buffers,
+        .retry_buffer_bytes = b->stream_retry_buffer_bytes,
+        .subchannels_per_endpoint = b->stream_subchannels_per_endpoint,
     };
 }
 

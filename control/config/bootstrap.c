@@ -243,6 +243,14 @@ static const struct xlb_config_key section_keys[] = {
                     stream_max_concurrent_streams, 1, 65535),
     XLB_CONFIG_UINT("stream_window_bytes", struct xlb_bootstrap, stream_window_bytes, 1024,
                     16777216),
+    XLB_CONFIG_UINT("stream_rpcs_per_connection", struct xlb_bootstrap, stream_rpcs_per_connection,
+                    1, 256),
+    XLB_CONFIG_UINT("stream_waiting_rpcs", struct xlb_bootstrap, stream_waiting_rpcs, 1, 1024),
+    XLB_CONFIG_UINT("stream_retry_buffers", struct xlb_bootstrap, stream_retry_buffers, 0, 1024),
+    XLB_CONFIG_UINT("stream_retry_buffer_bytes", struct xlb_bootstrap, stream_retry_buffer_bytes,
+                    1024, 1 << 20),
+    XLB_CONFIG_UINT("stream_subchannels_per_endpoint", struct xlb_bootstrap,
+                    stream_subchannels_per_endpoint, 1, 64),
     XLB_CONFIG_UINT("drain_seconds", struct xlb_bootstrap, drain_seconds, 0, 3600),
     XLB_CONFIG_UINT("l7_connections_per_worker", struct xlb_bootstrap, l7_connections_per_worker, 0,
                     1 << 20),
@@ -293,6 +301,12 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->tcp_mss_clamp = XLB_MSS_CLAMP_AUTO;
     out->stream_max_concurrent_streams = 100; /* XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS */
     out->stream_window_bytes = 65535;         /* XLB_STREAM_DEFAULT_WINDOW_BYTES */
+    /* The XLB_STREAM_DEFAULT_* of dataplane/stream/stream.h (control/ does not include it). */
+    out->stream_rpcs_per_connection = 4;
+    out->stream_waiting_rpcs = 32;
+    out->stream_retry_buffers = 64;
+    out->stream_retry_buffer_bytes = 16384;
+    out->stream_subchannels_per_endpoint = 8;
     out->drain_seconds = 10;
     out->l4_syn_proxy = false;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;

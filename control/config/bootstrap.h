@@ -94,6 +94,12 @@ struct xlb_bootstrap {
     uint32_t tcp_connections_per_worker;    /* the TCP endpoint's pool (terminated VIPs) */
     uint32_t stream_max_concurrent_streams; /* stream VIPs: SETTINGS_MAX_CONCURRENT_STREAMS */
     uint32_t stream_window_bytes;           /* stream VIPs: the per-stream window to clients */
+    /* stream VIPs, per worker: RPCs per client connection in the RPC pool, RPCs waiting for a
+     * READY subchannel, RPCs kept for a transparent retry and the DATA each keeps, and
+     * subchannels per endpoint (dataplane/stream/stream.h) */
+    uint32_t stream_rpcs_per_connection, stream_waiting_rpcs;
+    uint32_t stream_retry_buffers, stream_retry_buffer_bytes;
+    uint32_t stream_subchannels_per_endpoint;
     uint32_t drain_seconds; /* SIGTERM: how long stream-mode clients may take to finish */
     /* HTTP/2 (L7) connections per worker; XLB_L7_CONNECTIONS_AUTO: when a VIP has a target, a
      * default xlbd sizes from the EAL memory (apps/xlbd/capacity.h), else none. */

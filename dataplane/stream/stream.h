@@ -20,14 +20,27 @@
 struct xlb_stream_worker;
 struct xlb_tcp_endpoint;
 
-/* The limits of a worker's stream engine (xlb.stream_* keys, docs/configuration.md). */
+/* The limits of a worker's stream engine (xlb.stream_* keys, docs/configuration.md). A field
+ * left 0, other than connections and retry_buffers, takes its default. */
 struct xlb_stream_limits {
     uint32_t connections;            /* client connections (TCP control blocks) */
     uint32_t max_concurrent_streams; /* SETTINGS_MAX_CONCURRENT_STREAMS towards clients */
     uint32_t window_bytes;           /* the HTTP/2 windows advertised to clients, per stream */
+    uint32_t rpcs_per_connection;    /* the worker's RPC pool: connections times this */
+    uint32_t waiting_rpcs;           /* RPCs waiting for a READY subchannel at once */
+    uint32_t retry_buffers;          /* RPCs kept for a transparent retry at once (0: none) */
+    uint32_t retry_buffer_bytes;     /* request DATA each keeps; longer is not retried */
+    uint32_t subchannels_per_endpoint;
 };
-#define XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS 100u
-#define XLB_STREAM_DEFAULT_WINDOW_BYTES           65535u
+#define XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS   100u
+#define XLB_STREAM_DEFAULT_WINDOW_BYTES             65535u
+#define XLB_STREAM_DEFAULT_RPCS_PER_CONNECTION      4u
+#define XLB_STREAM_DEFAULT_WAITING_RPCS             32u
+#define XLB_STREAM_DEFAULT_RETRY_BUFFERS            64u
+#define XLB_STREAM_DEFAULT_RETRY_BUFFER_BYTES       16384u
+#define XLB_STREAM_DEFAULT_SUBCHANNELS_PER_ENDPOINT 8u
+/* Fill the fields left 0 (but connections and retry_buffers) with their defaults. */
+void xlb_stream_limits_complete(struct xlb_stream_limits *limits);
 
 /* Create a worker's engine on the main lcore: a TCP endpoint of limits->connections control
  * blocks on the worker's mbuf pool (its queues holding at most pool_share mbufs) and the heap

@@ -120,11 +120,10 @@ struct xlb_stream_rpc {
 };
 
 /* A subchannel: an HTTP/2 client connection xlb opens to one endpoint from a SNAT port. An
- * endpoint has up to XLB_STREAM_SUBS_PER_ENDPOINT of them per worker, listed from
+ * endpoint has up to limits.subchannels_per_endpoint of them per worker, listed from
  * sub_of_slot[slot] through next_same: another connects when those listed have as many RPCs
  * as their server's SETTINGS_MAX_CONCURRENT_STREAMS. The first listed speaks for the
  * endpoint's connectivity; a subchannel going away leaves the list. */
-#define XLB_STREAM_SUBS_PER_ENDPOINT 8u
 struct xlb_stream_sub {
     struct xlb_stream_side side;
     uint32_t endpoint_slot;
@@ -170,18 +169,15 @@ struct xlb_stream_waiting {
 /* What an RPC has sent its backend, kept until the backend answers, so that a stream the
  * backend refused can be sent again (gRPC's transparent retry, A6): its request headers and
  * its DATA so far. A request longer than the bytes kept is not retried. */
-#define XLB_STREAM_REPLAYS      64u
-#define XLB_STREAM_REPLAY_BYTES 16384u
 struct xlb_stream_replay {
     uint32_t rpc; /* XLB_STREAM_NONE: a free entry */
     uint32_t len;
     struct xlb_stream_headers headers;
-    uint8_t data[XLB_STREAM_REPLAY_BYTES];
+    uint8_t *data; /* limits.retry_buffer_bytes of the worker's replay_data */
 };
 
-/* Waiting RPCs per worker, and how long one may wait (gRPC's minimum connect timeout). */
-#define XLB_STREAM_WAITING_RPCS 32u
-#define XLB_STREAM_WAIT_MAX_MS  20000u
+/* How long an RPC may wait for a subchannel (gRPC's minimum connect timeout). */
+#define XLB_STREAM_WAIT_MAX_MS 20000u
 /* Waiting RPCs are re-picked at least this often on the poll (A56's failover timer can
  * expire with no subchannel changing state). */
 #define XLB_STREAM_REPICK_MS 50u
@@ -193,12 +189,13 @@ struct xlb_stream_worker {
     uint32_t *sub_of_slot; /* endpoint slot -> its subchannel, XLB_STREAM_NONE */
     struct xlb_stream_rpc *rpcs;
     uint32_t n_rpcs, rpc_free, rpcs_in_use;
-    struct xlb_stream_waiting *waiting; /* XLB_STREAM_WAITING_RPCS entries */
+    struct xlb_stream_waiting *waiting; /* limits.waiting_rpcs entries */
     uint32_t n_waiting;
     bool repick; /* a subchannel changed state: re-pick the waiting RPCs */
     uint64_t last_repick_ms;
-    struct xlb_stream_retry *retries;   /* XLB_STREAM_RETRIES entries */
-    struct xlb_stream_replay *replays;  /* XLB_STREAM_REPLAYS entries */
+    struct xlb_stream_retry *retries;  /* XLB_STREAM_RETRIES entries */
+    struct xlb_stream_replay *replays; /* limits.retry_buffers entries */
+    uint8_t *replay_data;
     uint32_t n_replays;                 /* in use */
     struct xlb_backoff *backoff;        /* per endpoint slot, reset when READY */
     struct xlb_stream_headers response; /* a backend's header block being decoded */

@@ -49,7 +49,7 @@ bool xlb_stream_enqueue(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
 {
     struct xlb_stream_worker *w = c->side.w;
     (void)trace;
-    if (w->n_waiting == XLB_STREAM_WAITING_RPCS) {
+    if (w->n_waiting == w->limits.waiting_rpcs) {
         w->ctx->stats->events[XLB_EVENT_STREAM_RPCS_QUEUE_FULL]++;
         return false;
     }
@@ -105,7 +105,7 @@ void xlb_stream_queue_poll(struct xlb_stream_worker *w)
         w->repick = false;
         w->last_repick_ms = now;
     }
-    for (uint32_t i = 0; i < XLB_STREAM_WAITING_RPCS && w->n_waiting > 0; i++) {
+    for (uint32_t i = 0; i < w->limits.waiting_rpcs && w->n_waiting > 0; i++) {
         struct xlb_stream_waiting *q = &w->waiting[i];
         if (q->rpc == XLB_STREAM_NONE)
             continue;

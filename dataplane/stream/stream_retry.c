@@ -3,7 +3,7 @@
  * above the last stream of its GOAWAY, which nghttp2 closes with the same code) was never seen
  * by the server's application, and a gRPC client sends such an RPC again once. So does xlb:
  * while an RPC waits for its backend's first answer it keeps its request headers and the DATA
- * it has sent (in one of a few entries per worker, up to XLB_STREAM_REPLAY_BYTES); when the
+ * it has sent (in one of a few entries per worker, up to xlb.stream_retry_buffer_bytes); when the
  * stream is refused the kept bytes go back in front of what still waits, the RPC is picked
  * again and sent anew, once. The client's window is not given back twice for them: the first
  * send consumed them, `replayed` says how many the second send must not consume again.
@@ -15,7 +15,7 @@
 void xlb_stream_replay_keep(struct xlb_stream_rpc *r, struct xlb_stream_worker *w,
                             const struct xlb_stream_headers *h)
 {
-    if (r->retried || r->replay != XLB_STREAM_NONE || w->n_replays == XLB_STREAM_REPLAYS)
+    if (r->retried || r->replay != XLB_STREAM_NONE || w->n_replays == w->limits.retry_buffers)
         return;
     uint32_t i = 0;
     while (w->replays[i].rpc != XLB_STREAM_NONE)
@@ -43,7 +43,7 @@ void xlb_stream_replay_note(struct xlb_stream_worker *w, struct xlb_stream_rpc *
     if (r->replay == XLB_STREAM_NONE)
         return;
     struct xlb_stream_replay *p = &w->replays[r->replay];
-    if (n > XLB_STREAM_REPLAY_BYTES - p->len) {
+    if (n > w->limits.retry_buffer_bytes - p->len) {
         xlb_stream_replay_drop(w, r); /* too long to send again */
         return;
     }

@@ -285,10 +285,14 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *u
 }
 
 /* An answer that ended a stream the client still sends on: the rest of its request is not
- * wanted (RFC 9113 8.1: RST_STREAM NO_ERROR after a complete response). */
+ * wanted (RFC 9113 8.1: RST_STREAM NO_ERROR after a complete response). A stream beyond
+ * SETTINGS_MAX_CONCURRENT_STREAMS is refused by nghttp2 itself: counted here. */
 static int on_frame_send(nghttp2_session *s, const nghttp2_frame *frame, void *user)
 {
-    (void)user;
+    struct xlb_stream_conn *c = user;
+    if (frame->hd.type == NGHTTP2_RST_STREAM &&
+        frame->rst_stream.error_code == NGHTTP2_REFUSED_STREAM)
+        c->side.w->ctx->stats->events[XLB_EVENT_STREAM_STREAMS_REFUSED]++;
     if (frame->hd.type == NGHTTP2_HEADERS && (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) &&
         !nghttp2_session_get_stream_remote_close(s, frame->hd.stream_id))
         nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);

@@ -8,7 +8,7 @@
  *
  * A server's SETTINGS_MAX_CONCURRENT_STREAMS bounds the RPCs one subchannel carries at a time;
  * beyond it nghttp2 would hold new streams back until one ends. So an endpoint whose listed
- * subchannels are all that full gets another (up to XLB_STREAM_SUBS_PER_ENDPOINT), and only
+ * subchannels are all that full gets another (up to xlb.stream_subchannels_per_endpoint), and only
  * when that many are full do RPCs wait in nghttp2's queue.
  */
 #include <string.h>
@@ -168,7 +168,7 @@ void xlb_stream_sub_unlink(struct xlb_stream_sub *s)
     uint32_t me = (uint32_t)(s - w->subs);
     uint32_t *at = &w->sub_of_slot[s->endpoint_slot];
     bool was_first = *at == me;
-    for (uint32_t n = 0; *at != XLB_STREAM_NONE && n < XLB_STREAM_SUBS_PER_ENDPOINT; n++) {
+    for (uint32_t n = 0; *at != XLB_STREAM_NONE && n < w->limits.subchannels_per_endpoint; n++) {
         if (*at == me) {
             *at = s->next_same;
             break;
@@ -225,7 +225,7 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
     if (e->slot >= XLB_ENDPOINT_SLOTS || snap == NULL)
         return NULL;
     /* The slot reused by another endpoint before the prune came by: its list goes. */
-    for (uint32_t n = 0; n < XLB_STREAM_SUBS_PER_ENDPOINT; n++) {
+    for (uint32_t n = 0; n < w->limits.subchannels_per_endpoint; n++) {
         uint32_t i = w->sub_of_slot[e->slot];
         if (i == XLB_STREAM_NONE || same_endpoint(&w->subs[i].endpoint, e))
             break;
@@ -234,7 +234,7 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
     struct xlb_stream_sub *full = NULL; /* the first that takes RPCs, though it is full */
     uint32_t listed = 0;
     uint32_t i = w->sub_of_slot[e->slot];
-    while (i != XLB_STREAM_NONE && listed < XLB_STREAM_SUBS_PER_ENDPOINT) {
+    while (i != XLB_STREAM_NONE && listed < w->limits.subchannels_per_endpoint) {
         struct xlb_stream_sub *s = &w->subs[i];
         i = s->next_same;
         if (!takes_rpcs(s)) {
@@ -247,7 +247,7 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
             full = s;
         listed++;
     }
-    if (listed >= XLB_STREAM_SUBS_PER_ENDPOINT)
+    if (listed >= w->limits.subchannels_per_endpoint)
         return full; /* as many as allowed, all full: the RPC waits in nghttp2's queue */
     struct xlb_stream_sub *s = sub_connect(w, snap, e);
     if (s != NULL && full != NULL)

@@ -25,17 +25,40 @@ static uint32_t heap_bytes(uint32_t connections)
     return heap > XLB_STREAM_HEAP_MAX ? XLB_STREAM_HEAP_MAX : (uint32_t)heap;
 }
 
-/* What xlb_stream_worker_create allocates: a subchannel per connection, four RPCs each. */
+static uint32_t or_default(uint32_t value, uint32_t fallback)
+{
+    return value != 0 ? value : fallback;
+}
+
+void xlb_stream_limits_complete(struct xlb_stream_limits *l)
+{
+    l->max_concurrent_streams =
+        or_default(l->max_concurrent_streams, XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS);
+    l->window_bytes = or_default(l->window_bytes, XLB_STREAM_DEFAULT_WINDOW_BYTES);
+    l->rpcs_per_connection =
+        or_default(l->rpcs_per_connection, XLB_STREAM_DEFAULT_RPCS_PER_CONNECTION);
+    l->waiting_rpcs = or_default(l->waiting_rpcs, XLB_STREAM_DEFAULT_WAITING_RPCS);
+    l->retry_buffer_bytes =
+        or_default(l->retry_buffer_bytes, XLB_STREAM_DEFAULT_RETRY_BUFFER_BYTES);
+    l->subchannels_per_endpoint =
+        or_default(l->subchannels_per_endpoint, XLB_STREAM_DEFAULT_SUBCHANNELS_PER_ENDPOINT);
+}
+
+/* What xlb_stream_worker_create allocates: a subchannel per connection, the RPC pool, the
+ * waiting and retry entries. */
 uint64_t xlb_stream_worker_bytes(const struct xlb_stream_limits *limits)
 {
-    uint64_t n = limits->connections;
-    return sizeof(struct xlb_stream_worker) + xlb_tcp_endpoint_bytes(limits->connections) +
-           heap_bytes(limits->connections) + n * sizeof(struct xlb_stream_conn) +
-           n * sizeof(struct xlb_stream_sub) + n * 4 * sizeof(struct xlb_stream_rpc) +
+    struct xlb_stream_limits l = *limits;
+    xlb_stream_limits_complete(&l);
+    uint64_t n = l.connections;
+    return sizeof(struct xlb_stream_worker) + xlb_tcp_endpoint_bytes(l.connections) +
+           heap_bytes(l.connections) + n * sizeof(struct xlb_stream_conn) +
+           n * sizeof(struct xlb_stream_sub) +
+           n * l.rpcs_per_connection * sizeof(struct xlb_stream_rpc) +
            4 * n * sizeof(struct xlb_stream_side *) +
-           XLB_STREAM_WAITING_RPCS * sizeof(struct xlb_stream_waiting) +
+           (uint64_t)l.waiting_rpcs * sizeof(struct xlb_stream_waiting) +
            XLB_STREAM_RETRIES * sizeof(struct xlb_stream_retry) +
-           XLB_STREAM_REPLAYS * sizeof(struct xlb_stream_replay) +
+           (uint64_t)l.retry_buffers * (sizeof(struct xlb_stream_replay) + l.retry_buffer_bytes) +
            XLB_ENDPOINT_SLOTS * (sizeof(struct xlb_backoff) + sizeof(uint32_t));
 }
 
@@ -49,6 +72,7 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     if (w == NULL)
         return NULL;
     w->limits = *limits;
+    xlb_stream_limits_complete(&w->limits);
     struct xlb_tcp_config cfg;
     xlb_tcp_config_default(&cfg);
     cfg.max_connections = limits->connections;
@@ -60,7 +84,7 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
                                   RTE_CACHE_LINE_SIZE, socket);
     w->heap_block = rte_malloc_socket("xlb_stream_heap", heap_size, RTE_CACHE_LINE_SIZE, socket);
     w->n_subs = w->n_conns;
-    w->n_rpcs = w->n_conns * 4;
+    w->n_rpcs = w->n_conns * w->limits.rpcs_per_connection;
     w->subs = rte_zmalloc_socket("xlb_stream_subs", (size_t)w->n_subs * sizeof(*w->subs),
                                  RTE_CACHE_LINE_SIZE, socket);
     w->rpcs = rte_zmalloc_socket("xlb_stream_rpcs", (size_t)w->n_rpcs * sizeof(*w->rpcs),
@@ -71,13 +95,19 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     w->corked = rte_zmalloc_socket("xlb_stream_corked",
                                    (size_t)(w->n_conns + w->n_subs) * sizeof(*w->corked),
                                    RTE_CACHE_LINE_SIZE, socket);
-    w->waiting =
-        rte_zmalloc_socket("xlb_stream_waiting", XLB_STREAM_WAITING_RPCS * sizeof(*w->waiting),
-                           RTE_CACHE_LINE_SIZE, socket);
+    w->waiting = rte_zmalloc_socket("xlb_stream_waiting",
+                                    (size_t)w->limits.waiting_rpcs * sizeof(*w->waiting),
+                                    RTE_CACHE_LINE_SIZE, socket);
     w->retries = rte_zmalloc_socket("xlb_stream_retries", XLB_STREAM_RETRIES * sizeof(*w->retries),
                                     RTE_CACHE_LINE_SIZE, socket);
-    w->replays = rte_zmalloc_socket("xlb_stream_replays", XLB_STREAM_REPLAYS * sizeof(*w->replays),
+    /* One entry more than asked: none (retry off) still allocates. */
+    w->replays = rte_zmalloc_socket("xlb_stream_replays",
+                                    ((size_t)w->limits.retry_buffers + 1) * sizeof(*w->replays),
                                     RTE_CACHE_LINE_SIZE, socket);
+    w->replay_data =
+        rte_malloc_socket("xlb_stream_replay_data",
+                          ((size_t)w->limits.retry_buffers + 1) * w->limits.retry_buffer_bytes,
+                          RTE_CACHE_LINE_SIZE, socket);
     w->backoff = rte_zmalloc_socket("xlb_stream_backoff", XLB_ENDPOINT_SLOTS * sizeof(*w->backoff),
                                     RTE_CACHE_LINE_SIZE, socket);
     w->sub_of_slot = rte_malloc_socket("xlb_stream_slots", XLB_ENDPOINT_SLOTS * sizeof(uint32_t),
@@ -93,7 +123,7 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     if (w->ep == NULL || w->conns == NULL || w->heap_block == NULL || w->n_conns == 0 ||
         w->callbacks == NULL || w->options == NULL || w->sub_callbacks == NULL || w->subs == NULL ||
         w->rpcs == NULL || w->sub_of_slot == NULL || w->deferred == NULL || w->waiting == NULL ||
-        w->replays == NULL || w->corked == NULL) {
+        w->replays == NULL || w->replay_data == NULL || w->corked == NULL) {
         XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u stream connections", worker_id,
                 limits->connections);
         xlb_stream_worker_free(w);
@@ -110,12 +140,14 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     for (uint32_t i = 0; i < w->n_rpcs; i++)
         w->rpcs[i].next_free = i + 1 < w->n_rpcs ? i + 1 : XLB_STREAM_NONE;
     w->rpc_free = 0;
-    for (uint32_t i = 0; i < XLB_STREAM_WAITING_RPCS; i++)
+    for (uint32_t i = 0; i < w->limits.waiting_rpcs; i++)
         w->waiting[i].rpc = XLB_STREAM_NONE;
     for (uint32_t i = 0; i < XLB_STREAM_RETRIES; i++)
         w->retries[i].slot = XLB_STREAM_NONE;
-    for (uint32_t i = 0; i < XLB_STREAM_REPLAYS; i++)
+    for (uint32_t i = 0; i < w->limits.retry_buffers; i++) {
         w->replays[i].rpc = XLB_STREAM_NONE;
+        w->replays[i].data = w->replay_data + (size_t)i * w->limits.retry_buffer_bytes;
+    }
     for (uint32_t i = 0; i < XLB_ENDPOINT_SLOTS; i++)
         w->sub_of_slot[i] = XLB_STREAM_NONE;
     xlb_tcp_tx_set(w->ep, w->tx, XLB_STREAM_TX_CAP, &w->n_tx);
@@ -144,6 +176,7 @@ void xlb_stream_worker_free(struct xlb_stream_worker *w)
     rte_free(w->waiting);
     rte_free(w->retries);
     rte_free(w->replays);
+    rte_free(w->replay_data);
     rte_free(w->corked);
     rte_free(w->backoff);
     xlb_tcp_endpoint_free(w->ep);

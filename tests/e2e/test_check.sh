@@ -33,6 +33,12 @@ sed -e 's/^\( *\)"512",$/\1"128",/' -e 's/"workers": *1/"workers": 2/' \
 out_small=$("$XLBD" --check --config "$dir/small.json")
 grep -Eqx 'capacity: warning: these take [0-9.]+ MiB, more than the eal memory 128.0 MiB: xlbd will not start \(raise -m, or lower the counts\)' \
     <<<"$out_small" || { echo "FAIL: no warning for 2 workers in 128 MiB: $out_small"; exit 1; }
+# The stream engine's limits size it: 1,024 retry buffers of 1 MiB take 1 GiB more per worker.
+sed -e 's/"workers": *1/"workers": 1, "stream_retry_buffers": 1024, "stream_retry_buffer_bytes": 1048576/' \
+    "$SRC/tools/demo/bootstrap.json" >"$dir/retry.json"
+out_retry=$("$XLBD" --check --config "$dir/retry.json")
+grep -Eq 'capacity: warning: these take [0-9.]+ MiB, more than the eal memory 512.0 MiB' \
+    <<<"$out_retry" || { echo "FAIL: 1 GiB of retry buffers fit in 512 MiB: $out_retry"; exit 1; }
 echo "ok - --check prints the stream engine's memory, and warns when the tables exceed -m"
 # With 2 GiB and two workers the default pool follows the memory: 512 MiB / 2 / entry size.
 sed -e 's/^\( *\)"512",$/\1"2048",/' -e 's/"workers": *1/"workers": 2/' \

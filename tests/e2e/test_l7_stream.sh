@@ -290,9 +290,14 @@ h2s() { in_client timeout 40 "$GRPC_PY" "$E2E_SOURCE/tools/lib/h2_streams.py" --
 out=$(h2s --streams 1 --seconds 1) || fail "h2_streams: $out"
 limit=$(grpc_field "$out" 'r["max_concurrent_streams"]')
 if [[ $limit =~ ^[0-9]+$ ]] && [ "$limit" -le 995 ]; then
+    refused_before=$(counter events.stream_streams_refused)
     out=$(h2s --streams $((limit + 5)) --seconds 5) || fail "h2_streams: $out"
     grpc_expect "$out" 'r["rst"].get("REFUSED_STREAM") == 5 and r["refused_streams"] == [2 * i + 1 for i in range('"$limit"', '"$limit"' + 5)]'
     grpc_expect "$out" 'r["goaway"] is None'
+    if [ "$MODE" = stream ]; then
+        [ $(($(counter events.stream_streams_refused) - refused_before)) -eq 5 ] ||
+            fail "xlb did not count the 5 refused streams"
+    fi
     pass "$((limit + 5)) streams opened at once against a limit of $limit: the last 5 get REFUSED_STREAM, no GOAWAY"
 else
     fail "xlb announces no usable SETTINGS_MAX_CONCURRENT_STREAMS: $out"
