@@ -155,7 +155,10 @@ void xlb_burst_dump_step(struct xlb_burst_ctx *ctx)
     if (ctx->dump != NULL &&
         xlb_flow_table_dump_step(ctx->flows, ctx->dump, ctx->worker_id, ctx->now_tsc))
         ctx->dump = NULL;
-    const struct xlb_tcp_endpoint *ep = ctx->relay ? xlb_relay_endpoint(ctx->relay) : NULL;
-    if (ctx->tcp_dump != NULL && xlb_tcp_dump_step(ep, ctx->tcp_dump, ctx->worker_id))
+    const struct xlb_tcp_endpoint *eps[] = {
+        ctx->relay ? xlb_relay_endpoint(ctx->relay) : NULL,
+        ctx->stream ? xlb_stream_endpoint(ctx->stream) : NULL,
+    };
+    if (ctx->tcp_dump != NULL && xlb_tcp_dump_step(eps, 2, ctx->tcp_dump, ctx->worker_id))
         ctx->tcp_dump = NULL; /* without an endpoint, at once and empty */
 }

@@ -145,8 +145,12 @@ static void note_use(struct xlb_worker_stats *stats, const struct xlb_burst_ctx 
         if (in_use > stats->l7_high_water)
             stats->l7_high_water = in_use;
     }
-    if (ctx->relay != NULL)
-        xlb_tcp_stats_publish(xlb_relay_endpoint(ctx->relay), &stats->tcp);
+    /* The relay's and the stream engine's endpoints, as one. */
+    const struct xlb_tcp_endpoint *eps[] = {
+        ctx->relay != NULL ? xlb_relay_endpoint(ctx->relay) : NULL,
+        ctx->stream != NULL ? xlb_stream_endpoint(ctx->stream) : NULL,
+    };
+    xlb_tcp_stats_publish(eps, 2, &stats->tcp);
     if (ctx->stream != NULL) {
         uint32_t sessions, rpcs;
         xlb_stream_live(ctx->stream, &sessions, &rpcs);

@@ -21,18 +21,33 @@ _Static_assert(sizeof(struct xlb_tcp_counters) == XLB_TCP_COUNTER_MAX * sizeof(u
 XLB_TCP_COUNTERS(XLB_TCP_COUNTER_AT)
 #undef XLB_TCP_COUNTER_AT
 
-void xlb_tcp_stats_publish(const struct xlb_tcp_endpoint *ep, struct xlb_tcp_stats *out)
+void xlb_tcp_stats_publish(const struct xlb_tcp_endpoint *const *eps, unsigned n,
+                           struct xlb_tcp_stats *out)
 {
-    if (ep == NULL)
+    uint64_t sum[XLB_TCP_COUNTER_MAX] = {0};
+    uint64_t in_use = 0, ooo = 0;
+    bool any = false;
+    for (unsigned e = 0; e < n; e++) {
+        if (eps[e] == NULL)
+            continue;
+        any = true;
+        uint64_t ctr[XLB_TCP_COUNTER_MAX];
+        memcpy(ctr, &eps[e]->ctr, sizeof(ctr));
+        for (unsigned i = 0; i < XLB_TCP_COUNTER_MAX; i++)
+            sum[i] += ctr[i];
+        in_use += eps[e]->in_use;
+        ooo += eps[e]->ooo_bytes;
+    }
+    if (!any)
         return;
-    if (memcmp(out->counters, &ep->ctr, sizeof(ep->ctr)) != 0)
-        memcpy(out->counters, &ep->ctr, sizeof(ep->ctr));
-    if (out->conns_in_use != ep->in_use)
-        out->conns_in_use = ep->in_use;
-    if (out->conns_high_water < ep->in_use)
-        out->conns_high_water = ep->in_use;
-    if (out->ooo_bytes != ep->ooo_bytes)
-        out->ooo_bytes = ep->ooo_bytes;
+    if (memcmp(out->counters, sum, sizeof(sum)) != 0)
+        memcpy(out->counters, sum, sizeof(sum));
+    if (out->conns_in_use != in_use)
+        out->conns_in_use = in_use;
+    if (out->conns_high_water < in_use)
+        out->conns_high_water = in_use;
+    if (out->ooo_bytes != ooo)
+        out->ooo_bytes = ooo;
 }
 
 static void record_of(const struct xlb_tcp_conn *c, unsigned worker, struct xlb_tcp_conn_record *r)
@@ -63,12 +78,11 @@ static void record_of(const struct xlb_tcp_conn *c, unsigned worker, struct xlb_
     r->memory = info.memory;
 }
 
-bool xlb_tcp_dump_step(const struct xlb_tcp_endpoint *ep, struct xlb_tcp_dump *d, unsigned worker)
+/* Record what the control blocks [from, to) of ep hold. */
+static void dump_range(const struct xlb_tcp_endpoint *ep, struct xlb_tcp_dump *d, unsigned worker,
+                       uint32_t from, uint32_t to)
 {
-    uint32_t end = ep == NULL ? 0 : ep->cfg.max_connections;
-    if (d->cursor < end && end - d->cursor > XLB_TCP_DUMP_SLICE)
-        end = d->cursor + XLB_TCP_DUMP_SLICE;
-    for (uint32_t i = d->cursor; i < end; i++) {
+    for (uint32_t i = from; i < to; i++) {
         const struct xlb_tcp_conn *c = &ep->conns[i];
         if (c->state == XLB_TCP_CLOSED)
             continue;
@@ -76,9 +90,29 @@ bool xlb_tcp_dump_step(const struct xlb_tcp_endpoint *ep, struct xlb_tcp_dump *d
         if (d->n_records < d->capacity)
             record_of(c, worker, &d->records[d->n_records++]);
     }
-    if (end > d->cursor)
-        d->cursor = end;
-    if (ep != NULL && d->cursor < ep->cfg.max_connections)
+}
+
+bool xlb_tcp_dump_step(const struct xlb_tcp_endpoint *const *eps, unsigned n,
+                       struct xlb_tcp_dump *d, unsigned worker)
+{
+    /* The cursor runs over the endpoints' control blocks one after the other. */
+    uint32_t base = 0, total = 0;
+    for (unsigned e = 0; e < n; e++)
+        total += eps[e] != NULL ? eps[e]->cfg.max_connections : 0;
+    for (unsigned e = 0; e < n && d->cursor < total; e++) {
+        if (eps[e] == NULL)
+            continue;
+        uint32_t size = eps[e]->cfg.max_connections;
+        if (d->cursor < base + size) {
+            uint32_t from = d->cursor - base;
+            uint32_t to = size - from > XLB_TCP_DUMP_SLICE ? from + XLB_TCP_DUMP_SLICE : size;
+            dump_range(eps[e], d, worker, from, to);
+            d->cursor = base + to;
+            break;
+        }
+        base += size;
+    }
+    if (d->cursor < total)
         return false;
     xlb_tcp_dump_finish(d);
     return true;

@@ -169,6 +169,19 @@ grpc_expect "$out" 'r["status"] == {"OK": 60}'
 grpc_expect "$out" 'all(15 <= r["backends"].get(b, 0) <= 25 for b in ("b1", "b2", "b3"))'
 pass "one channel, 60 RPCs: round robin over three backends $(grpc_field "$out" 'r["backends"]')"
 
+# ---- the stream engine's TCP in xlbctl tcp and counters ----
+if [ "$MODE" = stream ]; then
+    xlbctl --json tcp | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+est = {c["remote"] for c in r["connections"] if c["state"] == "ESTABLISHED"}
+assert {"198.18.0.2%d:50051" % n for n in (1, 2, 3)} <= est, r' ||
+        fail "xlbctl tcp does not list the subchannels to b1..b3: $(xlbctl tcp)"
+    [ "$(counter tcp.active_opens)" -ge 3 ] && [ "$(counter tcp.passive_opens)" -ge 1 ] ||
+        fail "the stream engine's TCP opens are not counted: $(xlbctl counters)"
+    pass "xlbctl tcp lists the subchannels to b1..b3 and xlbctl counters counts the engine's opens"
+fi
+
 # ---- weighted localities 1:2:3: one channel, 240 RPCs ----
 out=$(client --target "$(vip 1)" --count 240)
 check=$( (python3 - "$out" <<'PY'

@@ -3,7 +3,8 @@
  * the connection dump (lib/xlb_tcp_dump.h) reads a bounded slice of control blocks per poll
  * loop, publishes completion only at the pool's end, and records each connection as `xlbctl
  * tcp` shows it, capped as asked; the published counters are the endpoint's, field for field,
- * with the connections gauge and its high-water mark.
+ * with the connections gauge and its high-water mark; a worker's two endpoints (relay and
+ * stream engine) are dumped one after the other and their counters summed.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -59,7 +60,7 @@ static unsigned run_dump(const struct xlb_tcp_endpoint *ep, struct xlb_tcp_dump 
     uint32_t before = 0;
     while (!xlb_tcp_dump_done(d)) {
         assert_true(loops < 100);
-        bool finished = xlb_tcp_dump_step(ep, d, WORKER);
+        bool finished = xlb_tcp_dump_step(&ep, 1, d, WORKER);
         loops++;
         assert_true(d->cursor - before <= XLB_TCP_DUMP_SLICE);
         assert_int_equal(finished, xlb_tcp_dump_done(d));
@@ -161,7 +162,7 @@ static void published_counters_are_the_endpoints(void **state)
     struct tf *f = with_connections(&active);
     struct xlb_tcp_stats st;
     memset(&st, 0, sizeof(st));
-    xlb_tcp_stats_publish(f->ep, &st);
+    xlb_tcp_stats_publish((const struct xlb_tcp_endpoint *const[]){f->ep}, 1, &st);
     assert_memory_equal(st.counters, xlb_tcp_counters(f->ep), sizeof(st.counters));
     assert_int_equal(st.counters[XLB_TCP_C_PASSIVE_OPENS], N_PASSIVE);
     assert_int_equal(st.counters[XLB_TCP_C_ACTIVE_OPENS], 1);
@@ -172,13 +173,42 @@ static void published_counters_are_the_endpoints(void **state)
     assert_string_equal(xlb_tcp_counter_descs[XLB_TCP_C_RST_OUT_ABORT].value, "abort");
 
     xlb_tcp_abort(f->ep, active);
-    xlb_tcp_stats_publish(f->ep, &st);
+    xlb_tcp_stats_publish((const struct xlb_tcp_endpoint *const[]){f->ep}, 1, &st);
     assert_memory_equal(st.counters, xlb_tcp_counters(f->ep), sizeof(st.counters));
     assert_int_equal(st.conns_in_use, N_PASSIVE);
     assert_int_equal(st.conns_high_water, N_PASSIVE + 1);
-    xlb_tcp_stats_publish(NULL, &st); /* no endpoint: nothing written */
+    xlb_tcp_stats_publish((const struct xlb_tcp_endpoint *const[]){NULL}, 1, &st); /* none */
     assert_int_equal(st.conns_in_use, N_PASSIVE);
     tf_destroy(f);
+}
+
+/* A worker with a relay and a stream engine has two endpoints: the dump reads the one after
+ * the other, in slices of each, and the counters published are their sums. */
+static void two_endpoints_are_dumped_and_summed(void **state)
+{
+    (void)state;
+    struct xlb_tcp_conn *active1, *active2;
+    struct tf *f1 = with_connections(&active1);
+    struct tf *f2 = with_connections(&active2);
+    const struct xlb_tcp_endpoint *const eps[] = {f1->ep, NULL, f2->ep};
+    struct xlb_tcp_dump *d = dump_new(100);
+    unsigned loops = 0;
+    while (!xlb_tcp_dump_done(d) && loops < 100) {
+        xlb_tcp_dump_step(eps, 3, d, WORKER);
+        loops++;
+    }
+    assert_int_equal(loops, 2 * ((POOL + XLB_TCP_DUMP_SLICE - 1) / XLB_TCP_DUMP_SLICE));
+    assert_int_equal(d->n_conns, 2 * (N_PASSIVE + 1));
+    assert_int_equal(d->n_records, 2 * (N_PASSIVE + 1));
+    struct xlb_tcp_stats st;
+    memset(&st, 0, sizeof(st));
+    xlb_tcp_stats_publish(eps, 3, &st);
+    assert_int_equal(st.counters[XLB_TCP_C_PASSIVE_OPENS], 2 * N_PASSIVE);
+    assert_int_equal(st.counters[XLB_TCP_C_ACTIVE_OPENS], 2);
+    assert_int_equal(st.conns_in_use, 2 * (N_PASSIVE + 1));
+    free(d);
+    tf_destroy(f2);
+    tf_destroy(f1);
 }
 
 int main(void)
@@ -188,6 +218,7 @@ int main(void)
         cmocka_unit_test(dump_caps_records_but_counts_all),
         cmocka_unit_test(dump_without_endpoint_is_done_at_once),
         cmocka_unit_test(published_counters_are_the_endpoints),
+        cmocka_unit_test(two_endpoints_are_dumped_and_summed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
