@@ -7,7 +7,8 @@
 #   - 60 TCP connections through the full NAT of the L4 VIP 198.18.0.100:9000;
 #   - gRPC through the L7 VIP 198.18.0.100:8080 with real gRPC peers (Debian's python3-grpcio:
 #     tools/lib/grpc_backend.py and grpc_client.py): load balancing over three backends,
-#     per-RPC balancing of one channel through the stream-mode VIP 198.18.0.100:8081,
+#     per-RPC balancing of one channel through the stream-mode VIP 198.18.0.100:8081 and
+#     per-RPC session cookies on such a channel,
 #     cookie-based session affinity, and the outlier ejection of the backend that fails;
 #   - xlbctl endpoints, simulate, status, config dump and counters.
 # Each step that does not behave ends the demo with "FAIL: ..." and exit status 1.
@@ -147,6 +148,20 @@ check "$out" 'r["rpcs"] == 30 and sum(r["backends"].values()) + sum(r["details"]
 check "$out" 'set(r["backends"]) == {"echo-1", "echo-2"} and all(k.endswith("fails on purpose") for k in r["details"])' \
     "one channel's RPCs spread over every backend"
 echo "  one HTTP/2 connection, its RPCs spread over the backends (splice mode binds it to one)"
+
+say "per-RPC session affinity (stream mode): on one channel, each RPC's cookie picks its backend"
+# xlb's session cookie is base64("endpoint;cluster"); RPC i carries echo-1's, echo-2's or no
+# cookie in turn, all on one HTTP/2 connection.
+cookie_of() { echo "xlb-session=$(printf '198.18.0.2%s:50051;demo-grpc' "$1" | base64 -w0)"; }
+out=$(grpc_client "$RUN_PREFIX-client" --target 198.18.0.100:8081 --count 9 \
+    --cookie-each "$(cookie_of 1)" --cookie-each "$(cookie_of 2)" --cookie-each '')
+echo "  one channel, 9 RPCs with echo-1's, echo-2's or no cookie in turn, answered by:"
+echo "    $(field "$out" '" ".join(r["sequence"])')"
+check "$out" 'all(r["sequence"][i] == "echo-%d" % (i % 3 + 1) for i in range(9) if i % 3 != 2)' \
+    "each RPC with a cookie reaches its cookie's backend"
+check "$out" 'r["set_cookie"] >= 1' "a cookie-less RPC gets a Set-Cookie"
+echo "  each cookie reached its backend on the shared connection; the cookie-less ones got a"
+echo "  Set-Cookie of their own ($(field "$out" 'r["set_cookie"]') of 3)"
 
 say "session affinity (A55/A60): a client with a cookie jar, each RPC on a new connection"
 JAR=$RUN_DIR/jar.json
