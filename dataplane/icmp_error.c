@@ -10,6 +10,7 @@
 #include "checksum.h"
 #include "nat/nat_window.h"
 #include "relay/relay.h"
+#include "stream/stream.h"
 #include "xlb_flow_table.h"
 
 #define ICMP_HEADER 8 /* type, code, checksum, and 4 bytes of rest-of-header */
@@ -166,8 +167,13 @@ xlb_verdict xlb_icmp_error_input(struct xlb_burst_ctx *ctx, const struct xlb_sna
                              rte_be_to_cpu_32(seq));
         return XLB_VERDICT_CONSUMED;
     }
-    if (f->kind == XLB_FLOW_KIND_STREAM_CLIENT || f->kind == XLB_FLOW_KIND_STREAM_SUB)
-        return XLB_VERDICT_CONSUMED; /* xlb's own TCP to the client: not passed on (yet unused) */
+    if (f->kind == XLB_FLOW_KIND_STREAM_CLIENT || f->kind == XLB_FLOW_KIND_STREAM_SUB) {
+        /* About a segment of xlb's own TCP (to a client or on a subchannel): likewise. */
+        uint32_t seq;
+        memcpy(&seq, q.l4 + 4, 4);
+        xlb_stream_icmp_error(ctx, snap, f, path_mtu(family, icmp), rte_be_to_cpu_32(seq));
+        return XLB_VERDICT_CONSUMED;
+    }
     if (!quote_in_window(f, &q, role))
         return XLB_DROP_ICMP_SEQ_OUT_OF_WINDOW;
     uint8_t snat[16] = {0};

@@ -76,6 +76,10 @@ xlb_verdict xlb_stream_from_client(struct xlb_burst_ctx *ctx, const struct xlb_s
 /* A segment of a subchannel, from its backend. */
 xlb_verdict xlb_stream_from_backend(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                                     struct xlb_frame *frame, struct xlb_flow *f);
+/* An ICMP error (fragmentation needed, packet too big) about a segment of a stream flow,
+ * whose quoted sequence number is seq: the connection learns the path's MTU (0: none given). */
+void xlb_stream_icmp_error(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                           struct xlb_flow *f, uint32_t mtu, uint32_t seq);
 /* A subchannel's flow is being removed: its connection is reset, its RPCs fail. */
 void xlb_stream_sub_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f);
 /* Send what the sessions queued during the burst, a segment for many RPCs' frames: at the end

@@ -406,6 +406,24 @@ void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
     xlb_stream_flush(ctx);
 }
 
+void xlb_stream_icmp_error(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                           struct xlb_flow *f, uint32_t mtu, uint32_t seq)
+{
+    struct xlb_stream_worker *w = ctx->stream;
+    if (w == NULL || mtu == 0)
+        return;
+    struct xlb_stream_side *d = NULL;
+    if (f->kind == XLB_FLOW_KIND_STREAM_CLIENT && f->stream < w->n_conns)
+        d = &w->conns[f->stream].side;
+    else if (f->kind == XLB_FLOW_KIND_STREAM_SUB && f->stream < w->n_subs)
+        d = &w->subs[f->stream].side;
+    if (d == NULL || !d->link.in_use || d->done || d->tcp == NULL)
+        return;
+    xlb_stream_enter(w, ctx, snap, &d->link);
+    xlb_tcp_pmtu(w->ep, d->tcp, mtu, seq); /* checks seq against what is in flight */
+    xlb_stream_route_output(w);
+}
+
 void xlb_stream_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
 {
     struct xlb_stream_worker *w = ctx->stream;

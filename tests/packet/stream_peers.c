@@ -416,6 +416,13 @@ static void take_batch(struct xlb_burst_ctx *ctx, uint16_t port_index)
 }
 
 /* What xlb sent, to the client or to the backends, by next hop. */
+/* Whether an IPv4 TCP segment carries data. */
+static bool carries_data(const uint8_t *ip, uint32_t len)
+{
+    uint32_t ip_len = (ip[0] & 0xfu) * 4u;
+    return len > ip_len + 20 && len > ip_len + (uint32_t)(ip[ip_len + 12] >> 4) * 4u;
+}
+
 static void xlb_to_client(struct stream_test *t)
 {
     take_batch(&t->n->f->ctx, 0);
@@ -436,6 +443,15 @@ static void xlb_to_client(struct stream_test *t)
         if (src != d)
             memcpy(d, src, len);
         rte_pktmbuf_free(frame);
+        if (!to_backend && t->drop_to_client > 0 && carries_data(d, len)) {
+            t->drop_to_client--;
+            if (t->dropped_len == 0) {
+                t->dropped_len = len < sizeof(t->dropped) ? len : (uint32_t)sizeof(t->dropped);
+                memcpy(t->dropped, d, t->dropped_len);
+            }
+            rte_pktmbuf_free(m);
+            continue;
+        }
         if (to_backend)
             to_backends(t, m);
         else if (t->c != NULL)

@@ -72,6 +72,11 @@ struct stream_test {
     const char *timeout;          /* the RPCs' grpc-timeout, or NULL */
     uint32_t backend_max_streams; /* the backends' SETTINGS_MAX_CONCURRENT_STREAMS, 0: none */
     bool mute;                    /* the backends never answer a request */
+    /* Segments with data from xlb to the client that the wire loses (as a link with a
+     * smaller MTU would), the first one's IP and TCP headers kept. */
+    unsigned drop_to_client;
+    uint8_t dropped[64];
+    uint32_t dropped_len;
     /* Flow control: the backends take request DATA without giving its window back until
      * released (stall), and count it; the client sends body_total bytes of request body. */
     bool stall;

@@ -255,6 +255,60 @@ static void forwarded_rpc_gets_deadline_exceeded(void **state)
     stream_test_destroy(t);
 }
 
+/* An ICMP "fragmentation needed" (MTU 1000) from a router, quoting a response segment xlb
+ * sent the client and the link lost: xlb's TCP lowers the connection's MSS (RFC 1191), the
+ * data goes again in segments that fit, and the RPC completes. */
+static void send_frag_needed(struct stream_test *t, uint16_t mtu)
+{
+    uint8_t frame[160] = {0};
+    struct rte_ether_hdr *eth = (struct rte_ether_hdr *)frame;
+    eth->src_addr = (struct rte_ether_addr)FIX_PEER_MAC;
+    eth->dst_addr = (struct rte_ether_addr)FIX_PORT_MAC;
+    eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+    uint32_t quoted = t->dropped_len < 48 ? t->dropped_len : 48;
+    uint16_t icmp_len = (uint16_t)(8 + quoted);
+    ip->version_ihl = 0x45;
+    ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + icmp_len));
+    ip->time_to_live = 64;
+    ip->next_proto_id = IPPROTO_ICMP;
+    inet_pton(AF_INET, FIX_GW4, &ip->src_addr);
+    inet_pton(AF_INET, FIX_VIP4, &ip->dst_addr);
+    ip->hdr_checksum = rte_ipv4_cksum(ip);
+    uint8_t *icmp = (uint8_t *)(ip + 1);
+    icmp[0] = 3; /* destination unreachable */
+    icmp[1] = 4; /* fragmentation needed and DF set */
+    icmp[6] = (uint8_t)(mtu >> 8);
+    icmp[7] = (uint8_t)mtu;
+    memcpy(icmp + 8, t->dropped, quoted);
+    uint16_t csum = (uint16_t)~rte_raw_cksum(icmp, icmp_len);
+    memcpy(icmp + 2, &csum, 2);
+    fixture_send(t->n->f, frame, sizeof(*eth) + sizeof(*ip) + icmp_len);
+}
+
+static void icmp_frag_needed_lowers_the_client_mss(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    wait_settings(t);
+    run_rpc(t, 0);
+    const struct xlb_tcp_counters *ctr = xlb_tcp_counters(xlb_stream_endpoint(t->n->f->ctx.stream));
+    uint64_t lowered = ctr->pmtu_lowered;
+    t->drop_to_client = 1;
+    submit_rpc(t);
+    for (uint32_t ms = 0; ms < MAX_STEPS && t->dropped_len == 0; ms++)
+        step(t);
+    assert_true(t->dropped_len >= 28);
+    send_frag_needed(t, 1000);
+    assert_int_equal(ctr->pmtu_lowered, lowered + 1);
+    struct rpc *r = &t->rpcs[1];
+    for (uint32_t ms = 0; ms < MAX_STEPS && !r->closed; ms++)
+        step(t);
+    assert_true(r->closed);
+    assert_string_equal(r->grpc_status, "0");
+    stream_test_destroy(t);
+}
+
 /* A black-holed backend: the RPC waits for its connection until its grpc-timeout (300 ms)
  * passes, then gets DEADLINE_EXCEEDED from xlb, never having been sent; the client's
  * connection stays. */
@@ -310,6 +364,7 @@ int main(void)
         cmocka_unit_test(removed_endpoint_subchannel_closes),
         cmocka_unit_test(full_subchannel_gets_another),
         cmocka_unit_test(forwarded_rpc_gets_deadline_exceeded),
+        cmocka_unit_test(icmp_frag_needed_lowers_the_client_mss),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
