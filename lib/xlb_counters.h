@@ -57,6 +57,8 @@
     X(L7_NO_ROOM, "l7_no_room")                                                                    \
     X(RELAY_NO_ROUTE, "relay_no_route")                                                            \
     X(RELAY_ENDED, "relay_segment_after_end")                                                      \
+    X(STREAM_NO_ROUTE, "stream_no_route")                                                          \
+    X(STREAM_ENDED, "stream_segment_after_end")                                                    \
     X(PROTOCOL_UNSUPPORTED, "l4_protocol_unsupported")                                             \
     X(MULTI_SEGMENT, "multi_segment")                                                              \
     X(NO_MBUF, "no_mbuf")                                                                          \

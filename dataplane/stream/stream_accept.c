@@ -173,14 +173,14 @@ xlb_verdict xlb_stream_from_client(struct xlb_burst_ctx *ctx, const struct xlb_s
 {
     struct xlb_stream_worker *w = ctx->stream;
     if (w == NULL || f->stream >= w->n_conns || !w->conns[f->stream].side.link.in_use)
-        return XLB_DROP_RELAY_ENDED;
+        return XLB_DROP_STREAM_ENDED;
     struct xlb_stream_conn *c = &w->conns[f->stream];
     struct xlb_tcp_conn *tcp = c->side.tcp;
     if (tcp != NULL && c->side.done &&
         !(xlb_tcp_conn_state(tcp) == XLB_TCP_TIME_WAIT && xlb_tcp_conn_user(tcp) == c))
         tcp = NULL;
     if (tcp == NULL)
-        return XLB_DROP_RELAY_ENDED;
+        return XLB_DROP_STREAM_ENDED;
     if (!c->side.done)
         xlb_flow_set_timeout(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz,
                              XLB_FLOW_ESTABLISHED_TIMEOUT_S);

@@ -318,7 +318,7 @@ void xlb_stream_route_output(struct xlb_stream_worker *w)
         else if (m->hash.usr == 0 && w->current == NULL) /* a SYN-ACK with a cookie */
             send_out(w, m, &w->reply_mac, &w->snap->ports[w->reply_port].mac, w->reply_port, false);
         else {
-            w->ctx->stats->drops[XLB_DROP_RELAY_NO_ROUTE]++;
+            w->ctx->stats->drops[XLB_DROP_STREAM_NO_ROUTE]++;
             rte_pktmbuf_free(m);
         }
     }
