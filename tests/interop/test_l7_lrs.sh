@@ -9,7 +9,9 @@
 #   ClusterLoadAssignment lrs: locality r1/za b-ok (be1), locality r1/zb b-fail (be2, --fail:
 #   every RPC ends UNAVAILABLE)
 # and asks for load reports of every cluster every 500 ms. Clients send 10 RPCs on each of
-# several connections (binding is per connection) until both backends have had some. Checked,
+# several connections to the splice VIP :50051 (binding is per connection) until both backends
+# have had some, then one channel sends 40 RPCs to the stream VIP :50052 (same target, every
+# RPC picked on its own: both backends get some). Checked,
 # from the reports the server recorded (summed over every report of cluster lrs):
 #   - total_issued_requests = N, the RPCs the clients sent, = the RPCs the backends logged;
 #   - per locality: issued = the RPCs its backend logged, successful = those b-ok answered,
@@ -60,13 +62,14 @@ c["xds_servers"] = [{"server_uri": "127.0.0.1:'"$XDS_PORT"'", "channel_creds": [
 c["node"]["id"] = "xlb-l7-lrs"
 x = c["xlb"]
 del x["static_resources"]
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7"}]'
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7"},
+             {"address": "198.18.0.100", "port": 50052, "target": "xds:///l7", "l7_mode": "stream"}]'
 
 grpc_backend "$E2E_PREFIX-be1" "$E2E_DIR/b-ok.log" --name b-ok --port 50051 --address 198.18.0.21
 grpc_backend "$E2E_PREFIX-be2" "$E2E_DIR/b-fail.log" --name b-fail --port 50051 --address 198.18.0.22 --fail
 e2e_start_xlbd
 vip_ready() {
-    [ "$(xlbctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["vips"][0]["state"])')" = ready ]
+    [ "$(xlbctl --json status | python3 -c 'import json,sys; print(all(v["state"] == "ready" for v in json.load(sys.stdin)["vips"]))')" = True ]
 }
 wait_until 100 0.2 vip_ready || fail "the L7 VIP is not ready: $(xlbctl xds; xlbctl status)"
 lrs_stream() { control GET '/streams?kind=lrs' | grep -q '"node_id": *"xlb-l7-lrs"'; }
@@ -86,11 +89,16 @@ for conns in $(seq 1 20); do
     grpc_expect "$out" 'r["status"] in ({"OK": 10}, {"UNAVAILABLE": 10})'
     [ "$conns" -lt 4 ] || [ "$(logged b-ok)" -eq 0 ] || [ "$(logged b-fail)" -eq 0 ] || break
 done
+# One channel to the stream VIP: its RPCs go to both localities (round robin: 20 and 20).
+out=$(grpc_client "$E2E_PREFIX-client" --target 198.18.0.100:50052 --count 40 --deadline 5)
+grpc_expect "$out" 'r["rpcs"] == 40 and r["backends"].get("b-ok", 0) >= 10 and r["status"].get("UNAVAILABLE", 0) >= 10'
+grpc_expect "$out" 'set(r["details"]) <= {"UNAVAILABLE: backend b-fail fails on purpose"}'
+N=$((N + 40))
 OK=$(logged b-ok) FAILED=$(logged b-fail)
 # (1/2)^19 is the chance that 20 connections all bind to one of two usable endpoints.
 [ "$OK" -gt 0 ] && [ "$FAILED" -gt 0 ] || fail "one backend got nothing in $conns connections: b-ok $OK, b-fail $FAILED"
 [ $((OK + FAILED)) -eq "$N" ] || fail "the backends logged $((OK + FAILED)) RPCs, the clients sent $N"
-pass "$N RPCs on $conns connections: b-ok answered $OK, b-fail failed $FAILED"
+pass "$N RPCs on $conns connections and one stream-mode channel: b-ok answered $OK, b-fail failed $FAILED"
 
 # ---- the reports ----
 # sums: cluster lrs over every report recorded: "issued ok errors inprogress(last) dropped"
