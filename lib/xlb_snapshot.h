@@ -101,6 +101,10 @@ struct xlb_snapshot {
     /* L4 VIPs answer SYNs with SYN cookies and open the backend connection only after the
      * client's ACK (xlb.l4_syn_proxy, dataplane/nat/nat_proxy.c). */
     bool l4_syn_proxy;
+    /* Ring hash's connection hash is SipHash-2-4 with this key (xlb.connection_hash_key),
+     * else an unkeyed CRC (dataplane/flow/flow_life.c). */
+    bool connection_hash_keyed;
+    uint64_t connection_hash_key[2];
 
     /* The endpoints of the stream VIPs' trees by stable slot (xlb_snapshot_index_endpoints):
      * a worker's subchannel to a slot that is gone, or now names another address, is closed

@@ -119,6 +119,44 @@ static void read_syn_proxy(const cJSON *xlb, const char *path, const struct xlb_
     out->l4_syn_proxy = cJSON_IsTrue(value);
 }
 
+/* 32 hexadecimal digits: a 128-bit key for ring hash's connection hash. */
+static bool parse_hash_key(const char *text, uint64_t key[2])
+{
+    if (strlen(text) != 32)
+        return false;
+    key[0] = key[1] = 0;
+    for (int i = 0; i < 32; i++) {
+        int c = text[i], v;
+        if (c >= '0' && c <= '9')
+            v = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            v = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            v = c - 'A' + 10;
+        else
+            return false;
+        key[i / 16] = key[i / 16] << 4 | (uint64_t)v;
+    }
+    return true;
+}
+
+static void read_connection_hash_key(const cJSON *xlb, const char *path,
+                                     const struct xlb_config_key *key, void *ctx,
+                                     struct xlb_errors *errs)
+{
+    struct xlb_bootstrap *out = ctx;
+    const cJSON *value = cJSON_GetObjectItemCaseSensitive(xlb, key->name);
+    if (value == NULL)
+        return;
+    if (!cJSON_IsString(value) || !parse_hash_key(value->valuestring, out->connection_hash_key)) {
+        char key_path[XLB_PATH_MAX];
+        xlb_path_key(key_path, path, key->name);
+        xlb_errors_add(errs, key_path, "must be 32 hexadecimal digits (a 128-bit key)");
+        return;
+    }
+    out->connection_hash_keyed = true;
+}
+
 /* "auto" (the default), "off", or the largest MSS a forwarded SYN may offer. 536 is the least
  * every IPv4 host must accept (RFC 9293 3.7.1); 65495 what a 65,535-byte datagram carries. */
 static void read_mss_clamp(const cJSON *xlb, const char *path, const struct xlb_config_key *key,
@@ -257,6 +295,7 @@ static const struct xlb_config_key section_keys[] = {
     {.name = "aggregate_cluster_backward_compat", .read = read_aggregate_compat},
     {.name = "tcp_mss_clamp", .read = read_mss_clamp},
     {.name = "l4_syn_proxy", .read = read_syn_proxy},
+    {.name = "connection_hash_key", .read = read_connection_hash_key},
     {.name = "ports", .read = xlb_bootstrap_read_ports},
     {.name = "snat", .read = xlb_bootstrap_read_snat},
     {.name = "vips", .read = xlb_bootstrap_read_vips},

@@ -111,6 +111,10 @@ struct xlb_bootstrap {
     /* L4 VIPs answer SYNs with SYN cookies and open backend connections only for clients that
      * complete the handshake (off by default; docs/forwarding.md "SYN proxy"). */
     bool l4_syn_proxy;
+    /* xlb.connection_hash_key: ring hash's connection hash keyed with it (SipHash-2-4), the
+     * same on every host given it; absent: the unkeyed CRC. */
+    bool connection_hash_keyed;
+    uint64_t connection_hash_key[2];
     unsigned n_vips;
     struct xlb_vip_config *vips;
     unsigned n_vip6_addresses;           /* distinct IPv6 VIP addresses among them */

@@ -2,7 +2,7 @@
  * SIGHUP: re-read the bootstrap and apply, without a restart and without touching what the
  * workers are doing, every part that only feeds the snapshot: VIPs, static resources, port
  * addresses and gateways, metrics_max_series, tcp_mss_clamp,
- * l4_syn_proxy, drain_seconds. Parts that shape the process (EAL,
+ * l4_syn_proxy, connection_hash_key, drain_seconds. Parts that shape the process (EAL,
  * workers, ports, sockets, xDS servers, node, SNAT addresses) are compared and reported as needing
  * a restart; they keep their running values. An invalid file changes nothing.
  *
@@ -205,6 +205,13 @@ static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap 
     if (running->l4_syn_proxy != fresh->l4_syn_proxy)
         note(applied, "xlb.l4_syn_proxy");
     running->l4_syn_proxy = fresh->l4_syn_proxy;
+    if (running->connection_hash_keyed != fresh->connection_hash_keyed ||
+        memcmp(running->connection_hash_key, fresh->connection_hash_key,
+               sizeof(running->connection_hash_key)) != 0)
+        note(applied, "xlb.connection_hash_key");
+    running->connection_hash_keyed = fresh->connection_hash_keyed;
+    memcpy(running->connection_hash_key, fresh->connection_hash_key,
+           sizeof(running->connection_hash_key));
     if (running->drain_seconds != fresh->drain_seconds)
         note(applied, "xlb.drain_seconds");
     running->drain_seconds = fresh->drain_seconds;

@@ -115,8 +115,9 @@ static inline void xlb_flow_request_started(struct xlb_burst_ctx *ctx, uint32_t 
 void xlb_flow_count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok);
 /* The drop reason of a failed xlb_flow_create (its `why`). */
 xlb_verdict xlb_flow_create_drop(enum xlb_flow_create_failure why);
-/* A connection's request hash for ring hash (A42). */
-uint64_t xlb_flow_connection_hash(const struct xlb_flow_key *key);
+/* A connection's request hash for ring hash (A42), keyed as the snapshot says (snap may be
+ * NULL: unkeyed). */
+uint64_t xlb_flow_connection_hash(const struct xlb_snapshot *snap, const struct xlb_flow_key *key);
 /* The VIP a client key is addressed to, or NULL. */
 const struct xlb_vip_view *xlb_flow_vip_of(const struct xlb_snapshot *snap,
                                            const struct xlb_flow_key *key);

@@ -13,6 +13,7 @@
 #include "nat/nat.h"
 #include "relay/relay.h"
 #include "stream/stream.h"
+#include "xlb_siphash.h"
 
 void xlb_flow_key_of(const struct xlb_tcp_packet *p, struct xlb_flow_key *key)
 {
@@ -62,12 +63,17 @@ void xlb_flow_count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok)
 }
 
 /*
- * The connection's request hash for ring hash (A42 points are 64-bit): a 32-bit CRC
- * of the 5-tuple spread over 64 bits by splitmix64's finalizer, so connections land all over
- * the ring and not only below 2^32.
+ * The connection's request hash for ring hash (A42 points are 64-bit). With
+ * xlb.connection_hash_key, SipHash-2-4 of the 5-tuple with that key: a client cannot compute
+ * offline which source ports land next to one ring point and aim its connections at one
+ * backend, and every host given the same key (a restarted or standby xlbd) picks the same
+ * backend for a connection. Without, a 32-bit CRC of the 5-tuple spread over 64 bits by
+ * splitmix64's finalizer: the same everywhere too, but computable by anyone.
  */
-uint64_t xlb_flow_connection_hash(const struct xlb_flow_key *key)
+uint64_t xlb_flow_connection_hash(const struct xlb_snapshot *snap, const struct xlb_flow_key *key)
 {
+    if (snap != NULL && snap->connection_hash_keyed)
+        return xlb_siphash24(snap->connection_hash_key, key, sizeof(*key));
     uint64_t z = rte_hash_crc(key, sizeof(*key), 0) + UINT64_C(0x9e3779b97f4a7c15);
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);

@@ -183,7 +183,7 @@ void xlb_l7_bind(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, str
     xlb_l7_route_request(&c->binding->request.request, fields, &http);
     struct xlb_lb_request request = {
         .http = &http,
-        .connection_id = xlb_flow_connection_hash(&key),
+        .connection_id = xlb_flow_connection_hash(snap, &key),
     };
     struct xlb_lb_trace trace;
     enum xlb_lb_outcome outcome = xlb_lb_pick(vip->lb, &request, ctx->lb, &trace);

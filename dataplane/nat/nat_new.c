@@ -83,7 +83,7 @@ xlb_verdict xlb_nat_new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
     /* SYN flood policy: half-open flows take at most a quarter of the table. */
     if (ctx->flows->n_syn >= ctx->flows->syn_cap)
         return XLB_DROP_SYN_POOL_FULL;
-    struct xlb_lb_request request = {.connection_id = xlb_flow_connection_hash(key)};
+    struct xlb_lb_request request = {.connection_id = xlb_flow_connection_hash(snap, key)};
     struct xlb_lb_trace trace;
     enum xlb_lb_outcome outcome = xlb_lb_pick(vip->lb, &request, ctx->lb, &trace);
     if (outcome != XLB_LB_PICKED)

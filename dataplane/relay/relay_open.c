@@ -98,7 +98,7 @@ static xlb_verdict make_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
                              const struct xlb_flow_key *key, const struct xlb_vip_view *vip,
                              struct xlb_flow **out, uint32_t *endpoint_slot)
 {
-    struct xlb_lb_request request = {.connection_id = xlb_flow_connection_hash(key)};
+    struct xlb_lb_request request = {.connection_id = xlb_flow_connection_hash(snap, key)};
     struct xlb_lb_trace trace;
     if (xlb_lb_pick(vip->lb, &request, ctx->lb, &trace) != XLB_LB_PICKED)
         return XLB_DROP_NO_BACKEND;

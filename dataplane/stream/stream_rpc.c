@@ -164,7 +164,7 @@ void xlb_stream_pick(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
     route_request(h, fields, &http);
     struct xlb_lb_request lb_request = {
         .http = &http,
-        .connection_id = xlb_flow_connection_hash(&c->key),
+        .connection_id = xlb_flow_connection_hash(w->snap, &c->key),
         .connectivity = true,
         .now_ms = xlb_stream_now_ms(ctx),
     };

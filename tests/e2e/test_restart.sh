@@ -14,6 +14,7 @@ e2e_setup
 # fanout hands a connection's client segments to the same worker after the restart.
 e2e_edit_config '
 x = c["xlb"]
+x["connection_hash_key"] = "5eed0fc0ffee5eed0fc0ffee5eed0fc0"  # the same on both processes
 x["workers"] = 2
 x["eal"] = [a.replace("qpairs=1", "qpairs=2") for a in x["eal"]]
 x["vips"] = [{"address": "198.18.0.100", "port": 80, "cluster": "hashed"},

@@ -238,6 +238,27 @@ static void mss_clamp_is_auto_off_or_a_size(void **state)
     expect_errors(DOC(", \"tcp_mss_clamp\": true"), want, NULL);
 }
 
+static void connection_hash_key_is_128_bits_of_hex(void **state)
+{
+    (void)state;
+    struct xlb_bootstrap b = parse_ok(DOC(""));
+    assert_false(b.connection_hash_keyed);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(DOC(", \"connection_hash_key\": \"00112233445566778899aAbBcCdDeEfF\""));
+    assert_true(b.connection_hash_keyed);
+    assert_true(b.connection_hash_key[0] == UINT64_C(0x0011223344556677));
+    assert_true(b.connection_hash_key[1] == UINT64_C(0x8899aabbccddeeff));
+    xlb_bootstrap_free(&b);
+    const char *want = "xlb.connection_hash_key: must be 32 hexadecimal digits (a 128-bit key)";
+    expect_errors(DOC(", \"connection_hash_key\": \"00112233445566778899aabbccddeef\""), want,
+                  NULL);
+    expect_errors(DOC(", \"connection_hash_key\": \"00112233445566778899aabbccddeeff0\""), want,
+                  NULL);
+    expect_errors(DOC(", \"connection_hash_key\": \"0011223344556677 899aabbccddeeff\""), want,
+                  NULL);
+    expect_errors(DOC(", \"connection_hash_key\": 42"), want, NULL);
+}
+
 /* cJSON keeps a double: an integral value is accepted however it is spelt, a fraction is not. */
 static void integers_must_be_exact(void **state)
 {
@@ -642,6 +663,7 @@ int main(void)
         cmocka_unit_test(static_resources_are_checked),
         cmocka_unit_test(metrics_settings_are_checked),
         cmocka_unit_test(mss_clamp_is_auto_off_or_a_size),
+        cmocka_unit_test(connection_hash_key_is_128_bits_of_hex),
         cmocka_unit_test(port_mtu_is_optional_and_bounded),
         cmocka_unit_test(every_problem_is_reported_at_once),
         cmocka_unit_test(load_reports_file_problems),
