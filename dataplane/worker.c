@@ -144,6 +144,11 @@ static void note_use(struct xlb_worker_stats *stats, const struct xlb_burst_ctx 
         stats->l7_capacity = capacity;
         if (in_use > stats->l7_high_water)
             stats->l7_high_water = in_use;
+        uint32_t heap, heap_high, heap_size;
+        xlb_l7_hpack_heap_use(ctx->l7, &heap, &heap_high, &heap_size);
+        stats->l7_hpack_in_use = heap;
+        stats->l7_hpack_high_water = heap_high;
+        stats->l7_hpack_capacity = heap_size;
     }
     /* The relay's and the stream engine's endpoints, as one. */
     const struct xlb_tcp_endpoint *eps[] = {

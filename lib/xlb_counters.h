@@ -172,6 +172,8 @@ struct xlb_worker_stats {
      * and of its L7 connection pool (all 0 without one). */
     uint64_t flows_in_use, flows_high_water, flows_capacity;
     uint64_t l7_in_use, l7_high_water, l7_capacity;
+    /* The L7 HPACK heap's bytes (dataplane/l7/): in use, the most ever in use, its size. */
+    uint64_t l7_hpack_in_use, l7_hpack_high_water, l7_hpack_capacity;
     /* The stream mode's client connections whose HTTP/2 session is live, and its RPCs in
      * flight (0 without the engine): what a drain waits for. */
     uint64_t stream_sessions, stream_rpcs;

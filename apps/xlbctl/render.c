@@ -63,13 +63,14 @@ static void render_rows(const cJSON *rows, const struct column *cols, unsigned n
 
 static void render_workers(const cJSON *workers, FILE *out)
 {
-    RENDER_ROWS(workers, out, {"WORKER", "worker"}, {"LCORE", "lcore"},
-                {"GENERATION", "generation"}, {"QUIESCENT (ms ago)", "last_quiescent_ms_ago"},
-                {"STALLED", "stalled"}, {"LOOPS", "loops"}, {"BUSY LOOPS", "busy_loops"},
-                {"BUSY %", "busy_percent"}, {"FLOWS", "flows_in_use"},
-                {"FLOWS MAX", "flows_high_water"}, {"L7 CONNS", "l7_connections_in_use"},
-                {"L7 MAX", "l7_connections_high_water"}, {"L7 POOL", "l7_connections_capacity"},
-                {"TCP CONNS", "tcp_connections_in_use"}, {"TCP MAX", "tcp_connections_high_water"});
+    RENDER_ROWS(
+        workers, out, {"WORKER", "worker"}, {"LCORE", "lcore"}, {"GENERATION", "generation"},
+        {"QUIESCENT (ms ago)", "last_quiescent_ms_ago"}, {"STALLED", "stalled"}, {"LOOPS", "loops"},
+        {"BUSY LOOPS", "busy_loops"}, {"BUSY %", "busy_percent"}, {"FLOWS", "flows_in_use"},
+        {"FLOWS MAX", "flows_high_water"}, {"L7 CONNS", "l7_connections_in_use"},
+        {"L7 MAX", "l7_connections_high_water"}, {"L7 POOL", "l7_connections_capacity"},
+        {"HPACK BYTES", "l7_hpack_bytes_in_use"}, {"HPACK MAX", "l7_hpack_bytes_high_water"},
+        {"TCP CONNS", "tcp_connections_in_use"}, {"TCP MAX", "tcp_connections_high_water"});
 }
 
 static void render_ports(const cJSON *ports, FILE *out)

@@ -82,6 +82,9 @@ static cJSON *worker_status(struct xlb_control_plane *cp, unsigned w)
     add_u64(worker, "l7_connections_in_use", st.counters.l7_in_use);
     add_u64(worker, "l7_connections_high_water", st.counters.l7_high_water);
     add_u64(worker, "l7_connections_capacity", st.counters.l7_capacity);
+    add_u64(worker, "l7_hpack_bytes_in_use", st.counters.l7_hpack_in_use);
+    add_u64(worker, "l7_hpack_bytes_high_water", st.counters.l7_hpack_high_water);
+    add_u64(worker, "l7_hpack_bytes_capacity", st.counters.l7_hpack_capacity);
     add_u64(worker, "tcp_connections_in_use", st.counters.tcp.conns_in_use);
     add_u64(worker, "tcp_connections_high_water", st.counters.tcp.conns_high_water);
     return worker;

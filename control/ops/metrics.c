@@ -94,6 +94,13 @@ static void worker_families(const struct xlb_control_plane *cp, struct xlb_text 
          "The most L7 connection pool entries ever in use."},
         {offsetof(struct xlb_worker_status, counters.l7_capacity),
          "xlb_worker_l7_connections_capacity", "gauge", "L7 connection pool entries."},
+        {offsetof(struct xlb_worker_status, counters.l7_hpack_in_use), "xlb_worker_l7_hpack_bytes",
+         "gauge", "L7 HPACK heap bytes in use."},
+        {offsetof(struct xlb_worker_status, counters.l7_hpack_high_water),
+         "xlb_worker_l7_hpack_bytes_high_water", "gauge",
+         "The most L7 HPACK heap bytes ever in use."},
+        {offsetof(struct xlb_worker_status, counters.l7_hpack_capacity),
+         "xlb_worker_l7_hpack_bytes_capacity", "gauge", "L7 HPACK heap bytes."},
     };
     for (size_t f = 0; f < RTE_DIM(per_worker); f++) {
         xlb_metrics_family(t, per_worker[f].name, per_worker[f].type, per_worker[f].help);

@@ -131,6 +131,9 @@ static int cmd_workers(const char *cmd, const char *params, struct rte_tel_data 
         rte_tel_data_add_dict_u64(c, "l7_connections_in_use", st.counters.l7_in_use);
         rte_tel_data_add_dict_u64(c, "l7_connections_high_water", st.counters.l7_high_water);
         rte_tel_data_add_dict_u64(c, "l7_connections_capacity", st.counters.l7_capacity);
+        rte_tel_data_add_dict_u64(c, "l7_hpack_bytes_in_use", st.counters.l7_hpack_in_use);
+        rte_tel_data_add_dict_u64(c, "l7_hpack_bytes_high_water", st.counters.l7_hpack_high_water);
+        rte_tel_data_add_dict_u64(c, "l7_hpack_bytes_capacity", st.counters.l7_hpack_capacity);
         rte_tel_data_add_dict_u64(c, "stalled", st.stalled ? 1 : 0);
         rte_tel_data_add_dict_u64(c, "stalls", st.stall_episodes);
         char name[32];

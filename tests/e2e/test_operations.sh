@@ -311,9 +311,13 @@ for w in workers:
     assert w["l7_connections_capacity"] == pool, (w, pool)
     assert w["l7_connections_in_use"] <= w["l7_connections_high_water"] <= pool, w
     assert w["flows_capacity"] == 65536 and w["flows_in_use"] <= w["flows_high_water"], w
+    assert 0 < w["l7_hpack_bytes_capacity"], w
+    assert w["l7_hpack_bytes_in_use"] <= w["l7_hpack_bytes_high_water"] <= w["l7_hpack_bytes_capacity"], w
 assert sum(w["flows_high_water"] for w in workers) >= 1, workers
+# The held connection's decoders hold their reserved floor of the HPACK heap.
+assert sum(w["l7_hpack_bytes_in_use"] for w in workers) > 0, workers
 PY
-pass "status shows each worker's flow table and L7 pool: in use, high-water mark, capacity ($l7_pool, as --check says)"
+pass "status shows each worker's flow table, L7 pool and HPACK heap: in use, high-water mark, capacity ($l7_pool connections, as --check says)"
 out=$(xlbctl log level worker debug)
 grep -Eq "xlb.worker +debug" <<<"$out" || fail "log level not set"
 out=$(xlbctl log)

@@ -42,8 +42,7 @@ static uint32_t drop_slot(void *arg, const char *category)
 static void pick_some(struct xlb_lb_cluster *c, uint64_t seed)
 {
     struct xlb_lb_cluster *leaves[1] = {c};
-    struct xlb_lb_target target = {
-        .name = c->name, .ready = true, .n_leaves = 1, .leaves = leaves};
+    struct xlb_lb_target target = {.name = c->name, .ready = true, .n_leaves = 1, .leaves = leaves};
     struct xlb_lb_vip vip = {.routes = NULL, .n_targets = 1, .targets = &target};
     for (uint32_t i = 0; i < PICKS; i++) {
         struct xlb_lb_request request = {.connection_id = seed * 0x9e3779b97f4a7c15u + i};
@@ -100,8 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const uint8_t *cluster_bytes = data + 2, *eds_bytes = cluster_bytes + cluster_len;
     size_t eds_len = size - 2 - cluster_len;
-    Envoy__Config__Cluster__V3__Cluster *cm = envoy__config__cluster__v3__cluster__unpack(
-        NULL, cluster_len, cluster_bytes);
+    Envoy__Config__Cluster__V3__Cluster *cm =
+        envoy__config__cluster__v3__cluster__unpack(NULL, cluster_len, cluster_bytes);
     Envoy__Config__Endpoint__V3__ClusterLoadAssignment *em =
         envoy__config__endpoint__v3__cluster_load_assignment__unpack(NULL, eds_len, eds_bytes);
     struct xlb_errors errs = {0};
