@@ -118,9 +118,10 @@ void xlb_tcp_recovery_on_ack(struct xlb_tcp_recovery *r, const struct xlb_tcp_ac
         r->dupacks++;
     /* Step (C) of RFC 6675 section 5: the SACKed data may prove the loss before the third
      * duplicate. Neither rule restarts recovery for losses of data sent before the last one
-     * ended (RFC 6582's "recover"). */
+     * began (RFC 6582's "recover"). recovery_point is one past the highest byte sent then, so
+     * an ACK that reaches it covers "recover": the byte at it was sent later, a new loss. */
     bool lost = r->sack_ok && xlb_tcp_sack_board_is_lost(&r->board, ev->ack, r->mss);
-    if ((r->dupacks >= XLB_TCP_DUPTHRESH || lost) && xlb_seq_gt(ev->ack, r->recovery_point))
+    if ((r->dupacks >= XLB_TCP_DUPTHRESH || lost) && xlb_seq_ge(ev->ack, r->recovery_point))
         enter_recovery(r, ev, st);
 }
 
