@@ -17,7 +17,7 @@
 #include "xlb_tcp_rtt.h"
 #include "xlb_tcp_timer_wheel.h"
 
-#define XLB_TCP_OOO_SLOTS  16 /* out-of-order segments one connection keeps */
+#define XLB_TCP_OOO_SLOTS  64 /* out-of-order segments one connection keeps (why: docs/tcp.md) */
 #define XLB_TCP_SACK_SEND  3  /* blocks in our ACKs (with timestamps, RFC 2018) */
 #define XLB_TCP_MAX_WINDOW (65535u << 14)
 

@@ -20,8 +20,8 @@
 
 /* The peer's ACK of everything below iss + 1 + acked, echoing our clock (an RTT sample), with
  * one SACK block [l, r) relative to iss + 1 when l != r. */
-static void peer_ack(struct tf *f, struct xlb_tcp_conn *c, uint32_t iss, uint32_t acked,
-                     uint32_t l, uint32_t r)
+static void peer_ack(struct tf *f, struct xlb_tcp_conn *c, uint32_t iss, uint32_t acked, uint32_t l,
+                     uint32_t r)
 {
     static uint32_t tsval = 2000;
     tsval++;
