@@ -52,6 +52,8 @@
     X(SACK_DROPPED, recovery.sack_dropped, "sack_dropped", "sack_blocks_ignored", "reason",        \
       "board_full")                                                                                \
     X(TLP_PROBES, recovery.tlp_probes, "tlp_probes", "tail_loss_probes", NULL, NULL)               \
+    X(LOST_RETRANSMITS, recovery.lost_retransmits, "lost_retransmits", "lost_retransmits", NULL,   \
+      NULL)                                                                                        \
     X(OOO_QUEUED, ooo_queued, "ooo_queued", "ooo_queued", NULL, NULL)                              \
     X(OOO_DROPPED_CONN, ooo_dropped_conn, "ooo_dropped_conn", "ooo_dropped", "budget",             \
       "connection")                                                                                \

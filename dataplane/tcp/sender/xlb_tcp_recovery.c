@@ -115,6 +115,35 @@ static bool probe_reveals_loss(struct xlb_tcp_recovery *r, const struct xlb_tcp_
     return xlb_tcp_sack_board_has(&r->board, r->tlp_seq);
 }
 
+/*
+ * A lost retransmission (RFC 8985 section 6's main case). RFC 6675 retransmits a hole once per
+ * recovery; when that copy is lost too, only the RTO is left. Without per-segment send times,
+ * xlb watches the one retransmission that matters most, the segment at snd_una: data sent for
+ * the first time after it (at or above head_rxt_mark, snd_nxt when it went) left later, so
+ * once more than (DupThresh - 1) * MSS of that is SACKed while snd_una is still missing, the
+ * retransmission is lost (the DupThresh margin stands in for RACK's reordering window) and
+ * goes again. Sequence order is send order for first transmissions: no false alarm without
+ * reordering.
+ */
+static void watch_head_retransmission(struct xlb_tcp_recovery *r,
+                                      const struct xlb_tcp_ack_event *ev,
+                                      struct xlb_tcp_recovery_stats *st)
+{
+    if (!r->sack_ok || !(r->in_recovery || r->after_rto) || !r->head_rxt)
+        return;
+    if (xlb_seq_gt(ev->ack, r->head_rxt_seq)) {
+        r->head_rxt = 0; /* it arrived */
+        return;
+    }
+    uint32_t high = xlb_tcp_sack_board_high(&r->board, ev->ack);
+    if (xlb_seq_gt(high, r->head_rxt_mark) &&
+        high - r->head_rxt_mark > (XLB_TCP_DUPTHRESH - 1) * r->mss) {
+        r->head_due = 1;
+        r->head_rxt = 0; /* watched again once it goes */
+        st->lost_retransmits++;
+    }
+}
+
 void xlb_tcp_recovery_on_ack(struct xlb_tcp_recovery *r, const struct xlb_tcp_ack_event *ev,
                              struct xlb_tcp_recovery_stats *st)
 {
@@ -130,6 +159,7 @@ void xlb_tcp_recovery_on_ack(struct xlb_tcp_recovery *r, const struct xlb_tcp_ac
         st->tlp_recoveries++;
         return;
     }
+    watch_head_retransmission(r, ev, st);
     if (r->after_rto) {
         if (xlb_seq_gt(ev->ack, r->high_rxt))
             r->high_rxt = ev->ack;
@@ -179,6 +209,7 @@ void xlb_tcp_recovery_on_rto(struct xlb_tcp_recovery *r, uint32_t snd_una, uint3
     r->head_due = 1;
     r->rescue_used = 0;
     r->tlp_out = 0; /* RFC 8985 section 7.4: the RTO ends the probe's episode */
+    r->head_rxt = 0;
 }
 
 /* New data within the peer's window: a whole segment, or all that is queued, or -- with nothing
@@ -246,8 +277,12 @@ struct xlb_tcp_send_choice xlb_tcp_recovery_next(struct xlb_tcp_recovery *r,
     uint32_t in_flight = v->snd_nxt - v->snd_una;
     if (r->head_due) {
         r->head_due = 0; /* the core sends what it is given */
-        if (in_flight > 0 && !(r->sack_ok && xlb_tcp_sack_board_has(&r->board, v->snd_una)))
+        if (in_flight > 0 && !(r->sack_ok && xlb_tcp_sack_board_has(&r->board, v->snd_una))) {
+            r->head_rxt = 1;
+            r->head_rxt_seq = v->snd_una;
+            r->head_rxt_mark = v->snd_nxt;
             return retransmit(v->snd_una, v->snd_nxt, v->mss);
+        }
     }
     if (r->after_rto)
         return next_sack(r, v, r->recovery_point, st); /* with or without SACK: go-back-N */

@@ -43,6 +43,7 @@ struct xlb_tcp_recovery_stats {
     uint64_t sack_invalid;       /* SACK blocks outside the window, ignored */
     uint64_t sack_dropped;       /* SACK ranges forgotten: the board was full */
     uint64_t tlp_probes;         /* tail loss probes sent (RFC 8985 section 7) */
+    uint64_t lost_retransmits;   /* retransmissions of snd_una found lost again (no RTO) */
 };
 
 struct xlb_tcp_recovery {
@@ -55,7 +56,10 @@ struct xlb_tcp_recovery {
     uint32_t inflation;        /* NewReno: bytes the window is inflated by (RFC 6582) */
     uint32_t lost_below;       /* in fast recovery: every unSACKed byte below it is lost */
     uint32_t tlp_seq, tlp_end; /* the tail loss probe in flight (xlb_tcp_tlp.h) */
-    uint8_t sack_ok;           /* the peer negotiated SACK */
+    /* The retransmission of the segment at snd_una being watched (head_rxt set): when data
+     * first sent after it, at or above head_rxt_mark, is SACKed and it is not, it was lost. */
+    uint32_t head_rxt_seq, head_rxt_mark;
+    uint8_t sack_ok; /* the peer negotiated SACK */
     uint8_t dupacks;
     uint8_t in_recovery; /* in fast recovery (dupacks/SACK) */
     uint8_t after_rto;   /* in RTO recovery: every unSACKed byte below recovery_point lost */
@@ -64,6 +68,7 @@ struct xlb_tcp_recovery {
     uint8_t had_loss; /* a recovery has happened: recovery_point is meaningful */
     uint8_t tlp_out;  /* a probe is unacknowledged: no other until it is */
     uint8_t tlp_rxt;  /* it was a retransmission */
+    uint8_t head_rxt; /* head_rxt_seq/mark are meaningful */
 };
 
 /* One acceptable ACK (SEG.ACK within [snd_una, snd_nxt]), seen before snd_una advances. */
