@@ -39,6 +39,7 @@
     X(NEWRENO_RECOVERIES, recovery.newreno_recoveries, "newreno_recoveries", "recoveries", "kind", \
       "newreno")                                                                                   \
     X(RTO_RECOVERIES, recovery.rto_recoveries, "rto_recoveries", "recoveries", "kind", "rto")      \
+    X(TLP_RECOVERIES, recovery.tlp_recoveries, "tlp_recoveries", "recoveries", "kind", "tlp")      \
     X(PARTIAL_ACKS, recovery.partial_acks, "partial_acks", "partial_acks", NULL, NULL)             \
     X(LIMITED_TRANSMITS, recovery.limited_transmits, "limited_transmits", "limited_transmits",     \
       NULL, NULL)                                                                                  \
@@ -50,6 +51,9 @@
       "invalid")                                                                                   \
     X(SACK_DROPPED, recovery.sack_dropped, "sack_dropped", "sack_blocks_ignored", "reason",        \
       "board_full")                                                                                \
+    X(TLP_PROBES, recovery.tlp_probes, "tlp_probes", "tail_loss_probes", NULL, NULL)               \
+    X(LOST_RETRANSMITS, recovery.lost_retransmits, "lost_retransmits", "lost_retransmits", NULL,   \
+      NULL)                                                                                        \
     X(OOO_QUEUED, ooo_queued, "ooo_queued", "ooo_queued", NULL, NULL)                              \
     X(OOO_DROPPED_CONN, ooo_dropped_conn, "ooo_dropped_conn", "ooo_dropped", "budget",             \
       "connection")                                                                                \

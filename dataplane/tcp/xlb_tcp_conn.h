@@ -17,7 +17,7 @@
 #include "xlb_tcp_rtt.h"
 #include "xlb_tcp_timer_wheel.h"
 
-#define XLB_TCP_OOO_SLOTS  16 /* out-of-order segments one connection keeps */
+#define XLB_TCP_OOO_SLOTS  64 /* out-of-order segments one connection keeps (why: docs/tcp.md) */
 #define XLB_TCP_SACK_SEND  3  /* blocks in our ACKs (with timestamps, RFC 2018) */
 #define XLB_TCP_MAX_WINDOW (65535u << 14)
 
@@ -87,6 +87,7 @@ struct xlb_tcp_conn {
 
     /* Deadlines (ms, 0: off); the wheel holds the earliest. */
     uint64_t rto_at, delack_at, persist_at, keepalive_at, timewait_at;
+    uint64_t tlp_at; /* the tail loss probe's timeout (PTO), before the RTO */
 
     struct xlb_tcp_mqueue sndq; /* from snd_una (after the SYN) */
     uint32_t snd_head_off;      /* bytes of the send queue's head mbuf already acknowledged */
@@ -163,6 +164,11 @@ void xlb_tcp_retransmit_first(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *
 void xlb_tcp_sender_start(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c);
 /* The retransmission timer's value now, in ms (RFC 6298 with backoff). */
 uint32_t xlb_tcp_rto_ms(const struct xlb_tcp_conn *c);
+/* After new data went or an ACK moved snd_una: (re)arm the tail loss probe's timer, or stop it
+ * when no probe is due (RFC 8985 section 7.2). */
+void xlb_tcp_tlp_arm(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c);
+/* The PTO expired: send the probe (new data, or the last segment again), then the RTO runs. */
+void xlb_tcp_tlp_fire(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c);
 
 /* xlb_tcp_reass.c */
 /* Keep an out-of-order segment (m's data at seq, len bytes); false when dropped (budgets). */

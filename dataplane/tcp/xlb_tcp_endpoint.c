@@ -179,7 +179,7 @@ void xlb_tcp_enter_timewait(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
     /* The application is done with it; the block stays for the peer's last segments. */
     conn_free_buffers(ep, c);
-    c->rto_at = c->delack_at = c->persist_at = c->keepalive_at = 0;
+    c->rto_at = c->delack_at = c->persist_at = c->keepalive_at = c->tlp_at = 0;
     c->timewait_at = ep->now_ms + ep->cfg.timewait_ms;
     xlb_tcp_timers_update(ep, c);
     const struct xlb_tcp_callbacks *cb = c->cb;
@@ -198,7 +198,7 @@ void xlb_tcp_timers_update(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
     if (ep->cfg.keepalive_idle_ms && c->state == XLB_TCP_ESTABLISHED && !c->ka_probes)
         c->keepalive_at = c->last_rx_ms + ep->cfg.keepalive_idle_ms;
-    uint64_t at = earliest(earliest(c->rto_at, c->delack_at), earliest(c->persist_at, 0));
+    uint64_t at = earliest(earliest(c->rto_at, c->delack_at), earliest(c->persist_at, c->tlp_at));
     at = earliest(at, earliest(c->keepalive_at, c->timewait_at));
     if (!at)
         xlb_tcp_wheel_cancel(&ep->wheel, &c->timer);
@@ -232,6 +232,7 @@ static void rto_fired(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
         return;
     }
     ep->ctr.rtos++;
+    c->tlp_at = 0;
     xlb_tcp_rtt_backoff(&c->rtt);
     c->rtt_timing = false; /* Karn */
     /* RFC 6675 section 5.1: everything outstanding is lost, sent again in slow start. */
@@ -279,6 +280,8 @@ static void conn_timers_fired(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *
         xlb_tcp_conn_release(ep, c); /* TIME-WAIT over: nobody to tell */
         return;
     }
+    if (c->tlp_at && c->tlp_at <= now)
+        xlb_tcp_tlp_fire(ep, c); /* re-arms the RTO: never both at once */
     if (c->rto_at && c->rto_at <= now) {
         rto_fired(ep, c);
         if (c->state == XLB_TCP_CLOSED)

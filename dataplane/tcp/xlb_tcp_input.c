@@ -194,6 +194,7 @@ static int process_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
             c->snd_nxt = c->snd_una;
         c->rto_tries = 0;
         c->rto_at = c->snd_una == c->snd_max ? 0 : ep->now_ms + xlb_tcp_rto_ms(c);
+        xlb_tcp_tlp_arm(ep, c);
         /* A write was refused: tell the writer that ACKs freed room (it retries). */
         if ((c->flags & XLB_TCPF_WANT_WRITE) && data) {
             c->flags &= (uint16_t)~XLB_TCPF_WANT_WRITE;

@@ -14,6 +14,7 @@
 #include "xlb_tcp_conn.h"
 #include "xlb_tcp_options.h"
 #include "xlb_tcp_seq.h"
+#include "xlb_tcp_tlp.h"
 
 bool xlb_tcp_tx(struct xlb_tcp_endpoint *ep, struct rte_mbuf *m)
 {
@@ -438,6 +439,57 @@ static bool send_new(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32
     return true;
 }
 
+/* What the recovery module needs to pick a segment: unsent bytes, windows, and the MSS our
+ * SACK blocks leave for data. */
+static struct xlb_tcp_send_view send_view(const struct xlb_tcp_conn *c, uint32_t unsent)
+{
+    uint32_t sack_room = xlb_tcp_sack_opt_len(c);
+    return (struct xlb_tcp_send_view){
+        .snd_una = c->snd_una,
+        .snd_nxt = c->snd_max,
+        .snd_wnd = c->snd_wnd,
+        .unsent = unsent,
+        .mss = c->mss > sack_room + 64 ? c->mss - sack_room : c->mss,
+    };
+}
+
+void xlb_tcp_tlp_arm(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    uint32_t in_flight = c->snd_max - c->snd_una;
+    uint32_t pto_us = can_send_data(c) ? xlb_tcp_tlp_timeout_us(&c->rec, c->rtt.srtt_us, in_flight,
+                                                                xlb_tcp_rtt_timeout_us(&c->rtt))
+                                       : 0;
+    c->tlp_at = pto_us ? ep->now_ms + (pto_us + 999) / 1000 : 0;
+}
+
+void xlb_tcp_tlp_fire(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
+{
+    c->tlp_at = 0;
+    if (!can_send_data(c))
+        return;
+    bool fin_sent = c->flags & XLB_TCPF_FIN_SENT;
+    uint32_t unsent = fin_sent ? 0 : c->sndq.bytes - (c->snd_max - c->snd_una);
+    struct xlb_tcp_send_view view = send_view(c, unsent);
+    struct xlb_tcp_send_choice probe = xlb_tcp_tlp_probe(&c->rec, &view);
+    uint32_t seq = probe.seq;
+    bool sent = false;
+    if (probe.what == XLB_TCP_SEND_NEW) {
+        sent = send_new(ep, c, RTE_MIN(probe.len, unsent)); /* cwnd is not asked */
+    } else if (probe.what == XLB_TCP_SEND_RETRANSMIT) {
+        /* The last segment again: up to snd_max, so a FIN sent goes with it. */
+        uint32_t len = c->snd_max - probe.seq;
+        sent = send_range(ep, c, probe.seq, len);
+        if (sent)
+            xlb_tcp_recovery_sent(&c->rec, probe.seq, len, true);
+    }
+    if (!sent)
+        return;
+    xlb_tcp_tlp_sent(&c->rec, seq, c->snd_max - seq, probe.what == XLB_TCP_SEND_RETRANSMIT,
+                     &ep->ctr.recovery);
+    c->rto_at = ep->now_ms + xlb_tcp_rto_ms(c); /* RFC 8985 section 7.3: the RTO, not a PTO */
+    xlb_tcp_timers_update(ep, c);
+}
+
 #define OUTPUT_BOUND 1024 /* segments per call: the windows bound it sooner */
 
 void xlb_tcp_output(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
@@ -452,17 +504,11 @@ void xlb_tcp_output(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
         }
         /* The recovery module picks each segment: a hole to fill, or new data within the
          * congestion and peer windows (dataplane/tcp/sender/xlb_tcp_recovery.h). */
+        uint32_t sent_up_to = c->snd_max;
         for (unsigned turn = 0; turn < OUTPUT_BOUND; turn++) {
             bool fin_sent = c->flags & XLB_TCPF_FIN_SENT;
             uint32_t unsent = fin_sent ? 0 : c->sndq.bytes - (c->snd_max - c->snd_una);
-            uint32_t sack_room = xlb_tcp_sack_opt_len(c);
-            struct xlb_tcp_send_view view = {
-                .snd_una = c->snd_una,
-                .snd_nxt = c->snd_max,
-                .snd_wnd = c->snd_wnd,
-                .unsent = unsent,
-                .mss = c->mss > sack_room + 64 ? c->mss - sack_room : c->mss,
-            };
+            struct xlb_tcp_send_view view = send_view(c, unsent);
             struct xlb_tcp_send_choice pick =
                 xlb_tcp_recovery_next(&c->rec, &view, &ep->ctr.recovery);
             bool sent;
@@ -482,6 +528,8 @@ void xlb_tcp_output(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
             if (!c->rto_at)
                 c->rto_at = ep->now_ms + xlb_tcp_rto_ms(c);
         }
+        if (c->snd_max != sent_up_to)
+            xlb_tcp_tlp_arm(ep, c); /* new data went: the probe's clock restarts */
         /* Data waits behind a zero window with nothing in flight: probe it. */
         uint32_t waiting =
             (c->flags & XLB_TCPF_FIN_SENT) ? 0 : c->sndq.bytes - (c->snd_max - c->snd_una);

@@ -193,6 +193,17 @@ static void run_bulk(int family, unsigned loss_pct)
         (unsigned long long)xlb_tcp_counters(b.ep)->rtos,
         (unsigned long long)xlb_tcp_counters(a.ep)->recovery.fast_retransmits,
         (unsigned long long)xlb_tcp_counters(b.ep)->recovery.fast_retransmits);
+    print_message("  tail loss probes %llu + %llu (losses found %llu + %llu), lost "
+                  "retransmissions found %llu + %llu, out-of-order segments dropped for want of "
+                  "slots %llu + %llu\n",
+                  (unsigned long long)xlb_tcp_counters(a.ep)->recovery.tlp_probes,
+                  (unsigned long long)xlb_tcp_counters(b.ep)->recovery.tlp_probes,
+                  (unsigned long long)xlb_tcp_counters(a.ep)->recovery.tlp_recoveries,
+                  (unsigned long long)xlb_tcp_counters(b.ep)->recovery.tlp_recoveries,
+                  (unsigned long long)xlb_tcp_counters(a.ep)->recovery.lost_retransmits,
+                  (unsigned long long)xlb_tcp_counters(b.ep)->recovery.lost_retransmits,
+                  (unsigned long long)xlb_tcp_counters(a.ep)->ooo_dropped_slots,
+                  (unsigned long long)xlb_tcp_counters(b.ep)->ooo_dropped_slots);
     assert_true(step < MAX_STEPS);
     assert_int_equal(a.received, BULK_BYTES);
     assert_int_equal(b.received, BULK_BYTES);

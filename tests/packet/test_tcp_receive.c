@@ -209,8 +209,9 @@ static void test_reassembly_budgets(void **state)
     tf_peer_data(f, c, 100, iss, 3000, 800, 0, 2000); /* over the connection's 1,000 */
     assert_int_equal(xlb_tcp_counters(f->ep)->ooo_dropped_conn, 1);
     assert_int_equal(xlb_tcp_ooo_bytes(f->ep), 800);
-    /* Slots: 16 one-byte holes fill them, the 17th is dropped. */
-    for (uint32_t i = 0; i < 16; i++)
+    /* Slots (XLB_TCP_OOO_SLOTS, 64): the segment above and 63 one-byte holes fill them, the
+     * 64th hole is dropped. */
+    for (uint32_t i = 0; i < 64; i++)
         tf_peer_data(f, c, 100, iss, 10 + 2 * i, 1, 0, 2000);
     assert_int_equal(xlb_tcp_counters(f->ep)->ooo_dropped_slots, 1);
     xlb_tcp_abort(f->ep, c);

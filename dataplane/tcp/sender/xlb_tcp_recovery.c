@@ -34,6 +34,7 @@ static void enter_recovery(struct xlb_tcp_recovery *r, const struct xlb_tcp_ack_
 {
     r->recovery_point = ev->snd_nxt;
     r->high_rxt = ev->ack;
+    r->lost_below = ev->ack;
     r->rescue_used = 0;
     r->in_recovery = 1;
     r->head_due = 1;
@@ -86,6 +87,63 @@ static bool is_duplicate(const struct xlb_tcp_recovery *r, const struct xlb_tcp_
     return !r->sack_ok || ev->n_sack == 0 || u->newly_sacked > 0;
 }
 
+/*
+ * What this ACK says about the tail loss probe in flight (xlb_tcp_tlp.h). True when the probe
+ * is SACKed with data below it missing: the probe is the newest segment sent, so everything
+ * below it that the peer does not hold is lost (RACK's rule, RFC 8985 section 6.2, for the one
+ * segment whose send time is known to be the latest).
+ */
+static bool probe_reveals_loss(struct xlb_tcp_recovery *r, const struct xlb_tcp_ack_event *ev,
+                               const struct xlb_tcp_sack_update *u,
+                               struct xlb_tcp_recovery_stats *st)
+{
+    if (!r->tlp_out)
+        return false;
+    if (xlb_seq_ge(ev->ack, r->tlp_end)) {
+        /* Acknowledged. A retransmitted probe that no D-SACK calls a duplicate repaired the
+         * loss of the last segment: that is a congestion signal too (RFC 8985 section 7.4). */
+        r->tlp_out = 0;
+        if (r->tlp_rxt && !u->dsack && !r->in_recovery && !r->after_rto) {
+            xlb_tcp_cc_on_congestion(&r->cc, ev->snd_nxt - ev->snd_una, ev->now_us);
+            xlb_tcp_cc_on_recovery_exit(&r->cc);
+            st->tlp_recoveries++;
+        }
+        return false;
+    }
+    if (r->in_recovery || r->after_rto || !xlb_seq_lt(ev->ack, r->tlp_seq))
+        return false;
+    return xlb_tcp_sack_board_has(&r->board, r->tlp_seq);
+}
+
+/*
+ * A lost retransmission (RFC 8985 section 6's main case). RFC 6675 retransmits a hole once per
+ * recovery; when that copy is lost too, only the RTO is left. Without per-segment send times,
+ * xlb watches the one retransmission that matters most, the segment at snd_una: data sent for
+ * the first time after it (at or above head_rxt_mark, snd_nxt when it went) left later, so
+ * once more than (DupThresh - 1) * MSS of that is SACKed while snd_una is still missing, the
+ * retransmission is lost (the DupThresh margin stands in for RACK's reordering window) and
+ * goes again. Sequence order is send order for first transmissions: no false alarm without
+ * reordering.
+ */
+static void watch_head_retransmission(struct xlb_tcp_recovery *r,
+                                      const struct xlb_tcp_ack_event *ev,
+                                      struct xlb_tcp_recovery_stats *st)
+{
+    if (!r->sack_ok || !(r->in_recovery || r->after_rto) || !r->head_rxt)
+        return;
+    if (xlb_seq_gt(ev->ack, r->head_rxt_seq)) {
+        r->head_rxt = 0; /* it arrived */
+        return;
+    }
+    uint32_t high = xlb_tcp_sack_board_high(&r->board, ev->ack);
+    if (xlb_seq_gt(high, r->head_rxt_mark) &&
+        high - r->head_rxt_mark > (XLB_TCP_DUPTHRESH - 1) * r->mss) {
+        r->head_due = 1;
+        r->head_rxt = 0; /* watched again once it goes */
+        st->lost_retransmits++;
+    }
+}
+
 void xlb_tcp_recovery_on_ack(struct xlb_tcp_recovery *r, const struct xlb_tcp_ack_event *ev,
                              struct xlb_tcp_recovery_stats *st)
 {
@@ -95,6 +153,13 @@ void xlb_tcp_recovery_on_ack(struct xlb_tcp_recovery *r, const struct xlb_tcp_ac
         count_board(&u, st);
     }
     uint32_t advanced = ev->ack - ev->snd_una;
+    if (probe_reveals_loss(r, ev, &u, st) && xlb_seq_ge(ev->ack, r->recovery_point)) {
+        enter_recovery(r, ev, st);
+        r->lost_below = r->tlp_seq;
+        st->tlp_recoveries++;
+        return;
+    }
+    watch_head_retransmission(r, ev, st);
     if (r->after_rto) {
         if (xlb_seq_gt(ev->ack, r->high_rxt))
             r->high_rxt = ev->ack;
@@ -118,9 +183,10 @@ void xlb_tcp_recovery_on_ack(struct xlb_tcp_recovery *r, const struct xlb_tcp_ac
         r->dupacks++;
     /* Step (C) of RFC 6675 section 5: the SACKed data may prove the loss before the third
      * duplicate. Neither rule restarts recovery for losses of data sent before the last one
-     * ended (RFC 6582's "recover"). */
+     * began (RFC 6582's "recover"). recovery_point is one past the highest byte sent then, so
+     * an ACK that reaches it covers "recover": the byte at it was sent later, a new loss. */
     bool lost = r->sack_ok && xlb_tcp_sack_board_is_lost(&r->board, ev->ack, r->mss);
-    if ((r->dupacks >= XLB_TCP_DUPTHRESH || lost) && xlb_seq_gt(ev->ack, r->recovery_point))
+    if ((r->dupacks >= XLB_TCP_DUPTHRESH || lost) && xlb_seq_ge(ev->ack, r->recovery_point))
         enter_recovery(r, ev, st);
 }
 
@@ -142,6 +208,8 @@ void xlb_tcp_recovery_on_rto(struct xlb_tcp_recovery *r, uint32_t snd_una, uint3
     r->high_rxt = snd_una;
     r->head_due = 1;
     r->rescue_used = 0;
+    r->tlp_out = 0; /* RFC 8985 section 7.4: the RTO ends the probe's episode */
+    r->head_rxt = 0;
 }
 
 /* New data within the peer's window: a whole segment, or all that is queued, or -- with nothing
@@ -209,13 +277,17 @@ struct xlb_tcp_send_choice xlb_tcp_recovery_next(struct xlb_tcp_recovery *r,
     uint32_t in_flight = v->snd_nxt - v->snd_una;
     if (r->head_due) {
         r->head_due = 0; /* the core sends what it is given */
-        if (in_flight > 0 && !(r->sack_ok && xlb_tcp_sack_board_has(&r->board, v->snd_una)))
+        if (in_flight > 0 && !(r->sack_ok && xlb_tcp_sack_board_has(&r->board, v->snd_una))) {
+            r->head_rxt = 1;
+            r->head_rxt_seq = v->snd_una;
+            r->head_rxt_mark = v->snd_nxt;
             return retransmit(v->snd_una, v->snd_nxt, v->mss);
+        }
     }
     if (r->after_rto)
         return next_sack(r, v, r->recovery_point, st); /* with or without SACK: go-back-N */
     if (r->in_recovery && r->sack_ok)
-        return next_sack(r, v, v->snd_una, st);
+        return next_sack(r, v, xlb_seq_max(v->snd_una, r->lost_below), st);
     uint32_t cwnd = r->cc.cwnd + r->inflation;
     if (!r->in_recovery && r->dupacks > 0 && r->dupacks < XLB_TCP_DUPTHRESH)
         cwnd += r->dupacks * v->mss; /* RFC 3042, limited transmit */

@@ -33,6 +33,8 @@ struct xlb_tcp_recovery_stats {
     uint64_t sack_recoveries;    /* of which SACK-based */
     uint64_t newreno_recoveries; /* of which NewReno (peer without SACK) */
     uint64_t rto_recoveries;     /* RTOs (first expiry of a loss) */
+    uint64_t tlp_recoveries;     /* losses a tail loss probe revealed: recoveries it started, or
+                                  * a lone tail segment it repaired (cwnd reduced for both) */
     uint64_t partial_acks;       /* NewReno partial ACKs */
     uint64_t limited_transmits;  /* segments sent under RFC 3042 */
     uint64_t rescue_retransmits; /* RFC 6675 NextSeg rule 4 */
@@ -40,23 +42,33 @@ struct xlb_tcp_recovery_stats {
     uint64_t dsacks;             /* D-SACKs received (RFC 2883): spurious retransmissions */
     uint64_t sack_invalid;       /* SACK blocks outside the window, ignored */
     uint64_t sack_dropped;       /* SACK ranges forgotten: the board was full */
+    uint64_t tlp_probes;         /* tail loss probes sent (RFC 8985 section 7) */
+    uint64_t lost_retransmits;   /* retransmissions of snd_una found lost again (no RTO) */
 };
 
 struct xlb_tcp_recovery {
     struct xlb_tcp_cc cc;
     struct xlb_tcp_sack_board board;
     uint32_t mss;
-    uint32_t recovery_point; /* RFC 6675 RecoveryPoint / RFC 6582 recover */
-    uint32_t high_rxt;       /* one past the highest byte retransmitted in this recovery */
-    uint32_t rescue_rxt;     /* RFC 6675 RescueRxt */
-    uint32_t inflation;      /* NewReno: bytes the window is inflated by (RFC 6582) */
-    uint8_t sack_ok;         /* the peer negotiated SACK */
+    uint32_t recovery_point;   /* RFC 6675 RecoveryPoint / RFC 6582 recover */
+    uint32_t high_rxt;         /* one past the highest byte retransmitted in this recovery */
+    uint32_t rescue_rxt;       /* RFC 6675 RescueRxt */
+    uint32_t inflation;        /* NewReno: bytes the window is inflated by (RFC 6582) */
+    uint32_t lost_below;       /* in fast recovery: every unSACKed byte below it is lost */
+    uint32_t tlp_seq, tlp_end; /* the tail loss probe in flight (xlb_tcp_tlp.h) */
+    /* The retransmission of the segment at snd_una being watched (head_rxt set): when data
+     * first sent after it, at or above head_rxt_mark, is SACKed and it is not, it was lost. */
+    uint32_t head_rxt_seq, head_rxt_mark;
+    uint8_t sack_ok; /* the peer negotiated SACK */
     uint8_t dupacks;
     uint8_t in_recovery; /* in fast recovery (dupacks/SACK) */
     uint8_t after_rto;   /* in RTO recovery: every unSACKed byte below recovery_point lost */
     uint8_t head_due;    /* the first unacknowledged segment must go next */
     uint8_t rescue_used;
     uint8_t had_loss; /* a recovery has happened: recovery_point is meaningful */
+    uint8_t tlp_out;  /* a probe is unacknowledged: no other until it is */
+    uint8_t tlp_rxt;  /* it was a retransmission */
+    uint8_t head_rxt; /* head_rxt_seq/mark are meaningful */
 };
 
 /* One acceptable ACK (SEG.ACK within [snd_una, snd_nxt]), seen before snd_una advances. */

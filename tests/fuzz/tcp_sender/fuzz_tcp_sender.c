@@ -1,11 +1,12 @@
 /*
  * Fuzz target for the TCP sender's algorithms: the input is a script of events for one
  * connection -- ACKs with arbitrary SACK blocks, RTOs, and rounds of "send what you may" --
- * applied to a model of the core's sequence variables. After each event what must hold:
+ * applied to a model of the core's sequence variables, and tail loss probes when one is due.
+ * After each event what must hold:
  * the scoreboard is sorted, disjoint, within (snd_una, snd_nxt] and bounded; every
  * retransmission lies within [snd_una, snd_nxt); new data starts at snd_nxt, fits the queue
- * and the MSS; the pipe never exceeds twice what is in flight; the window is at least a
- * segment. Any of them broken aborts.
+ * and the MSS; a probe is the next new segment or ends at snd_nxt; the pipe never exceeds twice
+ * what is in flight; the window is at least a segment. Any of them broken aborts.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "xlb_tcp_recovery.h"
 #include "xlb_tcp_seq.h"
+#include "xlb_tcp_tlp.h"
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
@@ -114,6 +116,32 @@ static void do_send_round(struct model *m, struct input *in)
     }
 }
 
+/* The probe timeout expired, if one was due (the core arms it only then). */
+static void do_probe(struct model *m, struct input *in)
+{
+    uint32_t flight = m->nxt - m->una;
+    if (!xlb_tcp_tlp_timeout_us(&m->r, m->rtt.srtt_us, flight, xlb_tcp_rtt_timeout_us(&m->rtt)))
+        return;
+    struct xlb_tcp_send_view v = {.snd_una = m->una,
+                                  .snd_nxt = m->nxt,
+                                  .snd_wnd = take(in, 3),
+                                  .unsent = m->unsent,
+                                  .mss = m->mss};
+    struct xlb_tcp_send_choice c = xlb_tcp_tlp_probe(&m->r, &v);
+    CHECK(c.what != XLB_TCP_SEND_NOTHING); /* due: something goes */
+    CHECK(c.len > 0 && c.len <= m->mss);
+    if (c.what == XLB_TCP_SEND_NEW) {
+        CHECK(c.seq == m->nxt && c.len <= m->unsent);
+        m->nxt += c.len;
+        m->unsent -= c.len;
+    } else {
+        CHECK(xlb_seq_ge(c.seq, m->una) && c.seq + c.len == m->nxt);
+        xlb_tcp_recovery_sent(&m->r, c.seq, c.len, true);
+    }
+    xlb_tcp_tlp_sent(&m->r, c.seq, c.len, c.what == XLB_TCP_SEND_RETRANSMIT, &m->st);
+    CHECK(!xlb_tcp_tlp_timeout_us(&m->r, m->rtt.srtt_us, m->nxt - m->una, 1000000));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -130,12 +158,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     m.now = 1000000;
     for (unsigned steps = 0; in.left > 0 && steps < 4096; steps++) {
         m.now += take(&in, 1) * 1000;
-        switch (take(&in, 1) % 3) {
+        switch (take(&in, 1) % 4) {
         case 0:
             do_ack(&m, &in);
             break;
         case 1:
             do_send_round(&m, &in);
+            break;
+        case 2:
+            do_probe(&m, &in);
             break;
         default:
             if (m.nxt != m.una) {

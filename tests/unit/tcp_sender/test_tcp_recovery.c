@@ -208,6 +208,74 @@ static void old_duplicates_do_not_start_a_second_recovery(void **state)
     }
 }
 
+/* A recovery ends with the cumulative ACK exactly at its recovery point; the very next segment,
+ * sent after that recovery began, is lost. That is a new loss (RFC 6582's "recover" is the
+ * highest byte sent, one below our recovery point): three duplicates must start a second
+ * recovery, not leave the hole to the retransmission timer. */
+static void a_loss_right_at_the_recovery_point_starts_a_new_recovery(void **state)
+{
+    (void)state;
+    for (unsigned k = 0; k < 2; k++) {
+        struct sender s;
+        start(&s, bases[k], true, XLB_TCP_CC_CUBIC);
+        s.unsent = 0;
+        const uint32_t a1[][2] = {{1001, 5001}};
+        ack(&s, 1, a1, 1);
+        assert_true(s.r.in_recovery);
+        expect(&s, XLB_TCP_SEND_RETRANSMIT, 1, MSS);
+        ack(&s, 10001, NULL, 0); /* the full ACK: exactly the recovery point */
+        assert_false(s.r.in_recovery);
+        s.unsent = 5 * MSS;
+        for (uint32_t i = 0; i < 5; i++)
+            expect(&s, XLB_TCP_SEND_NEW, 10001 + i * MSS, MSS);
+        /* 10001..11001 lost; the peer SACKs the three after it. */
+        for (uint32_t got = 1; got <= 3; got++) {
+            const uint32_t blk[][2] = {{11001, 11001 + got * MSS}};
+            ack(&s, 10001, blk, 1);
+        }
+        assert_true(s.r.in_recovery);
+        assert_int_equal(s.st.fast_retransmits, 2);
+        expect(&s, XLB_TCP_SEND_RETRANSMIT, 10001, MSS);
+    }
+}
+
+/* Send what the module allows, as the core does after each ACK (bounded). */
+static void drain(struct sender *s)
+{
+    for (int i = 0; i < 100 && next(s).what != XLB_TCP_SEND_NOTHING; i++)
+        ;
+}
+
+/* The retransmission of the first segment is lost as well. Data sent for the first time after
+ * it is SACKed, more than DupThresh segments of it, while the segment is still missing: it
+ * goes again at once instead of waiting for the RTO. */
+static void a_lost_retransmission_is_sent_again_without_an_rto(void **state)
+{
+    (void)state;
+    for (unsigned k = 0; k < 2; k++) {
+        struct sender s;
+        start(&s, bases[k], true, XLB_TCP_CC_CUBIC);
+        const uint32_t a1[][2] = {{1001, 5001}};
+        ack(&s, 1, a1, 1);
+        assert_true(s.r.in_recovery);
+        expect(&s, XLB_TCP_SEND_RETRANSMIT, 1, MSS);
+        drain(&s);
+        /* Everything sent before the retransmission arrives, except the first segment. */
+        const uint32_t a2[][2] = {{1001, 10001}};
+        ack(&s, 1, a2, 1);
+        drain(&s);
+        assert_int_equal(s.st.lost_retransmits, 0);
+        assert_true(s.nxt - s.base > 10001 + 3 * MSS);
+        /* Now the new data sent after it too: the retransmission was lost. */
+        const uint32_t a3[][2] = {{1001, s.nxt - s.base}};
+        ack(&s, 1, a3, 1);
+        assert_int_equal(s.st.lost_retransmits, 1);
+        expect(&s, XLB_TCP_SEND_RETRANSMIT, 1, MSS);
+        assert_true(s.r.in_recovery);
+        assert_int_equal(s.st.fast_retransmits, 1); /* the same recovery, no second reduction */
+    }
+}
+
 static void without_loss_the_window_limits_new_data(void **state)
 {
     (void)state;
@@ -230,6 +298,8 @@ int main(void)
         cmocka_unit_test(newreno_without_sack_retransmits_each_hole_on_partial_acks),
         cmocka_unit_test(after_an_rto_everything_goes_again_from_snd_una_in_slow_start),
         cmocka_unit_test(old_duplicates_do_not_start_a_second_recovery),
+        cmocka_unit_test(a_loss_right_at_the_recovery_point_starts_a_new_recovery),
+        cmocka_unit_test(a_lost_retransmission_is_sent_again_without_an_rto),
         cmocka_unit_test(without_loss_the_window_limits_new_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
