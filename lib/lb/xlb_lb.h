@@ -180,10 +180,19 @@ struct xlb_lb_connectivity; /* xlb_lb_connectivity.h */
  * load NULL makes a dry run: nothing is counted (simulate).
  */
 /* A worker's in-flight counts as a least-request pick over cluster c's endpoint indexes reads
- * them: its own counters only (A48: each worker is one channel). */
+ * them: its own counters only (A48: each worker is one channel); `sums` (simulate: per
+ * endpoint slot, summed over workers) instead when given. */
 static inline struct xlb_in_flight_view xlb_lb_in_flight_view(const struct xlb_lb_cluster *c,
-                                                              const struct xlb_worker_load *load)
+                                                              const struct xlb_worker_load *load,
+                                                              const uint32_t *sums)
 {
+    if (sums != NULL)
+        return (struct xlb_in_flight_view){.counts = sums,
+                                           .count_stride = sizeof(uint32_t),
+                                           .n_counts = XLB_ENDPOINT_SLOTS,
+                                           .keys = &c->endpoints[0].slot,
+                                           .key_stride = sizeof(struct xlb_lb_endpoint),
+                                           .n_keys = c->n_endpoints};
     return (struct xlb_in_flight_view){
         .counts = load != NULL ? &load->endpoints[0].in_flight : NULL,
         .count_stride = sizeof(struct xlb_endpoint_load),
@@ -206,6 +215,10 @@ struct xlb_lb_worker {
     /* Its subchannels' states (xlb_lb_connectivity_init), or NULL: then picks with
      * connectivity are picks without, as before. */
     struct xlb_lb_connectivity *connectivity;
+    /* xlbctl simulate only (NULL on workers): in flight per endpoint slot summed over workers,
+     * and where the least-request picks leave their candidates. */
+    const uint32_t *in_flight_sums;
+    struct xlb_least_request_trace *least_request_trace;
 };
 
 /* The session cookie's content (A55/A60), already decoded; n_addresses 0 when none. */

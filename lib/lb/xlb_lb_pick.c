@@ -82,8 +82,9 @@ static uint32_t least_request_endpoint(const struct xlb_lb_cluster *c,
     uint32_t loc = xlb_wchoice_pick(p->locality_choice, &w->rng);
     if (loc == XLB_PICK_NONE)
         return XLB_PICK_NONE;
-    struct xlb_in_flight_view view = xlb_lb_in_flight_view(c, w->load);
-    return xlb_least_request_pick_view(p->localities[loc].lr, &view, c->usable, &w->rng, NULL);
+    struct xlb_in_flight_view view = xlb_lb_in_flight_view(c, w->load, w->in_flight_sums);
+    return xlb_least_request_pick_view(p->localities[loc].lr, &view, c->usable, &w->rng,
+                                       w->least_request_trace);
 }
 
 static void count_pick(const struct xlb_lb_cluster *c, const struct xlb_lb_endpoint *e,

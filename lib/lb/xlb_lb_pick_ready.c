@@ -156,7 +156,7 @@ static uint32_t ready_least_request(const struct xlb_lb_connectivity *conn,
     const struct xlb_least_request *lr = l->lr;
     if (lr == NULL || lr->n_slots == 0)
         return XLB_PICK_NONE;
-    struct xlb_in_flight_view view = xlb_lb_in_flight_view(c, w->load);
+    struct xlb_in_flight_view view = xlb_lb_in_flight_view(c, w->load, w->in_flight_sums);
     uint32_t best = XLB_PICK_NONE, best_load = 0;
     for (uint32_t draw = 0; draw < lr->choice_count; draw++) {
         uint32_t at = xlb_rng_below(&w->rng, lr->n_slots);

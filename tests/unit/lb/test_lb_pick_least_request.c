@@ -113,6 +113,38 @@ static void test_weights_scale_in_flight(void **state)
     fixture_done(&f);
 }
 
+/* xlbctl simulate: the sums over workers replace the worker's own counts, and the trace shows
+ * the candidates with those sums. */
+static void test_simulate_sums_and_trace(void **state)
+{
+    (void)state;
+    struct xlb_cluster_config cfg = least_request(10);
+    struct fixture f;
+    fixture_start(&f, three_endpoints(), &cfg, NULL, 1, false);
+    uint32_t *sums = calloc(XLB_ENDPOINT_SLOTS, sizeof(uint32_t));
+    assert_non_null(sums);
+    sums[ENDPOINT_SLOT_BASE + 0] = 7;
+    sums[ENDPOINT_SLOT_BASE + 1] = 3;
+    sums[ENDPOINT_SLOT_BASE + 2] = 5;
+    struct xlb_least_request_trace lt;
+    f.w.in_flight_sums = sums;
+    f.w.least_request_trace = &lt;
+    for (uint32_t i = 0; i < 20; i++) {
+        struct xlb_lb_trace t = pick_ok(&f, i, NULL);
+        assert_int_equal(lt.n_candidates, 10);
+        uint32_t least = UINT32_MAX;
+        for (uint32_t c = 0; c < lt.n_candidates; c++) {
+            assert_int_equal(lt.in_flight[c], sums[ENDPOINT_SLOT_BASE + lt.slots[c]]);
+            least = lt.in_flight[c] < least ? lt.in_flight[c] : least;
+        }
+        assert_int_equal(sums[ENDPOINT_SLOT_BASE + t.endpoint], least);
+    }
+    f.w.in_flight_sums = NULL;
+    f.w.least_request_trace = NULL;
+    free(sums);
+    fixture_done(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -120,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_round_robin_ignores_in_flight),
         cmocka_unit_test(test_ready_only),
         cmocka_unit_test(test_weights_scale_in_flight),
+        cmocka_unit_test(test_simulate_sums_and_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
