@@ -33,6 +33,12 @@ struct xlb_endpoint_load {
     uint64_t succeeded;
     uint64_t failed;
     uint64_t session_picks; /* picks that came through a session cookie (override host) */
+    /* Calls to it this worker has started and not yet finished (least request, A48: each
+     * worker is one channel and reads only its own). Mirrors the cluster's started/finished:
+     * counted exactly when the call counts in xlb_cluster_load. Single writer, so a plain
+     * increment; the finish saturates at 0 so that a call started on a slot before its reuse
+     * cannot wrap the count of the endpoint that reuses it. */
+    uint32_t in_flight;
     /* enum xlb_connectivity of this worker's subchannels to it (L7 stream mode), IDLE when
      * it has none; the control plane aggregates over workers (lib/lb/xlb_lb_connectivity.h). */
     uint8_t connectivity;

@@ -52,6 +52,24 @@ static char *locality_name(const struct xlb_eds_locality *l)
     return name;
 }
 
+/* A48 over a locality's endpoints (indexes in scratch), with their weights (Envoy's bias). */
+static int build_least_request(const struct xlb_cluster_compile_input *in,
+                               const struct xlb_lb_cluster *c, const uint32_t *indexes, uint32_t n,
+                               struct xlb_least_request **out)
+{
+    uint32_t *weights = calloc(n, sizeof(*weights));
+    if (weights == NULL)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        weights[i] = c->endpoints[indexes[i]].weight;
+    /* A config built other than by CDS validation may leave it 0: A48's default then. */
+    uint32_t choices = in->config->choice_count != 0 ? in->config->choice_count
+                                                     : XLB_LEAST_REQUEST_DEFAULT_CHOICES;
+    int rc = xlb_least_request_build(indexes, weights, n, choices, out);
+    free(weights);
+    return rc;
+}
+
 /* Round robin arrays per locality and the weighted choice over localities that can serve. */
 static int build_localities(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c,
                             uint32_t p, uint32_t first, uint32_t *scratch)
@@ -76,6 +94,8 @@ static int build_localities(const struct xlb_cluster_compile_input *in, struct x
                 scratch[n++] = index;
         if (loc->name == NULL || (n > 0 && xlb_rr_build(scratch, n, &loc->rr) != 0))
             rc = -ENOMEM;
+        if (rc == 0 && n > 0 && c->policy == XLB_LB_POLICY_LEAST_REQUEST)
+            rc = build_least_request(in, c, scratch, n, &loc->lr);
         if (n > 0) {
             items[n_items] = l;
             weights[n_items++] = loc->weight;
@@ -230,9 +250,10 @@ int xlb_cluster_compile(const struct xlb_cluster_compile_input *in, struct xlb_l
     c->name = strdup(in->name);
     c->cluster_slot = in->cluster_slot;
     c->generation = xlb_lb_cluster_generation();
-    c->policy = in->config->lb_policy == XLB_LB_RING_HASH ? XLB_LB_POLICY_RING_HASH
-                : in->config->lb_policy == XLB_LB_MAGLEV  ? XLB_LB_POLICY_MAGLEV
-                                                          : XLB_LB_POLICY_ROUND_ROBIN;
+    c->policy = in->config->lb_policy == XLB_LB_RING_HASH       ? XLB_LB_POLICY_RING_HASH
+                : in->config->lb_policy == XLB_LB_MAGLEV        ? XLB_LB_POLICY_MAGLEV
+                : in->config->lb_policy == XLB_LB_LEAST_REQUEST ? XLB_LB_POLICY_LEAST_REQUEST
+                                                                : XLB_LB_POLICY_ROUND_ROBIN;
     c->max_requests = in->config->max_requests;
     c->override_status = in->config->override_host_status;
     c->n_endpoints = xlb_cluster_compile_count(in->endpoints);

@@ -152,6 +152,7 @@ static struct xlb_cluster_config leaf_config(const struct xlb_dm_cluster *leaf,
         c.lb_policy = policy->lb_policy;
         c.ring_hash = policy->ring_hash;
         c.maglev_table_size = policy->maglev_table_size;
+        c.choice_count = policy->choice_count;
     }
     return c;
 }
@@ -165,6 +166,7 @@ static uint64_t variant_fingerprint(const struct xlb_dm_cluster *leaf,
     h = h * 31 + policy->lb_policy;
     h = h * 31 + policy->ring_hash.min_ring_size;
     h = h * 31 + policy->maglev_table_size;
+    h = h * 31 + policy->choice_count;
     return h * 31 + policy->ring_hash.max_ring_size;
 }
 

@@ -139,7 +139,35 @@ static cJSON *endpoint_json(const struct xlb_lb_cluster *c, uint32_t index)
     return o;
 }
 
-static cJSON *trace_json(const struct xlb_lb_vip *vip, const struct xlb_lb_trace *t)
+static const char *policy_name(uint8_t policy)
+{
+    static const char *const names[] = {
+        [XLB_LB_POLICY_ROUND_ROBIN] = "round_robin",
+        [XLB_LB_POLICY_RING_HASH] = "ring_hash",
+        [XLB_LB_POLICY_MAGLEV] = "maglev",
+        [XLB_LB_POLICY_LEAST_REQUEST] = "least_request",
+    };
+    return policy < sizeof(names) / sizeof(names[0]) ? names[policy] : "unknown";
+}
+
+/* The least-request candidates of the first pick, their in-flight counts summed over workers. */
+static cJSON *candidates_json(const struct xlb_lb_cluster *c,
+                              const struct xlb_least_request_trace *lt)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (uint32_t i = 0; i < lt->n_candidates; i++) {
+        if (lt->slots[i] >= c->n_endpoints)
+            continue;
+        cJSON *o = endpoint_json(c, lt->slots[i]);
+        cJSON_AddNumberToObject(o, "in_flight", lt->in_flight[i]);
+        cJSON_AddBoolToObject(o, "usable", lt->usable[i]);
+        cJSON_AddItemToArray(list, o);
+    }
+    return list;
+}
+
+static cJSON *trace_json(const struct xlb_lb_vip *vip, const struct xlb_lb_trace *t,
+                         const struct xlb_least_request_trace *lt)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "outcome", xlb_lb_outcome_name(t->outcome));
@@ -162,6 +190,14 @@ static cJSON *trace_json(const struct xlb_lb_vip *vip, const struct xlb_lb_trace
     cJSON_AddStringToObject(o, "override", xlb_lb_override_name(t->override));
     if (t->drop_category != NULL)
         cJSON_AddStringToObject(o, "drop_category", t->drop_category);
+    if (t->cluster != NULL)
+        cJSON_AddStringToObject(o, "policy", policy_name(t->cluster->policy));
+    if (t->cluster != NULL && t->cluster->policy == XLB_LB_POLICY_LEAST_REQUEST &&
+        t->outcome == XLB_LB_PICKED && t->override != XLB_LB_OVERRIDE_USED) {
+        cJSON_AddItemToObject(o, "candidates", candidates_json(t->cluster, lt));
+        if (lt->fell_back)
+            cJSON_AddBoolToObject(o, "fell_back", true);
+    }
     if (t->cluster != NULL && xlb_lb_policy_hashes(t->cluster->policy)) {
         char hash[24];
         snprintf(hash, sizeof(hash), "%016" PRIx64, t->hash);
@@ -231,7 +267,7 @@ static cJSON *run(const struct xlb_vip_view *vip, struct sim_request *r, uint64_
         xlb_lb_pick(vip->lb, &request, w, &t);
         outcomes[t.outcome]++;
         if (trace == NULL)
-            trace = trace_json(vip->lb, &t);
+            trace = trace_json(vip->lb, &t, w->least_request_trace);
         if (t.outcome == XLB_LB_PICKED)
             count(tallies, &n_tallies, MAX_TALLIES, &t);
     }
@@ -267,7 +303,16 @@ cJSON *xlb_simulate(const struct xlb_snapshot *snap, const struct xlb_worker_loa
         free(w);
         return NULL;
     }
+    /* Least request reads what every worker has in flight (the picks here count nothing). */
+    uint32_t *sums = calloc(XLB_ENDPOINT_SLOTS, sizeof(uint32_t));
+    for (unsigned k = 0; sums != NULL && loads != NULL && k < n_workers; k++)
+        for (uint32_t e = 0; e < XLB_ENDPOINT_SLOTS; e++)
+            sums[e] += __atomic_load_n(&loads[k].endpoints[e].in_flight, __ATOMIC_RELAXED);
+    w->in_flight_sums = sums;
+    struct xlb_least_request_trace lt = {0};
+    w->least_request_trace = &lt;
     cJSON *result = run(vip, &r, (uint64_t)n, w);
+    free(sums);
     cJSON_AddStringToObject(result, "vip", string_arg(args, "vip", ""));
     cJSON_AddNumberToObject(result, "generation", (double)snap->generation);
     xlb_lb_worker_fini(w);

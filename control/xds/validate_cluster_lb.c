@@ -1,8 +1,8 @@
 /*
  * A cluster's LB policy as gRPC chooses it: the load_balancing_policy field when present (A52:
  * the first policy in the list that the client supports), else lb_policy with
- * ring_hash_lb_config (A42). xlb supports round robin (under wrr_locality) and ring hash, and
- * beyond gRPC, lb_policy MAGLEV.
+ * ring_hash_lb_config (A42). xlb supports round robin and least request (A48, under
+ * wrr_locality) and ring hash, and beyond gRPC, lb_policy MAGLEV.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "google/protobuf/wrappers.pb-c.h"
 #include "validate_cluster_internal.h"
 #include "wire.h"
+#include "xlb_least_request.h"
 #include "xlb_maglev.h"
 
 typedef Envoy__Config__Cluster__V3__Cluster Cluster;
@@ -21,7 +22,10 @@ typedef Envoy__Config__Cluster__V3__LoadBalancingPolicy LbPolicyList;
 #define XV_ROUND_ROBIN   XV_POLICY_PREFIX "round_robin.v3.RoundRobin"
 #define XV_RING_HASH     XV_POLICY_PREFIX "ring_hash.v3.RingHash"
 #define XV_WRR_LOCALITY  XV_POLICY_PREFIX "wrr_locality.v3.WrrLocality"
-#define XV_MAX_LB_DEPTH  16 /* gRPC's limit on nested policy lists: depths 0..15 */
+#define XV_LEAST_REQUEST XV_POLICY_PREFIX "least_request.v3.LeastRequest"
+/* Cluster.least_request_lb_config, not in xlb's trimmed cluster.proto: read off the wire. */
+#define XV_LEAST_REQUEST_LB_CONFIG_FIELD 37
+#define XV_MAX_LB_DEPTH                  16 /* gRPC's limit on nested policy lists: depths 0..15 */
 
 /* RingHash.HashFunction of the load_balancing_policy extension. */
 enum { XV_RH_DEFAULT_HASH = 0, XV_RH_XX_HASH = 1 };
@@ -78,6 +82,78 @@ static bool read_maglev(struct xv_ctx *ctx, const Cluster *c, struct xlb_cluster
     return true;
 }
 
+/* A UInt32Value's value in wire bytes (field 1, a varint); false when malformed. */
+static bool wire_uint32_value(const uint8_t *data, size_t len, uint64_t *out)
+{
+    struct xv_wire w = {data, data + len};
+    struct xv_wire_field f;
+    int r;
+    *out = 0; /* a UInt32Value without its field is 0 */
+    while ((r = xv_wire_next(&w, &f)) == 1)
+        if (f.number == 1) {
+            if (f.wire_type != 0 || f.varint > UINT32_MAX)
+                return false;
+            *out = f.varint;
+        }
+    return r == 0;
+}
+
+/*
+ * choice_count (field 1, a UInt32Value) of a LeastRequest policy or a LeastRequestLbConfig,
+ * both given as wire bytes (NULL: absent). A48: absent is 2, below 2 is an error, above 10 is
+ * capped.
+ */
+static bool read_choice_count(struct xv_ctx *ctx, const char *path, const uint8_t *data, size_t len,
+                              struct xlb_cluster_config *out)
+{
+    struct xv_wire w = {data, data + len};
+    struct xv_wire_field f;
+    bool present = false, ok = true;
+    uint64_t count = 0;
+    int r = 0;
+    while (data != NULL && ok && (r = xv_wire_next(&w, &f)) == 1)
+        if (f.number == 1)
+            ok = present = f.wire_type == 2 && wire_uint32_value(f.data, f.len, &count);
+    char cpath[XV_PATH_MAX];
+    xv_key(cpath, path, "choice_count");
+    if (!ok || r < 0) {
+        xv_error(ctx, path, "could not parse LeastRequest config");
+        return false;
+    }
+    if (xlb_least_request_choice_count(present, count, &out->choice_count) != 0) {
+        xv_error(ctx, cpath, "must be greater than or equal to 2, got %" PRIu64, count);
+        return false;
+    }
+    out->lb_policy = XLB_LB_LEAST_REQUEST;
+    return true;
+}
+
+/*
+ * lb_policy LEAST_REQUEST: least_request_lb_config is an unknown field to xlb's proto, kept by
+ * protobuf-c as the bytes after its tag (the length, then the message).
+ */
+static bool read_least_request_enum(struct xv_ctx *ctx, const Cluster *c,
+                                    struct xlb_cluster_config *out)
+{
+    const ProtobufCMessageUnknownField *config = NULL;
+    for (unsigned i = 0; i < c->base.n_unknown_fields; i++)
+        if (c->base.unknown_fields[i].tag == XV_LEAST_REQUEST_LB_CONFIG_FIELD &&
+            c->base.unknown_fields[i].wire_type == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
+            config = &c->base.unknown_fields[i];
+    if (config == NULL)
+        return read_choice_count(ctx, "least_request_lb_config", NULL, 0, out);
+    size_t skip = 0; /* the length prefix's varint */
+    while (skip < config->len && (config->data[skip] & 0x80))
+        skip++;
+    skip++;
+    if (skip > config->len) {
+        xv_error(ctx, "least_request_lb_config", "could not parse LeastRequest config");
+        return false;
+    }
+    return read_choice_count(ctx, "least_request_lb_config", config->data + skip,
+                             config->len - skip, out);
+}
+
 /* The legacy fields: lb_policy and ring_hash_lb_config (or maglev_lb_config). */
 static bool read_lb_policy_enum(struct xv_ctx *ctx, const Cluster *c,
                                 struct xlb_cluster_config *out)
@@ -88,6 +164,8 @@ static bool read_lb_policy_enum(struct xv_ctx *ctx, const Cluster *c,
     }
     if (c->lb_policy == ENVOY__CONFIG__CLUSTER__V3__CLUSTER__LB_POLICY__MAGLEV)
         return read_maglev(ctx, c, out);
+    if (c->lb_policy == ENVOY__CONFIG__CLUSTER__V3__CLUSTER__LB_POLICY__LEAST_REQUEST)
+        return read_least_request_enum(ctx, c, out);
     if (c->lb_policy != ENVOY__CONFIG__CLUSTER__V3__CLUSTER__LB_POLICY__RING_HASH) {
         const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
             &envoy__config__cluster__v3__cluster__lb_policy__descriptor, (int)c->lb_policy);
@@ -182,6 +260,13 @@ static int read_policy(struct xv_ctx *ctx, const char *path, const Google__Proto
         out->lb_policy = XLB_LB_ROUND_ROBIN;
         return 1;
     }
+    /* Least request picks inside a locality, as round robin (A48: under wrr_locality; at the
+     * top, xlb weighs localities all the same). */
+    if (strcmp(type, XV_LEAST_REQUEST) == 0) {
+        char vpath[XV_PATH_MAX];
+        xv_key(vpath, path, "value");
+        return read_choice_count(ctx, vpath, any->value.data, any->value.len, out) ? 1 : -1;
+    }
     /* Ring hash picks an endpoint across localities, so it cannot sit under wrr_locality. */
     if (strcmp(type, XV_RING_HASH) == 0 && !leaf_only)
         return read_ring_hash_policy(ctx, path, any, out) ? 1 : -1;
@@ -241,7 +326,8 @@ static bool policy_list(struct xv_ctx *ctx, const char *path, const LbPolicyList
 bool xv_lb_policy_list(struct xv_ctx *ctx, const char *path, const LbPolicyList *list,
                        unsigned depth, struct xlb_cluster_config *out)
 {
-    /* Below wrr_locality only an endpoint picker fits: round robin (or wrr_locality again). */
+    /* Below wrr_locality only an endpoint picker fits: round robin, least request (or
+     * wrr_locality again). */
     return policy_list(ctx, path, list, depth, depth > 0, out);
 }
 

@@ -99,17 +99,27 @@ void xlb_flow_expire(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
 void xlb_flow_flush_step(struct xlb_burst_ctx *ctx);
 
 /* A request the LB core's pick started has finished (its flow ended, or it never got one):
- * the cluster's circuit breaking and load reports see it gone. */
-static inline void xlb_flow_request_finished(struct xlb_burst_ctx *ctx, uint32_t cluster_slot)
+ * the cluster's circuit breaking and load reports, and the endpoint's requests in flight
+ * (least request), see it gone. Both count only when the cluster has a slot, as the pick. */
+static inline void xlb_flow_request_finished(struct xlb_burst_ctx *ctx, uint32_t cluster_slot,
+                                             uint32_t endpoint_slot)
 {
-    if (ctx->lb != NULL && ctx->lb->load != NULL && cluster_slot < XLB_CLUSTER_SLOTS)
-        ctx->lb->load->clusters[cluster_slot].finished++;
+    if (ctx->lb == NULL || ctx->lb->load == NULL || cluster_slot >= XLB_CLUSTER_SLOTS)
+        return;
+    ctx->lb->load->clusters[cluster_slot].finished++;
+    if (endpoint_slot < XLB_ENDPOINT_SLOTS && ctx->lb->load->endpoints[endpoint_slot].in_flight)
+        ctx->lb->load->endpoints[endpoint_slot].in_flight--;
 }
-/* A request that had finished goes on after all (an L4 connection whose RST was not taken). */
-static inline void xlb_flow_request_started(struct xlb_burst_ctx *ctx, uint32_t cluster_slot)
+/* A request that starts outside a pick (an L7 stream on a spliced connection) or that had
+ * finished and goes on after all (an L4 connection whose RST was not taken). */
+static inline void xlb_flow_request_started(struct xlb_burst_ctx *ctx, uint32_t cluster_slot,
+                                            uint32_t endpoint_slot)
 {
-    if (ctx->lb != NULL && ctx->lb->load != NULL && cluster_slot < XLB_CLUSTER_SLOTS)
-        ctx->lb->load->clusters[cluster_slot].started++;
+    if (ctx->lb == NULL || ctx->lb->load == NULL || cluster_slot >= XLB_CLUSTER_SLOTS)
+        return;
+    ctx->lb->load->clusters[cluster_slot].started++;
+    if (endpoint_slot < XLB_ENDPOINT_SLOTS)
+        ctx->lb->load->endpoints[endpoint_slot].in_flight++;
 }
 /* One call result for an endpoint (a connect outcome, an RPC's). */
 void xlb_flow_count_endpoint(struct xlb_burst_ctx *ctx, uint32_t slot, bool ok);

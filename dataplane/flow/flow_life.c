@@ -127,7 +127,7 @@ static void end_flow(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
             return;
         break; /* the entry is all there is */
     }
-    xlb_flow_request_finished(ctx, f->cluster_slot);
+    xlb_flow_request_finished(ctx, f->cluster_slot, f->endpoint_slot);
 }
 
 void xlb_flow_release(struct xlb_burst_ctx *ctx, struct xlb_flow *f)

@@ -144,7 +144,7 @@ static void unsent(struct xlb_burst_ctx *ctx, const struct xlb_lb_trace *trace)
 {
     const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
     uint32_t slot = trace->cluster->priorities[e->priority].localities[e->locality].load_slot;
-    xlb_flow_request_finished(ctx, trace->cluster->cluster_slot);
+    xlb_flow_request_finished(ctx, trace->cluster->cluster_slot, trace->slot);
     if (ctx->lb->load != NULL && slot < XLB_LOCALITY_SLOTS)
         ctx->lb->load->localities[slot].failed++;
 }

@@ -22,8 +22,7 @@ static void count_start(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c)
         return;
     if (c->locality_slot < XLB_LOCALITY_SLOTS)
         load->localities[c->locality_slot].issued++;
-    if (c->flow->cluster_slot < XLB_CLUSTER_SLOTS)
-        load->clusters[c->flow->cluster_slot].started++;
+    xlb_flow_request_started(ctx, c->flow->cluster_slot, c->flow->endpoint_slot);
 }
 
 static void count_end(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, bool ok)
@@ -37,7 +36,7 @@ static void count_end(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c, bool ok)
         else
             load->localities[c->locality_slot].failed++;
     }
-    xlb_flow_request_finished(ctx, c->flow->cluster_slot);
+    xlb_flow_request_finished(ctx, c->flow->cluster_slot, c->flow->endpoint_slot);
     xlb_flow_count_endpoint(ctx, c->flow->endpoint_slot, ok);
 }
 

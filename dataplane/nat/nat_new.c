@@ -104,7 +104,7 @@ xlb_verdict xlb_nat_new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
         verdict = xlb_flow_create_drop(why);
     if (verdict != XLB_VERDICT_TX) {
         /* The pick counted a request start: end it, so circuit breaking sees it gone. */
-        xlb_flow_request_finished(ctx, trace.cluster->cluster_slot);
+        xlb_flow_request_finished(ctx, trace.cluster->cluster_slot, trace.slot);
         return verdict;
     }
     f->client_mac = frame->eth->src_addr;

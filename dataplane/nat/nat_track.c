@@ -31,7 +31,7 @@ static uint32_t timeout_s(enum xlb_flow_state state)
 /* The connection closed for good: its request ends, once. */
 static void request_closed(struct xlb_burst_ctx *ctx, struct xlb_flow *f)
 {
-    xlb_flow_request_finished(ctx, f->cluster_slot);
+    xlb_flow_request_finished(ctx, f->cluster_slot, f->endpoint_slot);
     f->cluster_slot = XLB_CLUSTER_SLOTS;
 }
 
@@ -67,12 +67,13 @@ bool xlb_nat_track(struct xlb_burst_ctx *ctx, struct xlb_flow *f, const struct r
         f->state = f->state == XLB_FLOW_ESTABLISHED || f->state == XLB_FLOW_RESET ? XLB_FLOW_RESET
                                                                                   : XLB_FLOW_CLOSED;
         if (before == XLB_FLOW_ESTABLISHED)
-            xlb_flow_request_finished(ctx, f->cluster_slot); /* the slot stays: see above */
+            xlb_flow_request_finished(ctx, f->cluster_slot,
+                                      f->endpoint_slot); /* the slot stays: see above */
         else if (f->state == XLB_FLOW_CLOSED)
             request_closed(ctx, f);
     } else if (f->state == XLB_FLOW_RESET && !(flags & RTE_TCP_SYN_FLAG)) {
         f->state = XLB_FLOW_ESTABLISHED; /* the connection went on: the RST was not taken */
-        xlb_flow_request_started(ctx, f->cluster_slot);
+        xlb_flow_request_started(ctx, f->cluster_slot, f->endpoint_slot);
     } else if (f->state == XLB_FLOW_SYN_SENT && from_backend &&
                (flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) ==
                    (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG)) {

@@ -116,7 +116,7 @@ static xlb_verdict make_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
                                   &why)) == NULL)
         verdict = xlb_flow_create_drop(why);
     if (verdict != XLB_VERDICT_TX) {
-        xlb_flow_request_finished(ctx, trace.cluster->cluster_slot);
+        xlb_flow_request_finished(ctx, trace.cluster->cluster_slot, trace.slot);
         return verdict;
     }
     f->kind = XLB_FLOW_KIND_TCP_RELAY;

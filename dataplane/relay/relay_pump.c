@@ -120,7 +120,7 @@ static void end_pair(struct xlb_relay_worker *w, struct xlb_relay_pair *pr)
     struct xlb_flow *f = flow_of(w, pr);
     if (f == NULL)
         return;
-    xlb_flow_request_finished(w->ctx, f->cluster_slot);
+    xlb_flow_request_finished(w->ctx, f->cluster_slot, f->endpoint_slot);
     f->cluster_slot = XLB_CLUSTER_SLOTS; /* finished: the flow's end counts nothing more */
     f->state = XLB_FLOW_CLOSED;
     xlb_flow_set_timeout(w->ctx->flows, f, w->ctx->now_tsc, w->ctx->tsc_hz,

@@ -49,7 +49,7 @@ struct xlb_stream_rpc *xlb_stream_rpc_get(struct xlb_stream_worker *w)
 static void count_end(struct xlb_stream_worker *w, const struct xlb_stream_rpc *r)
 {
     struct xlb_burst_ctx *ctx = w->ctx;
-    xlb_flow_request_finished(ctx, r->cluster_slot);
+    xlb_flow_request_finished(ctx, r->cluster_slot, r->endpoint_slot);
     if (!r->outcome_known)
         return;
     if (ctx->lb != NULL && ctx->lb->load != NULL && r->locality_slot < XLB_LOCALITY_SLOTS) {

@@ -83,7 +83,7 @@ bool xlb_stream_retry(struct xlb_stream_worker *w, struct xlb_stream_rpc *r)
         return false;
     /* The first attempt ends unanswered: its call leaves the cluster's count (the new pick
      * counts its own). */
-    xlb_flow_request_finished(w->ctx, r->cluster_slot);
+    xlb_flow_request_finished(w->ctx, r->cluster_slot, r->endpoint_slot);
     r->cluster_slot = XLB_CLUSTER_SLOTS;
     xlb_stream_rpc_off_sub(w, r);
     r->retried = true;

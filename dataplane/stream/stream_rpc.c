@@ -114,7 +114,7 @@ static void unsent(struct xlb_stream_worker *w, const struct xlb_lb_trace *trace
     struct xlb_burst_ctx *ctx = w->ctx;
     const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
     uint32_t slot = trace->cluster->priorities[e->priority].localities[e->locality].load_slot;
-    xlb_flow_request_finished(ctx, trace->cluster->cluster_slot);
+    xlb_flow_request_finished(ctx, trace->cluster->cluster_slot, trace->slot);
     if (ctx->lb->load != NULL && slot < XLB_LOCALITY_SLOTS)
         ctx->lb->load->localities[slot].failed++;
 }
@@ -195,7 +195,7 @@ void xlb_stream_pick(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
     if (r == NULL) {
         r = xlb_stream_rpc_open(c, stream_id, ended, h);
         if (r == NULL) {
-            xlb_flow_request_finished(ctx, trace.cluster->cluster_slot);
+            xlb_flow_request_finished(ctx, trace.cluster->cluster_slot, trace.slot);
             return;
         }
     } else {

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "xlb_host_port.h"
+#include "xlb_least_request.h"
 #include "xlb_load.h"
 #include "xlb_maglev.h"
 #include "xlb_override_map.h"
@@ -54,8 +55,9 @@ struct xlb_lb_endpoint {
 };
 
 struct xlb_lb_locality {
-    struct xlb_rr *rr;  /* endpoint indexes of its usable, non-draining endpoints, or NULL */
-    uint32_t load_slot; /* xlb_worker_load.localities index, also the rr cursor index */
+    struct xlb_rr *rr; /* endpoint indexes of its usable, non-draining endpoints, or NULL */
+    struct xlb_least_request *lr; /* LEAST_REQUEST: the same endpoints and their weights */
+    uint32_t load_slot;           /* xlb_worker_load.localities index, also the rr cursor index */
     uint32_t weight;
     char *name; /* "region/zone/sub_zone" */
 };
@@ -79,6 +81,7 @@ enum xlb_lb_policy_kind {
     XLB_LB_POLICY_ROUND_ROBIN,
     XLB_LB_POLICY_RING_HASH,
     XLB_LB_POLICY_MAGLEV,
+    XLB_LB_POLICY_LEAST_REQUEST, /* A48: locality as round robin, then least request in it */
 };
 
 /* Whether a cluster picks by the request's hash alone (ring hash or Maglev). */
@@ -176,6 +179,30 @@ struct xlb_lb_connectivity; /* xlb_lb_connectivity.h */
  * Everything a pick needs besides the snapshot, owned by one lcore (or by one simulate run).
  * load NULL makes a dry run: nothing is counted (simulate).
  */
+/* A worker's in-flight counts as a least-request pick over cluster c's endpoint indexes reads
+ * them: its own counters only (A48: each worker is one channel); `sums` (simulate: per
+ * endpoint slot, summed over workers) instead when given. */
+static inline struct xlb_in_flight_view xlb_lb_in_flight_view(const struct xlb_lb_cluster *c,
+                                                              const struct xlb_worker_load *load,
+                                                              const uint32_t *sums)
+{
+    if (sums != NULL)
+        return (struct xlb_in_flight_view){.counts = sums,
+                                           .count_stride = sizeof(uint32_t),
+                                           .n_counts = XLB_ENDPOINT_SLOTS,
+                                           .keys = &c->endpoints[0].slot,
+                                           .key_stride = sizeof(struct xlb_lb_endpoint),
+                                           .n_keys = c->n_endpoints};
+    return (struct xlb_in_flight_view){
+        .counts = load != NULL ? &load->endpoints[0].in_flight : NULL,
+        .count_stride = sizeof(struct xlb_endpoint_load),
+        .n_counts = load != NULL ? XLB_ENDPOINT_SLOTS : 0,
+        .keys = &c->endpoints[0].slot,
+        .key_stride = sizeof(struct xlb_lb_endpoint),
+        .n_keys = c->n_endpoints,
+    };
+}
+
 struct xlb_lb_worker {
     struct xlb_rng rng;
     struct xlb_route_scratch *scratch;
@@ -188,6 +215,10 @@ struct xlb_lb_worker {
     /* Its subchannels' states (xlb_lb_connectivity_init), or NULL: then picks with
      * connectivity are picks without, as before. */
     struct xlb_lb_connectivity *connectivity;
+    /* xlbctl simulate only (NULL on workers): in flight per endpoint slot summed over workers,
+     * and where the least-request picks leave their candidates. */
+    const uint32_t *in_flight_sums;
+    struct xlb_least_request_trace *least_request_trace;
 };
 
 /* The session cookie's content (A55/A60), already decoded; n_addresses 0 when none. */

@@ -54,6 +54,7 @@ static void cluster_free(struct xlb_lb_cluster *c)
         struct xlb_lb_priority *prio = &c->priorities[p];
         for (uint32_t l = 0; l < prio->n_localities; l++) {
             xlb_rr_free(prio->localities[l].rr);
+            xlb_least_request_free(prio->localities[l].lr);
             free(prio->localities[l].name);
         }
         free(prio->localities);

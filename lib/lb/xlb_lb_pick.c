@@ -75,6 +75,18 @@ static uint32_t round_robin_endpoint(const struct xlb_lb_priority *p, struct xlb
     return xlb_rr_pick(l->rr, &w->cursors[l->load_slot % XLB_LOCALITY_SLOTS]);
 }
 
+/* A27 weighted locality, then least request inside it (A48). */
+static uint32_t least_request_endpoint(const struct xlb_lb_cluster *c,
+                                       const struct xlb_lb_priority *p, struct xlb_lb_worker *w)
+{
+    uint32_t loc = xlb_wchoice_pick(p->locality_choice, &w->rng);
+    if (loc == XLB_PICK_NONE)
+        return XLB_PICK_NONE;
+    struct xlb_in_flight_view view = xlb_lb_in_flight_view(c, w->load, w->in_flight_sums);
+    return xlb_least_request_pick_view(p->localities[loc].lr, &view, c->usable, &w->rng,
+                                       w->least_request_trace);
+}
+
 static void count_pick(const struct xlb_lb_cluster *c, const struct xlb_lb_endpoint *e,
                        struct xlb_lb_worker *w, bool via_session)
 {
@@ -83,8 +95,13 @@ static void count_pick(const struct xlb_lb_cluster *c, const struct xlb_lb_endpo
     const struct xlb_lb_locality *l = &c->priorities[e->priority].localities[e->locality];
     if (l->load_slot < XLB_LOCALITY_SLOTS)
         w->load->localities[l->load_slot].issued++;
-    if (c->cluster_slot < XLB_CLUSTER_SLOTS)
+    /* The endpoint's in flight counts with the cluster's, as the data plane finishes both
+     * (dataplane/flow/flow.h xlb_flow_request_finished). */
+    if (c->cluster_slot < XLB_CLUSTER_SLOTS) {
         w->load->clusters[c->cluster_slot].started++;
+        if (e->slot < XLB_ENDPOINT_SLOTS)
+            w->load->endpoints[e->slot].in_flight++;
+    }
     if (via_session && e->slot < XLB_ENDPOINT_SLOTS)
         w->load->endpoints[e->slot].session_picks++;
 }
@@ -96,6 +113,8 @@ static uint32_t policy_endpoint(const struct xlb_lb_cluster *c, uint64_t hash, b
     if (c->chosen_priority == XLB_PICK_NONE)
         return XLB_PICK_NONE;
     const struct xlb_lb_priority *p = &c->priorities[c->chosen_priority];
+    if (c->policy == XLB_LB_POLICY_LEAST_REQUEST)
+        return least_request_endpoint(c, p, w);
     if (!xlb_lb_policy_hashes(c->policy))
         return round_robin_endpoint(p, w);
     /* A42: without a hash from the route's policies the picker draws a random one. */

@@ -144,6 +144,39 @@ static uint32_t ready_round_robin(const struct xlb_lb_connectivity *conn,
     return XLB_PICK_NONE;
 }
 
+/*
+ * Least request (A48) over the locality's READY endpoints: the drawn candidates that are not
+ * READY are skipped, as the pick skips unusable ones; when no draw was READY, the first READY
+ * one from a random index (at most one lap).
+ */
+static uint32_t ready_least_request(const struct xlb_lb_connectivity *conn,
+                                    const struct xlb_lb_cluster *c, const struct xlb_lb_locality *l,
+                                    struct xlb_lb_worker *w)
+{
+    const struct xlb_least_request *lr = l->lr;
+    if (lr == NULL || lr->n_slots == 0)
+        return XLB_PICK_NONE;
+    struct xlb_in_flight_view view = xlb_lb_in_flight_view(c, w->load, w->in_flight_sums);
+    uint32_t best = XLB_PICK_NONE, best_load = 0;
+    for (uint32_t draw = 0; draw < lr->choice_count; draw++) {
+        uint32_t at = xlb_rng_below(&w->rng, lr->n_slots);
+        if (!ready_at(conn, c, lr->slots[at]))
+            continue;
+        uint32_t load = xlb_least_request_in_flight(&view, lr->slots[at]);
+        if (best == XLB_PICK_NONE || xlb_least_request_less_loaded(lr, at, load, best, best_load)) {
+            best = at;
+            best_load = load;
+        }
+    }
+    if (best != XLB_PICK_NONE)
+        return lr->slots[best];
+    uint32_t at = xlb_rng_below(&w->rng, lr->n_slots);
+    for (uint32_t step = 0; step < lr->n_slots; step++, at = at + 1 == lr->n_slots ? 0 : at + 1)
+        if (ready_at(conn, c, lr->slots[at]))
+            return lr->slots[at];
+    return XLB_PICK_NONE;
+}
+
 /* A42: the hash's entry, else the first READY one after it in ring (or table) order. */
 static uint32_t ready_in_order(const struct xlb_lb_connectivity *conn,
                                const struct xlb_lb_cluster *c, const uint32_t *indexes, uint32_t n,
@@ -191,7 +224,9 @@ enum xlb_lb_outcome xlb_lb_pick_ready(const struct xlb_lb_cluster *c, uint64_t h
     } else {
         uint32_t l = ready_locality(conn, c, p, &w->rng);
         *index = l == XLB_PICK_NONE ? XLB_PICK_NONE
-                                    : ready_round_robin(conn, c, &prio->localities[l], w);
+                 : c->policy == XLB_LB_POLICY_LEAST_REQUEST
+                     ? ready_least_request(conn, c, &prio->localities[l], w)
+                     : ready_round_robin(conn, c, &prio->localities[l], w);
     }
     /* The priority has a READY candidate, so only a bug lands here; say so rather than wait. */
     return *index != XLB_PICK_NONE ? XLB_LB_PICKED : XLB_LB_NO_ENDPOINT;

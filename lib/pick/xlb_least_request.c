@@ -64,8 +64,8 @@ uint64_t xlb_least_request_bytes(const struct xlb_least_request *lr)
  * Is entry a less loaded than entry b? Equal weights: fewer in flight. Otherwise Envoy's
  * effective weight w / (in_flight + 1) with bias 1, compared without division.
  */
-static bool less_loaded(const struct xlb_least_request *lr, uint32_t a, uint64_t load_a, uint32_t b,
-                        uint64_t load_b)
+bool xlb_least_request_less_loaded(const struct xlb_least_request *lr, uint32_t a, uint64_t load_a,
+                                   uint32_t b, uint64_t load_b)
 {
     if (!lr->weights_differ)
         return load_a < load_b;
@@ -78,9 +78,31 @@ static uint32_t first_usable_from(const struct xlb_least_request *lr, uint32_t a
     return xlb_next_usable(lr->slots, lr->n_slots, at, usable);
 }
 
+uint32_t xlb_least_request_in_flight(const struct xlb_in_flight_view *v, uint32_t slot)
+{
+    uint32_t key = slot;
+    if (v->keys != NULL) {
+        if (slot >= v->n_keys)
+            return 0;
+        key = *(const uint32_t *)(const void *)((const char *)v->keys + slot * v->key_stride);
+    }
+    if (key >= v->n_counts)
+        return 0;
+    return *(const uint32_t *)(const void *)((const char *)v->counts + key * v->count_stride);
+}
+
 uint32_t xlb_least_request_pick(const struct xlb_least_request *lr, const uint32_t *in_flight,
                                 const uint64_t *usable, struct xlb_rng *rng,
                                 struct xlb_least_request_trace *trace)
+{
+    const struct xlb_in_flight_view view = {
+        .counts = in_flight, .count_stride = sizeof(uint32_t), .n_counts = UINT32_MAX};
+    return xlb_least_request_pick_view(lr, &view, usable, rng, trace);
+}
+
+uint32_t xlb_least_request_pick_view(const struct xlb_least_request *lr,
+                                     const struct xlb_in_flight_view *view, const uint64_t *usable,
+                                     struct xlb_rng *rng, struct xlb_least_request_trace *trace)
 {
     if (trace != NULL) {
         trace->n_candidates = 0;
@@ -94,16 +116,16 @@ uint32_t xlb_least_request_pick(const struct xlb_least_request *lr, const uint32
         uint32_t at = xlb_rng_below(rng, lr->n_slots);
         uint32_t slot = lr->slots[at];
         bool ok = xlb_slot_usable(usable, slot);
-        uint64_t load = in_flight[slot];
+        uint32_t load = xlb_least_request_in_flight(view, slot);
         if (trace != NULL) {
             trace->slots[c] = slot;
-            trace->in_flight[c] = in_flight[slot];
+            trace->in_flight[c] = load;
             trace->usable[c] = ok;
             trace->n_candidates = c + 1;
         }
         if (!ok)
             continue;
-        if (best == UINT32_MAX || less_loaded(lr, at, load, best, best_load)) {
+        if (best == UINT32_MAX || xlb_least_request_less_loaded(lr, at, load, best, best_load)) {
             best = at;
             best_load = load;
         }

@@ -72,4 +72,32 @@ uint32_t xlb_least_request_pick(const struct xlb_least_request *lr, const uint32
                                 const uint64_t *usable, struct xlb_rng *rng,
                                 struct xlb_least_request_trace *trace);
 
+/*
+ * Where the in-flight counts live when they are not a flat array indexed by slot: the LB tree
+ * picks endpoint indexes while a worker counts per stable endpoint slot, inside its load
+ * struct. The count of slot s: the uint32 at counts + key(s) * count_stride, key(s) the uint32
+ * at keys + s * key_stride, or s itself when keys is NULL.
+ */
+struct xlb_in_flight_view {
+    const void *counts;
+    size_t count_stride;
+    const void *keys;
+    size_t key_stride;
+    uint32_t n_keys; /* keys beyond: counted as 0 in flight (a slot the tables had no room for) */
+    uint32_t n_counts;
+};
+
+/* The in-flight count of slot `slot` in a view. */
+uint32_t xlb_least_request_in_flight(const struct xlb_in_flight_view *v, uint32_t slot);
+/* Whether entry a (of slots[]) with load_a in flight is less loaded than entry b with load_b:
+ * fewer in flight, or with weights, the larger weight / (in flight + 1). For picks that
+ * filter candidates otherwise (READY subchannels, lib/lb/xlb_lb_pick_ready.c). */
+bool xlb_least_request_less_loaded(const struct xlb_least_request *lr, uint32_t a, uint64_t load_a,
+                                   uint32_t b, uint64_t load_b);
+
+/* The same pick over a view (xlb_least_request_pick is this with a flat array). */
+uint32_t xlb_least_request_pick_view(const struct xlb_least_request *lr,
+                                     const struct xlb_in_flight_view *view, const uint64_t *usable,
+                                     struct xlb_rng *rng, struct xlb_least_request_trace *trace);
+
 #endif

@@ -316,4 +316,10 @@ void expire_everything(struct robust *r)
     for (unsigned c = 0; c < 3; c++)
         assert_int_equal(r->load->clusters[clusters[c]].started,
                          r->load->clusters[clusters[c]].finished);
+    /* Least request (A48) reads each endpoint's calls in flight: once every flow has ended,
+     * whatever RSTs, resumes and evictions it went through, none may be left over. */
+    uint64_t left = 0;
+    for (uint32_t e = 0; e < XLB_ENDPOINT_LOAD_SLOTS; e++)
+        left += r->load->endpoints[e].in_flight;
+    assert_int_equal(left, 0);
 }

@@ -153,6 +153,7 @@ static void fins_free_the_entry_and_the_flow_translates_the_rest(void **state)
     assert_int_equal(load->endpoints[L7_SLOT4].failed, 0);
     assert_int_equal(load->clusters[CLUSTER4].started, 1);
     assert_int_equal(load->clusters[CLUSTER4].finished, 1);
+    assert_int_equal(load->endpoints[L7_SLOT4].in_flight, 0);
     expires(x, c);
     assert_int_equal(load->endpoints[L7_SLOT4].succeeded, 1);
     assert_int_equal(load->endpoints[L7_SLOT4].failed, 0);

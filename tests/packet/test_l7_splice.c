@@ -251,6 +251,7 @@ static void each_rpc_is_counted_by_its_grpc_status(void **state)
     l7_pass_to_backend(x, c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, r.b, r.len);
     assert_int_equal(load->clusters[CLUSTER4].started, 2);
     assert_int_equal(load->localities[LOCALITY4].issued, 2);
+    assert_int_equal(load->endpoints[L7_SLOT4].in_flight, 1); /* least request sees it */
     b.len = 0;
     struct h2_peer *p = &s.backend;
     {
@@ -279,6 +280,7 @@ static void each_rpc_is_counted_by_its_grpc_status(void **state)
     assert_int_equal(load->endpoints[L7_SLOT4].failed, 2);
     assert_int_equal(load->clusters[CLUSTER4].started, 3);
     assert_int_equal(load->clusters[CLUSTER4].finished, 3);
+    assert_int_equal(load->endpoints[L7_SLOT4].in_flight, 0);
     assert_int_equal(l7_event(x, XLB_EVENT_L7_STREAMS), 3);
     assert_int_equal(l7_event(x, XLB_EVENT_L7_INSPECT_ERRORS), 0);
     finish(&s);

@@ -65,6 +65,9 @@ static void rpcs_spread_over_endpoints(void **state)
     assert_int_equal(xlb_lb_connectivity_get(&t->n->lb, 8), XLB_CONN_READY);
     assert_int_equal(t->n->load->localities[1].succeeded, RPCS);
     assert_int_equal(t->n->load->localities[1].failed, 0);
+    /* Every RPC ended: least request (A48) sees no call left in flight on either endpoint. */
+    assert_int_equal(t->n->load->endpoints[7].in_flight, 0);
+    assert_int_equal(t->n->load->endpoints[8].in_flight, 0);
     stream_test_destroy(t);
 }
 

@@ -11,8 +11,53 @@
 
 static void lb_policy_unsupported(void **state)
 {
-    ct_expect_nack(EDS(",\"lb_policy\":\"LEAST_REQUEST\""),
-                   "cluster \"backend\": lb_policy: LEAST_REQUEST is not supported");
+    ct_expect_nack(EDS(",\"lb_policy\":\"RANDOM\""),
+                   "cluster \"backend\": lb_policy: RANDOM is not supported");
+}
+
+/* A48: lb_policy LEAST_REQUEST without least_request_lb_config draws 2 candidates. */
+static void least_request_default_choice_count(void **state)
+{
+    struct xlb_cluster_config cfg;
+    ct_valid(EDS(",\"lb_policy\":\"LEAST_REQUEST\""), &cfg);
+    assert_int_equal(cfg.lb_policy, XLB_LB_LEAST_REQUEST);
+    assert_int_equal(cfg.choice_count, 2);
+    xlb_cluster_config_free(&cfg);
+}
+
+/* lb_policy LEAST_REQUEST with least_request_lb_config (field 37, unknown to xlb's trimmed
+ * proto) { choice_count: UInt32Value(n) }, validated into cfg. */
+static int validate_least_request_config(uint8_t n, struct xlb_cluster_config *cfg,
+                                         struct xlb_errors *errs)
+{
+    Cluster *msg = ct_json(EDS(",\"lb_policy\":\"LEAST_REQUEST\""));
+    uint8_t wire[1024];
+    size_t len = protobuf_c_message_pack(&msg->base, wire);
+    protobuf_c_message_free_unpacked(&msg->base, NULL);
+    const uint8_t config[] = {0xaa, 0x02, 0x04, 0x0a, 0x02, 0x08, n};
+    assert_true(len + sizeof(config) <= sizeof(wire));
+    memcpy(wire + len, config, sizeof(config));
+    msg = envoy__config__cluster__v3__cluster__unpack(NULL, len + sizeof(config), wire);
+    assert_non_null(msg);
+    int rc = xlb_validate_cluster(msg, cfg, errs);
+    protobuf_c_message_free_unpacked(&msg->base, NULL);
+    return rc;
+}
+
+static void least_request_lb_config_choice_count(void **state)
+{
+    struct xlb_cluster_config cfg;
+    struct xlb_errors errs = {0};
+    int rc = validate_least_request_config(3, &cfg, &errs);
+    assert_int_equal(rc, 0);
+    assert_int_equal(cfg.choice_count, 3);
+    xlb_cluster_config_free(&cfg);
+    assert_int_equal(validate_least_request_config(50, &cfg, &errs), 0);
+    assert_int_equal(cfg.choice_count, 10); /* A48: capped */
+    xlb_cluster_config_free(&cfg);
+    assert_int_equal(validate_least_request_config(1, &cfg, &errs), -1);
+    xv_expect_line(&errs, "cluster \"backend\": least_request_lb_config.choice_count: must be "
+                          "greater than or equal to 2, got 1");
 }
 
 /* MAGLEV, an xlb extension beyond gRPC (which refuses it): the table size Envoy allows. */
@@ -196,6 +241,26 @@ static void lb_policy_field_ring_hash(void **state)
     xlb_cluster_config_free(&cfg);
 }
 
+#define LR_URL                                                                                     \
+    "type.googleapis.com/envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest"
+
+/* load_balancing_policy least_request: choice_count absent is 2, 4 is 4, 1 is NACKed. */
+static void lb_policy_field_least_request(void **state)
+{
+    expect_policy_valid(LR_URL, NULL, 0, XLB_LB_LEAST_REQUEST);
+    static const uint8_t four[] = {0x0a, 0x02, 0x08, 0x04};
+    struct xlb_cluster_config cfg;
+    struct xlb_errors errs = {0};
+    assert_int_equal(validate_one_policy(LR_URL, four, sizeof(four), &cfg, &errs), 0);
+    assert_int_equal(cfg.choice_count, 4);
+    xlb_cluster_config_free(&cfg);
+    static const uint8_t one[] = {0x0a, 0x02, 0x08, 0x01};
+    expect_policy_nack(LR_URL, one, sizeof(one),
+                       "cluster \"backend\": load_balancing_policy.policies[0]."
+                       "typed_extension_config.typed_config.value.choice_count: must be greater "
+                       "than or equal to 2, got 1");
+}
+
 static void lb_policy_field_ring_hash_invalid(void **state)
 {
     static const uint8_t rh[] = {0x12, 0x02, 0x08, 0x00}; /* minimum_ring_size 0 */
@@ -359,6 +424,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lb_policy_unsupported),
+        cmocka_unit_test(least_request_default_choice_count),
+        cmocka_unit_test(least_request_lb_config_choice_count),
+        cmocka_unit_test(lb_policy_field_least_request),
         cmocka_unit_test(lb_policy_unknown_enum),
         cmocka_unit_test(maglev_default_and_sizes),
         cmocka_unit_test(maglev_table_size_prime_and_bounded),
