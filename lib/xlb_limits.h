@@ -14,6 +14,8 @@
 #define XLB_MAX_SNAT 256
 /* Distinct IPv6 VIP addresses: the flow tables number them in their compact keys. */
 #define XLB_MAX_VIP6_ADDRESSES 256
+/* VIPs with "tls": each has its handshake counters in every worker's stats. */
+#define XLB_MAX_TLS_VIPS 16
 /* A worker silent to RCU for this long is stalled (xlb.worker_stall_ms, lib/xlb_stall.h). */
 #define XLB_DEFAULT_WORKER_STALL_MS 2000
 

@@ -307,11 +307,9 @@ const struct xlb_config_object xlb_bootstrap_section_object =
     XLB_CONFIG_OBJECT("xlb", section_keys);
 
 const struct xlb_config_object *const xlb_bootstrap_objects[] = {
-    &xlb_bootstrap_section_object,
-    &xlb_bootstrap_port_object,
-    &xlb_bootstrap_vip_object,
-    &xlb_bootstrap_static_resources_object,
-    NULL,
+    &xlb_bootstrap_section_object, &xlb_bootstrap_port_object,
+    &xlb_bootstrap_vip_object,     &xlb_bootstrap_static_resources_object,
+    &xlb_bootstrap_vip_tls_object, NULL,
 };
 
 static void report_syntax_error(const char *text, const char *where, struct xlb_errors *errs)
@@ -364,6 +362,7 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     } else {
         xlb_bootstrap_read_xds_servers(root, out, errs);
         xlb_bootstrap_read_node(root, out, errs);
+        xlb_bootstrap_read_certificate_providers(root, out, errs); /* before VIPs name them */
         const cJSON *xlb = xlb_json_object(root, "xlb", "", XLB_REQUIRED, errs);
         if (xlb != NULL)
             xlb_config_object_read(&xlb_bootstrap_section_object, xlb, "xlb", out, errs);
@@ -421,8 +420,10 @@ void xlb_bootstrap_free(struct xlb_bootstrap *b)
     for (unsigned i = 0; i < b->n_vips; i++) {
         free(b->vips[i].target);
         free(b->vips[i].cluster);
+        xlb_bootstrap_vip_tls_free(&b->vips[i].tls);
     }
     free(b->vips);
+    xlb_bootstrap_free_cert_providers(b);
     cJSON_Delete(b->static_resources);
     memset(b, 0, sizeof(*b));
 }

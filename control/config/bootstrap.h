@@ -63,6 +63,25 @@ struct xlb_port_config {
     struct xlb_addr gateways[XLB_MAX_GATEWAYS];
 };
 
+/* A certificate_providers instance (gRPC A29), plugin file_watcher: PEM files re-read every
+ * refresh_interval. certificate_file and private_key_file come together; either pair or the CA
+ * may be absent, not both. */
+#define XLB_MAX_CERT_PROVIDERS      64
+#define XLB_DEFAULT_CERT_REFRESH_MS 600000 /* A29's default, 10 minutes */
+struct xlb_cert_provider_config {
+    char *name;
+    char *certificate_file, *private_key_file, *ca_certificate_file; /* NULL: absent */
+    unsigned refresh_interval_ms;
+};
+
+/* A VIP's "tls" (docs/tls.md); certificate_provider NULL: cleartext. ALPN is always "h2": a
+ * client that does not offer it gets a no_application_protocol alert. */
+struct xlb_vip_tls_config {
+    char *certificate_provider;
+    bool require_client_certificate;
+    unsigned index; /* among the TLS VIPs, in order: where workers count its handshakes */
+};
+
 struct xlb_vip_config {
     struct xlb_addr address;
     uint16_t port;
@@ -71,12 +90,15 @@ struct xlb_vip_config {
     bool terminate; /* L4: "l4_mode": "terminate" (xlb's own TCP on both sides), else full NAT */
     bool newreno;   /* "congestion_control": "newreno" (terminate only), else CUBIC */
     bool stream;    /* L7: "l7_mode": "stream" (each request balanced), else splice */
+    struct xlb_vip_tls_config tls;
 };
 
 struct xlb_bootstrap {
     unsigned n_xds_servers;
     struct xlb_xds_server_config *xds_servers;
     struct xlb_node_config node;
+    unsigned n_cert_providers;
+    struct xlb_cert_provider_config *cert_providers;
 
     unsigned n_eal_args;
     char **eal_args;
@@ -133,6 +155,7 @@ extern const struct xlb_config_object xlb_bootstrap_section_object;
 extern const struct xlb_config_object xlb_bootstrap_port_object;
 extern const struct xlb_config_object xlb_bootstrap_vip_object;
 extern const struct xlb_config_object xlb_bootstrap_static_resources_object;
+extern const struct xlb_config_object xlb_bootstrap_vip_tls_object;
 extern const struct xlb_config_object *const xlb_bootstrap_objects[];
 
 /* Parse a document; 0 when it is valid, -1 with errs filled otherwise. *out is always freeable. */
@@ -140,5 +163,11 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
 /* Read and parse a file; a read error is reported as "FILE: reason". */
 int xlb_bootstrap_load(const char *path, struct xlb_bootstrap *out, struct xlb_errors *errs);
 void xlb_bootstrap_free(struct xlb_bootstrap *bootstrap);
+
+/* The certificate_providers instance called name, or NULL. */
+const struct xlb_cert_provider_config *xlb_bootstrap_cert_provider(const struct xlb_bootstrap *b,
+                                                                   const char *name);
+/* How many VIPs have "tls". */
+unsigned xlb_bootstrap_tls_vips(const struct xlb_bootstrap *b);
 
 #endif

@@ -14,6 +14,16 @@ char *xlb_bootstrap_dup(const char *s); /* strdup, NULL for NULL */
 /* gRPC's bootstrap: unknown fields ignored, as gRPC does. */
 void xlb_bootstrap_read_xds_servers(const cJSON *root, struct xlb_bootstrap *out,
                                     struct xlb_errors *errs);
+void xlb_bootstrap_read_certificate_providers(const cJSON *root, struct xlb_bootstrap *out,
+                                              struct xlb_errors *errs);
+/* A VIP's "tls" object into tls, its strings borrowed from the document until
+ * xlb_bootstrap_vip_tls_keep copies them (a VIP rejected later then leaks nothing). */
+bool xlb_bootstrap_read_vip_tls(const cJSON *vip, const char *path, const char *name,
+                                const struct xlb_bootstrap *out, struct xlb_vip_tls_config *tls,
+                                struct xlb_errors *errs);
+void xlb_bootstrap_vip_tls_keep(const struct xlb_bootstrap *out, struct xlb_vip_tls_config *tls);
+void xlb_bootstrap_vip_tls_free(struct xlb_vip_tls_config *tls);
+void xlb_bootstrap_free_cert_providers(struct xlb_bootstrap *b);
 void xlb_bootstrap_read_node(const cJSON *root, struct xlb_bootstrap *out, struct xlb_errors *errs);
 
 /* Readers of xlb section keys (ctx: the struct xlb_bootstrap being filled). */

@@ -16,7 +16,7 @@ struct vip_reading {
     const cJSON *address;
     const char *target, *cluster;
     bool has_target, has_cluster;
-    bool has_l4_mode, has_congestion_control, has_l7_mode;
+    bool has_l4_mode, has_congestion_control, has_l7_mode, has_tls;
 };
 
 static bool valid_xds_target(const char *target)
@@ -159,6 +159,14 @@ static void read_congestion_control(const cJSON *vip, const char *path,
     r->cfg->newreno = cc == 1;
 }
 
+static void read_tls(const cJSON *vip, const char *path, const struct xlb_config_key *key,
+                     void *ctx, struct xlb_errors *errs)
+{
+    struct vip_reading *r = ctx;
+    r->has_tls = cJSON_HasObjectItem(vip, key->name);
+    r->ok &= xlb_bootstrap_read_vip_tls(vip, path, key->name, r->out, &r->cfg->tls, errs);
+}
+
 static const struct xlb_config_key vip_keys[] = {
     {.name = "address", .read = read_address},
     {.name = "port", .read = read_port},
@@ -167,6 +175,7 @@ static const struct xlb_config_key vip_keys[] = {
     {.name = "l4_mode", .read = read_l4_mode},
     {.name = "congestion_control", .read = read_congestion_control},
     {.name = "l7_mode", .read = read_l7_mode},
+    {.name = "tls", .read = read_tls},
 };
 const struct xlb_config_object xlb_bootstrap_vip_object = XLB_CONFIG_OBJECT("xlb.vips[]", vip_keys);
 
@@ -197,6 +206,13 @@ static void check_vip(struct vip_reading *r, const char *path, struct xlb_errors
         xlb_errors_add(errs, path,
                        "\"congestion_control\" needs \"l4_mode\": \"terminate\" (xlb's own TCP)");
         r->ok = false;
+    } else if (r->has_tls && !cfg->stream) {
+        /* TLS needs xlb's own TCP and HTTP/2 on the client side (docs/tls.md). */
+        xlb_errors_add(errs, path, "\"tls\" needs \"l7_mode\": \"stream\"");
+        r->ok = false;
+    } else if (r->has_tls && xlb_bootstrap_tls_vips(out) == XLB_MAX_TLS_VIPS) {
+        xlb_errors_add(errs, path, "at most %d VIPs with \"tls\"", XLB_MAX_TLS_VIPS);
+        r->ok = false;
     }
     if (!r->ok)
         return;
@@ -225,6 +241,7 @@ static void check_vip(struct vip_reading *r, const char *path, struct xlb_errors
     }
     cfg->target = xlb_bootstrap_dup(r->target);
     cfg->cluster = xlb_bootstrap_dup(r->cluster);
+    xlb_bootstrap_vip_tls_keep(out, &cfg->tls);
     out->n_vips++;
     out->n_vip6_addresses += new_vip6;
 }

@@ -420,6 +420,79 @@ static void vips_are_checked(void **state)
                   "xlb.vips[0].address: 2001:2:0::11 is already an snat address", NULL);
 }
 
+/* certificate_providers (A29's file_watcher) and a stream VIP's "tls" naming one. */
+#define PROVIDERS(body) "\"certificate_providers\": {" body "}, "
+#define WATCHER(config) "{\"plugin_name\": \"file_watcher\", \"config\": {" config "}}"
+#define TLS_DOC(providers, tls)                                                                    \
+    "{" providers "\"xlb\": {\"ports\": [" PORT_OK "], \"vips\": [{\"address\": "                  \
+    "\"198.18.0.100\", \"port\": 443, \"target\": \"xds:///svc\", \"l7_mode\": \"stream\", "       \
+    "\"tls\": " tls "}]}}"
+#define PAIR "\"certificate_file\": \"/c.pem\", \"private_key_file\": \"/k.pem\""
+
+static void tls_is_checked(void **state)
+{
+    (void)state;
+    struct xlb_bootstrap b = parse_ok(
+        TLS_DOC(PROVIDERS("\"web\": " WATCHER(PAIR ", \"ca_certificate_file\": \"/ca.pem\", "
+                                                   "\"refresh_interval\": \"2.5s\"")),
+                "{\"certificate_provider\": \"web\", \"require_client_certificate\": true}"));
+    assert_int_equal(b.n_cert_providers, 1);
+    assert_string_equal(b.cert_providers[0].name, "web");
+    assert_string_equal(b.cert_providers[0].certificate_file, "/c.pem");
+    assert_string_equal(b.cert_providers[0].ca_certificate_file, "/ca.pem");
+    assert_int_equal(b.cert_providers[0].refresh_interval_ms, 2500);
+    assert_string_equal(b.vips[0].tls.certificate_provider, "web");
+    assert_true(b.vips[0].tls.require_client_certificate);
+    assert_int_equal(b.vips[0].tls.index, 0);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(
+        TLS_DOC(PROVIDERS("\"web\": " WATCHER(PAIR)), "{\"certificate_provider\": \"web\"}"));
+    assert_int_equal(b.cert_providers[0].refresh_interval_ms, XLB_DEFAULT_CERT_REFRESH_MS);
+    xlb_bootstrap_free(&b);
+
+    expect_errors(
+        TLS_DOC(PROVIDERS("\"web\": " WATCHER(PAIR)), "{\"certificate_provider\": \"api\"}"),
+        "xlb.vips[0].tls.certificate_provider: \"api\" is not an instance of "
+        "certificate_providers",
+        NULL);
+    expect_errors(
+        TLS_DOC(PROVIDERS("\"web\": " WATCHER(PAIR)),
+                "{\"certificate_provider\": \"web\", \"require_client_certificate\": true}"),
+        "xlb.vips[0].tls.require_client_certificate: needs a ca_certificate_file in "
+        "\"web\"",
+        NULL);
+    expect_errors(TLS_DOC(PROVIDERS("\"ca\": " WATCHER("\"ca_certificate_file\": \"/ca.pem\"")),
+                          "{\"certificate_provider\": \"ca\"}"),
+                  "xlb.vips[0].tls.certificate_provider: \"ca\" has no certificate_file for a "
+                  "server",
+                  NULL);
+    expect_errors(TLS_DOC(PROVIDERS("\"web\": " WATCHER(PAIR)),
+                          "{\"certificate_provider\": \"web\", \"alpn\": [\"h2\"]}"),
+                  "xlb.vips[0].tls.alpn: unknown key", NULL);
+    expect_errors(TLS_DOC(PROVIDERS("\"web\": {\"plugin_name\": \"vault\", \"config\": {}}"),
+                          "{\"certificate_provider\": \"web\"}"),
+                  "certificate_providers.web.plugin_name: \"vault\" is not supported (only "
+                  "\"file_watcher\")",
+                  "xlb.vips[0].tls.certificate_provider: \"web\" is not an instance of "
+                  "certificate_providers",
+                  NULL);
+    expect_errors(TLS_DOC(PROVIDERS("\"web\": " WATCHER("\"certificate_file\": \"/c.pem\"")), "{}"),
+                  "certificate_providers.web.config: certificate_file and private_key_file go "
+                  "together",
+                  "xlb.vips[0].tls.certificate_provider: is required", NULL);
+    expect_errors(TLS_DOC(PROVIDERS("\"web\": " WATCHER(PAIR ", \"refresh_interval\": \"10\"")),
+                          "{\"certificate_provider\": \"web\"}"),
+                  "certificate_providers.web.config.refresh_interval: must be a duration from "
+                  "\"1s\" to \"86400s\"",
+                  "xlb.vips[0].tls.certificate_provider: \"web\" is not an instance of "
+                  "certificate_providers",
+                  NULL);
+    expect_errors(DOC(", \"vips\": [{\"address\": \"198.18.0.100\", \"port\": 443, \"cluster\": "
+                      "\"c\", \"tls\": {}}]"),
+                  "xlb.vips[0].tls.certificate_provider: is required",
+                  "xlb.vips[0]: \"tls\" needs \"l7_mode\": \"stream\"", NULL);
+}
+
 static void vip_addresses_are_unicast(void **state)
 {
 #define VIP_AT(a) DOC(", \"vips\": [{\"address\": \"" a "\", \"port\": 80, \"cluster\": \"c\"}]")
@@ -657,6 +730,7 @@ int main(void)
         cmocka_unit_test(snat_is_checked),
         cmocka_unit_test(vip_addresses_are_unicast),
         cmocka_unit_test(vips_are_checked),
+        cmocka_unit_test(tls_is_checked),
         cmocka_unit_test(xds_servers_are_checked),
         cmocka_unit_test(channel_creds_are_checked),
         cmocka_unit_test(node_is_checked),

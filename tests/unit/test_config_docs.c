@@ -146,7 +146,7 @@ static void a_difference_is_found(void **state)
     (void)state;
     struct doc_table tables[16];
     unsigned n_tables = read_doc_tables(tables, 16);
-    assert_int_equal(n_tables, 4);
+    assert_int_equal(n_tables, 5);
     unsigned total = 0;
     for (unsigned t = 0; t < n_tables; t++)
         total += tables[t].n;
