@@ -12,7 +12,9 @@
 
 #include <rte_common.h>
 
+#include "xlb_limits.h"
 #include "xlb_tcp_stats.h"
+#include "xlb_tls_counters.h"
 
 /* Why a worker dropped a packet; the name is what operators see. */
 #define XLB_DROP_REASONS(X)                                                                        \
@@ -143,7 +145,10 @@ enum xlb_drop_reason {
     X(STREAM_SUBCHANNELS, "stream_subchannels")                                                    \
     X(STREAM_SUB_GOAWAYS, "stream_subchannel_goaways")                                             \
     X(STREAM_SUBS_RETIRED, "stream_subchannels_retired")                                           \
-    X(STREAM_SUBS_EXTRA, "stream_subchannels_extra")
+    X(STREAM_SUBS_EXTRA, "stream_subchannels_extra")                                               \
+    X(STREAM_TLS_NO_MEMORY, "stream_tls_no_memory")                                                \
+    X(STREAM_TLS_TIMEOUTS, "stream_tls_handshake_timeouts")                                        \
+    X(STREAM_TLS_DEFERRED, "stream_tls_handshakes_deferred")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,
@@ -179,6 +184,8 @@ struct xlb_worker_stats {
     uint64_t stream_sessions, stream_rpcs;
     /* The worker's TCP endpoint (dataplane/tcp/), copied after each loop that changed it. */
     struct xlb_tcp_stats tcp;
+    /* Each TLS VIP's handshakes, by its index among them (xlb_vip_view.tls_index). */
+    struct xlb_tls_counters tls[XLB_MAX_TLS_VIPS];
 } __rte_cache_aligned;
 
 const char *xlb_drop_reason_name(enum xlb_drop_reason reason);

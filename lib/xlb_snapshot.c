@@ -1,6 +1,7 @@
 #include "xlb_snapshot.h"
 
 #include "xlb_lb.h"
+#include "xlb_tls_server.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -64,8 +65,10 @@ void xlb_snapshot_free(struct xlb_snapshot *snap)
     rte_free(snap->entries);
     rte_free(snap->slot_hosts);
     /* Freed on the control plane after the grace period: the only thread counting refs. */
-    for (uint32_t v = 0; v < snap->n_vips; v++)
+    for (uint32_t v = 0; v < snap->n_vips; v++) {
         xlb_lb_vip_release(snap->vips[v].lb);
+        xlb_tls_server_unref(snap->vips[v].tls);
+    }
     rte_free(snap->vips);
     rte_free(snap);
 }

@@ -83,7 +83,13 @@ struct xlb_vip_view {
     /* Its compiled LB tree (lib/lb/xlb_lb.h), NULL until its configuration is complete; the
      * snapshot holds a reference, dropped when the snapshot is freed. */
     struct xlb_lb_vip *lb;
+    /* "tls" (docs/tls.md): the TLS server its clients' handshakes use, NULL: cleartext. The
+     * snapshot holds a reference, dropped when it is freed. tls_index: where workers count. */
+    struct xlb_tls_server *tls;
+    uint8_t tls_index;
 };
+
+struct xlb_tls_server;
 
 struct xlb_snapshot {
     uint64_t generation;

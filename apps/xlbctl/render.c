@@ -112,6 +112,32 @@ static void render_vips(const cJSON *vips, FILE *out)
     cJSON_Delete(rows);
 }
 
+/* The TLS VIPs' certificates and handshakes, a row each, when there are any. */
+static void render_vip_tls(const cJSON *vips, FILE *out)
+{
+    cJSON *rows = cJSON_CreateArray();
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vips) {
+        const cJSON *tls = cJSON_GetObjectItemCaseSensitive(v, "tls");
+        if (!cJSON_IsObject(tls))
+            continue;
+        cJSON *row = cJSON_Duplicate(tls, true);
+        char b[2][64];
+        char vip[160];
+        snprintf(vip, sizeof(vip), "%s:%s", cell(v, "address", b[0], 64),
+                 cell(v, "port", b[1], 64));
+        cJSON_AddStringToObject(row, "vip", vip);
+        cJSON_AddItemToArray(rows, row);
+    }
+    if (cJSON_GetArraySize(rows) > 0) {
+        fputc('\n', out);
+        RENDER_ROWS(rows, out, {"TLS VIP", "vip"}, {"SUBJECT", "subject"}, {"SANS", "sans"},
+                    {"EXPIRES", "not_after"}, {"HANDSHAKES", "handshakes"},
+                    {"RESUMED", "resumptions"}, {"FAILED", "failed"});
+    }
+    cJSON_Delete(rows);
+}
+
 /* "reload: applied ..., needs restart: ..." once a SIGHUP happened. */
 static void render_reload(const cJSON *reload, FILE *out)
 {
@@ -143,6 +169,7 @@ static void render_status(const cJSON *r, FILE *out)
     if (cJSON_GetArraySize(vips) > 0) {
         fputc('\n', out);
         render_vips(vips, out);
+        render_vip_tls(vips, out);
     }
     render_reload(cJSON_GetObjectItemCaseSensitive(r, "reload"), out);
     const cJSON *retired = cJSON_GetObjectItemCaseSensitive(r, "retired_snapshots");

@@ -113,6 +113,8 @@ static int load_config(const struct xlbd_options *opts, struct xlb_bootstrap *bo
     if (rc == 0)
         rc = xlb_xds_plane_check(bootstrap, &errs);
     if (rc == 0)
+        rc = xlb_tls_check(bootstrap, &errs); /* the TLS VIPs' certificate files */
+    if (rc == 0)
         rc = check_mbuf_pool(bootstrap, &errs);
     if (rc == 0)
         rc = check_af_xdp_ports(bootstrap, &errs);

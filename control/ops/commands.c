@@ -132,6 +132,44 @@ static cJSON *port_status(struct xlb_control_plane *cp, unsigned p)
     return port;
 }
 
+/* A TLS VIP's certificate and its handshakes summed over the workers (docs/tls.md). */
+static cJSON *vip_tls_status(const struct xlb_control_plane *cp, const struct xlb_vip_config *vip)
+{
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddStringToObject(obj, "certificate_provider", vip->tls.certificate_provider);
+    cJSON_AddBoolToObject(obj, "require_client_certificate", vip->tls.require_client_certificate);
+    const struct xlb_tls_server *srv = xlb_tls_watch_server(&cp->tls, vip->tls.index);
+    if (srv != NULL && srv->n_certs > 0) {
+        struct xlb_tls_cert_info info;
+        xlb_tls_cert_describe(srv->certs[0], &info);
+        cJSON_AddStringToObject(obj, "subject", info.subject);
+        cJSON_AddStringToObject(obj, "sans", info.sans);
+        cJSON_AddStringToObject(obj, "not_after", info.not_after);
+    }
+    struct xlb_tls_counters sum = {0};
+    for (unsigned w = 0; w < cp->shared->n_workers; w++) {
+        const struct xlb_tls_counters *c = &cp->shared->stats[w].tls[vip->tls.index];
+        sum.handshakes += c->handshakes;
+        sum.resumptions += c->resumptions;
+        for (int f = 0; f < XLB_TLS_FAIL_COUNT; f++)
+            sum.failures[f] += c->failures[f];
+    }
+    add_u64(obj, "handshakes", sum.handshakes);
+    add_u64(obj, "resumptions", sum.resumptions);
+    cJSON *failures = cJSON_AddObjectToObject(obj, "failures");
+    uint64_t failed = 0;
+    for (int f = XLB_TLS_FAIL_NONE + 1; f < XLB_TLS_FAIL_COUNT; f++) {
+        add_u64(failures, xlb_tls_failure_name((enum xlb_tls_failure)f), sum.failures[f]);
+        failed += sum.failures[f];
+    }
+    add_u64(obj, "failed", failed);
+    cJSON_AddNumberToObject(obj, "rebuilds", (double)cp->tls.builds);
+    cJSON_AddNumberToObject(obj, "rebuilds_refused", (double)cp->tls.failures);
+    if (cp->tls.last_error[0] != '\0')
+        cJSON_AddStringToObject(obj, "last_refusal", cp->tls.last_error);
+    return obj;
+}
+
 static cJSON *vip_status(const struct xlb_control_plane *cp, unsigned v)
 {
     const struct xlb_vip_config *vip = &cp->bootstrap.vips[v];
@@ -158,6 +196,8 @@ static cJSON *vip_status(const struct xlb_control_plane *cp, unsigned v)
         snprintf(summary, sizeof(summary), "%s: %s", xlb_xds_plane_vip_state(&cp->xds, v),
                  cJSON_IsString(reason) ? reason->valuestring : "?");
     cJSON_AddStringToObject(obj, "summary", summary);
+    if (vip->tls.certificate_provider != NULL)
+        cJSON_AddItemToObject(obj, "tls", vip_tls_status(cp, vip));
     return obj;
 }
 

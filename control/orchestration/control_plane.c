@@ -34,8 +34,9 @@ int xlb_control_plane_publish(struct xlb_control_plane *cp)
         cp->republish = true;
         return -1;
     }
-    struct xlb_snapshot *snap = xlb_snapshot_build(&cp->bootstrap, cp->ports, cp->n_ports,
-                                                   &cp->neighbours, cp->xds.lb, cp->generation + 1);
+    struct xlb_snapshot *snap =
+        xlb_snapshot_build(&cp->bootstrap, cp->ports, cp->n_ports, &cp->neighbours, cp->xds.lb,
+                           &cp->tls, cp->generation + 1);
     if (snap == NULL)
         return -1;
     cp->xds.lb_changed = false;
@@ -209,6 +210,8 @@ static void on_lb_tick(void *arg)
     struct xlb_control_plane *cp = arg;
     pthread_mutex_lock(&cp->lock);
     xlb_xds_plane_tick(&cp->xds);
+    if (xlb_tls_watch_tick(&cp->tls, &cp->bootstrap, xlb_now_ms()))
+        cp->republish = true;
     publish_lb_changes(cp);
     pthread_mutex_unlock(&cp->lock);
 }
@@ -250,8 +253,21 @@ static int start_xds(struct xlb_control_plane *cp)
     return rc;
 }
 
+/* The TLS VIPs' servers, before the first snapshot names them. */
+static int start_tls(struct xlb_control_plane *cp)
+{
+    struct xlb_errors errs = {0};
+    int rc = xlb_tls_watch_init(&cp->tls, &cp->bootstrap, xlb_now_ms(), &errs);
+    for (unsigned i = 0; i < errs.n; i++)
+        XLB_LOG(ERR, CONTROL, "%s", errs.lines[i]);
+    xlb_errors_free(&errs);
+    return rc;
+}
+
 static int start_services(struct xlb_control_plane *cp)
 {
+    if (start_tls(cp) != 0)
+        return -1;
     cp->loop = xlb_loop_create();
     if (cp->loop == NULL || xlb_control_plane_want_neighbours(cp) != 0 ||
         xlb_control_plane_publish(cp) != 0 || watch_signals(cp) != 0 ||
@@ -338,6 +354,7 @@ void xlb_control_plane_destroy(struct xlb_control_plane *cp)
         close(cp->signal_fd);
     xlb_loop_destroy(cp->loop);
     xlb_neighbours_free(&cp->neighbours);
+    xlb_tls_watch_fini(&cp->tls);
     cJSON_Delete(cp->reload.last);
     xlb_bootstrap_free(&cp->bootstrap);
     pthread_mutex_destroy(&cp->lock);

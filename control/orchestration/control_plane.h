@@ -18,6 +18,7 @@
 #include "capacity_watch.h"
 #include "event_loop.h"
 #include "neighbour_table.h"
+#include "tls_watch.h"
 #include "xds_plane.h"
 #include "xlb_shared.h"
 
@@ -52,6 +53,7 @@ struct xlb_control_plane {
     struct xlb_reload_report reload;
     struct xlb_xds_plane xds;
     struct xlb_capacity_watch capacity; /* the L7 pools' log line */
+    struct xlb_tls_watch tls;           /* the TLS VIPs' servers (tls_watch.c) */
     bool draining;                      /* drain.c: stopping once the clients have gone */
     uint64_t drain_deadline_ms;
     pthread_mutex_t lock;

@@ -160,7 +160,9 @@ static bool same_vips(const struct xlb_bootstrap *a, const struct xlb_bootstrap 
         const struct xlb_vip_config *x = &a->vips[v], *y = &b->vips[v];
         if (!xlb_addr_equal(&x->address, &y->address) || x->port != y->port ||
             !same_string(x->target, y->target) || !same_string(x->cluster, y->cluster) ||
-            x->terminate != y->terminate || x->newreno != y->newreno || x->stream != y->stream)
+            x->terminate != y->terminate || x->newreno != y->newreno || x->stream != y->stream ||
+            !same_string(x->tls.certificate_provider, y->tls.certificate_provider) ||
+            x->tls.require_client_certificate != y->tls.require_client_certificate)
             return false;
     }
     return true;
@@ -197,6 +199,8 @@ static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap 
         note(applied, "xlb.metrics_max_series");
     SWAP(running->n_vips, fresh->n_vips);
     SWAP(running->vips, fresh->vips);
+    SWAP(running->n_cert_providers, fresh->n_cert_providers);
+    SWAP(running->cert_providers, fresh->cert_providers);
     SWAP(running->static_resources, fresh->static_resources);
     running->metrics_max_series = fresh->metrics_max_series;
     if (running->tcp_mss_clamp != fresh->tcp_mss_clamp)
@@ -280,6 +284,11 @@ void xlb_control_plane_reload(struct xlb_control_plane *cp)
         check_running_snat(&cp->bootstrap, &fresh, &errs);
         rc = errs.n > 0 ? -1 : 0;
     }
+    /* The TLS VIPs' files are read now: a bad pair rejects the reload, the running
+     * certificates keep serving. */
+    struct xlb_tls_set tls = {0};
+    if (rc == 0)
+        rc = xlb_tls_set_build(&tls, &fresh, &cp->tls.keys, &errs);
     pthread_mutex_lock(&cp->lock);
     if (rc != 0) {
         cJSON *errors = cJSON_AddArrayToObject(report, "errors");
@@ -293,6 +302,7 @@ void xlb_control_plane_reload(struct xlb_control_plane *cp)
         cJSON *applied = cJSON_AddArrayToObject(report, "applied");
         list_restart_only(&cp->bootstrap, &fresh, restart);
         apply_live_parts(cp, &fresh, applied);
+        xlb_tls_watch_install(&cp->tls, &tls, xlb_now_ms());
         xlb_xds_plane_reload(&cp->xds, &cp->bootstrap, &errs);
         xlb_control_plane_want_neighbours(cp);
         cp->republish = true;

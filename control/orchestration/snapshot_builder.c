@@ -42,7 +42,8 @@ static void add_neighbours(struct xlb_snapshot *snap, const struct xlb_neighbour
 struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
                                         const struct xlb_port_view *ports, unsigned n_ports,
                                         const struct xlb_neighbour_table *neighbours,
-                                        const struct xlb_lb_trees *lb, uint64_t generation)
+                                        const struct xlb_lb_trees *lb,
+                                        const struct xlb_tls_watch *tls, uint64_t generation)
 {
     uint32_t max_entries = b->n_snat + b->n_vips + neighbours->n;
     for (unsigned p = 0; p < n_ports; p++)
@@ -83,8 +84,14 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
             .newreno = vip->newreno,
             .stream = vip->stream,
             .lb = lb != NULL ? xlb_lb_trees_vip(lb, v) : NULL,
+            .tls = vip->tls.certificate_provider != NULL && tls != NULL
+                       ? xlb_tls_watch_server(tls, vip->tls.index)
+                       : NULL,
+            .tls_index = (uint8_t)vip->tls.index,
         };
         xlb_lb_vip_hold(snap->vips[snap->n_vips - 1].lb);
+        if (snap->vips[snap->n_vips - 1].tls != NULL)
+            xlb_tls_server_ref(snap->vips[snap->n_vips - 1].tls);
     }
     if (xlb_snapshot_index_endpoints(snap) != 0)
         XLB_LOG(WARNING, SNAPSHOT,

@@ -6,12 +6,14 @@
 #include "bootstrap.h"
 #include "lb_trees.h"
 #include "neighbour_table.h"
+#include "tls_watch.h"
 #include "xlb_snapshot.h"
 
 /* NULL when memory runs out (logged); the caller keeps serving the previous snapshot. */
 struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *bootstrap,
                                         const struct xlb_port_view *ports, unsigned n_ports,
                                         const struct xlb_neighbour_table *neighbours,
-                                        const struct xlb_lb_trees *lb, uint64_t generation);
+                                        const struct xlb_lb_trees *lb,
+                                        const struct xlb_tls_watch *tls, uint64_t generation);
 
 #endif
