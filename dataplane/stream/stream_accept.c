@@ -133,6 +133,10 @@ static xlb_verdict open_conn(struct xlb_stream_worker *w, struct xlb_burst_ctx *
     struct xlb_syn_cookie_keys keys;
     cookie_keys(ctx, &keys);
     xlb_stream_enter(w, ctx, snap, &c->side.link);
+    if (vip->tls != NULL && !xlb_stream_tls_open(c, vip)) {
+        xlb_flow_release(ctx, f); /* frees c through xlb_stream_release */
+        return XLB_DROP_TCP_NO_FLOW;
+    }
     set_mss_limit(w, snap, p->family, p->port_index);
     struct xlb_tcp_conn *tcp = xlb_tcp_accept(
         w->ep, ip_packet(frame), &keys, xlb_stream_now_ms(ctx), &xlb_stream_client_callbacks, c);

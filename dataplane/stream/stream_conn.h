@@ -11,6 +11,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "stream.h"
+#include "xlb_tls_conn.h"
 #include "xlb_lb.h"
 #include "xlb_lb_connectivity.h"
 #include "xlb_h2_quota.h"
@@ -72,6 +73,11 @@ struct xlb_stream_conn {
     struct xlb_stream_side side;
     struct xlb_flow_key key; /* the client's, for the VIP and the connection hash */
     uint32_t next_free;      /* free-list link */
+    /* A TLS VIP's (stream_tls.c): the glue between the TCP bytes and the session (tls.ssl
+     * NULL: cleartext), the handshake's deadline, close_notify queued. */
+    struct xlb_tls_conn tls;
+    struct xlb_tcp_timer handshake;
+    bool tls_notified;
 };
 
 /* Bytes waiting between the two sessions, in mbufs of the worker's pool: a request's DATA for
@@ -200,6 +206,9 @@ struct xlb_stream_worker {
     struct xlb_backoff *backoff;        /* per endpoint slot, reset when READY */
     struct xlb_stream_headers response; /* a backend's header block being decoded */
     struct xlb_tcp_wheel deadlines;     /* of forwarded RPCs with a grpc-timeout */
+    struct xlb_tcp_wheel handshakes;    /* of TLS handshakes in progress (stream_tls.c) */
+    struct xlb_tls_budget tls_budget;   /* handshake steps left in this poll */
+    uint8_t tls_plain[16384];           /* a record's plaintext on its way to a session */
     nghttp2_session_callbacks *sub_callbacks;
     struct xlb_stream_conn *conns;
     uint32_t n_conns, free_head, in_use;
@@ -263,6 +272,28 @@ void xlb_stream_session_over(struct xlb_stream_side *d);
 void xlb_stream_abort(struct xlb_stream_side *d);
 /* Write what the session has to send (from a callback of another session). */
 void xlb_stream_send(struct xlb_stream_side *d);
+
+/* stream_tls.c: TLS between a client connection's TCP and its session. */
+/* Start TLS on a new connection of a TLS VIP; false when OpenSSL cannot allocate. */
+bool xlb_stream_tls_open(struct xlb_stream_conn *c, const struct xlb_vip_view *vip);
+void xlb_stream_tls_close(struct xlb_stream_conn *c);
+/* The connection's TLS, NULL for a subchannel or a cleartext connection. */
+struct xlb_tls_conn *xlb_stream_tls_of(struct xlb_stream_side *d);
+/* Feed the ciphertext received, run the handshake within the poll's budget, give the session
+ * the plaintext; false when the session failed. *eof: the client closed (FIN or close_notify). */
+bool xlb_stream_tls_input(struct xlb_stream_conn *c, bool *eof);
+/* Seal n bytes of the session's output (taken whole) into a chain of mbufs; NULL when the
+ * pool has too few. */
+struct rte_mbuf *xlb_stream_tls_seal(struct xlb_stream_conn *c, const uint8_t *data, uint32_t n);
+/* The ciphertext the glue holds (handshake records, an alert, close_notify) as a chain of
+ * mbufs; NULL when there is none or the pool has too few. */
+struct rte_mbuf *xlb_stream_tls_take(struct xlb_stream_conn *c);
+/* Before the FIN: close_notify once (true when it was queued now). */
+bool xlb_stream_tls_notify(struct xlb_stream_conn *c);
+/* The handshake failed (its alert is taken by the next output): the connection ends. */
+bool xlb_stream_tls_failed(struct xlb_stream_side *d);
+/* On the poll: the budget for this poll, and handshakes past their deadline end. */
+void xlb_stream_tls_poll(struct xlb_stream_worker *w);
 
 /* stream_rpc.c: the session's callbacks that see requests. */
 void xlb_stream_rpc_callbacks(nghttp2_session_callbacks *cb);

@@ -5,7 +5,8 @@
  * the session's own buffer (pending) and nothing more is taken from the session until it has
  * gone: on_writable resumes. The session never updates windows on its own
  * (NGHTTP2_OPT_NO_AUTO_WINDOW_UPDATE): a request's DATA is acknowledged only once it has been
- * taken, so flow control follows what xlb can pass on.
+ * taken, so flow control follows what xlb can pass on. On a TLS VIP the bytes pass through
+ * the connection's TLS both ways (stream_tls.c).
  */
 #include <string.h>
 
@@ -86,24 +87,47 @@ static bool write_pending(struct xlb_stream_side *d)
     return true;
 }
 
-/* The session's output, a chunk at a time, each copied at once (the session's buffer is
- * valid only until its next call) and taken only while the send queue has room for it. */
+enum chunk { CHUNK_TAKEN, CHUNK_NONE, CHUNK_NO_MBUFS };
+
+/* The next bytes for the peer into d->pending: on TLS, what the glue holds first (handshake
+ * records, an alert, close_notify), and nothing of the session before the handshake is done;
+ * then a chunk of the session's output, copied (or sealed) at once: the session's buffer is
+ * valid only until its next call. */
+static enum chunk next_chunk(struct xlb_stream_side *d, struct xlb_tls_conn *t)
+{
+    struct xlb_stream_worker *w = d->w;
+    struct xlb_stream_conn *c = (struct xlb_stream_conn *)d; /* used only when t is set */
+    if (t != NULL && xlb_tls_conn_pending(t) > 0) {
+        d->pending = xlb_stream_tls_take(c);
+        return d->pending != NULL ? CHUNK_TAKEN : CHUNK_NO_MBUFS;
+    }
+    if (t != NULL && t->state != XLB_TLS_OPEN)
+        return CHUNK_NONE;
+    const uint8_t *data;
+    ssize_t n = nghttp2_session_mem_send(d->h2, &data);
+    if (n <= 0) {
+        if (n < 0)
+            w->ctx->stats->events[XLB_EVENT_STREAM_SESSION_ERRORS]++;
+        return CHUNK_NONE;
+    }
+    d->pending = t != NULL ? xlb_stream_tls_seal(c, data, (uint32_t)n)
+                           : copy_to_mbufs(w->ctx->pool, data, (uint32_t)n);
+    return d->pending != NULL ? CHUNK_TAKEN : CHUNK_NO_MBUFS;
+}
+
+/* The peer's bytes, a chunk at a time, each taken only while the send queue has room for it. */
 static void send_output(struct xlb_stream_side *d)
 {
     struct xlb_stream_worker *w = d->w;
+    struct xlb_tls_conn *t = xlb_stream_tls_of(d);
     int i;
     for (i = 0; i < XLB_STREAM_SEND_CHUNKS && write_pending(d); i++) {
         if (xlb_tcp_send_space(w->ep, d->tcp, XLB_STREAM_CHUNK_ROOM) < XLB_STREAM_CHUNK_ROOM)
             break; /* on_writable resumes */
-        const uint8_t *data;
-        ssize_t n = nghttp2_session_mem_send(d->h2, &data);
-        if (n <= 0) {
-            if (n < 0)
-                w->ctx->stats->events[XLB_EVENT_STREAM_SESSION_ERRORS]++;
+        enum chunk got = next_chunk(d, t);
+        if (got == CHUNK_NONE)
             break;
-        }
-        d->pending = copy_to_mbufs(w->ctx->pool, data, (uint32_t)n);
-        if (d->pending == NULL) {
+        if (got == CHUNK_NO_MBUFS) {
             /* The bytes are lost to the stream: the connection cannot go on. */
             w->ctx->stats->drops[XLB_DROP_NO_MBUF]++;
             xlb_tcp_abort(w->ep, d->tcp);
@@ -119,11 +143,10 @@ static void send_output(struct xlb_stream_side *d)
     xlb_stream_cork(d);
 }
 
-/* Feed what the peer has sent; false when the session failed (the peer is reset). */
-static bool feed_input(struct xlb_stream_side *d, bool *eof)
+/* Cleartext: the session reads the bytes in place in the TCP receive queue. */
+static bool feed_plain(struct xlb_stream_side *d, bool *eof)
 {
     struct xlb_stream_worker *w = d->w;
-    *eof = false;
     for (int i = 0; i < XLB_STREAM_RECV_PIECES; i++) {
         const uint8_t *data;
         uint32_t len;
@@ -138,11 +161,27 @@ static bool feed_input(struct xlb_stream_side *d, bool *eof)
         if (!live(d))
             return true;
     }
-    /* Pieces left past this call's share: the pump takes another round for them. */
+    return true;
+}
+
+/* Feed what the peer has sent; false when the session failed (the peer is reset). */
+static bool feed_input(struct xlb_stream_side *d, bool *eof)
+{
+    struct xlb_tls_conn *t = xlb_stream_tls_of(d);
+    *eof = false;
+    bool ok =
+        t != NULL ? xlb_stream_tls_input((struct xlb_stream_conn *)d, eof) : feed_plain(d, eof);
+    if (!ok || !live(d))
+        return ok;
+    /* Pieces left past this call's share: the pump takes another round for them, unless a
+     * handshake waits for the next poll's budget (it is on the deferred list). */
     const uint8_t *rest;
     uint32_t rest_len;
-    if (xlb_tcp_peek(d->tcp, &rest, &rest_len, eof) > 0)
+    bool fin = false;
+    bool waiting = t != NULL && t->state == XLB_TLS_HANDSHAKING && t->handshake_due;
+    if (xlb_tcp_peek(d->tcp, &rest, &rest_len, &fin) > 0 && !waiting)
         d->again = true;
+    *eof |= fin;
     return true;
 }
 
@@ -165,7 +204,12 @@ void xlb_stream_pump(struct xlb_stream_side *d)
         send_output(d);
         if (!live(d))
             break;
-        bool finished = !nghttp2_session_want_read(d->h2) && !nghttp2_session_want_write(d->h2);
+        bool finished = (!nghttp2_session_want_read(d->h2) && !nghttp2_session_want_write(d->h2)) ||
+                        xlb_stream_tls_failed(d);
+        /* A TLS client is told close_notify before the FIN. */
+        if ((eof || finished) && !d->shut && xlb_stream_tls_of(d) != NULL &&
+            xlb_stream_tls_notify((struct xlb_stream_conn *)d))
+            send_output(d);
         if ((eof || finished) && d->pending == NULL && !d->shut) {
             d->shut = true; /* the peer closed, or the session is over (GOAWAY sent) */
             xlb_tcp_shutdown(d->w->ep, d->tcp);

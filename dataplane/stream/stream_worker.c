@@ -158,9 +158,12 @@ void xlb_stream_worker_free(struct xlb_stream_worker *w)
 {
     if (w == NULL)
         return;
-    for (uint32_t i = 0; w->conns != NULL && i < w->n_conns; i++)
+    for (uint32_t i = 0; w->conns != NULL && i < w->n_conns; i++) {
         if (w->conns[i].side.h2 != NULL)
             nghttp2_session_del(w->conns[i].side.h2);
+        if (w->conns[i].tls.ssl != NULL)
+            xlb_tls_conn_free(&w->conns[i].tls);
+    }
     for (uint32_t i = 0; w->subs != NULL && i < w->n_subs; i++)
         if (w->subs[i].side.h2 != NULL)
             nghttp2_session_del(w->subs[i].side.h2);
@@ -247,6 +250,7 @@ void xlb_stream_conn_free(struct xlb_stream_worker *w, struct xlb_stream_conn *c
         nghttp2_session_del(c->side.h2);
         c->side.h2 = NULL;
     }
+    xlb_stream_tls_close(c);
     xlb_h2_quota_fini(&c->side.quota);
     rte_pktmbuf_free(c->side.pending);
     c->side.pending = NULL;
@@ -392,6 +396,7 @@ void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
     xlb_stream_enter(w, ctx, snap, NULL);
     if (unlikely(ctx->draining))
         xlb_stream_drain_step(w);
+    xlb_stream_tls_poll(w); /* the handshake budget first: deferred handshakes use it */
     resume_deferred(w);
     xlb_stream_sub_prune(w, snap);
     xlb_stream_deadline_poll(w);
