@@ -5,11 +5,11 @@
 
 #include <openssl/err.h>
 
-int xlb_tls_conn_open(struct xlb_tls_conn *t, const struct xlb_tls_server *srv,
-                      struct xlb_tls_counters *counters)
+/* Memory BIOs on ssl (NULL: OpenSSL could not allocate it). */
+static int attach(struct xlb_tls_conn *t, SSL *ssl, struct xlb_tls_counters *counters)
 {
     memset(t, 0, sizeof(*t));
-    t->ssl = xlb_tls_server_new_ssl(srv);
+    t->ssl = ssl;
     t->network = BIO_new(BIO_s_mem());
     t->output = BIO_new(BIO_s_mem());
     if (t->ssl == NULL || t->network == NULL || t->output == NULL) {
@@ -25,6 +25,22 @@ int xlb_tls_conn_open(struct xlb_tls_conn *t, const struct xlb_tls_server *srv,
     SSL_set_bio(t->ssl, t->network, t->output); /* the SSL owns both from here */
     t->counters = counters;
     t->state = XLB_TLS_HANDSHAKING;
+    return 0;
+}
+
+int xlb_tls_conn_open(struct xlb_tls_conn *t, const struct xlb_tls_server *srv,
+                      struct xlb_tls_counters *counters)
+{
+    return attach(t, xlb_tls_server_new_ssl(srv), counters);
+}
+
+int xlb_tls_conn_open_client(struct xlb_tls_conn *t, SSL_CTX *ctx,
+                             struct xlb_tls_counters *counters)
+{
+    if (attach(t, xlb_tls_client_new_ssl(ctx), counters) != 0)
+        return -1;
+    t->client = true;
+    t->handshake_due = true; /* the client speaks first: its ClientHello needs no input */
     return 0;
 }
 
@@ -53,7 +69,7 @@ static enum xlb_tls_failure handshake_failure(const struct xlb_tls_conn *t)
     case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
         return XLB_TLS_FAIL_NO_CLIENT_CERT;
     case SSL_R_CERTIFICATE_VERIFY_FAILED:
-        return XLB_TLS_FAIL_BAD_CLIENT_CERT;
+        return t->client ? XLB_TLS_FAIL_BAD_SERVER_CERT : XLB_TLS_FAIL_BAD_CLIENT_CERT;
     case SSL_R_UNSUPPORTED_PROTOCOL:
     case SSL_R_VERSION_TOO_LOW:
     case SSL_R_WRONG_VERSION_NUMBER:

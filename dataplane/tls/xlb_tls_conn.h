@@ -11,6 +11,7 @@
 
 #include <openssl/ssl.h>
 
+#include "tls/xlb_tls_client.h"
 #include "tls/xlb_tls_counters.h"
 #include "tls/xlb_tls_server.h"
 
@@ -41,12 +42,16 @@ struct xlb_tls_conn {
     enum xlb_tls_state state;
     enum xlb_tls_failure failure;
     bool handshake_due; /* input arrived since the last step */
+    bool client;        /* our side opened the connection (a subchannel) */
 };
 
 /* 0, or -1 when OpenSSL cannot allocate (nothing to free then). counters: where this
  * connection's outcome is counted (the VIP's, per worker); must outlive t. */
 int xlb_tls_conn_open(struct xlb_tls_conn *t, const struct xlb_tls_server *srv,
                       struct xlb_tls_counters *counters);
+/* The same for a connection xlb opens: ctx from xlb_tls_client_create. */
+int xlb_tls_conn_open_client(struct xlb_tls_conn *t, SSL_CTX *ctx,
+                             struct xlb_tls_counters *counters);
 void xlb_tls_conn_free(struct xlb_tls_conn *t);
 
 /* Takes up to len bytes of ciphertext; returns how many (less when XLB_TLS_INPUT_MAX is reached

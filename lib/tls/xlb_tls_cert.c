@@ -68,9 +68,38 @@ static EVP_PKEY *read_private_key(const char *path)
     return key;
 }
 
+int xlb_tls_cert_use_pair(SSL_CTX *ctx, const struct xlb_tls_cert_files *files, char *err,
+                          size_t errlen)
+{
+    char why[256];
+
+    if (file_readable("certificate_file", files->certificate_file, err, errlen) != 0 ||
+        file_readable("private_key_file", files->private_key_file, err, errlen) != 0)
+        return -1;
+    if (SSL_CTX_use_certificate_chain_file(ctx, files->certificate_file) != 1) {
+        snprintf(err, errlen, "certificate_file %s holds no PEM certificate: %s",
+                 files->certificate_file, openssl_reason(why, sizeof(why)));
+        return -1;
+    }
+    EVP_PKEY *key = read_private_key(files->private_key_file);
+    if (key == NULL) {
+        snprintf(err, errlen, "private_key_file %s holds no PEM private key: %s",
+                 files->private_key_file, openssl_reason(why, sizeof(why)));
+        return -1;
+    }
+    int rc = 0;
+    if (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+        ERR_clear_error();
+        snprintf(err, errlen, "private_key_file %s does not match certificate_file %s",
+                 files->private_key_file, files->certificate_file);
+        rc = -1;
+    }
+    EVP_PKEY_free(key);
+    return rc;
+}
+
 SSL_CTX *xlb_tls_cert_context(const struct xlb_tls_cert_files *files, char *err, size_t errlen)
 {
-    EVP_PKEY *key = NULL;
     char why[256];
     SSL_CTX *ctx;
 
@@ -83,29 +112,11 @@ SSL_CTX *xlb_tls_cert_context(const struct xlb_tls_cert_files *files, char *err,
         return NULL;
     }
     set_protocol(ctx);
-    if (SSL_CTX_use_certificate_chain_file(ctx, files->certificate_file) != 1) {
-        snprintf(err, errlen, "certificate_file %s holds no PEM certificate: %s",
-                 files->certificate_file, openssl_reason(why, sizeof(why)));
-        goto fail;
+    if (xlb_tls_cert_use_pair(ctx, files, err, errlen) != 0) {
+        SSL_CTX_free(ctx);
+        return NULL;
     }
-    key = read_private_key(files->private_key_file);
-    if (key == NULL) {
-        snprintf(err, errlen, "private_key_file %s holds no PEM private key: %s",
-                 files->private_key_file, openssl_reason(why, sizeof(why)));
-        goto fail;
-    }
-    if (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
-        ERR_clear_error();
-        snprintf(err, errlen, "private_key_file %s does not match certificate_file %s",
-                 files->private_key_file, files->certificate_file);
-        goto fail;
-    }
-    EVP_PKEY_free(key);
     return ctx;
-fail:
-    EVP_PKEY_free(key);
-    SSL_CTX_free(ctx);
-    return NULL;
 }
 
 int xlb_tls_cert_trust_clients(SSL_CTX *ctx, const char *ca_file, char *err, size_t errlen)

@@ -18,6 +18,11 @@ struct xlb_tls_cert_files {
  * file cannot be read or parsed or the key does not match the certificate. */
 SSL_CTX *xlb_tls_cert_context(const struct xlb_tls_cert_files *files, char *err, size_t errlen);
 
+/* Puts the chain and the key of files on ctx (a server's or a client's). 0, or -1 with a
+ * sentence in err. */
+int xlb_tls_cert_use_pair(SSL_CTX *ctx, const struct xlb_tls_cert_files *files, char *err,
+                          size_t errlen);
+
 /* Trusts the CA certificates of ca_file for client certificates (mTLS) on ctx. 0, or -1 with a
  * sentence in err. */
 int xlb_tls_cert_trust_clients(SSL_CTX *ctx, const char *ca_file, char *err, size_t errlen);

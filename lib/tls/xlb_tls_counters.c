@@ -18,6 +18,8 @@ const char *xlb_tls_failure_name(enum xlb_tls_failure f)
         return "handshake";
     case XLB_TLS_FAIL_RECORD:
         return "record";
+    case XLB_TLS_FAIL_BAD_SERVER_CERT:
+        return "bad_server_certificate";
     case XLB_TLS_FAIL_COUNT:
         break;
     }

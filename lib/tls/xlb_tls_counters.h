@@ -15,6 +15,7 @@ enum xlb_tls_failure {
     XLB_TLS_FAIL_PROTOCOL_VERSION, /* below TLS 1.2, or no version in common */
     XLB_TLS_FAIL_HANDSHAKE,        /* any other handshake error (bad record, cipher, ...) */
     XLB_TLS_FAIL_RECORD,           /* a bad record after the handshake */
+    XLB_TLS_FAIL_BAD_SERVER_CERT,  /* upstream: the CA or the SAN matchers refuse the server */
     XLB_TLS_FAIL_COUNT,
 };
 
