@@ -23,6 +23,7 @@
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb-c.h"
 #include "envoy/extensions/http/stateful_session/cookie/v3/cookie.pb-c.h"
 #include "envoy/extensions/upstreams/http/v3/http_protocol_options.pb-c.h"
+#include "envoy/extensions/transport_sockets/tls/v3/tls.pb-c.h"
 #include "envoy/service/discovery/v3/discovery.pb-c.h"
 #include "envoy/service/load_stats/v3/lrs.pb-c.h"
 #include "envoy/type/v3/percent.pb-c.h"
@@ -52,6 +53,7 @@ static const ProtobufCMessageDescriptor *const roots[] = {
     &envoy__extensions__http__stateful_session__cookie__v3__cookie_based_session_state__descriptor,
     &envoy__extensions__clusters__aggregate__v3__cluster_config__descriptor,
     &envoy__extensions__upstreams__http__v3__http_protocol_options__descriptor,
+    &envoy__extensions__transport_sockets__tls__v3__upstream_tls_context__descriptor,
     &udpa__type__v1__typed_struct__descriptor,
     &xds__type__v3__typed_struct__descriptor,
     /* the ADS and LRS streams */

@@ -14,6 +14,7 @@
 #include "json_read.h"
 #include "xds_types.h"
 #include "xlb_ring_hash.h"
+#include "xlb_tls_client.h"
 
 enum xlb_cluster_type {
     XLB_CLUSTER_EDS,
@@ -66,6 +67,20 @@ struct xlb_outlier_detection {
     } failure_percentage;
 };
 
+/* A29: transport_socket with an UpstreamTlsContext; enabled false: cleartext. The instances
+ * are the bootstrap's certificate_providers; the SAN matchers' values are owned. */
+struct xlb_upstream_tls {
+    bool enabled;
+    char *ca_instance;   /* required */
+    char *cert_instance; /* a client certificate (mTLS), NULL: none */
+    uint32_t n_sans;
+    struct xlb_san_matcher sans[XLB_TLS_MAX_SAN_MATCHERS];
+};
+
+void xlb_upstream_tls_free(struct xlb_upstream_tls *tls);
+
+struct xlb_bootstrap;
+
 struct xlb_cluster_config {
     char *name;
     enum xlb_cluster_type type;
@@ -83,6 +98,7 @@ struct xlb_cluster_config {
     struct xlb_outlier_detection outlier;
     uint32_t override_host_status; /* XLB_HEALTH_BIT mask; XLB_OVERRIDE_STATUS_DEFAULT */
     struct xlb_duration idle_timeout;
+    struct xlb_upstream_tls upstream_tls;
 };
 
 /*
@@ -91,6 +107,11 @@ struct xlb_cluster_config {
  */
 int xlb_validate_cluster(const Envoy__Config__Cluster__V3__Cluster *msg,
                          struct xlb_cluster_config *out, struct xlb_errors *errs);
+/* The same, with the certificate provider instances a transport_socket may name (A29: an
+ * unknown one is NACKed); the plain form accepts any name. */
+int xlb_validate_cluster_with(const Envoy__Config__Cluster__V3__Cluster *msg,
+                              const struct xlb_bootstrap *bootstrap, struct xlb_cluster_config *out,
+                              struct xlb_errors *errs);
 
 void xlb_cluster_config_free(struct xlb_cluster_config *config);
 

@@ -260,8 +260,15 @@ static bool read_idle_timeout(struct xv_ctx *ctx, const Cluster *c, struct xlb_c
 int xlb_validate_cluster(const Cluster *msg, struct xlb_cluster_config *out,
                          struct xlb_errors *errs)
 {
+    return xlb_validate_cluster_with(msg, NULL, out, errs);
+}
+
+int xlb_validate_cluster_with(const Cluster *msg, const struct xlb_bootstrap *bootstrap,
+                              struct xlb_cluster_config *out, struct xlb_errors *errs)
+{
     struct xv_ctx ctx;
     xv_ctx_init(&ctx, errs, "cluster", msg->name);
+    ctx.bootstrap = bootstrap;
     memset(out, 0, sizeof(*out));
     out->name = xv_strdup(&ctx, "name", msg->name);
     bool ok = out->name != NULL;
@@ -272,6 +279,7 @@ int xlb_validate_cluster(const Cluster *msg, struct xlb_cluster_config *out,
     ok = xv_outlier_detection(&ctx, msg, &out->outlier) && ok;
     read_override_host_status(msg, out);
     ok = read_idle_timeout(&ctx, msg, out) && ok;
+    ok = xv_transport_socket(&ctx, msg, &out->upstream_tls) && ok;
     if (!ok) {
         xlb_cluster_config_free(out);
         return -1;
@@ -287,5 +295,6 @@ void xlb_cluster_config_free(struct xlb_cluster_config *config)
     for (size_t i = 0; i < config->n_aggregate_clusters; i++)
         free(config->aggregate_clusters[i]);
     free(config->aggregate_clusters);
+    xlb_upstream_tls_free(&config->upstream_tls);
     memset(config, 0, sizeof(*config));
 }

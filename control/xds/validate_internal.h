@@ -24,10 +24,13 @@
 #define XV_NAME_MAX    96 /* longer resource names are cut in error lines */
 #define XV_TYPE_PREFIX "type.googleapis.com/"
 
+struct xlb_bootstrap;
+
 struct xv_ctx {
     struct xlb_errors *errs;
-    char prefix[XV_NAME_MAX + 48]; /* cluster "backend" */
-    unsigned n_errors;             /* errors this validation added, dropped ones included */
+    const struct xlb_bootstrap *bootstrap; /* certificate_providers (A29); NULL: not checked */
+    char prefix[XV_NAME_MAX + 48];         /* cluster "backend" */
+    unsigned n_errors;                     /* errors this validation added, dropped ones included */
 };
 
 void xv_ctx_init(struct xv_ctx *ctx, struct xlb_errors *errs, const char *kind, const char *name);

@@ -142,8 +142,8 @@ struct xlb_xds_resource *xlb_xds_cache_get(struct xlb_xds_cache *cache, enum xlb
     return res;
 }
 
-static int validate(enum xlb_xds_type type, const ProtobufCMessage *msg, void *value,
-                    struct xlb_errors *errs)
+static int validate(const struct xlb_xds_cache *cache, enum xlb_xds_type type,
+                    const ProtobufCMessage *msg, void *value, struct xlb_errors *errs)
 {
     switch (type) {
     case XLB_XDS_LDS:
@@ -153,7 +153,8 @@ static int validate(enum xlb_xds_type type, const ProtobufCMessage *msg, void *v
         return xlb_validate_route_config((const Envoy__Config__Route__V3__RouteConfiguration *)msg,
                                          value, errs);
     case XLB_XDS_CDS:
-        return xlb_validate_cluster((const Envoy__Config__Cluster__V3__Cluster *)msg, value, errs);
+        return xlb_validate_cluster_with((const Envoy__Config__Cluster__V3__Cluster *)msg,
+                                         cache->bootstrap, value, errs);
     default:
         return xlb_validate_endpoints(
             (const Envoy__Config__Endpoint__V3__ClusterLoadAssignment *)msg, value, errs);
@@ -170,7 +171,7 @@ int xlb_xds_cache_update(struct xlb_xds_cache *cache, struct xlb_xds_resource *r
     /* Unique across the cache's life, so a resource dropped and loaded again (a reload of
      * static resources) never repeats a fingerprint the dependency manager saw before. */
     res->changes = ++cache->changes;
-    if (validate(res->type, msg, &fresh, errs) != 0) {
+    if (validate(cache, res->type, msg, &fresh, errs) != 0) {
         free(res->error);
         res->error = xlb_errors_join(errs, before);
         res->state = XLB_RES_NACKED;

@@ -61,6 +61,8 @@ struct xlb_xds_cache {
     struct xlb_xds_resource *list[XLB_XDS_TYPES];
     struct xlb_xds_resource *index[XLB_XDS_TYPES][XLB_XDS_CACHE_BUCKETS];
     uint64_t changes; /* bumped on any change: "re-evaluate the dependency graph" */
+    /* The certificate providers a cluster's transport_socket may name (A29); NULL: any. */
+    const struct xlb_bootstrap *bootstrap;
 };
 
 extern const char *const xlb_xds_type_url[XLB_XDS_TYPES];
