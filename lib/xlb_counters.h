@@ -186,6 +186,8 @@ struct xlb_worker_stats {
     struct xlb_tcp_stats tcp;
     /* Each TLS VIP's handshakes, by its index among them (xlb_vip_view.tls_index). */
     struct xlb_tls_counters tls[XLB_MAX_TLS_VIPS];
+    /* The subchannels' handshakes to clusters with upstream TLS (A29), all clusters. */
+    struct xlb_tls_counters upstream_tls;
 } __rte_cache_aligned;
 
 const char *xlb_drop_reason_name(enum xlb_drop_reason reason);

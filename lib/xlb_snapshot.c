@@ -64,6 +64,7 @@ void xlb_snapshot_free(struct xlb_snapshot *snap)
     rte_hash_free(snap->addresses);
     rte_free(snap->entries);
     rte_free(snap->slot_hosts);
+    rte_free(snap->slot_tls);
     /* Freed on the control plane after the grace period: the only thread counting refs. */
     for (uint32_t v = 0; v < snap->n_vips; v++) {
         xlb_lb_vip_release(snap->vips[v].lb);
@@ -98,6 +99,7 @@ const struct xlb_prefix *xlb_port_prefix_for(const struct xlb_port_view *port,
  * clusters more than once). */
 static void for_each_stream_endpoint(const struct xlb_snapshot *snap,
                                      void (*visit)(struct xlb_snapshot *,
+                                                   const struct xlb_lb_cluster *,
                                                    const struct xlb_lb_endpoint *),
                                      struct xlb_snapshot *arg)
 {
@@ -110,20 +112,25 @@ static void for_each_stream_endpoint(const struct xlb_snapshot *snap,
                 const struct xlb_lb_cluster *c = lb->targets[t].leaves[l];
                 for (uint32_t e = 0; c != NULL && e < c->n_endpoints; e++)
                     if (c->endpoints[e].slot < XLB_ENDPOINT_SLOTS)
-                        visit(arg, &c->endpoints[e]);
+                        visit(arg, c, &c->endpoints[e]);
             }
     }
 }
 
-static void count_slot(struct xlb_snapshot *snap, const struct xlb_lb_endpoint *e)
+static void count_slot(struct xlb_snapshot *snap, const struct xlb_lb_cluster *c,
+                       const struct xlb_lb_endpoint *e)
 {
+    (void)c;
     if (e->slot >= snap->n_slot_hosts)
         snap->n_slot_hosts = e->slot + 1;
 }
 
-static void put_slot(struct xlb_snapshot *snap, const struct xlb_lb_endpoint *e)
+/* A slot belongs to one cluster (control/lb_compile/endpoint_slots.h): its TLS is the slot's. */
+static void put_slot(struct xlb_snapshot *snap, const struct xlb_lb_cluster *c,
+                     const struct xlb_lb_endpoint *e)
 {
     snap->slot_hosts[e->slot] = e->where;
+    snap->slot_tls[e->slot] = c->upstream_tls;
 }
 
 int xlb_snapshot_index_endpoints(struct xlb_snapshot *snap)
@@ -133,7 +140,13 @@ int xlb_snapshot_index_endpoints(struct xlb_snapshot *snap)
     if (snap->n_slot_hosts > 0) {
         snap->slot_hosts =
             rte_zmalloc("xlb_slot_hosts", sizeof(*snap->slot_hosts) * snap->n_slot_hosts, 0);
-        if (snap->slot_hosts == NULL) {
+        snap->slot_tls =
+            rte_zmalloc("xlb_slot_tls", sizeof(*snap->slot_tls) * snap->n_slot_hosts, 0);
+        if (snap->slot_hosts == NULL || snap->slot_tls == NULL) {
+            rte_free(snap->slot_hosts);
+            rte_free(snap->slot_tls);
+            snap->slot_hosts = NULL;
+            snap->slot_tls = NULL;
             snap->n_slot_hosts = 0;
             return -ENOMEM;
         }

@@ -118,6 +118,9 @@ struct xlb_snapshot {
     bool slot_hosts_known; /* false: not indexed (no memory), nothing may be concluded */
     uint32_t n_slot_hosts;
     struct xlb_host_port *slot_hosts;
+    /* And each slot's cluster's upstream TLS client context (A29), NULL: cleartext. The
+     * snapshot's clusters hold them; a subchannel's SSL takes its own reference. */
+    struct ssl_ctx_st **slot_tls;
 };
 
 /* Allocate a zeroed snapshot with room for the given entries; the hash is sized for them. */
@@ -143,6 +146,18 @@ static inline bool xlb_snapshot_has_endpoint(const struct xlb_snapshot *snap, ui
         return false;
     const struct xlb_host_port *h = &snap->slot_hosts[slot];
     return h->port == where->port && xlb_addr_equal(&h->addr, &where->addr);
+}
+
+/* The upstream TLS of a stream VIP's endpoint slot into *tls (NULL: cleartext); false when
+ * the snapshot cannot tell (not indexed, or the slot is not a stream VIP's): then no
+ * subchannel may connect, lest a TLS cluster be spoken to in cleartext. */
+static inline bool xlb_snapshot_slot_tls(const struct xlb_snapshot *snap, uint32_t slot,
+                                         struct ssl_ctx_st **tls)
+{
+    if (!snap->slot_hosts_known || slot >= snap->n_slot_hosts || snap->slot_tls == NULL)
+        return false;
+    *tls = snap->slot_tls[slot];
+    return true;
 }
 
 /* Worker-side lookup: the entry for addr, or NULL. */

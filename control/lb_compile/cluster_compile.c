@@ -1,3 +1,4 @@
+#include <openssl/ssl.h>
 #include "cluster_compile.h"
 
 #include <errno.h>
@@ -243,10 +244,12 @@ int xlb_cluster_compile(const struct xlb_cluster_compile_input *in, struct xlb_l
     *out = NULL;
     struct xlb_lb_cluster *c = calloc(1, sizeof(*c));
     if (c == NULL) {
+        SSL_CTX_free(in->upstream_tls); /* taken in every case */
         snprintf(err, err_len, "out of memory");
         return -1;
     }
     c->refs = 1;
+    c->upstream_tls = in->upstream_tls;
     c->name = strdup(in->name);
     c->cluster_slot = in->cluster_slot;
     c->generation = xlb_lb_cluster_generation();

@@ -22,6 +22,7 @@ struct xlb_cluster_compile_input {
     const uint32_t *endpoint_slots; /* stable slots; NULL: XLB_LB_NO_SLOT for all */
     const bool *ejected;            /* outlier detection; NULL: none ejected */
     uint32_t cluster_slot;
+    struct ssl_ctx_st *upstream_tls; /* A29 client context, taken (freed on failure); NULL: none */
     /* Stable load slots (LRS, round-robin cursors); XLB_LB_NO_SLOT when none is left. */
     uint32_t (*locality_slot)(void *arg, uint32_t priority, const struct xlb_eds_locality *l);
     uint32_t (*drop_slot)(void *arg, const char *category);

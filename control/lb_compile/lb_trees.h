@@ -61,6 +61,9 @@ bool xlb_lb_trees_tick(struct xlb_lb_trees *st, uint64_t now_ms);
  * leaves and a session may pin any leaf's endpoint. Set before the first update.
  */
 void xlb_lb_trees_set_aggregate_compat(struct xlb_lb_trees *st, bool on);
+/* The bootstrap whose certificate_providers clusters' upstream TLS reads (A29). */
+struct xlb_bootstrap;
+void xlb_lb_trees_set_bootstrap(struct xlb_lb_trees *st, const struct xlb_bootstrap *b);
 
 /* VIP v's compiled tree, or NULL. The snapshot builder takes its own reference. */
 struct xlb_lb_vip *xlb_lb_trees_vip(const struct xlb_lb_trees *st, size_t v);

@@ -1,4 +1,5 @@
 /* Compiling leaf clusters and VIP trees after a dependency-manager update. */
+#include "bootstrap.h"
 #include "lb_trees_internal.h"
 
 #include <errno.h>
@@ -170,6 +171,37 @@ static uint64_t variant_fingerprint(const struct xlb_dm_cluster *leaf,
     return h * 31 + policy->ring_hash.max_ring_size;
 }
 
+/* A29: the cluster's TLS client context from its certificate provider instances' files; NULL
+ * with err when one cannot be read (the cluster then keeps its previous compile). */
+static SSL_CTX *upstream_tls(const struct xlb_lb_trees *st, const struct xlb_upstream_tls *u,
+                             char *err, size_t errlen)
+{
+    const struct xlb_cert_provider_config *ca =
+        st->bootstrap != NULL ? xlb_bootstrap_cert_provider(st->bootstrap, u->ca_instance) : NULL;
+    const struct xlb_cert_provider_config *cert =
+        st->bootstrap != NULL && u->cert_instance != NULL
+            ? xlb_bootstrap_cert_provider(st->bootstrap, u->cert_instance)
+            : NULL;
+    if (ca == NULL || ca->ca_certificate_file == NULL) {
+        snprintf(err, errlen, "certificate provider instance %s has no ca_certificate_file",
+                 u->ca_instance);
+        return NULL;
+    }
+    if (u->cert_instance != NULL && (cert == NULL || cert->certificate_file == NULL)) {
+        snprintf(err, errlen, "certificate provider instance %s has no certificate_file",
+                 u->cert_instance);
+        return NULL;
+    }
+    struct xlb_tls_client_config cfg = {
+        .ca_certificate_file = ca->ca_certificate_file,
+        .certificate_file = cert != NULL ? cert->certificate_file : NULL,
+        .private_key_file = cert != NULL ? cert->private_key_file : NULL,
+        .sans = u->sans,
+        .n_sans = u->n_sans,
+    };
+    return xlb_tls_client_create(&cfg, err, errlen);
+}
+
 /* (Re)compile a leaf from its dependency-manager entry; false when it failed (logged). */
 bool lb_trees_compile_leaf(struct xlb_lb_trees *st, struct cluster_entry *e,
                            const struct xlb_dm_cluster *leaf,
@@ -211,8 +243,11 @@ bool lb_trees_compile_leaf(struct xlb_lb_trees *st, struct cluster_entry *e,
         .arg = &args,
     };
     struct xlb_lb_cluster *c;
-    char err[128];
-    bool ok = xlb_cluster_compile(&in, &c, err, sizeof(err)) == 0;
+    char err[384];
+    if (config.upstream_tls.enabled)
+        in.upstream_tls = upstream_tls(st, &config.upstream_tls, err, sizeof(err));
+    bool ok = (!config.upstream_tls.enabled || in.upstream_tls != NULL) &&
+              xlb_cluster_compile(&in, &c, err, sizeof(err)) == 0;
     if (ok) {
         choose_priority(e, c, st->now_ms);
         c->fingerprint = variant_fingerprint(leaf, policy);

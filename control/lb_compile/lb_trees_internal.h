@@ -64,6 +64,8 @@ struct xlb_lb_trees {
     uint64_t seed;
     uint64_t now_ms;
     bool aggregate_compat;
+    /* Where a cluster's transport_socket finds its certificate provider files (A29). */
+    const struct xlb_bootstrap *bootstrap;
     struct xlb_cluster_slots cluster_slots;
 };
 

@@ -174,3 +174,8 @@ void xlb_lb_trees_set_aggregate_compat(struct xlb_lb_trees *st, bool on)
 {
     st->aggregate_compat = on;
 }
+
+void xlb_lb_trees_set_bootstrap(struct xlb_lb_trees *st, const struct xlb_bootstrap *b)
+{
+    st->bootstrap = b;
+}

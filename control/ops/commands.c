@@ -132,6 +132,38 @@ static cJSON *port_status(struct xlb_control_plane *cp, unsigned p)
     return port;
 }
 
+static void add_tls_sums(cJSON *obj, const struct xlb_tls_counters *sum)
+{
+    add_u64(obj, "handshakes", sum->handshakes);
+    add_u64(obj, "resumptions", sum->resumptions);
+    cJSON *failures = cJSON_AddObjectToObject(obj, "failures");
+    uint64_t failed = 0;
+    for (int f = XLB_TLS_FAIL_NONE + 1; f < XLB_TLS_FAIL_COUNT; f++) {
+        add_u64(failures, xlb_tls_failure_name((enum xlb_tls_failure)f), sum->failures[f]);
+        failed += sum->failures[f];
+    }
+    add_u64(obj, "failed", failed);
+}
+
+static void sum_tls(struct xlb_tls_counters *sum, const struct xlb_tls_counters *c)
+{
+    sum->handshakes += c->handshakes;
+    sum->resumptions += c->resumptions;
+    for (int f = 0; f < XLB_TLS_FAIL_COUNT; f++)
+        sum->failures[f] += c->failures[f];
+}
+
+/* The subchannels' handshakes to clusters with upstream TLS (A29), over the workers. */
+static cJSON *upstream_tls_status(const struct xlb_control_plane *cp)
+{
+    struct xlb_tls_counters sum = {0};
+    for (unsigned w = 0; w < cp->shared->n_workers; w++)
+        sum_tls(&sum, &cp->shared->stats[w].upstream_tls);
+    cJSON *obj = cJSON_CreateObject();
+    add_tls_sums(obj, &sum);
+    return obj;
+}
+
 /* A TLS VIP's certificate and its handshakes summed over the workers (docs/tls.md). */
 static cJSON *vip_tls_status(const struct xlb_control_plane *cp, const struct xlb_vip_config *vip)
 {
@@ -147,22 +179,9 @@ static cJSON *vip_tls_status(const struct xlb_control_plane *cp, const struct xl
         cJSON_AddStringToObject(obj, "not_after", info.not_after);
     }
     struct xlb_tls_counters sum = {0};
-    for (unsigned w = 0; w < cp->shared->n_workers; w++) {
-        const struct xlb_tls_counters *c = &cp->shared->stats[w].tls[vip->tls.index];
-        sum.handshakes += c->handshakes;
-        sum.resumptions += c->resumptions;
-        for (int f = 0; f < XLB_TLS_FAIL_COUNT; f++)
-            sum.failures[f] += c->failures[f];
-    }
-    add_u64(obj, "handshakes", sum.handshakes);
-    add_u64(obj, "resumptions", sum.resumptions);
-    cJSON *failures = cJSON_AddObjectToObject(obj, "failures");
-    uint64_t failed = 0;
-    for (int f = XLB_TLS_FAIL_NONE + 1; f < XLB_TLS_FAIL_COUNT; f++) {
-        add_u64(failures, xlb_tls_failure_name((enum xlb_tls_failure)f), sum.failures[f]);
-        failed += sum.failures[f];
-    }
-    add_u64(obj, "failed", failed);
+    for (unsigned w = 0; w < cp->shared->n_workers; w++)
+        sum_tls(&sum, &cp->shared->stats[w].tls[vip->tls.index]);
+    add_tls_sums(obj, &sum);
     cJSON_AddNumberToObject(obj, "rebuilds", (double)cp->tls.builds);
     cJSON_AddNumberToObject(obj, "rebuilds_refused", (double)cp->tls.failures);
     if (cp->tls.last_error[0] != '\0')
@@ -220,6 +239,7 @@ static cJSON *cmd_status(struct xlb_control_plane *cp, const cJSON *args, char *
     cJSON *vips = cJSON_AddArrayToObject(result, "vips");
     for (unsigned v = 0; v < cp->bootstrap.n_vips; v++)
         cJSON_AddItemToArray(vips, vip_status(cp, v));
+    cJSON_AddItemToObject(result, "upstream_tls", upstream_tls_status(cp));
     cJSON *reload = cJSON_AddObjectToObject(result, "reload");
     add_u64(reload, "applied", cp->reload.applied);
     add_u64(reload, "rejected", cp->reload.rejected);

@@ -19,7 +19,7 @@
 #define XLB_TLS_TICKET_ROTATE_MS (3600u * 1000u)
 /* A server replaced stays alive this long for the handshakes begun with it (a worker ends a
  * handshake that takes longer, dataplane/stream/stream_tls.c). */
-#define XLB_TLS_RETIRE_MS 15000u
+#define XLB_TLS_RETIRE_MS   15000u
 #define XLB_TLS_RETIRED_MAX 64u
 
 /* One built set: a server per TLS VIP, by its tls index. */

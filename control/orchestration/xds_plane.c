@@ -179,6 +179,7 @@ int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
     x->changed = changed;
     x->changed_arg = arg;
     xlb_xds_cache_init(&x->cache);
+    x->cache.bootstrap = b; /* cp's, whose address a reload keeps */
     xlb_dm_init(&x->dm, &x->cache);
     if (build_node(x, b, errs) != 0 ||
         xlb_static_resources_load(&x->cache, b->static_resources, errs) != 0)
@@ -197,6 +198,7 @@ int xlb_xds_plane_init(struct xlb_xds_plane *x, struct xlb_loop *loop,
     }
     x->lrs_source.lb = x->lb;
     xlb_lb_trees_set_aggregate_compat(x->lb, b->aggregate_cluster_backward_compat);
+    xlb_lb_trees_set_bootstrap(x->lb, b);
     if (b->n_xds_servers > 0 && start_lrs(x, load, n_workers) != 0) {
         xlb_errors_add(errs, "xds_servers", "cannot start the LRS client");
         return -1;
@@ -290,6 +292,7 @@ int xlb_xds_plane_check(const struct xlb_bootstrap *b, struct xlb_errors *errs)
 {
     struct xlb_xds_cache scratch;
     xlb_xds_cache_init(&scratch);
+    scratch.bootstrap = b;
     int rc = xlb_static_resources_load(&scratch, b->static_resources, errs);
     xlb_xds_cache_free(&scratch);
     return rc;

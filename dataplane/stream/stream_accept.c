@@ -133,7 +133,7 @@ static xlb_verdict open_conn(struct xlb_stream_worker *w, struct xlb_burst_ctx *
     struct xlb_syn_cookie_keys keys;
     cookie_keys(ctx, &keys);
     xlb_stream_enter(w, ctx, snap, &c->side.link);
-    if (vip->tls != NULL && !xlb_stream_tls_open(c, vip)) {
+    if (vip->tls != NULL && !xlb_stream_tls_accept(&c->side, vip)) {
         xlb_flow_release(ctx, f); /* frees c through xlb_stream_release */
         return XLB_DROP_TCP_NO_FLOW;
     }

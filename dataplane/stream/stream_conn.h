@@ -66,6 +66,12 @@ struct xlb_stream_side {
     bool pumping, again;
     bool deferred; /* on the worker's deferred list: its pump left work for the next poll */
     bool corked;   /* on the worker's corked list: its queued bytes go at the burst's end */
+    /* TLS (stream_tls.c), a TLS VIP's client connection or a subchannel to an upstream TLS
+     * cluster: the glue between the TCP bytes and the session (tls.ssl NULL: cleartext), the
+     * handshake's deadline, close_notify queued. */
+    bool tls_notified;
+    struct xlb_tls_conn tls;
+    struct xlb_tcp_timer handshake;
 };
 
 /* One client connection. */
@@ -73,11 +79,6 @@ struct xlb_stream_conn {
     struct xlb_stream_side side;
     struct xlb_flow_key key; /* the client's, for the VIP and the connection hash */
     uint32_t next_free;      /* free-list link */
-    /* A TLS VIP's (stream_tls.c): the glue between the TCP bytes and the session (tls.ssl
-     * NULL: cleartext), the handshake's deadline, close_notify queued. */
-    struct xlb_tls_conn tls;
-    struct xlb_tcp_timer handshake;
-    bool tls_notified;
 };
 
 /* Bytes waiting between the two sessions, in mbufs of the worker's pool: a request's DATA for
@@ -273,23 +274,28 @@ void xlb_stream_abort(struct xlb_stream_side *d);
 /* Write what the session has to send (from a callback of another session). */
 void xlb_stream_send(struct xlb_stream_side *d);
 
-/* stream_tls.c: TLS between a client connection's TCP and its session. */
-/* Start TLS on a new connection of a TLS VIP; false when OpenSSL cannot allocate. */
-bool xlb_stream_tls_open(struct xlb_stream_conn *c, const struct xlb_vip_view *vip);
-void xlb_stream_tls_close(struct xlb_stream_conn *c);
-/* The connection's TLS, NULL for a subchannel or a cleartext connection. */
-struct xlb_tls_conn *xlb_stream_tls_of(struct xlb_stream_side *d);
+/* stream_tls.c: TLS between a connection's TCP and its session. */
+/* Start TLS on a new connection of a TLS VIP (server side); false when OpenSSL cannot. */
+bool xlb_stream_tls_accept(struct xlb_stream_side *d, const struct xlb_vip_view *vip);
+/* Start TLS on a subchannel to an upstream TLS cluster (client side); false likewise. */
+bool xlb_stream_tls_connect(struct xlb_stream_side *d, struct ssl_ctx_st *ctx);
+void xlb_stream_tls_close(struct xlb_stream_side *d);
+/* The side's TLS, NULL for a cleartext connection. */
+static inline struct xlb_tls_conn *xlb_stream_tls_of(struct xlb_stream_side *d)
+{
+    return d->tls.ssl != NULL ? &d->tls : NULL;
+}
 /* Feed the ciphertext received, run the handshake within the poll's budget, give the session
- * the plaintext; false when the session failed. *eof: the client closed (FIN or close_notify). */
-bool xlb_stream_tls_input(struct xlb_stream_conn *c, bool *eof);
+ * the plaintext; false when the session failed. *eof: the peer closed (FIN or close_notify). */
+bool xlb_stream_tls_input(struct xlb_stream_side *d, bool *eof);
 /* Seal n bytes of the session's output (taken whole) into a chain of mbufs; NULL when the
  * pool has too few. */
-struct rte_mbuf *xlb_stream_tls_seal(struct xlb_stream_conn *c, const uint8_t *data, uint32_t n);
+struct rte_mbuf *xlb_stream_tls_seal(struct xlb_stream_side *d, const uint8_t *data, uint32_t n);
 /* The ciphertext the glue holds (handshake records, an alert, close_notify) as a chain of
  * mbufs; NULL when there is none or the pool has too few. */
-struct rte_mbuf *xlb_stream_tls_take(struct xlb_stream_conn *c);
+struct rte_mbuf *xlb_stream_tls_take(struct xlb_stream_side *d);
 /* Before the FIN: close_notify once (true when it was queued now). */
-bool xlb_stream_tls_notify(struct xlb_stream_conn *c);
+bool xlb_stream_tls_notify(struct xlb_stream_side *d);
 /* The handshake failed (its alert is taken by the next output): the connection ends. */
 bool xlb_stream_tls_failed(struct xlb_stream_side *d);
 /* On the poll: the budget for this poll, and handshakes past their deadline end. */

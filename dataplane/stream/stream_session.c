@@ -96,9 +96,8 @@ enum chunk { CHUNK_TAKEN, CHUNK_NONE, CHUNK_NO_MBUFS };
 static enum chunk next_chunk(struct xlb_stream_side *d, struct xlb_tls_conn *t)
 {
     struct xlb_stream_worker *w = d->w;
-    struct xlb_stream_conn *c = (struct xlb_stream_conn *)d; /* used only when t is set */
     if (t != NULL && xlb_tls_conn_pending(t) > 0) {
-        d->pending = xlb_stream_tls_take(c);
+        d->pending = xlb_stream_tls_take(d);
         return d->pending != NULL ? CHUNK_TAKEN : CHUNK_NO_MBUFS;
     }
     if (t != NULL && t->state != XLB_TLS_OPEN)
@@ -110,7 +109,7 @@ static enum chunk next_chunk(struct xlb_stream_side *d, struct xlb_tls_conn *t)
             w->ctx->stats->events[XLB_EVENT_STREAM_SESSION_ERRORS]++;
         return CHUNK_NONE;
     }
-    d->pending = t != NULL ? xlb_stream_tls_seal(c, data, (uint32_t)n)
+    d->pending = t != NULL ? xlb_stream_tls_seal(d, data, (uint32_t)n)
                            : copy_to_mbufs(w->ctx->pool, data, (uint32_t)n);
     return d->pending != NULL ? CHUNK_TAKEN : CHUNK_NO_MBUFS;
 }
@@ -169,8 +168,7 @@ static bool feed_input(struct xlb_stream_side *d, bool *eof)
 {
     struct xlb_tls_conn *t = xlb_stream_tls_of(d);
     *eof = false;
-    bool ok =
-        t != NULL ? xlb_stream_tls_input((struct xlb_stream_conn *)d, eof) : feed_plain(d, eof);
+    bool ok = t != NULL ? xlb_stream_tls_input(d, eof) : feed_plain(d, eof);
     if (!ok || !live(d))
         return ok;
     /* Pieces left past this call's share: the pump takes another round for them, unless a
@@ -208,7 +206,7 @@ void xlb_stream_pump(struct xlb_stream_side *d)
                         xlb_stream_tls_failed(d);
         /* A TLS client is told close_notify before the FIN. */
         if ((eof || finished) && !d->shut && xlb_stream_tls_of(d) != NULL &&
-            xlb_stream_tls_notify((struct xlb_stream_conn *)d))
+            xlb_stream_tls_notify(d))
             send_output(d);
         if ((eof || finished) && d->pending == NULL && !d->shut) {
             d->shut = true; /* the peer closed, or the session is over (GOAWAY sent) */

@@ -39,6 +39,7 @@ static void sub_free(struct xlb_stream_worker *w, struct xlb_stream_sub *s)
         nghttp2_session_del(s->side.h2);
         s->side.h2 = NULL;
     }
+    xlb_stream_tls_close(&s->side);
     xlb_h2_quota_fini(&s->side.quota);
     rte_pktmbuf_free(s->side.pending);
     s->side.pending = NULL;
@@ -203,7 +204,14 @@ static struct xlb_stream_sub *sub_connect(struct xlb_stream_worker *w,
         return NULL;
     s->endpoint_slot = e->slot;
     s->endpoint = *e;
-    if (!session_open(s) || !connect_sub(w, snap, s, e)) {
+    /* A29: the cluster's TLS, or none; unknown (the snapshot could not index its slots): no
+     * connection rather than cleartext to a TLS cluster. */
+    struct ssl_ctx_st *tls = NULL;
+    bool known = xlb_snapshot_slot_tls(snap, e->slot, &tls);
+    if (!known)
+        w->ctx->stats->events[XLB_EVENT_STREAM_TLS_NO_MEMORY]++;
+    if (!known || !session_open(s) || (tls != NULL && !xlb_stream_tls_connect(&s->side, tls)) ||
+        !connect_sub(w, snap, s, e)) {
         if (s->side.flow != XLB_STREAM_NONE) {
             struct xlb_flow *f = &w->ctx->flows->flows[s->side.flow];
             f->stream = XLB_STREAM_NONE;

@@ -1,9 +1,10 @@
 /*
- * TLS on a client connection of a TLS VIP (docs/tls.md). The glue (dataplane/tls/) sits between
- * xlb's TCP and the connection's HTTP/2 session: ciphertext is peeked from the TCP receive
- * queue and consumed as the glue takes it (at most two records held), the plaintext goes to
- * the session; the session's output is sealed into mbufs for the TCP send queue. The session is
- * made at accept, as for cleartext; its SETTINGS leave once the handshake is done.
+ * TLS on a client connection of a TLS VIP, and on a subchannel to a cluster with upstream TLS
+ * (A29), docs/tls.md. The glue (dataplane/tls/) sits between xlb's TCP and the connection's
+ * HTTP/2 session: ciphertext is peeked from the TCP receive queue and consumed as the glue
+ * takes it (at most two records held), the plaintext goes to the session; the session's output
+ * is sealed into mbufs for the TCP send queue. The session is made with the connection, as
+ * for cleartext; its SETTINGS leave once the handshake is done.
  *
  * A worker runs at most XLB_STREAM_TLS_STEPS handshake steps per poll (a step holds the
  * private-key signature): a connection over budget waits on the deferred list, so a flood of
@@ -20,97 +21,106 @@
 #define XLB_STREAM_TLS_READS        8u /* plaintext reads per piece of ciphertext fed */
 #define TIMEOUTS_PER_POLL           64u
 
-struct xlb_tls_conn *xlb_stream_tls_of(struct xlb_stream_side *d)
+/* The handshake's deadline on the worker's wheel. */
+static void arm_deadline(struct xlb_stream_side *d)
 {
-    if (d->is_sub)
-        return NULL;
-    struct xlb_stream_conn *c = (struct xlb_stream_conn *)d;
-    return c->tls.ssl != NULL ? &c->tls : NULL;
-}
-
-bool xlb_stream_tls_open(struct xlb_stream_conn *c, const struct xlb_vip_view *vip)
-{
-    struct xlb_stream_worker *w = c->side.w;
-    if (xlb_tls_conn_open(&c->tls, vip->tls, &w->ctx->stats->tls[vip->tls_index]) != 0) {
-        w->ctx->stats->events[XLB_EVENT_STREAM_TLS_NO_MEMORY]++;
-        return false;
-    }
+    struct xlb_stream_worker *w = d->w;
     uint64_t now = xlb_stream_now_ms(w->ctx);
     if (w->handshakes.armed == 0)
         xlb_tcp_wheel_init(&w->handshakes, now);
-    xlb_tcp_wheel_arm(&w->handshakes, &c->handshake, now + XLB_STREAM_TLS_HANDSHAKE_MS);
+    xlb_tcp_wheel_arm(&w->handshakes, &d->handshake, now + XLB_STREAM_TLS_HANDSHAKE_MS);
+}
+
+bool xlb_stream_tls_accept(struct xlb_stream_side *d, const struct xlb_vip_view *vip)
+{
+    struct xlb_stream_worker *w = d->w;
+    if (xlb_tls_conn_open(&d->tls, vip->tls, &w->ctx->stats->tls[vip->tls_index]) != 0) {
+        w->ctx->stats->events[XLB_EVENT_STREAM_TLS_NO_MEMORY]++;
+        return false;
+    }
+    arm_deadline(d);
     return true;
 }
 
-void xlb_stream_tls_close(struct xlb_stream_conn *c)
+bool xlb_stream_tls_connect(struct xlb_stream_side *d, struct ssl_ctx_st *ctx)
 {
-    if (xlb_tcp_timer_armed(&c->handshake))
-        xlb_tcp_wheel_cancel(&c->side.w->handshakes, &c->handshake);
-    if (c->tls.ssl != NULL)
-        xlb_tls_conn_free(&c->tls);
+    struct xlb_stream_worker *w = d->w;
+    if (xlb_tls_conn_open_client(&d->tls, ctx, &w->ctx->stats->upstream_tls) != 0) {
+        w->ctx->stats->events[XLB_EVENT_STREAM_TLS_NO_MEMORY]++;
+        return false;
+    }
+    arm_deadline(d);
+    return true;
+}
+
+void xlb_stream_tls_close(struct xlb_stream_side *d)
+{
+    if (xlb_tcp_timer_armed(&d->handshake))
+        xlb_tcp_wheel_cancel(&d->w->handshakes, &d->handshake);
+    if (d->tls.ssl != NULL)
+        xlb_tls_conn_free(&d->tls);
 }
 
 bool xlb_stream_tls_failed(struct xlb_stream_side *d)
 {
-    struct xlb_tls_conn *t = xlb_stream_tls_of(d);
-    return t != NULL && t->state == XLB_TLS_FAILED;
+    return d->tls.ssl != NULL && d->tls.state == XLB_TLS_FAILED;
 }
 
 /* Run the handshake if input waits for it; over budget, the next poll goes on. */
-static void handshake(struct xlb_stream_conn *c)
+static void handshake(struct xlb_stream_side *d)
 {
-    struct xlb_stream_worker *w = c->side.w;
-    if (c->tls.state != XLB_TLS_HANDSHAKING || !c->tls.handshake_due)
+    struct xlb_stream_worker *w = d->w;
+    if (d->tls.state != XLB_TLS_HANDSHAKING || !d->tls.handshake_due)
         return;
-    if (xlb_tls_conn_advance(&c->tls, &w->tls_budget) == XLB_TLS_HANDSHAKING &&
-        c->tls.handshake_due) {
+    if (xlb_tls_conn_advance(&d->tls, &w->tls_budget) == XLB_TLS_HANDSHAKING &&
+        d->tls.handshake_due) {
         w->ctx->stats->events[XLB_EVENT_STREAM_TLS_DEFERRED]++;
-        xlb_stream_defer(&c->side);
+        xlb_stream_defer(d);
     }
-    if (c->tls.state != XLB_TLS_HANDSHAKING && xlb_tcp_timer_armed(&c->handshake))
-        xlb_tcp_wheel_cancel(&w->handshakes, &c->handshake);
+    if (d->tls.state != XLB_TLS_HANDSHAKING && xlb_tcp_timer_armed(&d->handshake))
+        xlb_tcp_wheel_cancel(&w->handshakes, &d->handshake);
 }
 
 /* The plaintext the glue has to the session; false when the session failed. */
-static bool deliver(struct xlb_stream_conn *c, bool *progress)
+static bool deliver(struct xlb_stream_side *d, bool *progress)
 {
-    struct xlb_stream_worker *w = c->side.w;
+    struct xlb_stream_worker *w = d->w;
     for (uint32_t i = 0; i < XLB_STREAM_TLS_READS; i++) {
-        uint32_t got = xlb_tls_conn_read(&c->tls, w->tls_plain, sizeof(w->tls_plain));
+        uint32_t got = xlb_tls_conn_read(&d->tls, w->tls_plain, sizeof(w->tls_plain));
         if (got == 0)
             break;
         *progress = true;
-        if (nghttp2_session_mem_recv(c->side.h2, w->tls_plain, got) < 0) {
+        if (nghttp2_session_mem_recv(d->h2, w->tls_plain, got) < 0) {
             w->ctx->stats->events[XLB_EVENT_STREAM_SESSION_ERRORS]++;
             return false;
         }
-        if (c->side.done || c->side.h2 == NULL)
+        if (d->done || d->h2 == NULL)
             return true;
     }
     return true;
 }
 
-bool xlb_stream_tls_input(struct xlb_stream_conn *c, bool *eof)
+bool xlb_stream_tls_input(struct xlb_stream_side *d, bool *eof)
 {
-    struct xlb_stream_worker *w = c->side.w;
+    struct xlb_stream_worker *w = d->w;
     *eof = false;
     for (int i = 0; i < XLB_STREAM_RECV_PIECES; i++) {
         bool progress = false;
         const uint8_t *data;
         uint32_t len;
-        if (xlb_tcp_peek(c->side.tcp, &data, &len, eof) > 0 && len > 0) {
-            uint32_t took = xlb_tls_conn_feed(&c->tls, data, len);
+        if (xlb_tcp_peek(d->tcp, &data, &len, eof) > 0 && len > 0) {
+            uint32_t took = xlb_tls_conn_feed(&d->tls, data, len);
             if (took > 0) {
-                xlb_tcp_consume(w->ep, c->side.tcp, took);
+                xlb_tcp_consume(w->ep, d->tcp, took);
                 progress = true;
             }
         }
-        handshake(c);
-        if (!deliver(c, &progress))
+        handshake(d);
+        if (!deliver(d, &progress))
             return false;
-        if (c->side.done || c->side.h2 == NULL || c->tls.state == XLB_TLS_FAILED)
+        if (d->done || d->h2 == NULL || d->tls.state == XLB_TLS_FAILED)
             return true;
-        if (c->tls.state == XLB_TLS_CLOSED)
+        if (d->tls.state == XLB_TLS_CLOSED)
             *eof = true; /* close_notify: the client sends nothing more */
         if (!progress)
             break;
@@ -119,10 +129,10 @@ bool xlb_stream_tls_input(struct xlb_stream_conn *c, bool *eof)
 }
 
 /* Append the glue's ciphertext to a chain; false when the pool has too few mbufs. */
-static bool take_into(struct xlb_stream_conn *c, struct rte_mbuf **head, struct rte_mbuf **tail)
+static bool take_into(struct xlb_stream_side *d, struct rte_mbuf **head, struct rte_mbuf **tail)
 {
-    struct rte_mempool *pool = c->side.w->ctx->pool;
-    while (xlb_tls_conn_pending(&c->tls) > 0) {
+    struct rte_mempool *pool = d->w->ctx->pool;
+    while (xlb_tls_conn_pending(&d->tls) > 0) {
         if (*tail == NULL || rte_pktmbuf_tailroom(*tail) == 0) {
             struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
             if (m == NULL)
@@ -137,7 +147,7 @@ static bool take_into(struct xlb_stream_conn *c, struct rte_mbuf **head, struct 
         }
         uint16_t room = rte_pktmbuf_tailroom(*tail);
         uint8_t *at = rte_pktmbuf_mtod_offset(*tail, uint8_t *, rte_pktmbuf_data_len(*tail));
-        uint32_t got = xlb_tls_conn_take(&c->tls, at, room);
+        uint32_t got = xlb_tls_conn_take(&d->tls, at, room);
         if (got == 0)
             break;
         (*tail)->data_len = (uint16_t)((*tail)->data_len + got);
@@ -146,25 +156,25 @@ static bool take_into(struct xlb_stream_conn *c, struct rte_mbuf **head, struct 
     return true;
 }
 
-struct rte_mbuf *xlb_stream_tls_take(struct xlb_stream_conn *c)
+struct rte_mbuf *xlb_stream_tls_take(struct xlb_stream_side *d)
 {
     struct rte_mbuf *head = NULL, *tail = NULL;
-    if (!take_into(c, &head, &tail)) {
+    if (!take_into(d, &head, &tail)) {
         rte_pktmbuf_free(head);
         return NULL;
     }
     return head;
 }
 
-struct rte_mbuf *xlb_stream_tls_seal(struct xlb_stream_conn *c, const uint8_t *data, uint32_t n)
+struct rte_mbuf *xlb_stream_tls_seal(struct xlb_stream_side *d, const uint8_t *data, uint32_t n)
 {
     struct rte_mbuf *head = NULL, *tail = NULL;
     /* The glue takes at most two records' worth before its output is taken: alternate. */
     while (n > 0) {
-        uint32_t sealed = xlb_tls_conn_write(&c->tls, data, n);
+        uint32_t sealed = xlb_tls_conn_write(&d->tls, data, n);
         data += sealed;
         n -= sealed;
-        if (!take_into(c, &head, &tail) || (sealed == 0 && n > 0)) {
+        if (!take_into(d, &head, &tail) || (sealed == 0 && n > 0)) {
             rte_pktmbuf_free(head);
             return NULL;
         }
@@ -172,13 +182,13 @@ struct rte_mbuf *xlb_stream_tls_seal(struct xlb_stream_conn *c, const uint8_t *d
     return head;
 }
 
-bool xlb_stream_tls_notify(struct xlb_stream_conn *c)
+bool xlb_stream_tls_notify(struct xlb_stream_side *d)
 {
-    if (c->tls_notified || c->tls.state != XLB_TLS_OPEN)
+    if (d->tls_notified || d->tls.state != XLB_TLS_OPEN)
         return false;
-    c->tls_notified = true;
-    xlb_tls_conn_shutdown(&c->tls);
-    return xlb_tls_conn_pending(&c->tls) > 0;
+    d->tls_notified = true;
+    xlb_tls_conn_shutdown(&d->tls);
+    return xlb_tls_conn_pending(&d->tls) > 0;
 }
 
 void xlb_stream_tls_poll(struct xlb_stream_worker *w)
@@ -191,11 +201,11 @@ void xlb_stream_tls_poll(struct xlb_stream_worker *w)
         struct xlb_tcp_timer *t = xlb_tcp_wheel_expired(&w->handshakes, now);
         if (t == NULL)
             break;
-        struct xlb_stream_conn *c =
-            (struct xlb_stream_conn *)((uint8_t *)t - offsetof(struct xlb_stream_conn, handshake));
+        struct xlb_stream_side *d =
+            (struct xlb_stream_side *)((uint8_t *)t - offsetof(struct xlb_stream_side, handshake));
         w->ctx->stats->events[XLB_EVENT_STREAM_TLS_TIMEOUTS]++;
-        w->current = &c->side.link;
-        xlb_stream_abort(&c->side);
+        w->current = &d->link;
+        xlb_stream_abort(d);
         xlb_stream_route_output(w);
     }
     w->current = NULL;

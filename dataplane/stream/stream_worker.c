@@ -161,12 +161,15 @@ void xlb_stream_worker_free(struct xlb_stream_worker *w)
     for (uint32_t i = 0; w->conns != NULL && i < w->n_conns; i++) {
         if (w->conns[i].side.h2 != NULL)
             nghttp2_session_del(w->conns[i].side.h2);
-        if (w->conns[i].tls.ssl != NULL)
-            xlb_tls_conn_free(&w->conns[i].tls);
+        if (w->conns[i].side.tls.ssl != NULL)
+            xlb_tls_conn_free(&w->conns[i].side.tls);
     }
-    for (uint32_t i = 0; w->subs != NULL && i < w->n_subs; i++)
+    for (uint32_t i = 0; w->subs != NULL && i < w->n_subs; i++) {
         if (w->subs[i].side.h2 != NULL)
             nghttp2_session_del(w->subs[i].side.h2);
+        if (w->subs[i].side.tls.ssl != NULL)
+            xlb_tls_conn_free(&w->subs[i].side.tls);
+    }
     for (uint32_t i = 0; w->rpcs != NULL && i < w->n_rpcs; i++) {
         xlb_stream_bytes_clear(&w->rpcs[i].up);
         xlb_stream_bytes_clear(&w->rpcs[i].down);
@@ -250,7 +253,7 @@ void xlb_stream_conn_free(struct xlb_stream_worker *w, struct xlb_stream_conn *c
         nghttp2_session_del(c->side.h2);
         c->side.h2 = NULL;
     }
-    xlb_stream_tls_close(c);
+    xlb_stream_tls_close(&c->side);
     xlb_h2_quota_fini(&c->side.quota);
     rte_pktmbuf_free(c->side.pending);
     c->side.pending = NULL;

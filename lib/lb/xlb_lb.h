@@ -113,6 +113,9 @@ struct xlb_lb_cluster {
     /* Unique per compile, never 0 (xlb_lb_cluster_generation): a worker's cached READY counts
      * (lib/lb/xlb_lb_connectivity_state.h) know which compile they were counted for. */
     uint64_t generation;
+    /* A29: the TLS client context of its subchannels (lib/tls/xlb_tls_client.h), NULL:
+     * cleartext. Owned: one SSL_CTX reference, dropped with the cluster. */
+    struct ssl_ctx_st *upstream_tls;
     uint32_t refs; /* control plane only */
 };
 

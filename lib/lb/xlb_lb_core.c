@@ -1,4 +1,5 @@
 /* Worker state, reference counting and names: the control-plane side of lib/lb. */
+#include <openssl/ssl.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,7 @@ static void cluster_free(struct xlb_lb_cluster *c)
         free(c->drops[d].category);
     free(c->drops);
     xlb_override_map_free(c->override);
+    SSL_CTX_free(c->upstream_tls);
     free(c->endpoints);
     free(c->usable);
     free(c->name);

@@ -37,6 +37,8 @@ mkdir -p "$PKI"
     sign server "api one" DNS:api.xlb.test
     sign rotated "api two" DNS:api.xlb.test
     sign client "client one" DNS:client.xlb.test
+    sign backend "backend" DNS:backend.xlb.test
+    sign other "other" DNS:other.xlb.test
     key rogue.key
     openssl req -x509 -new -key rogue.key -subj "/CN=rogue" -days 2 -out rogue.pem 2>/dev/null
     cp server.pem vip.pem
@@ -50,25 +52,43 @@ t = "type.googleapis.com/envoy."
 pki = "'"$PKI"'"
 c["certificate_providers"] = {"web": {"plugin_name": "file_watcher", "config": {
     "certificate_file": pki + "/vip.pem", "private_key_file": pki + "/vip.key",
-    "ca_certificate_file": pki + "/ca.pem", "refresh_interval": "1s"}}}
+    "ca_certificate_file": pki + "/ca.pem", "refresh_interval": "1s"}},
+  "upstream": {"plugin_name": "file_watcher", "config": {
+    "certificate_file": pki + "/client.pem", "private_key_file": pki + "/client.key",
+    "ca_certificate_file": pki + "/ca.pem"}}}
 x = c["xlb"]
 x["vips"] = [
     {"address": "198.18.0.100", "port": 443, "target": "xds:///echo", "l7_mode": "stream",
      "tls": {"certificate_provider": "web"}},
     {"address": "198.18.0.100", "port": 8443, "target": "xds:///echo", "l7_mode": "stream",
-     "tls": {"certificate_provider": "web", "require_client_certificate": True}}]
+     "tls": {"certificate_provider": "web", "require_client_certificate": True}},
+    {"address": "198.18.0.100", "port": 50443, "target": "xds:///secure", "l7_mode": "stream"}]
 router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
-hcm = {"@type": t + "extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
-       "route_config": {"name": "routes", "virtual_hosts": [{"name": "echo", "domains": ["*"],
-           "routes": [{"match": {"prefix": "/"}, "route": {"cluster": "echo"}}]}]},
-       "http_filters": [router]}
-eps = [{"endpoint": {"address": {"socket_address": {"address": "198.18.0.2%d" % n,
-                                                    "port_value": 50051}}}} for n in (1, 2, 3)]
+def hcm(cluster):
+    return {"@type": t + "extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+            "route_config": {"name": cluster, "virtual_hosts": [{"name": cluster, "domains": ["*"],
+                "routes": [{"match": {"prefix": "/"}, "route": {"cluster": cluster}}]}]},
+            "http_filters": [router]}
+def eps(port):
+    return [{"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [
+        {"endpoint": {"address": {"socket_address": {"address": "198.18.0.2%d" % n,
+                                                     "port_value": port}}}} for n in (1, 2, 3)]}]
+def cluster(name):
+    return {"name": name, "type": "EDS", "eds_cluster_config": {"eds_config": {"ads": {}}}}
+# secure: upstream TLS (A29) with a client certificate, the CA, and the SAN of the backends.
+secure = cluster("secure")
+secure["transport_socket"] = {"name": "envoy.transport_sockets.tls", "typed_config": {
+    "@type": t + "extensions.transport_sockets.tls.v3.UpstreamTlsContext",
+    "common_tls_context": {
+        "tls_certificate_provider_instance": {"instance_name": "upstream"},
+        "validation_context": {
+            "ca_certificate_provider_instance": {"instance_name": "upstream"},
+            "match_subject_alt_names": [{"exact": "backend.xlb.test"}]}}}}
 x["static_resources"] = {
-    "listeners": [{"name": "echo", "api_listener": {"api_listener": hcm}}],
-    "clusters": [{"name": "echo", "type": "EDS", "eds_cluster_config": {"eds_config": {"ads": {}}}}],
-    "endpoints": [{"cluster_name": "echo", "endpoints": [{"locality": {"zone": "a"},
-        "load_balancing_weight": 1, "lb_endpoints": eps}]}]}'
+    "listeners": [{"name": n, "api_listener": {"api_listener": hcm(n)}} for n in ("echo", "secure")],
+    "clusters": [cluster("echo"), secure],
+    "endpoints": [{"cluster_name": "echo", "endpoints": eps(50051)},
+                  {"cluster_name": "secure", "endpoints": eps(50061)}]}'
 
 # ---- xlbd --check reads the files ----
 cp "$E2E_DIR/bootstrap.json" "$E2E_DIR/good.json"
@@ -77,11 +97,32 @@ out=$("$XLBD" --check --config "$E2E_DIR/bad.json" 2>&1) && fail "--check took a
 grep -q "xlb.vips\[0\].tls: certificate_providers.web: .*client.key" <<<"$out" ||
     fail "--check does not name the mismatched key: $out"
 out=$("$XLBD" --check --config "$E2E_DIR/good.json" 2>&1) || fail "--check rejected: $out"
-pass "xlbd --check reads the certificate files and names a key that does not match"
+python3 - "$E2E_DIR/good.json" "$E2E_DIR/bad-instance.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+secure = c["xlb"]["static_resources"]["clusters"][1]
+secure["transport_socket"]["typed_config"]["common_tls_context"]["validation_context"][
+    "ca_certificate_provider_instance"]["instance_name"] = "nowhere"
+json.dump(c, open(sys.argv[2], "w"))
+PY
+out=$("$XLBD" --check --config "$E2E_DIR/bad-instance.json" 2>&1) &&
+    fail "--check took a cluster naming an unknown certificate provider instance"
+grep -q "unrecognized certificate provider instance name: nowhere" <<<"$out" ||
+    fail "--check does not name the unknown instance: $out"
+pass "xlbd --check reads the certificate files, names a key that does not match and an unknown instance"
 
 for n in 1 2 3; do
     grpc_backend "$E2E_PREFIX-be$n" "$E2E_DIR/b$n.log" --name "b$n" --port 50051 \
         --address "198.18.0.2$n"
+done
+# Upstream TLS backends on port 50061, each requiring a client certificate from the CA: tb1 and
+# tb2 present backend.xlb.test, tb3 a certificate from the same CA for other.xlb.test.
+for n in 1 2 3; do
+    cert=backend
+    [ "$n" != 3 ] || cert=other
+    grpc_backend "$E2E_PREFIX-be$n" "$E2E_DIR/tb$n.log" --name "tb$n" --port 50061 \
+        --address "198.18.0.2$n" --tls-cert "$PKI/$cert.pem" --tls-key "$PKI/$cert.key" \
+        --tls-client-ca "$PKI/ca.pem"
 done
 e2e_start_xlbd
 
@@ -92,9 +133,10 @@ tls_client() { # PORT ARGS...: grpc_client.py over TLS for api.xlb.test
     grpc_client "$E2E_PREFIX-client" --target "$VIP:$port" --tls-ca "$PKI/ca.pem" \
         --tls-name api.xlb.test "$@"
 }
-s_client() { # ARGS...: openssl s_client to the TLS VIP, nothing sent
+s_client() { # ARGS...: openssl s_client to the TLS VIP, nothing sent; the HTTP/2 bytes it
+    # may print (xlb's SETTINGS) removed, so that grep reads text
     in_client timeout 10 openssl s_client -connect "$VIP:443" -servername api.xlb.test \
-        -CAfile "$PKI/ca.pem" "$@" </dev/null 2>&1
+        -CAfile "$PKI/ca.pem" "$@" </dev/null 2>&1 | tr -d '\000'
 }
 tls_counter() { # VIP-INDEX FIELD: a TLS counter of a VIP in xlbctl status --json
     xlbctl --json status | python3 -c '
@@ -172,7 +214,7 @@ xlbctl status | grep -q "api.xlb.test" || fail "xlbctl status does not show the 
 pass "xlbctl status shows the VIP's certificate (subject, SANs, expiry) and its handshakes"
 
 # ---- rotation under load: a connection per RPC while the files are replaced ----
-subject() { s_client -alpn h2 | grep -m1 "^subject=" || true; }
+subject() { s_client -alpn h2 | grep -a -m1 "^subject=" || true; }
 [[ "$(subject)" == *"api one"* ]] || fail "the VIP does not serve the first certificate: $(subject)"
 tls_client 443 --per-connection --count 150 --interval 0.02 >"$E2E_DIR/rotation.json" &
 ROT_PID=$!
@@ -202,6 +244,17 @@ out=$(tls_client 443 --count 10)
 grpc_expect "$out" 'r["status"] == {"OK": 10}'
 rotated || fail "the running certificate changed after a rejected reload: $(subject)"
 pass "a reload with a mismatched key is rejected, saying why; the running certificate serves"
+
+# ---- upstream TLS (A29): subchannels speak TLS, the server's SAN is checked ----
+status_field() { xlbctl --json status | python3 -c 'import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+out=$(grpc_client "$E2E_PREFIX-client" --target "$VIP:50443" --count 60)
+grpc_expect "$out" 'r["status"] == {"OK": 60}'
+grpc_expect "$out" 'set(r["backends"]) == {"tb1", "tb2"} and min(r["backends"].values()) >= 20'
+[ "$(grpc_rpcs "$E2E_DIR/tb3.log")" -eq 0 ] || fail "tb3, whose SAN does not match, got RPCs"
+[ "$(status_field 'r["upstream_tls"]["handshakes"]')" -ge 2 ] &&
+    [ "$(status_field 'r["upstream_tls"]["failures"]["bad_server_certificate"]')" -ge 1 ] ||
+    fail "upstream handshakes not counted: $(xlbctl --json status | grep -A12 upstream_tls)"
+pass "upstream TLS with a client certificate: 60 of 60 RPCs on tb1 and tb2 $(grpc_field "$out" 'r["backends"]'), tb3's SAN refused and counted"
 
 # ---- a clean stop: everything TLS held is freed (the sanitizer build checks for leaks) ----
 e2e_stop_xlbd

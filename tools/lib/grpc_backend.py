@@ -23,6 +23,10 @@ or a proxy, reset the stream at its deadline): then it logs "cancel METHOD PEER"
 
 --max-streams N announces SETTINGS_MAX_CONCURRENT_STREAMS N.
 
+--tls-cert FILE --tls-key FILE serve TLS (grpc.ssl_server_credentials) with that certificate
+chain and key instead of cleartext; --tls-client-ca FILE then requires a client certificate the
+CA FILE signed (mTLS).
+
 --address (repeatable, default "::") takes IPv4 or IPv6 addresses; "::" binds both families.
 It prints "ready" once every address is bound and the server runs, then one line per call it
 sees: "rpc METHOD PEER" for Who and Bulk (Bulk adds "bytes=N", the request's size) (PEER as gRPC names it, ipv4:A:P or ipv6:[A]:P, so a test can
@@ -130,6 +134,20 @@ class LogUnknown(grpc.GenericRpcHandler):
         return None
 
 
+def server_credentials(args):
+    """TLS credentials from --tls-*, or None for cleartext."""
+    if args.tls_cert is None:
+        return None
+
+    def read(path):
+        with open(path, "rb") as f:
+            return f.read()
+    ca = read(args.tls_client_ca) if args.tls_client_ca else None
+    return grpc.ssl_server_credentials([(read(args.tls_key), read(args.tls_cert))],
+                                       root_certificates=ca,
+                                       require_client_auth=ca is not None)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--name", required=True)
@@ -142,7 +160,15 @@ def main():
     parser.add_argument("--lifetime", type=float, default=600.0)
     parser.add_argument("--max-streams", type=int, default=None,
                         help="SETTINGS_MAX_CONCURRENT_STREAMS this server announces")
+    parser.add_argument("--tls-cert", default=None)
+    parser.add_argument("--tls-key", default=None)
+    parser.add_argument("--tls-client-ca", default=None)
     args = parser.parse_args()
+    if (args.tls_cert is None) != (args.tls_key is None):
+        parser.error("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        parser.error("--tls-client-ca needs --tls-cert")
+    creds = server_credentials(args)
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -166,7 +192,9 @@ def main():
     for address in args.address or ["::"]:
         host = "[%s]" % address if ":" in address else address
         try:
-            bound = server.add_insecure_port("%s:%d" % (host, args.port))
+            where = "%s:%d" % (host, args.port)
+            bound = (server.add_secure_port(where, creds) if creds is not None
+                     else server.add_insecure_port(where))
         except RuntimeError:  # newer grpcio raises where older returns 0
             bound = 0
         if bound == 0:
