@@ -84,11 +84,11 @@ static bool refuse_unsupported(struct xv_ctx *ctx, const char *path, const Valid
                         : v->require_signed_certificate_timestamp != NULL &&
                                 v->require_signed_certificate_timestamp->value
                             ? "require_signed_certificate_timestamp"
-                        : v->crl != NULL                          ? "crl"
-                        : v->custom_validator_config != NULL      ? "custom_validator_config"
-                        : v->n_match_typed_subject_alt_names > 0  ? "match_typed_subject_alt_names"
-                        : v->trusted_ca != NULL                   ? "trusted_ca"
-                                                                  : NULL;
+                        : v->crl != NULL                         ? "crl"
+                        : v->custom_validator_config != NULL     ? "custom_validator_config"
+                        : v->n_match_typed_subject_alt_names > 0 ? "match_typed_subject_alt_names"
+                        : v->trusted_ca != NULL                  ? "trusted_ca"
+                                                                 : NULL;
     if (field == NULL)
         return true;
     char child[XV_PATH_MAX];
@@ -116,10 +116,11 @@ static bool read_validation(struct xv_ctx *ctx, const char *path, const Validati
         xv_error(ctx, child, "at most %d matchers", XLB_TLS_MAX_SAN_MATCHERS);
         return false;
     }
+    xv_key(child, path, "match_subject_alt_names");
     for (size_t i = 0; i < v->n_match_subject_alt_names; i++) {
-        xv_key(child, path, "match_subject_alt_names");
-        xv_idx(child, child, i);
-        if (!read_san(ctx, child, v->match_subject_alt_names[i], &out->sans[out->n_sans]))
+        char item[XV_PATH_MAX];
+        xv_idx(item, child, i);
+        if (!read_san(ctx, item, v->match_subject_alt_names[i], &out->sans[out->n_sans]))
             return false;
         out->n_sans++;
     }
@@ -171,15 +172,15 @@ static bool read_validation_type(struct xv_ctx *ctx, const CommonTlsContext *c,
     }
 }
 
-static bool read_common(struct xv_ctx *ctx, const CommonTlsContext *c,
-                        struct xlb_upstream_tls *out)
+static bool read_common(struct xv_ctx *ctx, const CommonTlsContext *c, struct xlb_upstream_tls *out)
 {
     const char *path = "transport_socket.typed_config.value.common_tls_context";
     char child[XV_PATH_MAX];
-    const char *refused = c->tls_params != NULL                          ? "tls_params"
-                          : c->n_tls_certificates > 0                    ? "tls_certificates"
-                          : c->n_tls_certificate_sds_secret_configs > 0 ? "tls_certificate_sds_secret_configs"
-                                                                         : NULL;
+    const char *refused = c->tls_params != NULL       ? "tls_params"
+                          : c->n_tls_certificates > 0 ? "tls_certificates"
+                          : c->n_tls_certificate_sds_secret_configs > 0
+                              ? "tls_certificate_sds_secret_configs"
+                              : NULL;
     if (refused != NULL) {
         xv_key(child, path, refused);
         xv_error(ctx, child, "field not supported (A29)");
