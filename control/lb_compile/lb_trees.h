@@ -64,6 +64,9 @@ void xlb_lb_trees_set_aggregate_compat(struct xlb_lb_trees *st, bool on);
 /* The bootstrap whose certificate_providers clusters' upstream TLS reads (A29). */
 struct xlb_bootstrap;
 void xlb_lb_trees_set_bootstrap(struct xlb_lb_trees *st, const struct xlb_bootstrap *b);
+/* The certificate provider files changed: the clusters with upstream TLS compile again, with
+ * the files read anew, at the next update. */
+void xlb_lb_trees_tls_files_changed(struct xlb_lb_trees *st);
 
 /* VIP v's compiled tree, or NULL. The snapshot builder takes its own reference. */
 struct xlb_lb_vip *xlb_lb_trees_vip(const struct xlb_lb_trees *st, size_t v);

@@ -179,3 +179,15 @@ void xlb_lb_trees_set_bootstrap(struct xlb_lb_trees *st, const struct xlb_bootst
 {
     st->bootstrap = b;
 }
+
+void xlb_lb_trees_tls_files_changed(struct xlb_lb_trees *st)
+{
+    bool any = false;
+    for (struct cluster_entry *e = st->clusters; e != NULL; e = e->next)
+        if (e->compiled != NULL && e->compiled->upstream_tls != NULL) {
+            e->fingerprint = 0; /* compiled again when its VIPs' trees are rebuilt */
+            any = true;
+        }
+    for (size_t v = 0; any && v < st->n_vips; v++)
+        st->vips[v].fingerprint = 0;
+}

@@ -212,6 +212,10 @@ static void on_lb_tick(void *arg)
     xlb_xds_plane_tick(&cp->xds);
     if (xlb_tls_watch_tick(&cp->tls, &cp->bootstrap, xlb_now_ms()))
         cp->republish = true;
+    if (cp->tls.files_epoch != cp->tls_files_seen) {
+        cp->tls_files_seen = cp->tls.files_epoch;
+        xlb_xds_plane_tls_files_changed(&cp->xds);
+    }
     publish_lb_changes(cp);
     pthread_mutex_unlock(&cp->lock);
 }

@@ -54,6 +54,7 @@ struct xlb_control_plane {
     struct xlb_xds_plane xds;
     struct xlb_capacity_watch capacity; /* the L7 pools' log line */
     struct xlb_tls_watch tls;           /* the TLS VIPs' servers (tls_watch.c) */
+    uint64_t tls_files_seen;            /* tls.files_epoch the LB trees were told of */
     bool draining;                      /* drain.c: stopping once the clients have gone */
     uint64_t drain_deadline_ms;
     pthread_mutex_t lock;

@@ -49,14 +49,13 @@ static uint64_t stamp_file(uint64_t h, const char *path)
     return h;
 }
 
+/* Every certificate_providers instance's files: the VIPs' servers and the clusters' upstream
+ * TLS (which the LB trees read) both come from them. */
 static uint64_t stamp_files(const struct xlb_bootstrap *b)
 {
     uint64_t h = 14695981039346656037ull;
-    for (unsigned v = 0; v < b->n_vips; v++) {
-        const struct xlb_cert_provider_config *p =
-            xlb_bootstrap_cert_provider(b, b->vips[v].tls.certificate_provider);
-        if (p == NULL)
-            continue;
+    for (unsigned i = 0; i < b->n_cert_providers; i++) {
+        const struct xlb_cert_provider_config *p = &b->cert_providers[i];
         h = stamp_file(h, p->certificate_file);
         h = stamp_file(h, p->private_key_file);
         h = stamp_file(h, p->ca_certificate_file);
@@ -64,16 +63,13 @@ static uint64_t stamp_files(const struct xlb_bootstrap *b)
     return h;
 }
 
-/* The shortest refresh_interval of the instances the TLS VIPs use; 0 when none has TLS. */
+/* The shortest refresh_interval of the instances; 0 when there is none. */
 static uint64_t look_interval_ms(const struct xlb_bootstrap *b)
 {
     uint64_t ms = 0;
-    for (unsigned v = 0; v < b->n_vips; v++) {
-        const struct xlb_cert_provider_config *p =
-            xlb_bootstrap_cert_provider(b, b->vips[v].tls.certificate_provider);
-        if (p != NULL && (ms == 0 || p->refresh_interval_ms < ms))
-            ms = p->refresh_interval_ms;
-    }
+    for (unsigned i = 0; i < b->n_cert_providers; i++)
+        if (ms == 0 || b->cert_providers[i].refresh_interval_ms < ms)
+            ms = b->cert_providers[i].refresh_interval_ms;
     return ms;
 }
 
@@ -138,6 +134,7 @@ int xlb_tls_watch_init(struct xlb_tls_watch *w, const struct xlb_bootstrap *b, u
     }
     w->keys_rotated_ms = now_ms;
     w->next_look_ms = now_ms + look_interval_ms(b);
+    w->seen_stamp = stamp_files(b);
     return xlb_tls_set_build(&w->current, b, &w->keys, errs);
 }
 
@@ -204,9 +201,8 @@ static bool rebuild(struct xlb_tls_watch *w, const struct xlb_bootstrap *b, uint
 bool xlb_tls_watch_tick(struct xlb_tls_watch *w, const struct xlb_bootstrap *b, uint64_t now_ms)
 {
     free_retired(w, now_ms);
-    if (xlb_bootstrap_tls_vips(b) == 0)
-        return false;
-    if (now_ms - w->keys_rotated_ms >= XLB_TLS_TICKET_ROTATE_MS) {
+    bool tls_vips = xlb_bootstrap_tls_vips(b) > 0;
+    if (tls_vips && now_ms - w->keys_rotated_ms >= XLB_TLS_TICKET_ROTATE_MS) {
         struct xlb_tls_ticket_keys before = w->keys;
         w->keys_rotated_ms = now_ms;
         bool ok = xlb_tls_ticket_keys_rotate(&w->keys) == 0 &&
@@ -216,11 +212,16 @@ bool xlb_tls_watch_tick(struct xlb_tls_watch *w, const struct xlb_bootstrap *b, 
         OPENSSL_cleanse(&before, sizeof(before));
         return ok;
     }
-    if (now_ms < w->next_look_ms)
+    if (b->n_cert_providers == 0 || now_ms < w->next_look_ms)
         return false;
     w->next_look_ms = now_ms + look_interval_ms(b);
     uint64_t stamp = stamp_files(b);
-    if (stamp == w->current.files_stamp || stamp == w->failed_stamp)
+    if (stamp == w->seen_stamp)
+        return false;
+    /* The clusters' upstream TLS is read again by the LB trees (files_epoch). */
+    w->seen_stamp = stamp;
+    w->files_epoch++;
+    if (!tls_vips || stamp == w->current.files_stamp || stamp == w->failed_stamp)
         return false;
     return rebuild(w, b, now_ms, "certificate files changed");
 }

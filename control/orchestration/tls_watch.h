@@ -34,6 +34,8 @@ struct xlb_tls_watch {
     struct xlb_tls_ticket_keys keys;
     uint64_t keys_rotated_ms, next_look_ms;
     uint64_t failed_stamp; /* the files' stamp of the last failed build: not tried again */
+    uint64_t seen_stamp;   /* the files as last looked at */
+    uint64_t files_epoch;  /* bumped when they change: clusters' upstream TLS reads them again */
     struct {
         struct xlb_tls_server *server;
         uint64_t free_at_ms;

@@ -265,6 +265,14 @@ void xlb_xds_plane_update(struct xlb_xds_plane *x)
     maybe_start_lrs(x);
 }
 
+void xlb_xds_plane_tls_files_changed(struct xlb_xds_plane *x)
+{
+    if (x->lb == NULL)
+        return;
+    xlb_lb_trees_tls_files_changed(x->lb);
+    recompile_lb(x);
+}
+
 void xlb_xds_plane_tick(struct xlb_xds_plane *x)
 {
     if (x->lb != NULL && xlb_lb_trees_tick(x->lb, xlb_now_ms()))

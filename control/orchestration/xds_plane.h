@@ -66,6 +66,8 @@ void xlb_xds_plane_update(struct xlb_xds_plane *x);
 
 /* Periodic LB work (outlier detection, A56 timers, idle draining); sets lb_changed. */
 void xlb_xds_plane_tick(struct xlb_xds_plane *x);
+/* The certificate provider files changed: clusters with upstream TLS read them again (A29). */
+void xlb_xds_plane_tls_files_changed(struct xlb_xds_plane *x);
 
 /* For `xlbd --check`: the static resources of a bootstrap, validated as xDS would. */
 int xlb_xds_plane_check(const struct xlb_bootstrap *bootstrap, struct xlb_errors *errs);

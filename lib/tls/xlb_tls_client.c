@@ -39,7 +39,8 @@ static void free_matchers(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, 
 static bool ends_with(const char *s, size_t len, const char *tail, bool nocase)
 {
     size_t n = strlen(tail);
-    return n <= len && (nocase ? strncasecmp(s + len - n, tail, n) : memcmp(s + len - n, tail, n)) == 0;
+    return n <= len &&
+           (nocase ? strncasecmp(s + len - n, tail, n) : memcmp(s + len - n, tail, n)) == 0;
 }
 
 static bool contains(const char *s, size_t len, const char *part, bool nocase)
@@ -67,9 +68,11 @@ static bool san_matches(const struct xlb_san_matcher *m, pcre2_code *re, const c
     size_t n = strlen(m->value);
     switch (m->type) {
     case XLB_SAN_EXACT:
-        return n == len && (m->ignore_case ? strncasecmp(san, m->value, n) : memcmp(san, m->value, n)) == 0;
+        return n == len &&
+               (m->ignore_case ? strncasecmp(san, m->value, n) : memcmp(san, m->value, n)) == 0;
     case XLB_SAN_PREFIX:
-        return n <= len && (m->ignore_case ? strncasecmp(san, m->value, n) : memcmp(san, m->value, n)) == 0;
+        return n <= len &&
+               (m->ignore_case ? strncasecmp(san, m->value, n) : memcmp(san, m->value, n)) == 0;
     case XLB_SAN_SUFFIX:
         return ends_with(san, len, m->value, m->ignore_case);
     case XLB_SAN_CONTAINS:
@@ -86,7 +89,8 @@ bool xlb_tls_san_matches(const struct xlb_san_matcher *m, const char *san, size_
         return san_matches(m, NULL, san, len);
     int code;
     PCRE2_SIZE at;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)m->value, PCRE2_ZERO_TERMINATED, 0, &code, &at, NULL);
+    pcre2_code *re =
+        pcre2_compile((PCRE2_SPTR)m->value, PCRE2_ZERO_TERMINATED, 0, &code, &at, NULL);
     bool ok = san_matches(m, re, san, len);
     pcre2_code_free(re);
     return ok;
@@ -178,8 +182,8 @@ static struct matchers *copy_matchers(const struct xlb_tls_client_config *cfg, c
             continue;
         int code;
         PCRE2_SIZE at;
-        ms->re[i] = pcre2_compile((PCRE2_SPTR)ms->m[i].value, PCRE2_ZERO_TERMINATED, 0, &code, &at,
-                                  NULL);
+        ms->re[i] =
+            pcre2_compile((PCRE2_SPTR)ms->m[i].value, PCRE2_ZERO_TERMINATED, 0, &code, &at, NULL);
         if (ms->re[i] == NULL) {
             snprintf(err, errlen, "match_subject_alt_names[%u]: invalid regex", i);
             goto fail;
