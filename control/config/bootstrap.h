@@ -76,8 +76,11 @@ struct xlb_cert_provider_config {
 
 /* A VIP's "tls" (docs/tls.md); certificate_provider NULL: cleartext. ALPN is always "h2": a
  * client that does not offer it gets a no_application_protocol alert. */
+#define XLB_VIP_SNI_MAX 7 /* certificates beside the default, chosen by the client's SNI */
 struct xlb_vip_tls_config {
-    char *certificate_provider;
+    char *certificate_provider; /* the default certificate */
+    unsigned n_sni;
+    char *sni_certificate_providers[XLB_VIP_SNI_MAX];
     bool require_client_certificate;
     unsigned index; /* among the TLS VIPs, in order: where workers count its handshakes */
 };

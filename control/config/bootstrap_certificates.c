@@ -150,6 +150,22 @@ struct tls_reading {
     bool ok;
 };
 
+/* A provider a VIP serves a certificate from: it must exist and hold a pair. */
+static bool server_provider(const struct tls_reading *r, const char *name, const char *key_path,
+                            struct xlb_errors *errs)
+{
+    const struct xlb_cert_provider_config *p = xlb_bootstrap_cert_provider(r->out, name);
+    if (p == NULL) {
+        xlb_errors_add(errs, key_path, "\"%s\" is not an instance of certificate_providers", name);
+        return false;
+    }
+    if (p->certificate_file == NULL) {
+        xlb_errors_add(errs, key_path, "\"%s\" has no certificate_file for a server", name);
+        return false;
+    }
+    return true;
+}
+
 static void read_provider_name(const cJSON *obj, const char *path, const struct xlb_config_key *key,
                                void *ctx, struct xlb_errors *errs)
 {
@@ -157,18 +173,37 @@ static void read_provider_name(const cJSON *obj, const char *path, const struct 
     const char *name = xlb_json_string(obj, key->name, path, XLB_REQUIRED, 256, errs);
     char key_path[XLB_PATH_MAX];
     xlb_path_key(key_path, path, key->name);
-    const struct xlb_cert_provider_config *p = xlb_bootstrap_cert_provider(r->out, name);
-    if (name == NULL) {
+    if (name == NULL || !server_provider(r, name, key_path, errs))
         r->ok = false;
-    } else if (p == NULL) {
-        xlb_errors_add(errs, key_path, "\"%s\" is not an instance of certificate_providers", name);
-        r->ok = false;
-    } else if (p->certificate_file == NULL) {
-        xlb_errors_add(errs, key_path, "\"%s\" has no certificate_file for a server", name);
-        r->ok = false;
-    }
     /* Borrowed from the document (cJSON's mutable string, only read): see keep. */
     r->tls->certificate_provider = XLB_UNCONST(name);
+}
+
+/* More certificates, each chosen when the client's SNI is one of its names. */
+static void read_sni_providers(const cJSON *obj, const char *path, const struct xlb_config_key *key,
+                               void *ctx, struct xlb_errors *errs)
+{
+    struct tls_reading *r = ctx;
+    const cJSON *list = xlb_json_array(obj, key->name, path, XLB_OPTIONAL, errs);
+    if (list == NULL) {
+        r->ok &= !cJSON_HasObjectItem(obj, key->name);
+        return;
+    }
+    char key_path[XLB_PATH_MAX];
+    xlb_path_key(key_path, path, key->name);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, list) {
+        if (!cJSON_IsString(item) || r->tls->n_sni == XLB_VIP_SNI_MAX) {
+            xlb_errors_add(errs, key_path, "must be up to %d instance names", XLB_VIP_SNI_MAX);
+            r->ok = false;
+            return;
+        }
+        if (!server_provider(r, item->valuestring, key_path, errs)) {
+            r->ok = false;
+            return;
+        }
+        r->tls->sni_certificate_providers[r->tls->n_sni++] = item->valuestring; /* see keep */
+    }
 }
 
 static void read_require_client_certificate(const cJSON *obj, const char *path,
@@ -199,6 +234,7 @@ static void read_require_client_certificate(const cJSON *obj, const char *path,
 static const struct xlb_config_key vip_tls_keys[] = {
     {.name = "certificate_provider", .read = read_provider_name},
     {.name = "require_client_certificate", .read = read_require_client_certificate},
+    {.name = "sni_certificate_providers", .read = read_sni_providers},
 };
 const struct xlb_config_object xlb_bootstrap_vip_tls_object =
     XLB_CONFIG_OBJECT("xlb.vips[].tls", vip_tls_keys);
@@ -223,11 +259,15 @@ void xlb_bootstrap_vip_tls_keep(const struct xlb_bootstrap *out, struct xlb_vip_
         return;
     tls->index = xlb_bootstrap_tls_vips(out);
     tls->certificate_provider = xlb_bootstrap_dup(tls->certificate_provider);
+    for (unsigned i = 0; i < tls->n_sni; i++)
+        tls->sni_certificate_providers[i] = xlb_bootstrap_dup(tls->sni_certificate_providers[i]);
 }
 
 void xlb_bootstrap_vip_tls_free(struct xlb_vip_tls_config *tls)
 {
     free(tls->certificate_provider);
+    for (unsigned i = 0; i < tls->n_sni; i++)
+        free(tls->sni_certificate_providers[i]);
     memset(tls, 0, sizeof(*tls));
 }
 

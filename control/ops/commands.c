@@ -164,6 +164,15 @@ static cJSON *upstream_tls_status(const struct xlb_control_plane *cp)
     return obj;
 }
 
+static void describe_certificate(const SSL_CTX *ctx, cJSON *out)
+{
+    struct xlb_tls_cert_info info;
+    xlb_tls_cert_describe(ctx, &info);
+    cJSON_AddStringToObject(out, "subject", info.subject);
+    cJSON_AddStringToObject(out, "sans", info.sans);
+    cJSON_AddStringToObject(out, "not_after", info.not_after);
+}
+
 /* A TLS VIP's certificate and its handshakes summed over the workers (docs/tls.md). */
 static cJSON *vip_tls_status(const struct xlb_control_plane *cp, const struct xlb_vip_config *vip)
 {
@@ -171,12 +180,14 @@ static cJSON *vip_tls_status(const struct xlb_control_plane *cp, const struct xl
     cJSON_AddStringToObject(obj, "certificate_provider", vip->tls.certificate_provider);
     cJSON_AddBoolToObject(obj, "require_client_certificate", vip->tls.require_client_certificate);
     const struct xlb_tls_server *srv = xlb_tls_watch_server(&cp->tls, vip->tls.index);
-    if (srv != NULL && srv->n_certs > 0) {
-        struct xlb_tls_cert_info info;
-        xlb_tls_cert_describe(srv->certs[0], &info);
-        cJSON_AddStringToObject(obj, "subject", info.subject);
-        cJSON_AddStringToObject(obj, "sans", info.sans);
-        cJSON_AddStringToObject(obj, "not_after", info.not_after);
+    /* The default certificate's description at the top, every one (SNI's too) in the list. */
+    cJSON *certs = cJSON_AddArrayToObject(obj, "certificates");
+    for (uint32_t i = 0; srv != NULL && i < srv->n_certs; i++) {
+        cJSON *cert = cJSON_CreateObject();
+        describe_certificate(srv->certs[i], cert);
+        cJSON_AddItemToArray(certs, cert);
+        if (i == 0)
+            describe_certificate(srv->certs[i], obj);
     }
     struct xlb_tls_counters sum = {0};
     for (unsigned w = 0; w < cp->shared->n_workers; w++)

@@ -152,6 +152,16 @@ static void list_restart_only(const struct xlb_bootstrap *running,
             cJSON_AddItemToArray(out, cJSON_CreateString(checks[i].name));
 }
 
+static bool same_sni(const struct xlb_vip_tls_config *a, const struct xlb_vip_tls_config *b)
+{
+    if (a->n_sni != b->n_sni)
+        return false;
+    for (unsigned i = 0; i < a->n_sni; i++)
+        if (!same_string(a->sni_certificate_providers[i], b->sni_certificate_providers[i]))
+            return false;
+    return true;
+}
+
 static bool same_vips(const struct xlb_bootstrap *a, const struct xlb_bootstrap *b)
 {
     if (a->n_vips != b->n_vips)
@@ -162,7 +172,8 @@ static bool same_vips(const struct xlb_bootstrap *a, const struct xlb_bootstrap 
             !same_string(x->target, y->target) || !same_string(x->cluster, y->cluster) ||
             x->terminate != y->terminate || x->newreno != y->newreno || x->stream != y->stream ||
             !same_string(x->tls.certificate_provider, y->tls.certificate_provider) ||
-            x->tls.require_client_certificate != y->tls.require_client_certificate)
+            x->tls.require_client_certificate != y->tls.require_client_certificate ||
+            !same_sni(&x->tls, &y->tls))
             return false;
     }
     return true;

@@ -25,6 +25,13 @@ static struct xlb_tls_server *build_server(const struct xlb_bootstrap *b,
     };
     cfg.certs[0].certificate_file = p->certificate_file;
     cfg.certs[0].private_key_file = p->private_key_file;
+    for (unsigned i = 0; i < vip->tls.n_sni && cfg.n_certs < XLB_TLS_MAX_CERTS; i++) {
+        const struct xlb_cert_provider_config *more =
+            xlb_bootstrap_cert_provider(b, vip->tls.sni_certificate_providers[i]);
+        cfg.certs[cfg.n_certs].certificate_file = more->certificate_file;
+        cfg.certs[cfg.n_certs].private_key_file = more->private_key_file;
+        cfg.n_certs++;
+    }
     cfg.alpn[0] = h2_only[0];
     struct xlb_tls_server *srv = xlb_tls_server_create(&cfg, err, errlen);
     OPENSSL_cleanse(&cfg.ticket_keys, sizeof(cfg.ticket_keys));

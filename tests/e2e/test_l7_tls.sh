@@ -53,13 +53,15 @@ pki = "'"$PKI"'"
 c["certificate_providers"] = {"web": {"plugin_name": "file_watcher", "config": {
     "certificate_file": pki + "/vip.pem", "private_key_file": pki + "/vip.key",
     "ca_certificate_file": pki + "/ca.pem", "refresh_interval": "1s"}},
+  "alt": {"plugin_name": "file_watcher", "config": {
+    "certificate_file": pki + "/other.pem", "private_key_file": pki + "/other.key"}},
   "upstream": {"plugin_name": "file_watcher", "config": {
     "certificate_file": pki + "/client.pem", "private_key_file": pki + "/client.key",
     "ca_certificate_file": pki + "/ca.pem"}}}
 x = c["xlb"]
 x["vips"] = [
     {"address": "198.18.0.100", "port": 443, "target": "xds:///echo", "l7_mode": "stream",
-     "tls": {"certificate_provider": "web"}},
+     "tls": {"certificate_provider": "web", "sni_certificate_providers": ["alt"]}},
     {"address": "198.18.0.100", "port": 8443, "target": "xds:///echo", "l7_mode": "stream",
      "tls": {"certificate_provider": "web", "require_client_certificate": True}},
     {"address": "198.18.0.100", "port": 50443, "target": "xds:///secure", "l7_mode": "stream"}]
@@ -177,6 +179,18 @@ out=$(s_client -alpn http/1.1) && fail "a client offering only http/1.1 complete
 grep -qi "no application protocol" <<<"$out" || fail "no no_application_protocol alert: $out"
 [ "$(tls_counter 0 failures.no_alpn)" -gt "$before" ] || fail "no_alpn not counted"
 pass "a client offering only http/1.1 gets the no_application_protocol alert, counted"
+
+# ---- SNI chooses among the VIP's certificates; an unknown name gets the default ----
+sni_subject() { # NAME: the subject the VIP presents to a client asking for NAME
+    in_client timeout 10 openssl s_client -connect "$VIP:443" -servername "$1" -alpn h2 \
+        </dev/null 2>&1 | tr -d '\000' | grep -a -m1 "^subject=" || true
+}
+[[ "$(sni_subject other.xlb.test)" == *"CN = other"* ]] ||
+    fail "SNI other.xlb.test got $(sni_subject other.xlb.test)"
+[[ "$(sni_subject api.xlb.test)" == *"api one"* ]] &&
+    [[ "$(sni_subject nobody.xlb.test)" == *"api one"* ]] ||
+    fail "SNI api.xlb.test or an unknown name did not get the default certificate"
+pass "SNI chooses the VIP's certificate for other.xlb.test; api.xlb.test and an unknown name get the default"
 
 # ---- resumption with a ticket (TLS 1.2: the ticket comes within the handshake) ----
 before=$(tls_counter 0 resumptions)

@@ -466,6 +466,18 @@ static void tls_is_checked(void **state)
                   "xlb.vips[0].tls.certificate_provider: \"ca\" has no certificate_file for a "
                   "server",
                   NULL);
+    b = parse_ok(TLS_DOC(PROVIDERS("\"web\": " WATCHER(PAIR) ", \"alt\": " WATCHER(PAIR)),
+                         "{\"certificate_provider\": \"web\", "
+                         "\"sni_certificate_providers\": [\"alt\"]}"));
+    assert_int_equal(b.vips[0].tls.n_sni, 1);
+    assert_string_equal(b.vips[0].tls.sni_certificate_providers[0], "alt");
+    xlb_bootstrap_free(&b);
+    expect_errors(TLS_DOC(PROVIDERS("\"web\": " WATCHER(PAIR)),
+                          "{\"certificate_provider\": \"web\", "
+                          "\"sni_certificate_providers\": [\"gone\"]}"),
+                  "xlb.vips[0].tls.sni_certificate_providers: \"gone\" is not an instance of "
+                  "certificate_providers",
+                  NULL);
     expect_errors(TLS_DOC(PROVIDERS("\"web\": " WATCHER(PAIR)),
                           "{\"certificate_provider\": \"web\", \"alpn\": [\"h2\"]}"),
                   "xlb.vips[0].tls.alpn: unknown key", NULL);

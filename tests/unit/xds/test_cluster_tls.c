@@ -11,12 +11,12 @@
     "\"@type\":\"type.googleapis.com/"                                                             \
     "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\""
 #define SOCKET(body)                                                                               \
-    EDS(",\"transport_socket\":{\"name\":\"envoy.transport_sockets.tls\",\"typed_config\":{"      \
-        TLS_TYPE body "}}")
+    EDS(",\"transport_socket\":{\"name\":\"envoy.transport_sockets.tls\",\"typed_config\":"        \
+        "{" TLS_TYPE body "}}")
 #define COMMON(body) SOCKET(",\"common_tls_context\":{" body "}")
 #define CA(name)                                                                                   \
-    "\"validation_context\":{\"ca_certificate_provider_instance\":{\"instance_name\":\"" name     \
-    "\"}"
+    "\"validation_context\":{\"ca_certificate_provider_instance\":{\"instance_name\":\"" name "\"" \
+                                                                                              "}"
 #define PATH "transport_socket.typed_config.value.common_tls_context"
 
 static void full_context_is_kept(void **state)
@@ -116,8 +116,8 @@ static void unknown_instance_is_nacked(void **state)
     assert_int_equal(xlb_validate_cluster_with(msg, &b, &cfg, &errs), 0);
     xlb_cluster_config_free(&cfg);
     protobuf_c_message_free_unpacked(&msg->base, NULL);
-    msg = ct_json(COMMON("\"tls_certificate_provider_instance\":{\"instance_name\":\"gone\"},"
-                         CA("roots") "}"));
+    msg = ct_json(COMMON(
+        "\"tls_certificate_provider_instance\":{\"instance_name\":\"gone\"}," CA("roots") "}"));
     assert_int_equal(xlb_validate_cluster_with(msg, &b, &cfg, &errs), -1);
     protobuf_c_message_free_unpacked(&msg->base, NULL);
     xv_expect_line(&errs, "cluster \"backend\": " PATH
