@@ -135,6 +135,11 @@ static void put_slot(struct xlb_snapshot *snap, const struct xlb_lb_cluster *c,
 
 int xlb_snapshot_index_endpoints(struct xlb_snapshot *snap)
 {
+    rte_free(snap->slot_hosts); /* indexed again (tests): the last index goes */
+    rte_free(snap->slot_tls);
+    snap->slot_hosts = NULL;
+    snap->slot_tls = NULL;
+    snap->slot_hosts_known = false;
     snap->n_slot_hosts = 0;
     for_each_stream_endpoint(snap, count_slot, snap);
     if (snap->n_slot_hosts > 0) {

@@ -537,6 +537,9 @@ struct stream_test *stream_test_create(void)
     struct fixture *f = t.n->f;
     for (uint32_t v = 0; v < f->snap->n_vips; v++)
         f->snap->vips[v].l7 = f->snap->vips[v].stream = true;
+    /* As the snapshot builder does: each endpoint slot's address and upstream TLS (none here),
+     * without which no subchannel connects. */
+    assert_int_equal(xlb_snapshot_index_endpoints(f->snap), 0);
     const struct xlb_stream_limits limits = {
         .connections = 4,
         .max_concurrent_streams = XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS,
