@@ -136,8 +136,9 @@ static void read_l4_mode(const cJSON *vip, const char *path, const struct xlb_co
     r->cfg->terminate = mode == 1;
 }
 
-/* "splice" (the default this release: one backend per client connection, dataplane/l7/) or
- * "stream" (every request stream balanced on its own, dataplane/stream/). */
+/* "stream" (the default: every request stream balanced on its own, dataplane/stream/, set by
+ * check_vip once the VIP is known to be L7) or "splice" (one backend per client connection,
+ * dataplane/l7/). */
 static void read_l7_mode(const cJSON *vip, const char *path, const struct xlb_config_key *key,
                          void *ctx, struct xlb_errors *errs)
 {
@@ -186,6 +187,8 @@ static void check_vip(struct vip_reading *r, const char *path, struct xlb_errors
     struct xlb_vip_config *cfg = r->cfg;
     char addr_path[XLB_PATH_MAX];
     xlb_path_key(addr_path, path, "address");
+    if (r->has_target && !r->has_l7_mode)
+        cfg->stream = true; /* the default L7 mode */
     if (r->has_target == r->has_cluster) {
         xlb_errors_add(errs, path, "needs exactly one of \"target\" (L7) or \"cluster\" (L4)");
         r->ok = false;

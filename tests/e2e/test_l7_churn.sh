@@ -18,7 +18,7 @@ e2e_edit_config '
 t = "type.googleapis.com/envoy."
 x = c["xlb"]
 x["l7_connections_per_worker"] = '$POOL'
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7"}]
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7", "l7_mode": "splice"}]
 routes = [{"match": {"prefix": "/"}, "route": {"cluster": "echo"}}]
 listener = {"name": "l7", "api_listener": {"api_listener": {
     "@type": t + "extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",

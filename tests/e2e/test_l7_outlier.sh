@@ -30,8 +30,8 @@ xlb_write_config
 e2e_edit_config '
 t = "type.googleapis.com/envoy."
 x = c["xlb"]
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7"},
-             {"address": "198.18.0.100", "port": 50052, "target": "xds:///drop"}]
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7", "l7_mode": "splice"},
+             {"address": "198.18.0.100", "port": 50052, "target": "xds:///drop", "l7_mode": "splice"}]
 def listener(name, cluster):
     return {"name": name, "api_listener": {"api_listener": {
         "@type": t + "extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",

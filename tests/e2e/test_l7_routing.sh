@@ -18,8 +18,8 @@ xlb_write_config
 e2e_edit_config '
 t = "type.googleapis.com/envoy."
 x = c["xlb"]
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7"},
-             {"address": "2001:2::100", "port": 50051, "target": "xds:///l7v6"}]
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7", "l7_mode": "splice"},
+             {"address": "2001:2::100", "port": 50051, "target": "xds:///l7v6", "l7_mode": "splice"}]
 def listener(name, suffix):
     routes = [
         {"match": {"prefix": "/xlb.test.Echo/",

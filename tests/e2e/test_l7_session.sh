@@ -25,7 +25,7 @@ xlb_write_config
 e2e_edit_config '
 t = "type.googleapis.com/envoy."
 x = c["xlb"]
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7"}]
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7", "l7_mode": "splice"}]
 session = {"name": "session", "typed_config": {
     "@type": t + "extensions.filters.http.stateful_session.v3.StatefulSession",
     "session_state": {"name": "envoy.http.stateful_session.cookie", "typed_config": {

@@ -64,8 +64,7 @@ for i, name in enumerate(names):
     vip = {"address": "198.18.0.100", "port": 50051 + i, "target": "xds:///" + name}
     if name == "rr6":  # the same over IPv6: client, VIP, SNAT and backends
         vip["address"], vip["port"] = "2001:2::100", 50051
-    if mode == "stream":
-        vip["l7_mode"] = "stream"
+    vip["l7_mode"] = mode
     x["vips"].append(vip)
 router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
 session = {"name": "session", "typed_config": {

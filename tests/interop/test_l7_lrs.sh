@@ -62,7 +62,7 @@ c["xds_servers"] = [{"server_uri": "127.0.0.1:'"$XDS_PORT"'", "channel_creds": [
 c["node"]["id"] = "xlb-l7-lrs"
 x = c["xlb"]
 del x["static_resources"]
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7"},
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7", "l7_mode": "splice"},
              {"address": "198.18.0.100", "port": 50052, "target": "xds:///l7", "l7_mode": "stream"}]'
 
 grpc_backend "$E2E_PREFIX-be1" "$E2E_DIR/b-ok.log" --name b-ok --port 50051 --address 198.18.0.21

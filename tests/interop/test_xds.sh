@@ -119,7 +119,7 @@ print(json.dumps({
   "xlb": {"eal": ["--no-huge", "--no-pci", "-m", "128", "--file-prefix=xlbx-%s" % d[-6:], "--vdev=net_null0"],
           "worker_idle_sleep_us": 100, "control_socket": d + "/xlbd.sock",
           "ports": [{"name": "net_null0", "addresses": ["198.18.0.10/24"]}],
-          "vips": [{"address": "198.18.0.100", "port": 8080, "target": "xds:///svc"},
+          "vips": [{"address": "198.18.0.100", "port": 8080, "target": "xds:///svc", "l7_mode": "splice"},
                    {"address": "198.18.0.100", "port": 9000, "cluster": "tcp"}]}}))
 PY
 }

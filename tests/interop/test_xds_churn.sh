@@ -104,7 +104,7 @@ c["xds_servers"] = [{"server_uri": "127.0.0.1:'"$XDS_PORT"'", "channel_creds": [
 c["node"]["id"] = "xlb-churn"
 x = c["xlb"]
 del x["static_resources"]
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7"}]'
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///l7", "l7_mode": "splice"}]'
 
 for i in 1 2 3; do
     grpc_backend "$E2E_PREFIX-be$i" "$E2E_DIR/b$i.log" --name "b$i" --port 50051 --address "198.18.0.2$i"

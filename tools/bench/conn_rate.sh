@@ -123,7 +123,7 @@ x["l7_connections_per_worker"] = pool
 # An entry is about 75 KB (docs/l7.md): room for the pool on top of the default 256 MB.
 m = x["eal"].index("-m")
 x["eal"][m + 1] = str(256 + pool * 75 // 1000)
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///rate"},
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///rate", "l7_mode": "splice"},
              {"address": "198.18.0.100", "port": 9002, "cluster": "l4"}]
 router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
 listener = {"name": "rate", "api_listener": {"api_listener": {

@@ -111,7 +111,7 @@ c = json.load(open(path))
 t = "type.googleapis.com/envoy."
 x = c["xlb"]
 x["workers"] = 1
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///bench"},
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///bench", "l7_mode": "splice"},
              {"address": "198.18.0.100", "port": 50052, "cluster": "echo"},
              {"address": "198.18.0.100", "port": 50053, "target": "xds:///bench",
               "l7_mode": "stream"}]
