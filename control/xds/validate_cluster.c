@@ -13,8 +13,7 @@
 
 typedef Envoy__Config__Cluster__V3__Cluster Cluster;
 
-#define XV_AGGREGATE_TYPE     "envoy.extensions.clusters.aggregate.v3.ClusterConfig"
-#define XV_UPSTREAM_HTTP_TYPE "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+#define XV_AGGREGATE_TYPE "envoy.extensions.clusters.aggregate.v3.ClusterConfig"
 
 static bool read_eds(struct xv_ctx *ctx, const Cluster *c, struct xlb_cluster_config *out)
 {
@@ -226,24 +225,11 @@ static bool read_idle_timeout(struct xv_ctx *ctx, const Cluster *c, struct xlb_c
     out->idle_timeout.nanos = 0;
     if (c->upstream_config == NULL)
         return true;
-    const char *path = "upstream_config.typed_config";
-    const Google__Protobuf__Any *any = c->upstream_config->typed_config;
-    if (any == NULL) {
-        xv_error(ctx, path, "field not present");
-        return false;
-    }
-    const char *type = xv_any_type(ctx, path, any);
-    if (type == NULL)
-        return false;
-    if (strcmp(type, XV_UPSTREAM_HTTP_TYPE) != 0) {
-        xv_error(ctx, path, "unsupported upstream config type \"%.96s\"", type);
-        return false;
-    }
     Envoy__Extensions__Upstreams__Http__V3__HttpProtocolOptions *hpo =
-        (Envoy__Extensions__Upstreams__Http__V3__HttpProtocolOptions *)xv_unpack(
-            ctx, path, any,
+        (Envoy__Extensions__Upstreams__Http__V3__HttpProtocolOptions *)xv_unpack_only(
+            ctx, "upstream_config.typed_config", c->upstream_config->typed_config,
             &envoy__extensions__upstreams__http__v3__http_protocol_options__descriptor,
-            "HttpProtocolOptions");
+            "upstream config type");
     if (hpo == NULL)
         return false;
     bool ok = true;

@@ -175,6 +175,24 @@ ProtobufCMessage *xv_unpack(struct xv_ctx *ctx, const char *path, const Google__
     return msg;
 }
 
+ProtobufCMessage *xv_unpack_only(struct xv_ctx *ctx, const char *path,
+                                 const Google__Protobuf__Any *any,
+                                 const ProtobufCMessageDescriptor *desc, const char *kind)
+{
+    if (any == NULL) {
+        xv_error(ctx, path, "field not present");
+        return NULL;
+    }
+    const char *type = xv_any_type(ctx, path, any);
+    if (type == NULL)
+        return NULL;
+    if (strcmp(type, desc->name) != 0) {
+        xv_error(ctx, path, "unsupported %s \"%.96s\"", kind, type);
+        return NULL;
+    }
+    return xv_unpack(ctx, path, any, desc, desc->short_name);
+}
+
 bool xv_extension_read(struct xv_ctx *ctx, const char *path, const Google__Protobuf__Any *any,
                        struct xv_extension *out)
 {

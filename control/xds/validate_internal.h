@@ -91,6 +91,11 @@ void xv_extension_release(struct xv_extension *ext);
 /* Unpacks an Any whose type was checked; NULL with an error "could not parse <what>". */
 ProtobufCMessage *xv_unpack(struct xv_ctx *ctx, const char *path, const Google__Protobuf__Any *any,
                             const ProtobufCMessageDescriptor *desc, const char *what);
+/* A typed_config that must be present and hold desc's message: unpacked, or NULL after
+ * "field not present", `unsupported KIND "TYPE"` or a parse error at path. */
+ProtobufCMessage *xv_unpack_only(struct xv_ctx *ctx, const char *path,
+                                 const Google__Protobuf__Any *any,
+                                 const ProtobufCMessageDescriptor *desc, const char *kind);
 
 /* Compiles to check a RegexMatcher's regex; false with `invalid regex "…" (reason)`. */
 bool xv_regex_check(struct xv_ctx *ctx, const char *path, const char *regex, bool full_match);

@@ -13,8 +13,6 @@
 #include "envoy/extensions/transport_sockets/tls/v3/tls.pb-c.h"
 #include "validate_cluster_internal.h"
 
-#define XV_UPSTREAM_TLS_TYPE "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
-
 typedef Envoy__Extensions__TransportSockets__Tls__V3__CommonTlsContext CommonTlsContext;
 typedef Envoy__Extensions__TransportSockets__Tls__V3__CertificateValidationContext
     ValidationContext;
@@ -215,24 +213,11 @@ bool xv_transport_socket(struct xv_ctx *ctx, const Envoy__Config__Cluster__V3__C
     memset(out, 0, sizeof(*out));
     if (c->transport_socket == NULL)
         return true;
-    const char *path = "transport_socket.typed_config";
-    const Google__Protobuf__Any *any = c->transport_socket->typed_config;
-    if (any == NULL) {
-        xv_error(ctx, path, "field not present");
-        return false;
-    }
-    const char *type = xv_any_type(ctx, path, any);
-    if (type == NULL)
-        return false;
-    if (strcmp(type, XV_UPSTREAM_TLS_TYPE) != 0) {
-        xv_error(ctx, path, "unsupported transport socket \"%.96s\"", type);
-        return false;
-    }
     Envoy__Extensions__TransportSockets__Tls__V3__UpstreamTlsContext *tls =
-        (Envoy__Extensions__TransportSockets__Tls__V3__UpstreamTlsContext *)xv_unpack(
-            ctx, path, any,
+        (Envoy__Extensions__TransportSockets__Tls__V3__UpstreamTlsContext *)xv_unpack_only(
+            ctx, "transport_socket.typed_config", c->transport_socket->typed_config,
             &envoy__extensions__transport_sockets__tls__v3__upstream_tls_context__descriptor,
-            "UpstreamTlsContext");
+            "transport socket");
     if (tls == NULL)
         return false;
     bool ok;

@@ -16,7 +16,7 @@
 #define COMMON(body) SOCKET(",\"common_tls_context\":{" body "}")
 #define CA(name)                                                                                   \
     "\"validation_context\":{\"ca_certificate_provider_instance\":{\"instance_name\":\"" name "\"" \
-                                                                                              "}"
+    "}"
 #define PATH "transport_socket.typed_config.value.common_tls_context"
 
 static void full_context_is_kept(void **state)
