@@ -144,8 +144,7 @@ static inline bool xlb_snapshot_has_endpoint(const struct xlb_snapshot *snap, ui
         return true;
     if (slot >= snap->n_slot_hosts)
         return false;
-    const struct xlb_host_port *h = &snap->slot_hosts[slot];
-    return h->port == where->port && xlb_addr_equal(&h->addr, &where->addr);
+    return xlb_host_port_equal(&snap->slot_hosts[slot], where);
 }
 
 /* The upstream TLS of a stream VIP's endpoint slot into *tls (NULL: cleartext); false when

@@ -140,11 +140,6 @@ static bool connect_sub(struct xlb_stream_worker *w, const struct xlb_snapshot *
     return s->side.tcp != NULL;
 }
 
-static bool same_endpoint(const struct xlb_lb_endpoint *a, const struct xlb_lb_endpoint *b)
-{
-    return a->where.port == b->where.port && xlb_addr_equal(&a->where.addr, &b->where.addr);
-}
-
 /* Whether new RPCs may go over it: not closing, not told GOAWAY. */
 static bool takes_rpcs(const struct xlb_stream_sub *s)
 {
@@ -235,7 +230,7 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
     /* The slot reused by another endpoint before the prune came by: its list goes. */
     for (uint32_t n = 0; n < w->limits.subchannels_per_endpoint; n++) {
         uint32_t i = w->sub_of_slot[e->slot];
-        if (i == XLB_STREAM_NONE || same_endpoint(&w->subs[i].endpoint, e))
+        if (i == XLB_STREAM_NONE || xlb_host_port_equal(&w->subs[i].endpoint.where, &e->where))
             break;
         xlb_stream_sub_retire(&w->subs[i]);
     }

@@ -9,6 +9,7 @@
 #ifndef XLB_HOST_PORT_H
 #define XLB_HOST_PORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,11 @@ struct xlb_host_port {
     struct xlb_addr addr;
     uint16_t port; /* host byte order */
 };
+
+static inline bool xlb_host_port_equal(const struct xlb_host_port *a, const struct xlb_host_port *b)
+{
+    return a->port == b->port && xlb_addr_equal(&a->addr, &b->addr);
+}
 
 /*
  * Write gRPC's text form into buf (XLB_HOST_PORT_STRLEN bytes suffice). Returns the length
