@@ -145,20 +145,12 @@ static void add_tls_sums(cJSON *obj, const struct xlb_tls_counters *sum)
     add_u64(obj, "failed", failed);
 }
 
-static void sum_tls(struct xlb_tls_counters *sum, const struct xlb_tls_counters *c)
-{
-    sum->handshakes += c->handshakes;
-    sum->resumptions += c->resumptions;
-    for (int f = 0; f < XLB_TLS_FAIL_COUNT; f++)
-        sum->failures[f] += c->failures[f];
-}
-
 /* The subchannels' handshakes to clusters with upstream TLS (A29), over the workers. */
 static cJSON *upstream_tls_status(const struct xlb_control_plane *cp)
 {
     struct xlb_tls_counters sum = {0};
     for (unsigned w = 0; w < cp->shared->n_workers; w++)
-        sum_tls(&sum, &cp->shared->stats[w].upstream_tls);
+        xlb_tls_counters_add(&sum, &cp->shared->stats[w].upstream_tls);
     cJSON *obj = cJSON_CreateObject();
     add_tls_sums(obj, &sum);
     return obj;
@@ -191,7 +183,7 @@ static cJSON *vip_tls_status(const struct xlb_control_plane *cp, const struct xl
     }
     struct xlb_tls_counters sum = {0};
     for (unsigned w = 0; w < cp->shared->n_workers; w++)
-        sum_tls(&sum, &cp->shared->stats[w].tls[vip->tls.index]);
+        xlb_tls_counters_add(&sum, &cp->shared->stats[w].tls[vip->tls.index]);
     add_tls_sums(obj, &sum);
     cJSON_AddNumberToObject(obj, "rebuilds", (double)cp->tls.builds);
     cJSON_AddNumberToObject(obj, "rebuilds_refused", (double)cp->tls.failures);

@@ -192,6 +192,64 @@ static void vip_family(const struct xlb_control_plane *cp, struct xlb_text *t)
     }
 }
 
+static void tls_failure_samples(struct xlb_text *t, const char *family, const char *labels,
+                                const struct xlb_tls_counters *c)
+{
+    for (int f = XLB_TLS_FAIL_NONE + 1; f < XLB_TLS_FAIL_COUNT; f++)
+        xlb_text_printf(t, "%s{%s%sreason=\"%s\"} %" PRIu64 "\n", family, labels,
+                        labels[0] != '\0' ? "," : "", xlb_tls_failure_name((enum xlb_tls_failure)f),
+                        c->failures[f]);
+}
+
+/* The TLS VIPs' handshakes and certificates, the subchannels' upstream handshakes, summed over
+ * the workers (docs/tls.md). */
+static void tls_families(const struct xlb_control_plane *cp, struct xlb_text *t)
+{
+    struct xlb_tls_counters vips[XLB_MAX_TLS_VIPS] = {0}, upstream = {0};
+    for (unsigned w = 0; w < cp->shared->n_workers; w++) {
+        for (unsigned i = 0; i < XLB_MAX_TLS_VIPS; i++)
+            xlb_tls_counters_add(&vips[i], &cp->shared->stats[w].tls[i]);
+        xlb_tls_counters_add(&upstream, &cp->shared->stats[w].upstream_tls);
+    }
+    static const char *const names[] = {
+        "xlb_vip_tls_handshakes_total", "xlb_vip_tls_resumptions_total",
+        "xlb_vip_tls_failures_total", "xlb_vip_tls_certificate_expiry_timestamp_seconds"};
+    static const char *const helps[] = {
+        "TLS handshakes a VIP completed, full or resumed.",
+        "TLS handshakes a VIP completed with a session ticket.",
+        "TLS handshakes a VIP ended, by reason.",
+        "When the certificate a VIP serves by default expires (Unix time)."};
+    for (int k = 0; k < 4; k++) {
+        xlb_metrics_family(t, names[k], k == 3 ? "gauge" : "counter", helps[k]);
+        for (unsigned v = 0; v < cp->bootstrap.n_vips; v++) {
+            const struct xlb_vip_config *vip = &cp->bootstrap.vips[v];
+            if (vip->tls.certificate_provider == NULL)
+                continue;
+            const struct xlb_tls_counters *c = &vips[vip->tls.index];
+            char addr[XLB_ADDR_STRLEN], labels[96];
+            snprintf(labels, sizeof(labels), "vip=\"%s\",port=\"%u\"",
+                     xlb_addr_format(&vip->address, addr, sizeof(addr)), vip->port);
+            const struct xlb_tls_server *srv = xlb_tls_watch_server(&cp->tls, vip->tls.index);
+            struct xlb_tls_cert_info info = {0};
+            if (k == 3 && srv != NULL && srv->n_certs > 0)
+                xlb_tls_cert_describe(srv->certs[0], &info);
+            if (k == 2)
+                tls_failure_samples(t, names[k], labels, c);
+            else
+                xlb_text_printf(t, "%s{%s} %" PRIu64 "\n", names[k], labels,
+                                k == 0   ? c->handshakes
+                                : k == 1 ? c->resumptions
+                                         : (uint64_t)info.not_after_unix);
+        }
+    }
+    xlb_metrics_family(t, "xlb_upstream_tls_handshakes_total", "counter",
+                       "TLS handshakes of subchannels to clusters with upstream TLS (A29).");
+    xlb_text_printf(t, "xlb_upstream_tls_handshakes_total %" PRIu64 "\n", upstream.handshakes);
+    xlb_metrics_family(t, "xlb_upstream_tls_failures_total", "counter",
+                       "Upstream TLS handshakes that failed, by reason.");
+    tls_failure_samples(t, "xlb_upstream_tls_failures_total", "", &upstream);
+}
+
 /* Per-entity series stop at the cap; returns how many were left out. */
 static unsigned neighbour_family(const struct xlb_control_plane *cp, struct xlb_text *t,
                                  unsigned budget)
@@ -275,6 +333,7 @@ void xlb_metrics_render(const struct xlb_control_plane *cp, struct xlb_text *t)
     client_limit_family(cp, t);
     port_families(cp, t);
     vip_family(cp, t);
+    tls_families(cp, t);
     lb_families(cp, t);
     struct xlb_xds_metrics xds;
     xlb_xds_plane_metrics(&cp->xds, &xds);

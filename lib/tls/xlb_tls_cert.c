@@ -161,15 +161,16 @@ static void describe_sans(X509 *leaf, char *out, size_t len)
     GENERAL_NAMES_free(names);
 }
 
-static void describe_not_after(X509 *leaf, char *out, size_t len)
+static void describe_not_after(X509 *leaf, struct xlb_tls_cert_info *out)
 {
     struct tm tm;
 
     if (ASN1_TIME_to_tm(X509_get0_notAfter(leaf), &tm) != 1) {
-        snprintf(out, len, "?");
+        snprintf(out->not_after, sizeof(out->not_after), "?");
         return;
     }
-    strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    strftime(out->not_after, sizeof(out->not_after), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    out->not_after_unix = (int64_t)timegm(&tm);
 }
 
 void xlb_tls_cert_describe(const SSL_CTX *ctx, struct xlb_tls_cert_info *out)
@@ -181,5 +182,5 @@ void xlb_tls_cert_describe(const SSL_CTX *ctx, struct xlb_tls_cert_info *out)
         return;
     X509_NAME_oneline(X509_get_subject_name(leaf), out->subject, sizeof(out->subject));
     describe_sans(leaf, out->sans, sizeof(out->sans));
-    describe_not_after(leaf, out->not_after, sizeof(out->not_after));
+    describe_not_after(leaf, out);
 }

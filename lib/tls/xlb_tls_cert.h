@@ -5,6 +5,7 @@
 #define XLB_TLS_CERT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <openssl/ssl.h>
 
@@ -30,8 +31,9 @@ int xlb_tls_cert_trust_clients(SSL_CTX *ctx, const char *ca_file, char *err, siz
 /* What `xlbctl vips` shows of a certificate. */
 struct xlb_tls_cert_info {
     char subject[256];
-    char sans[512];     /* DNS names, comma-separated */
-    char not_after[32]; /* ISO 8601, UTC */
+    char sans[512];         /* DNS names, comma-separated */
+    char not_after[32];     /* ISO 8601, UTC */
+    int64_t not_after_unix; /* the same in seconds since 1970, 0 when unknown */
 };
 
 void xlb_tls_cert_describe(const SSL_CTX *ctx, struct xlb_tls_cert_info *out);

@@ -25,3 +25,11 @@ const char *xlb_tls_failure_name(enum xlb_tls_failure f)
     }
     return "unknown";
 }
+
+void xlb_tls_counters_add(struct xlb_tls_counters *sum, const struct xlb_tls_counters *c)
+{
+    sum->handshakes += c->handshakes;
+    sum->resumptions += c->resumptions;
+    for (int f = 0; f < XLB_TLS_FAIL_COUNT; f++)
+        sum->failures[f] += c->failures[f];
+}

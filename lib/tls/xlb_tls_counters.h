@@ -27,4 +27,7 @@ struct xlb_tls_counters {
     uint64_t failures[XLB_TLS_FAIL_COUNT];
 };
 
+/* sum += c (the control plane sums the workers'). */
+void xlb_tls_counters_add(struct xlb_tls_counters *sum, const struct xlb_tls_counters *c);
+
 #endif

@@ -225,7 +225,19 @@ assert "api.xlb.test" in v["sans"], v
 assert v["not_after"] and v["handshakes"] >= 60 // 60, v
 PY
 xlbctl status | grep -q "api.xlb.test" || fail "xlbctl status does not show the certificate"
-pass "xlbctl status shows the VIP's certificate (subject, SANs, expiry) and its handshakes"
+xlbctl metrics | python3 -c '
+import sys, time
+m = {}
+for line in sys.stdin:
+    if line and not line.startswith("#"):
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+vip = "vip=\"198.18.0.100\",port=\"443\""
+assert m["xlb_vip_tls_handshakes_total{%s}" % vip] >= 5, m
+assert m["xlb_vip_tls_failures_total{%s,reason=\"no_alpn\"}" % vip] >= 1, m
+assert m["xlb_vip_tls_certificate_expiry_timestamp_seconds{%s}" % vip] > time.time(), m
+' || fail "the TLS metrics are wrong: $(xlbctl metrics | grep tls)"
+pass "xlbctl status and metrics show the VIP's certificate (subject, SANs, expiry) and its handshakes"
 
 # ---- rotation under load: a connection per RPC while the files are replaced ----
 subject() { s_client -alpn h2 | grep -a -m1 "^subject=" || true; }
@@ -268,6 +280,8 @@ grpc_expect "$out" 'set(r["backends"]) == {"tb1", "tb2"} and min(r["backends"].v
 [ "$(status_field 'r["upstream_tls"]["handshakes"]')" -ge 2 ] &&
     [ "$(status_field 'r["upstream_tls"]["failures"]["bad_server_certificate"]')" -ge 1 ] ||
     fail "upstream handshakes not counted: $(xlbctl --json status | grep -A12 upstream_tls)"
+xlbctl metrics | grep -q '^xlb_upstream_tls_failures_total{reason="bad_server_certificate"} [1-9]' ||
+    fail "upstream TLS failures not in the metrics: $(xlbctl metrics | grep upstream_tls)"
 pass "upstream TLS with a client certificate: 60 of 60 RPCs on tb1 and tb2 $(grpc_field "$out" 'r["backends"]'), tb3's SAN refused and counted"
 
 # ---- a clean stop: everything TLS held is freed (the sanitizer build checks for leaks) ----
