@@ -16,6 +16,15 @@
 #define XLB_MAX_VIP6_ADDRESSES 256
 /* VIPs with "tls": each has its handshake counters in every worker's stats. */
 #define XLB_MAX_TLS_VIPS 16
+/* xlb.l4_syn_proxy (docs/forwarding.md, SYN proxy): never, always, or "auto": a SYN gets a
+ * cookie once the worker's half-open pool is XLB_SYN_PROXY_AUTO_PERCENT full by default. */
+enum xlb_syn_proxy_mode {
+    XLB_SYN_PROXY_OFF = 0,
+    XLB_SYN_PROXY_ON = 1,
+    XLB_SYN_PROXY_AUTO = 2,
+};
+#define XLB_SYN_PROXY_AUTO_PERCENT 50
+
 /* A worker silent to RCU for this long is stalled (xlb.worker_stall_ms, lib/xlb_stall.h). */
 #define XLB_DEFAULT_WORKER_STALL_MS 2000
 

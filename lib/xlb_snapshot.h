@@ -105,8 +105,10 @@ struct xlb_snapshot {
     uint32_t n_vips;
     struct xlb_vip_view *vips;
     /* L4 VIPs answer SYNs with SYN cookies and open the backend connection only after the
-     * client's ACK (xlb.l4_syn_proxy, dataplane/nat/nat_proxy.c). */
-    bool l4_syn_proxy;
+     * client's ACK (xlb.l4_syn_proxy, dataplane/nat/nat_proxy.c): an enum xlb_syn_proxy_mode;
+     * in AUTO, once the worker's half-open pool is l4_syn_proxy_percent full. */
+    uint8_t l4_syn_proxy;
+    uint8_t l4_syn_proxy_percent;
     /* Ring hash's connection hash is SipHash-2-4 with this key (xlb.connection_hash_key),
      * else an unkeyed CRC (dataplane/flow/flow_life.c). */
     bool connection_hash_keyed;

@@ -102,7 +102,8 @@ static void read_aggregate_compat(const cJSON *xlb, const char *path,
     out->aggregate_cluster_backward_compat = cJSON_IsTrue(compat);
 }
 
-/* true or false (the default): whether L4 VIPs answer SYNs with SYN cookies. */
+/* true, false or "auto" (the default): whether L4 VIPs answer SYNs with SYN cookies; "auto"
+ * once a worker's half-open pool is l4_syn_proxy_percent full. */
 static void read_syn_proxy(const cJSON *xlb, const char *path, const struct xlb_config_key *key,
                            void *ctx, struct xlb_errors *errs)
 {
@@ -110,13 +111,15 @@ static void read_syn_proxy(const cJSON *xlb, const char *path, const struct xlb_
     const cJSON *value = cJSON_GetObjectItemCaseSensitive(xlb, key->name);
     if (value == NULL)
         return;
-    if (!cJSON_IsBool(value)) {
+    if (cJSON_IsBool(value)) {
+        out->l4_syn_proxy = cJSON_IsTrue(value) ? XLB_SYN_PROXY_ON : XLB_SYN_PROXY_OFF;
+    } else if (cJSON_IsString(value) && strcmp(value->valuestring, "auto") == 0) {
+        out->l4_syn_proxy = XLB_SYN_PROXY_AUTO;
+    } else {
         char key_path[XLB_PATH_MAX];
         xlb_path_key(key_path, path, key->name);
-        xlb_errors_add(errs, key_path, "must be true or false");
-        return;
+        xlb_errors_add(errs, key_path, "must be true, false or \"auto\"");
     }
-    out->l4_syn_proxy = cJSON_IsTrue(value);
 }
 
 /* 32 hexadecimal digits: a 128-bit key for ring hash's connection hash. */
@@ -295,6 +298,7 @@ static const struct xlb_config_key section_keys[] = {
     {.name = "aggregate_cluster_backward_compat", .read = read_aggregate_compat},
     {.name = "tcp_mss_clamp", .read = read_mss_clamp},
     {.name = "l4_syn_proxy", .read = read_syn_proxy},
+    XLB_CONFIG_UINT("l4_syn_proxy_percent", struct xlb_bootstrap, l4_syn_proxy_percent, 1, 100),
     {.name = "connection_hash_key", .read = read_connection_hash_key},
     {.name = "ports", .read = xlb_bootstrap_read_ports},
     {.name = "snat", .read = xlb_bootstrap_read_snat},
@@ -345,7 +349,8 @@ int xlb_bootstrap_parse(const char *text, struct xlb_bootstrap *out, struct xlb_
     out->stream_retry_buffer_bytes = 16384;
     out->stream_subchannels_per_endpoint = 8;
     out->drain_seconds = 10;
-    out->l4_syn_proxy = false;
+    out->l4_syn_proxy = XLB_SYN_PROXY_AUTO;
+    out->l4_syn_proxy_percent = XLB_SYN_PROXY_AUTO_PERCENT;
     out->metrics_max_series = XLB_DEFAULT_MAX_SERIES;
     out->control_idle_timeout_ms = XLB_DEFAULT_CONTROL_IDLE_MS;
     snprintf(out->control_socket, sizeof(out->control_socket), "%s", XLB_DEFAULT_CONTROL_SOCKET);

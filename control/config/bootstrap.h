@@ -135,7 +135,8 @@ struct xlb_bootstrap {
     uint16_t tcp_mss_clamp;
     /* L4 VIPs answer SYNs with SYN cookies and open backend connections only for clients that
      * complete the handshake (off by default; docs/forwarding.md "SYN proxy"). */
-    bool l4_syn_proxy;
+    uint8_t l4_syn_proxy;          /* enum xlb_syn_proxy_mode */
+    unsigned l4_syn_proxy_percent; /* "auto": the half-open pool's share that turns it on */
     /* xlb.connection_hash_key: ring hash's connection hash keyed with it (SipHash-2-4), the
      * same on every host given it; absent: the unkeyed CRC. */
     bool connection_hash_keyed;

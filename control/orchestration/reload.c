@@ -217,9 +217,11 @@ static void apply_live_parts(struct xlb_control_plane *cp, struct xlb_bootstrap 
     if (running->tcp_mss_clamp != fresh->tcp_mss_clamp)
         note(applied, "xlb.tcp_mss_clamp");
     running->tcp_mss_clamp = fresh->tcp_mss_clamp;
-    if (running->l4_syn_proxy != fresh->l4_syn_proxy)
+    if (running->l4_syn_proxy != fresh->l4_syn_proxy ||
+        running->l4_syn_proxy_percent != fresh->l4_syn_proxy_percent)
         note(applied, "xlb.l4_syn_proxy");
     running->l4_syn_proxy = fresh->l4_syn_proxy;
+    running->l4_syn_proxy_percent = fresh->l4_syn_proxy_percent;
     if (running->connection_hash_keyed != fresh->connection_hash_keyed ||
         memcmp(running->connection_hash_key, fresh->connection_hash_key,
                sizeof(running->connection_hash_key)) != 0)

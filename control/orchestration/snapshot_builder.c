@@ -55,6 +55,7 @@ struct xlb_snapshot *xlb_snapshot_build(const struct xlb_bootstrap *b,
     }
     snap->n_ports = (uint16_t)n_ports;
     snap->l4_syn_proxy = b->l4_syn_proxy;
+    snap->l4_syn_proxy_percent = (uint8_t)b->l4_syn_proxy_percent;
     snap->connection_hash_keyed = b->connection_hash_keyed;
     memcpy(snap->connection_hash_key, b->connection_hash_key, sizeof(snap->connection_hash_key));
     for (unsigned p = 0; p < n_ports; p++) {

@@ -124,16 +124,30 @@ xlb_verdict xlb_nat_new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
     return XLB_VERDICT_TX;
 }
 
+/* Whether a segment without a flow goes to the SYN proxy. A VIP that picks by hash keeps its
+ * connections resumable (another xlb, or this one restarted, picks them up): a proxied
+ * connection's sequence offset would be lost with its flow, so such VIPs are not proxied. In
+ * "auto", a SYN gets a cookie once the worker's half-open pool is l4_syn_proxy_percent full
+ * (as Linux turns to cookies when its SYN backlog overflows), and any other segment is checked
+ * as the ACK of a cookie, which it may be: the pool may have emptied since. */
+static bool proxied(const struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                    const struct xlb_vip_view *vip, uint8_t flags)
+{
+    if (snap->l4_syn_proxy == XLB_SYN_PROXY_OFF || vip == NULL || picks_by_hash(vip->lb))
+        return false;
+    if (snap->l4_syn_proxy == XLB_SYN_PROXY_ON || flags != RTE_TCP_SYN_FLAG)
+        return true;
+    return (uint64_t)ctx->flows->n_syn * 100 >=
+           (uint64_t)ctx->flows->syn_cap * snap->l4_syn_proxy_percent;
+}
+
 xlb_verdict xlb_nat_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                             struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                             const struct xlb_flow_key *key, const struct xlb_vip_view *vip)
 {
-    /* A VIP that picks by hash keeps its connections resumable (another xlb, or this one
-     * restarted, picks them up): a proxied connection's sequence offset would be lost with
-     * its flow, so such VIPs are not proxied. */
-    if (snap->l4_syn_proxy && vip != NULL && !picks_by_hash(vip->lb))
-        return xlb_nat_proxy_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
     uint8_t flags = p->tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG);
+    if (proxied(ctx, snap, vip, flags))
+        return xlb_nat_proxy_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
     bool syn = flags == RTE_TCP_SYN_FLAG;
     /* After the handshake every segment carries an ACK: only such a one is picked up. */
     bool later = flags == RTE_TCP_ACK_FLAG;

@@ -106,6 +106,70 @@ static void syn_flood_is_held_to_its_pool(void **state)
     forward(n, &flood, &out);
 }
 
+/* xlb.l4_syn_proxy "auto" (the default): SYNs make flows as without the proxy until the pool is
+ * half full; from then on a SYN gets a cookie SYN-ACK and no flow, so a flood fills nothing
+ * more; the ACK of such a cookie opens the backend connection, whatever the pool's state. */
+static void auto_proxy_takes_over_when_the_pool_fills(void **state)
+{
+    struct nat_fixture *n = *state;
+    n->f->snap->l4_syn_proxy = XLB_SYN_PROXY_AUTO;
+    n->f->snap->l4_syn_proxy_percent = 50;
+    uint32_t half = n->flows->syn_cap / 2;
+    for (uint16_t i = 0; i < half; i++)
+        client_syn4(n, (uint16_t)(CLIENT_PORT + i), (uint16_t)(PORT_BASE + i));
+    assert_int_equal(n->flows->n_syn, half);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_SYN_PROXY_COOKIES_SENT], 0);
+
+    uint32_t cookie = 0;
+    for (uint16_t i = 0; i < 3 * half; i++) { /* a flood: cookies, no flow */
+        struct seg syn = from_client4((uint16_t)(CLIENT_PORT + 1000 + i), RTE_TCP_SYN_FLAG, NULL);
+        uint8_t frame[256];
+        size_t len = tcp_frame(frame, &syn);
+        unsigned before = n->f->ctx.tx[0].n;
+        assert_int_equal(fixture_send(n->f, frame, len), 1);
+        size_t out_len;
+        const uint8_t *out = fixture_tx(n->f, before, &out_len);
+        const struct rte_ether_hdr *eth = (const void *)out;
+        const struct rte_tcp_hdr *tcp =
+            (const void *)((const uint8_t *)(eth + 1) + sizeof(struct rte_ipv4_hdr));
+        assert_memory_equal(&eth->dst_addr, &client_mac, 6);
+        assert_int_equal(tcp->tcp_flags, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG);
+        cookie = rte_be_to_cpu_32(tcp->sent_seq);
+    }
+    assert_int_equal(n->f->stats.events[XLB_EVENT_SYN_PROXY_COOKIES_SENT], 3 * half);
+    assert_int_equal(n->flows->n_syn, half);
+    assert_int_equal(fixture_drops(n->f, XLB_DROP_SYN_POOL_FULL), 0);
+    rte_pktmbuf_free_bulk(n->f->ctx.tx[0].pkts, n->f->ctx.tx[0].n);
+    n->f->ctx.tx[0].n = 0;
+
+    /* Below the threshold again (100 %): the last flooder's ACK of its cookie still opens its
+     * backend connection (a SYN to the backend, a flow). That fills the pool: the next SYN gets
+     * a cookie, where without the proxy it would be dropped (syn_pool_full). */
+    n->f->snap->l4_syn_proxy_percent = 100;
+    struct seg ack =
+        from_client4((uint16_t)(CLIENT_PORT + 1000 + 3 * half - 1), RTE_TCP_ACK_FLAG, NULL);
+    ack.ack = cookie + 1;
+    uint8_t frame[256];
+    size_t len = tcp_frame(frame, &ack);
+    assert_int_equal(fixture_send(n->f, frame, len), 1);
+    size_t out_len;
+    const struct rte_ether_hdr *eth = (const void *)fixture_tx(n->f, 0, &out_len);
+    const struct rte_tcp_hdr *tcp =
+        (const void *)((const uint8_t *)(eth + 1) + sizeof(struct rte_ipv4_hdr));
+    assert_memory_equal(&eth->dst_addr, &backend_mac, 6);
+    assert_int_equal(tcp->tcp_flags, RTE_TCP_SYN_FLAG);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_SYN_PROXY_VALID_ACKS], 1);
+    assert_int_equal(n->flows->n_syn, half + 1);
+    rte_pktmbuf_free_bulk(n->f->ctx.tx[0].pkts, n->f->ctx.tx[0].n);
+    n->f->ctx.tx[0].n = 0;
+    struct seg syn = from_client4((uint16_t)(CLIENT_PORT + half), RTE_TCP_SYN_FLAG, NULL);
+    len = tcp_frame(frame, &syn);
+    assert_int_equal(fixture_send(n->f, frame, len), 1);
+    assert_int_equal(n->flows->n_syn, n->flows->syn_cap);
+    assert_int_equal(n->f->stats.events[XLB_EVENT_SYN_PROXY_COOKIES_SENT], 3 * half + 1);
+    assert_int_equal(fixture_drops(n->f, XLB_DROP_SYN_POOL_FULL), 0);
+}
+
 /* A full table makes room for a new connection by evicting the flow nearest its timeout. */
 static void full_table_evicts_the_oldest_idle_flow(void **state)
 {
@@ -304,6 +368,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(vip_without_lb_tree_has_no_backend, nat_setup,
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(syn_flood_is_held_to_its_pool, nat_setup, nat_teardown),
+        cmocka_unit_test_setup_teardown(auto_proxy_takes_over_when_the_pool_fills, nat_setup,
+                                        nat_teardown),
         cmocka_unit_test_setup_teardown(icmp_errors_are_translated_for_the_client, nat_setup,
                                         nat_teardown),
         cmocka_unit_test_setup_teardown(icmp_errors_quoting_unsent_sequence_numbers_are_dropped,

@@ -238,6 +238,30 @@ static void mss_clamp_is_auto_off_or_a_size(void **state)
     expect_errors(DOC(", \"tcp_mss_clamp\": true"), want, NULL);
 }
 
+/* l4_syn_proxy: "auto" by default (half the SYN pool), true, false or "auto"; its percent. */
+static void syn_proxy_is_auto_by_default(void **state)
+{
+    (void)state;
+    struct xlb_bootstrap b = parse_ok(DOC(""));
+    assert_int_equal(b.l4_syn_proxy, XLB_SYN_PROXY_AUTO);
+    assert_int_equal(b.l4_syn_proxy_percent, 50);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(DOC(", \"l4_syn_proxy\": true"));
+    assert_int_equal(b.l4_syn_proxy, XLB_SYN_PROXY_ON);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(DOC(", \"l4_syn_proxy\": false"));
+    assert_int_equal(b.l4_syn_proxy, XLB_SYN_PROXY_OFF);
+    xlb_bootstrap_free(&b);
+    b = parse_ok(DOC(", \"l4_syn_proxy\": \"auto\", \"l4_syn_proxy_percent\": 80"));
+    assert_int_equal(b.l4_syn_proxy, XLB_SYN_PROXY_AUTO);
+    assert_int_equal(b.l4_syn_proxy_percent, 80);
+    xlb_bootstrap_free(&b);
+    expect_errors(DOC(", \"l4_syn_proxy\": \"on\""),
+                  "xlb.l4_syn_proxy: must be true, false or \"auto\"", NULL);
+    expect_errors(DOC(", \"l4_syn_proxy_percent\": 0"), "xlb.l4_syn_proxy_percent: must be 1..100",
+                  NULL);
+}
+
 static void connection_hash_key_is_128_bits_of_hex(void **state)
 {
     (void)state;
@@ -743,6 +767,7 @@ int main(void)
         cmocka_unit_test(vip_addresses_are_unicast),
         cmocka_unit_test(vips_are_checked),
         cmocka_unit_test(tls_is_checked),
+        cmocka_unit_test(syn_proxy_is_auto_by_default),
         cmocka_unit_test(xds_servers_are_checked),
         cmocka_unit_test(channel_creds_are_checked),
         cmocka_unit_test(node_is_checked),
