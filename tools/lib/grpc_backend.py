@@ -21,7 +21,8 @@ uses to check them). With --fail it fails like Who.
 /xlb.test.Echo/Slow answers NAME after 5 s, unless the call is cancelled first (its client,
 or a proxy, reset the stream at its deadline): then it logs "cancel METHOD PEER" and returns.
 
---max-streams N announces SETTINGS_MAX_CONCURRENT_STREAMS N.
+--max-streams N announces SETTINGS_MAX_CONCURRENT_STREAMS N. --delay-ms N answers Who N ms late
+(a slow backend, whose calls stay in flight).
 
 --tls-cert FILE --tls-key FILE serve TLS (grpc.ssl_server_credentials) with that certificate
 chain and key instead of cleartext; --tls-client-ca FILE then requires a client certificate the
@@ -95,6 +96,8 @@ class Backend:
         if self.args.fail:
             context.abort(grpc.StatusCode.UNAVAILABLE,
                           "backend %s fails on purpose" % self.args.name)
+        if self.args.delay_ms:
+            time.sleep(self.args.delay_ms / 1000.0)  # a slow backend: its calls stay in flight
         reply = self.args.name
         if self.args.echo_header:
             echoed = {h: [v for k, v in metadata if k == h] for h in self.args.echo_header}
@@ -160,6 +163,8 @@ def main():
     parser.add_argument("--lifetime", type=float, default=600.0)
     parser.add_argument("--max-streams", type=int, default=None,
                         help="SETTINGS_MAX_CONCURRENT_STREAMS this server announces")
+    parser.add_argument("--delay-ms", type=int, default=0,
+                        help="answer Who this many milliseconds late")
     parser.add_argument("--tls-cert", default=None)
     parser.add_argument("--tls-key", default=None)
     parser.add_argument("--tls-client-ca", default=None)
