@@ -96,7 +96,7 @@ struct inputs {
     struct xlb_eds_priority priority;
     struct xlb_endpoint_config eds;
     uint32_t *slots;
-    struct xlb_cluster_config rr_config, ring_config;
+    struct xlb_cluster_config rr_config, ring_config, lr_config;
 };
 
 static void inputs_make(struct inputs *in, uint32_t n)
@@ -145,6 +145,9 @@ static void inputs_make(struct inputs *in, uint32_t n)
     in->rr_config = base;
     in->ring_config = base;
     in->ring_config.lb_policy = XLB_LB_RING_HASH;
+    in->lr_config = base;
+    in->lr_config.lb_policy = XLB_LB_LEAST_REQUEST;
+    in->lr_config.choice_count = 2;
 }
 
 static void inputs_free(struct inputs *in)
@@ -203,7 +206,7 @@ static void vip_make(struct l4_vip *v, struct xlb_lb_cluster *c)
 
 struct fixture {
     uint32_t n;
-    struct l4_vip rr, ring;
+    struct l4_vip rr, ring, lr;
     struct xlb_maglev *maglev;
     struct xlb_host_port *sessions; /* N_SESSIONS random endpoints */
     uint32_t *session_index;        /* their endpoint indexes, for the check */
@@ -243,6 +246,24 @@ static uint64_t loop_rr(struct fixture *f)
         xlb_lb_pick(&f->rr.vip, &req, &f->w, &t);
         acc += t.endpoint;
         complete(f);
+    }
+    return acc;
+}
+
+/* Least request (A48, choice_count 2): each call ends at once, as round robin's do, so the
+ * endpoints' in-flight counts stay near 0 and every draw reads two of them. */
+static uint64_t loop_lr(struct fixture *f)
+{
+    uint64_t acc = 0;
+    struct xlb_lb_request req = {
+        .http = NULL, .connection_id = 0, .session = NULL, .connectivity = f->connectivity};
+    struct xlb_lb_trace t;
+    for (uint32_t i = 0; i < PICKS; i++) {
+        xlb_lb_pick(&f->lr.vip, &req, &f->w, &t);
+        acc += t.endpoint;
+        complete(f);
+        if (f->w.load != NULL && t.slot < XLB_ENDPOINT_SLOTS)
+            f->w.load->endpoints[t.slot].in_flight--; /* the call ends (xlb_flow_request_finished) */
     }
     return acc;
 }
@@ -404,6 +425,7 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
     inputs_make(&in, n);
     vip_make(&f->rr, compile(&in, &in.rr_config));
     vip_make(&f->ring, compile(&in, &in.ring_config));
+    vip_make(&f->lr, compile(&in, &in.lr_config));
     double maglev_ms;
     f->maglev = build_maglev(&in, &maglev_ms);
 
@@ -429,11 +451,13 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
         {"round robin + locality", loop_rr, loop_base_draw_complete, TARGET_RR_CYCLES, false},
         {"  same, dry run", loop_rr, loop_base_draw_complete, 0, true},
         {"ring hash", loop_ring, loop_base_draw_complete, 0, false},
+        {"least request (2 draws)", loop_lr, loop_base_draw_complete, 0, false},
         {"maglev (lib/pick only)", loop_maglev, loop_base_draw, 0, false},
         {"override lookup", loop_override, loop_base_session, TARGET_OVERRIDE_CYCLES, false},
         {"  same, dry run", loop_override, loop_base_session, 0, true},
         {"round robin, connectivity", loop_rr, loop_base_draw_complete, 0, false, true},
         {"ring hash, connectivity", loop_ring, loop_base_draw_complete, 0, false, true},
+        {"least request, connect.", loop_lr, loop_base_draw_complete, 0, false, true},
     };
     for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
         struct cycles base = median_cycles(f, rows[r].baseline);
@@ -453,6 +477,7 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
     xlb_lb_worker_fini(&f->w);
     xlb_lb_cluster_release(f->rr.leaf);
     xlb_lb_cluster_release(f->ring.leaf);
+    xlb_lb_cluster_release(f->lr.leaf);
     xlb_maglev_free(f->maglev);
     free(f->sessions);
     free(f->session_index);
