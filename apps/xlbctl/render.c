@@ -112,7 +112,7 @@ static void render_vips(const cJSON *vips, FILE *out)
     cJSON_Delete(rows);
 }
 
-/* The TLS VIPs' certificates and handshakes, a row each, when there are any. */
+/* The TLS VIPs' certificates and handshakes, when there are any. */
 static void render_vip_tls(const cJSON *vips, FILE *out)
 {
     cJSON *rows = cJSON_CreateArray();
@@ -121,13 +121,19 @@ static void render_vip_tls(const cJSON *vips, FILE *out)
         const cJSON *tls = cJSON_GetObjectItemCaseSensitive(v, "tls");
         if (!cJSON_IsObject(tls))
             continue;
-        cJSON *row = cJSON_Duplicate(tls, true);
         char b[2][64];
         char vip[160];
         snprintf(vip, sizeof(vip), "%s:%s", cell(v, "address", b[0], 64),
                  cell(v, "port", b[1], 64));
-        cJSON_AddStringToObject(row, "vip", vip);
-        cJSON_AddItemToArray(rows, row);
+        /* A row per certificate: the default first, with the VIP's handshakes. */
+        const cJSON *cert;
+        bool first = true;
+        cJSON_ArrayForEach(cert, cJSON_GetObjectItemCaseSensitive(tls, "certificates")) {
+            cJSON *row = cJSON_Duplicate(first ? tls : cert, true);
+            cJSON_AddStringToObject(row, "vip", first ? vip : "");
+            cJSON_AddItemToArray(rows, row);
+            first = false;
+        }
     }
     if (cJSON_GetArraySize(rows) > 0) {
         fputc('\n', out);
@@ -155,6 +161,13 @@ static void render_reload(const cJSON *reload, FILE *out)
             if (cJSON_IsString(item))
                 fprintf(out, "  %s: %s\n", l == 0 ? "needs restart" : "error", item->valuestring);
     }
+}
+
+static void render_vip_list(const cJSON *r, FILE *out)
+{
+    const cJSON *vips = cJSON_GetObjectItemCaseSensitive(r, "vips");
+    render_vips(vips, out);
+    render_vip_tls(vips, out);
 }
 
 static void render_status(const cJSON *r, FILE *out)
@@ -434,6 +447,7 @@ void xlbctl_render(const char *command, const cJSON *result, FILE *out)
         void (*render)(const cJSON *, FILE *);
     } renderers[] = {
         {"status", render_status},
+        {"vips", render_vip_list},
         {"counters", render_counters},
         {"neighbours", render_neighbours},
         {"help", render_help},

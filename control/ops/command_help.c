@@ -5,6 +5,9 @@
 
 const struct xlb_command_help xlb_command_help[] = {
     {"status", "status", "version, uptime, snapshot generation, workers, ports, VIPs"},
+    {"vips", "vips",
+     "the VIPs: mode, target or cluster, state; a TLS VIP's certificates (subject, SANs, "
+     "expiry) and handshakes, resumptions and failures by reason"},
     {"counters", "counters", "packet counters per worker and in total, drops by reason"},
     {"neighbours", "neighbours", "gateways and neighbours: resolution state and MAC"},
     {"xds", "xds", "xDS server, stream state, backoff, ACK/NACK per type, NACK history"},

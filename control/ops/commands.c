@@ -254,6 +254,18 @@ static cJSON *cmd_status(struct xlb_control_plane *cp, const cJSON *args, char *
     return result;
 }
 
+/* The VIPs as status lists them, and the subchannels' upstream TLS. */
+static cJSON *cmd_vips(struct xlb_control_plane *cp, const cJSON *args, char *error, size_t len)
+{
+    (void)args, (void)error, (void)len;
+    cJSON *result = cJSON_CreateObject();
+    cJSON *vips = cJSON_AddArrayToObject(result, "vips");
+    for (unsigned v = 0; v < cp->bootstrap.n_vips; v++)
+        cJSON_AddItemToArray(vips, vip_status(cp, v));
+    cJSON_AddItemToObject(result, "upstream_tls", upstream_tls_status(cp));
+    return result;
+}
+
 static cJSON *counters_json(const struct xlb_worker_stats *stats)
 {
     cJSON *obj = cJSON_CreateObject();
@@ -476,6 +488,7 @@ static cJSON *cmd_help(struct xlb_control_plane *cp, const cJSON *args, char *er
 
 static const struct command commands[] = {
     {"status", cmd_status},
+    {"vips", cmd_vips},
     {"counters", cmd_counters},
     {"neighbours", cmd_neighbours},
     {"xds", cmd_xds},

@@ -237,6 +237,9 @@ assert "api.xlb.test" in v["sans"], v
 assert v["not_after"] and v["handshakes"] >= 60 // 60, v
 PY
 xlbctl status | grep -q "api.xlb.test" || fail "xlbctl status does not show the certificate"
+vips=$(xlbctl vips)
+grep -q "api one" <<<"$vips" && grep -q "api.xlb.test" <<<"$vips" && grep -q "CN=other" <<<"$vips" ||
+    fail "xlbctl vips does not show the certificates: $vips"
 xlbctl metrics | python3 -c '
 import sys, time
 m = {}
@@ -249,7 +252,7 @@ assert m["xlb_vip_tls_handshakes_total{%s}" % vip] >= 5, m
 assert m["xlb_vip_tls_failures_total{%s,reason=\"no_alpn\"}" % vip] >= 1, m
 assert m["xlb_vip_tls_certificate_expiry_timestamp_seconds{%s}" % vip] > time.time(), m
 ' || fail "the TLS metrics are wrong: $(xlbctl metrics | grep tls)"
-pass "xlbctl status and metrics show the VIP's certificate (subject, SANs, expiry) and its handshakes"
+pass "xlbctl vips, status and metrics show the VIP's certificates (subject, SANs, expiry) and its handshakes"
 
 # ---- rotation under load: h2load's connections and a connection per RPC while the files are
 # replaced ----

@@ -263,7 +263,8 @@ static uint64_t loop_lr(struct fixture *f)
         acc += t.endpoint;
         complete(f);
         if (f->w.load != NULL && t.slot < XLB_ENDPOINT_SLOTS)
-            f->w.load->endpoints[t.slot].in_flight--; /* the call ends (xlb_flow_request_finished) */
+            f->w.load->endpoints[t.slot]
+                .in_flight--; /* the call ends (xlb_flow_request_finished) */
     }
     return acc;
 }
