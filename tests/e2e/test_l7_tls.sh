@@ -236,7 +236,8 @@ assert v["subject"].endswith("CN=api one") or "api one" in v["subject"], v
 assert "api.xlb.test" in v["sans"], v
 assert v["not_after"] and v["handshakes"] >= 60 // 60, v
 PY
-xlbctl status | grep -q "api.xlb.test" || fail "xlbctl status does not show the certificate"
+status=$(xlbctl status)
+grep -q "api.xlb.test" <<<"$status" || fail "xlbctl status does not show the certificate"
 vips=$(xlbctl vips)
 grep -q "api one" <<<"$vips" && grep -q "api.xlb.test" <<<"$vips" && grep -q "CN=other" <<<"$vips" ||
     fail "xlbctl vips does not show the certificates: $vips"
@@ -290,7 +291,8 @@ more_rejected() {
     [ "$(xlbctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["reload"]["rejected"])')" -gt "$rejected" ]
 }
 wait_until 50 0.1 more_rejected || fail "a reload with a mismatched key was not rejected"
-xlbctl --json status | grep -q "client.key" || fail "the rejected reload does not say why"
+status=$(xlbctl --json status)
+grep -q "client.key" <<<"$status" || fail "the rejected reload does not say why"
 out=$(tls_client 443 --count 10)
 grpc_expect "$out" 'r["status"] == {"OK": 10}'
 rotated || fail "the running certificate changed after a rejected reload: $(subject)"
@@ -305,8 +307,9 @@ grpc_expect "$out" 'set(r["backends"]) == {"tb1", "tb2"} and min(r["backends"].v
 [ "$(status_field 'r["upstream_tls"]["handshakes"]')" -ge 2 ] &&
     [ "$(status_field 'r["upstream_tls"]["failures"]["bad_server_certificate"]')" -ge 1 ] ||
     fail "upstream handshakes not counted: $(xlbctl --json status | grep -A12 upstream_tls)"
-xlbctl metrics | grep -q '^xlb_upstream_tls_failures_total{reason="bad_server_certificate"} [1-9]' ||
-    fail "upstream TLS failures not in the metrics: $(xlbctl metrics | grep upstream_tls)"
+metrics=$(xlbctl metrics) # whole first: grep -q would cut the pipe (pipefail)
+grep -q '^xlb_upstream_tls_failures_total{reason="bad_server_certificate"} [1-9]' <<<"$metrics" ||
+    fail "upstream TLS failures not in the metrics: $(grep upstream_tls <<<"$metrics")"
 pass "upstream TLS with a client certificate: 60 of 60 RPCs on tb1 and tb2 $(grpc_field "$out" 'r["backends"]'), tb3's SAN refused and counted"
 
 # ---- a clean stop: everything TLS held is freed (the sanitizer build checks for leaks) ----
