@@ -10,58 +10,19 @@
 
 #include "relay_pair.h"
 #include "xlb_siphash.h"
-#include "xlb_syn_cookie.h"
-#include "xlb_tcp_options.h"
-
-static void cookie_keys(const struct xlb_burst_ctx *ctx, struct xlb_syn_cookie_keys *k)
-{
-    xlb_syn_cookie_keys_init(k, ctx->flows->secret);
-}
-
-static bool cookie_valid(const struct xlb_burst_ctx *ctx, const struct rte_tcp_hdr *tcp,
-                         const struct xlb_flow_key *key)
-{
-    struct xlb_tcp_opts o;
-    if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), xlb_tcp_options_len(tcp), &o) != 0)
-        return false;
-    struct xlb_syn_cookie_keys keys;
-    struct xlb_syn_cookie_tuple t = {
-        .family = key->family, .client_port = key->src_port, .vip_port = key->dst_port};
-    memcpy(t.client, key->src, 16);
-    memcpy(t.vip, key->dst, 16);
-    cookie_keys(ctx, &keys);
-    struct xlb_syn_cookie_opts opts;
-    return xlb_syn_cookie_check(&keys, &t, rte_be_to_cpu_32(tcp->sent_seq),
-                                rte_be_to_cpu_32(tcp->recv_ack), o.has_ts, o.tsecr,
-                                xlb_relay_now_ms(ctx), &opts) == 0;
-}
-
-/* The segment without its Ethernet header, as the endpoint takes it. */
-static struct rte_mbuf *ip_packet(struct xlb_frame *frame)
-{
-    rte_pktmbuf_adj(frame->m, frame->l2_len);
-    return frame->m;
-}
-
-/* The MSS a connection on this port offers and sends with: its MTU and xlb.tcp_mss_clamp
- * (forwarding.md, MSS clamping), as a NAT VIP's SYNs are clamped. */
-static void set_mss_limit(struct xlb_relay_worker *w, const struct xlb_snapshot *snap,
-                          uint8_t family, uint16_t port_index)
-{
-    xlb_tcp_set_mss_limit(w->ep, family, xlb_egress_mss_max(snap, family, port_index, port_index));
-}
+#include "tcp_accept.h"
 
 static xlb_verdict answer_syn(struct xlb_relay_worker *w, struct xlb_burst_ctx *ctx,
                               const struct xlb_snapshot *snap, struct xlb_frame *frame,
                               const struct xlb_tcp_packet *p)
 {
     struct xlb_syn_cookie_keys keys;
-    cookie_keys(ctx, &keys);
+    xlb_accept_cookie_keys(ctx, &keys);
     xlb_relay_enter(w, ctx, snap, NULL);
     w->reply_mac = frame->eth->src_addr;
     w->reply_port = p->port_index;
-    set_mss_limit(w, snap, p->family, p->port_index);
-    if (xlb_tcp_answer_syn(w->ep, ip_packet(frame), &keys, xlb_relay_now_ms(ctx)) == 0)
+    xlb_accept_mss_limit(w->ep, snap, p->family, p->port_index);
+    if (xlb_tcp_answer_syn(w->ep, xlb_accept_ip_packet(frame), &keys, xlb_relay_now_ms(ctx)) == 0)
         ctx->stats->events[XLB_EVENT_RELAY_SYN_COOKIES_SENT]++;
     xlb_relay_route_output(w);
     return XLB_VERDICT_SENT;
@@ -175,16 +136,16 @@ static xlb_verdict open_pair(struct xlb_relay_worker *w, struct xlb_burst_ctx *c
     sides_of(pr, ctx, snap, frame, p, key, f);
 
     struct xlb_syn_cookie_keys keys;
-    cookie_keys(ctx, &keys);
+    xlb_accept_cookie_keys(ctx, &keys);
     uint64_t now = xlb_relay_now_ms(ctx);
     xlb_relay_enter(w, ctx, snap, pr);
-    set_mss_limit(w, snap, p->family, p->port_index);
+    xlb_accept_mss_limit(w->ep, snap, p->family, p->port_index);
     struct xlb_tcp_conn *client =
-        xlb_tcp_accept(w->ep, ip_packet(frame), &keys, now, &xlb_relay_callbacks, pr);
+        xlb_tcp_accept(w->ep, xlb_accept_ip_packet(frame), &keys, now, &xlb_relay_callbacks, pr);
     struct xlb_tcp_conn *backend = NULL;
     if (client != NULL) {
         const struct xlb_tcp_tuple *t = &pr->side[XLB_RELAY_BACKEND].tuple;
-        set_mss_limit(w, snap, p->family, f->backend_port_index);
+        xlb_accept_mss_limit(w->ep, snap, p->family, f->backend_port_index);
         backend = xlb_tcp_connect(w->ep, t, backend_iss(ctx, t), now, &xlb_relay_callbacks, pr);
     }
     if (backend == NULL) {
@@ -215,7 +176,7 @@ xlb_verdict xlb_relay_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
         return answer_syn(w, ctx, snap, frame, p);
     if (flags != RTE_TCP_ACK_FLAG)
         return XLB_DROP_TCP_NO_FLOW;
-    if (!cookie_valid(ctx, p->tcp, key)) {
+    if (!xlb_accept_cookie_valid(ctx, p->tcp, key)) {
         ctx->stats->events[XLB_EVENT_RELAY_BAD_COOKIES]++;
         return XLB_DROP_TCP_NO_FLOW; /* answered with a RST, as Linux answers a bad cookie */
     }

@@ -10,6 +10,7 @@
 #include <rte_ip.h>
 #include <rte_malloc.h>
 
+#include "tcp_accept.h"
 #include "relay_pair.h"
 #include "xlb_log.h"
 
@@ -64,8 +65,7 @@ void xlb_relay_use(const struct xlb_relay_worker *w, uint32_t *in_use, uint32_t 
 
 uint64_t xlb_relay_now_ms(const struct xlb_burst_ctx *ctx)
 {
-    uint64_t per_ms = ctx->tsc_hz / 1000;
-    return ctx->now_tsc / (per_ms != 0 ? per_ms : 1);
+    return xlb_accept_now_ms(ctx);
 }
 
 struct xlb_relay_pair *xlb_relay_pair_alloc(struct xlb_relay_worker *w)

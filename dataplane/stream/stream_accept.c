@@ -9,55 +9,19 @@
 #include <sys/socket.h>
 
 #include "stream_conn.h"
-#include "xlb_syn_cookie.h"
-#include "xlb_tcp_options.h"
-
-static void cookie_keys(const struct xlb_burst_ctx *ctx, struct xlb_syn_cookie_keys *k)
-{
-    xlb_syn_cookie_keys_init(k, ctx->flows->secret);
-}
-
-static bool cookie_valid(const struct xlb_burst_ctx *ctx, const struct rte_tcp_hdr *tcp,
-                         const struct xlb_flow_key *key)
-{
-    struct xlb_tcp_opts o;
-    if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), xlb_tcp_options_len(tcp), &o) != 0)
-        return false;
-    struct xlb_syn_cookie_keys keys;
-    struct xlb_syn_cookie_tuple t = {
-        .family = key->family, .client_port = key->src_port, .vip_port = key->dst_port};
-    memcpy(t.client, key->src, 16);
-    memcpy(t.vip, key->dst, 16);
-    cookie_keys(ctx, &keys);
-    struct xlb_syn_cookie_opts opts;
-    return xlb_syn_cookie_check(&keys, &t, rte_be_to_cpu_32(tcp->sent_seq),
-                                rte_be_to_cpu_32(tcp->recv_ack), o.has_ts, o.tsecr,
-                                xlb_stream_now_ms(ctx), &opts) == 0;
-}
-
-static struct rte_mbuf *ip_packet(struct xlb_frame *frame)
-{
-    rte_pktmbuf_adj(frame->m, frame->l2_len);
-    return frame->m;
-}
-
-static void set_mss_limit(struct xlb_stream_worker *w, const struct xlb_snapshot *snap,
-                          uint8_t family, uint16_t port_index)
-{
-    xlb_tcp_set_mss_limit(w->ep, family, xlb_egress_mss_max(snap, family, port_index, port_index));
-}
+#include "tcp_accept.h"
 
 static xlb_verdict answer_syn(struct xlb_stream_worker *w, struct xlb_burst_ctx *ctx,
                               const struct xlb_snapshot *snap, struct xlb_frame *frame,
                               const struct xlb_tcp_packet *p)
 {
     struct xlb_syn_cookie_keys keys;
-    cookie_keys(ctx, &keys);
+    xlb_accept_cookie_keys(ctx, &keys);
     xlb_stream_enter(w, ctx, snap, NULL);
     w->reply_mac = frame->eth->src_addr;
     w->reply_port = p->port_index;
-    set_mss_limit(w, snap, p->family, p->port_index);
-    if (xlb_tcp_answer_syn(w->ep, ip_packet(frame), &keys, xlb_stream_now_ms(ctx)) == 0)
+    xlb_accept_mss_limit(w->ep, snap, p->family, p->port_index);
+    if (xlb_tcp_answer_syn(w->ep, xlb_accept_ip_packet(frame), &keys, xlb_stream_now_ms(ctx)) == 0)
         ctx->stats->events[XLB_EVENT_STREAM_SYN_COOKIES_SENT]++;
     xlb_stream_route_output(w);
     return XLB_VERDICT_SENT;
@@ -131,15 +95,16 @@ static xlb_verdict open_conn(struct xlb_stream_worker *w, struct xlb_burst_ctx *
     conn_init(c, snap, frame, p, key);
 
     struct xlb_syn_cookie_keys keys;
-    cookie_keys(ctx, &keys);
+    xlb_accept_cookie_keys(ctx, &keys);
     xlb_stream_enter(w, ctx, snap, &c->side.link);
     if (vip->tls != NULL && !xlb_stream_tls_accept(&c->side, vip)) {
         xlb_flow_release(ctx, f); /* frees c through xlb_stream_release */
         return XLB_DROP_TCP_NO_FLOW;
     }
-    set_mss_limit(w, snap, p->family, p->port_index);
-    struct xlb_tcp_conn *tcp = xlb_tcp_accept(
-        w->ep, ip_packet(frame), &keys, xlb_stream_now_ms(ctx), &xlb_stream_client_callbacks, c);
+    xlb_accept_mss_limit(w->ep, snap, p->family, p->port_index);
+    struct xlb_tcp_conn *tcp =
+        xlb_tcp_accept(w->ep, xlb_accept_ip_packet(frame), &keys, xlb_stream_now_ms(ctx),
+                       &xlb_stream_client_callbacks, c);
     if (tcp == NULL) {
         xlb_stream_route_output(w);
         xlb_flow_release(ctx, f); /* frees c through xlb_stream_release */
@@ -163,7 +128,7 @@ xlb_verdict xlb_stream_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snaps
         return answer_syn(w, ctx, snap, frame, p);
     if (flags != RTE_TCP_ACK_FLAG)
         return XLB_DROP_TCP_NO_FLOW;
-    if (!cookie_valid(ctx, p->tcp, key)) {
+    if (!xlb_accept_cookie_valid(ctx, p->tcp, key)) {
         ctx->stats->events[XLB_EVENT_STREAM_BAD_COOKIES]++;
         return XLB_DROP_TCP_NO_FLOW;
     }

@@ -11,6 +11,7 @@
 #include <rte_ip.h>
 #include <rte_malloc.h>
 
+#include "tcp_accept.h"
 #include "stream_conn.h"
 #include "xlb_log.h"
 
@@ -227,8 +228,7 @@ uint32_t xlb_stream_rpc_size(void)
 
 uint64_t xlb_stream_now_ms(const struct xlb_burst_ctx *ctx)
 {
-    uint64_t per_ms = ctx->tsc_hz / 1000;
-    return ctx->now_tsc / (per_ms != 0 ? per_ms : 1);
+    return xlb_accept_now_ms(ctx);
 }
 
 struct xlb_stream_conn *xlb_stream_conn_alloc(struct xlb_stream_worker *w)
