@@ -63,6 +63,8 @@ uint32_t xlb_stream_session_bytes(const struct xlb_stream_worker *w);
 /* Heap bytes all sessions of the worker hold now, and the size of one RPC's own state (its
  * pool entry; its streams' state is in the sessions' heap). */
 uint32_t xlb_stream_heap_in_use(const struct xlb_stream_worker *w);
+/* What the live sessions' quotas hold of it (their floors at least): new sessions need room. */
+uint32_t xlb_stream_heap_committed(const struct xlb_stream_worker *w);
 uint32_t xlb_stream_rpc_size(void);
 
 /* A client segment to a stream VIP with no flow: a SYN is answered with a SYN cookie, the

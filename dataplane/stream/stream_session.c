@@ -275,6 +275,10 @@ static void on_closed(struct xlb_tcp_conn *t, void *user, enum xlb_tcp_close_rea
         nghttp2_session_del(d->h2);
         d->h2 = NULL;
     }
+    /* The session's heap floor and the TLS state go now, not when the flow goes (seconds
+     * later, for the last segments of TIME-WAIT): new connections need that room at once. */
+    xlb_h2_quota_fini(&d->quota);
+    xlb_stream_tls_close(d);
     rte_pktmbuf_free(d->pending);
     d->pending = NULL;
     if (!d->is_sub)

@@ -221,6 +221,11 @@ uint32_t xlb_stream_heap_in_use(const struct xlb_stream_worker *w)
     return xlb_h2_arena_in_use(&w->heap.heap);
 }
 
+uint32_t xlb_stream_heap_committed(const struct xlb_stream_worker *w)
+{
+    return w->heap.committed;
+}
+
 uint32_t xlb_stream_rpc_size(void)
 {
     return (uint32_t)sizeof(struct xlb_stream_rpc);
