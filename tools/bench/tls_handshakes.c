@@ -4,8 +4,10 @@
  * s_time cannot offer any), a fixed protocol version, cipher and key-exchange group, so that
  * every server under test negotiates the same thing.
  *
- *   tls_handshakes ADDRESS PORT SECONDS [--tls 1.2|1.3] [--reuse] [--alpn h2]
+ *   tls_handshakes ADDRESS PORT SECONDS [--tls 1.2|1.3] [--reuse] [--alpn h2] [--rate N]
  *                  [--ciphers LIST] [--ciphersuites LIST] [--groups LIST] [--servername NAME]
+ *
+ * --rate N paces the connections at N a second at most (0, the default: as fast as they go).
  *
  * One line on stdout: handshakes=N resumed=N failures=N seconds=S protocol=... cipher=...
  * group=... ; the first failure's reason goes to stderr. The certificate is not verified (the
@@ -30,6 +32,7 @@
 struct options {
     struct sockaddr_in server;
     double seconds;
+    double rate;
     int version;
     bool reuse;
     const char *alpn;
@@ -91,6 +94,8 @@ static void parse(int argc, char **argv, struct options *o)
         i++;
         if (strcmp(arg, "--tls") == 0)
             o->version = strcmp(value, "1.2") == 0 ? TLS1_2_VERSION : TLS1_3_VERSION;
+        else if (strcmp(arg, "--rate") == 0)
+            o->rate = atof(value);
         else if (strcmp(arg, "--alpn") == 0)
             o->alpn = value;
         else if (strcmp(arg, "--ciphers") == 0)
@@ -104,7 +109,7 @@ static void parse(int argc, char **argv, struct options *o)
         else
             usage();
     }
-    if (o->seconds <= 0)
+    if (o->seconds <= 0 || o->rate < 0)
         usage();
 }
 
@@ -233,9 +238,18 @@ int main(int argc, char **argv)
     const double start = now_seconds();
     double elapsed = 0;
     /* Bounded by time; a failing server costs at most the socket timeouts per attempt. */
+    unsigned long attempts = 0;
     while (elapsed < o.seconds) {
         session = one_connection(&o, ctx, session, &t);
+        attempts++;
         elapsed = now_seconds() - start;
+        if (o.rate > 0 && attempts / o.rate > elapsed) {
+            double wait = attempts / o.rate - elapsed;
+            struct timespec ts = {.tv_sec = (time_t)wait,
+                                  .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
+            nanosleep(&ts, NULL);
+            elapsed = now_seconds() - start;
+        }
     }
     printf("handshakes=%lu resumed=%lu failures=%lu seconds=%.3f protocol=%s cipher=%s group=%s\n",
            t.handshakes, t.resumed, t.failures, elapsed, t.protocol[0] ? t.protocol : "none",

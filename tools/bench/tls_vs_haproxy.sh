@@ -7,6 +7,9 @@
 #   tools/bench/tls_vs_haproxy.sh [BUILD_DIR]      (default: $XLB_BUILD_DIR, else build-release)
 #   TLSB_SECONDS=5     length of a handshake run
 #   TLSB_CLIENTS=2     handshake client processes in parallel (one is slower than a server)
+#   TLSB_RATE=0        paces each handshake client at this many connections a second (0: as
+#                      fast as they go); below what both sides serve, it measures CPU per
+#                      handshake without refusals in it
 #   TLSB_ROUNDS=3      rounds; each runs every workload once against each side
 #   TLSB_REQUESTS=20000 TLSB_CONNECTIONS=4 TLSB_STREAMS=32   the RPC workload (h2load -n -c -m)
 #   XLB_PORT_KIND=af_xdp tools/bench/tls_vs_haproxy.sh     (xlbd on net_af_xdp, not af_packet)
@@ -53,6 +56,7 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:-${XLB_BUILD_DIR:-$SRC/build-release}}" && pwd)
 SECONDS_PER_RUN=${TLSB_SECONDS:-5}
 CLIENTS=${TLSB_CLIENTS:-2}
+RATE=${TLSB_RATE:-0}
 ROUNDS=${TLSB_ROUNDS:-3}
 REQUESTS=${TLSB_REQUESTS:-20000}
 CONNECTIONS=${TLSB_CONNECTIONS:-4}
@@ -218,7 +222,7 @@ handshakes_run() { # ADDRESS ARGS...
     shift
     for i in $(seq 1 "$CLIENTS"); do
         ip netns exec "$RUN_PREFIX-client" timeout $((SECONDS_PER_RUN + 30)) "$HANDSHAKE_CLIENT" \
-            "$address" 443 "$SECONDS_PER_RUN" --servername api.xlb.test "$@" \
+            "$address" 443 "$SECONDS_PER_RUN" --servername api.xlb.test --rate "$RATE" "$@" \
             >"$RUN_DIR/hs.$i.out" 2>"$RUN_DIR/hs.$i.err" &
     done
     wait
@@ -274,7 +278,7 @@ done
 echo "tls_vs_haproxy: xlb's TLS stream VIP (1 worker) and HAProxy $(haproxy -v | sed -nE '1s/HAProxy version ([^ ]+).*/\1/p') (nbthread 1), same topology, same run"
 echo "  certificate ECDSA P-256; $(openssl version | cut -d' ' -f1-2) on both (HAProxy: $(haproxy -vv | sed -nE 's/^Running on OpenSSL version : (.*)/\1/p'))"
 echo "  xlb: worker busy cycles at $(python3 -c "print(round($TSC_HZ / 1e9, 3))") GHz (TSC), [worker thread run time]; HAProxy: process run time (schedstat)"
-echo "  $ROUNDS rounds; handshakes: $CLIENTS client processes x $SECONDS_PER_RUN s; RPCs: h2load -n $REQUESTS -c $CONNECTIONS -m $STREAMS"
+echo "  $ROUNDS rounds; handshakes: $CLIENTS client processes x $SECONDS_PER_RUN s$( [ "$RATE" = 0 ] || echo ", each paced at $RATE/s"); RPCs: h2load -n $REQUESTS -c $CONNECTIONS -m $STREAMS"
 
 ROWS=$RUN_DIR/rows
 : >"$ROWS"
