@@ -290,6 +290,14 @@ static void on_closed(struct xlb_tcp_conn *t, void *user, enum xlb_tcp_close_rea
     xlb_flow_set_timeout(w->ctx->flows, f, w->ctx->now_tsc, w->ctx->tsc_hz,
                          XLB_FLOW_CLOSED_TIMEOUT_S + 1);
     xlb_flow_schedule(w->ctx->flows, f, w->ctx->now_tsc, w->ctx->tsc_hz);
+    if (!d->is_sub && d->tcp == NULL) {
+        /* No TIME-WAIT to answer for: the entry goes back to the pool now, and the flow stays
+         * alone to drop the connection's late segments (stream_segment_after_end). Short
+         * connections at a high rate would otherwise hold the pool for the flow's seconds. */
+        f->stream = XLB_STREAM_NONE;
+        d->flow = XLB_STREAM_NONE;
+        xlb_stream_conn_free(w, (struct xlb_stream_conn *)d);
+    }
 }
 
 const struct xlb_tcp_callbacks xlb_stream_client_callbacks = {
