@@ -38,8 +38,8 @@ struct options {
     const char *alpn;
     const char *ciphers;
     const char *ciphersuites;
-    const char *groups;
-    const char *servername;
+    char *groups; /* not const: OpenSSL's macros take them as char * */
+    char *servername;
 };
 
 struct tally {
@@ -79,12 +79,13 @@ static void parse(int argc, char **argv, struct options *o)
     o->seconds = atof(argv[3]);
     o->version = TLS1_3_VERSION;
     o->alpn = "h2";
-    o->groups = "X25519:P-256";
+    static char default_groups[] = "X25519:P-256";
+    o->groups = default_groups;
     o->ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256";
     o->ciphersuites = "TLS_AES_128_GCM_SHA256";
     for (int i = 4; i < argc; i++) {
         const char *arg = argv[i];
-        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        char *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(arg, "--reuse") == 0) {
             o->reuse = true;
             continue;
