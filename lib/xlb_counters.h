@@ -148,7 +148,8 @@ enum xlb_drop_reason {
     X(STREAM_SUBS_EXTRA, "stream_subchannels_extra")                                               \
     X(STREAM_TLS_NO_MEMORY, "stream_tls_no_memory")                                                \
     X(STREAM_TLS_TIMEOUTS, "stream_tls_handshake_timeouts")                                        \
-    X(STREAM_TLS_DEFERRED, "stream_tls_handshakes_deferred")
+    X(STREAM_TLS_DEFERRED, "stream_tls_handshakes_deferred")                                       \
+    X(STREAM_LINGER_TIMEOUTS, "stream_linger_timeouts")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

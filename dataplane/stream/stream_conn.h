@@ -70,8 +70,11 @@ struct xlb_stream_side {
      * cluster: the glue between the TCP bytes and the session (tls.ssl NULL: cleartext), the
      * handshake's deadline, close_notify queued. */
     bool tls_notified;
+    /* The client said GOAWAY (its FIN is waited for, stream_linger.c); the wait is over. */
+    bool peer_goaway, linger_over;
     struct xlb_tls_conn tls;
     struct xlb_tcp_timer handshake;
+    struct xlb_tcp_timer linger;
 };
 
 /* One client connection. */
@@ -79,6 +82,7 @@ struct xlb_stream_conn {
     struct xlb_stream_side side;
     struct xlb_flow_key key; /* the client's, for the VIP and the connection hash */
     uint32_t next_free;      /* free-list link */
+    bool rpcs_ended;         /* its session is over: its RPCs were ended (xlb_stream_conn_lost) */
 };
 
 /* Bytes waiting between the two sessions, in mbufs of the worker's pool: a request's DATA for
@@ -208,6 +212,7 @@ struct xlb_stream_worker {
     struct xlb_stream_headers response; /* a backend's header block being decoded */
     struct xlb_tcp_wheel deadlines;     /* of forwarded RPCs with a grpc-timeout */
     struct xlb_tcp_wheel handshakes;    /* of TLS handshakes in progress (stream_tls.c) */
+    struct xlb_tcp_wheel lingers;       /* of client FINs waited for (stream_linger.c) */
     struct xlb_tls_budget tls_budget;   /* handshake steps left in this poll */
     uint8_t tls_plain[16384];           /* a record's plaintext on its way to a session */
     nghttp2_session_callbacks *sub_callbacks;
@@ -323,6 +328,13 @@ void xlb_stream_unqueue(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 /* Re-pick the waiting RPCs (after a state change, or every XLB_STREAM_REPICK_MS) and end
  * those whose deadline or wait bound passed. On the poll. */
 void xlb_stream_queue_poll(struct xlb_stream_worker *w);
+
+/* stream_linger.c: after the client's GOAWAY, its FIN before ours. */
+/* Whether the session being over should wait for the client's FIN (its wait armed now). */
+bool xlb_stream_linger(struct xlb_stream_side *d);
+void xlb_stream_linger_cancel(struct xlb_stream_side *d);
+/* On the poll: the connections whose client did not close in time close now. */
+void xlb_stream_linger_poll(struct xlb_stream_worker *w);
 
 /* stream_drain.c: GOAWAY to the clients while xlbd stops. */
 /* On the poll while the worker drains: the shutdown notice, then after a second the GOAWAY

@@ -279,6 +279,9 @@ void xlb_stream_conn_lost(struct xlb_stream_conn *c)
 {
     struct xlb_stream_worker *w = c->side.w;
     uint32_t me = (uint32_t)(c - w->conns);
+    if (c->rpcs_ended)
+        return;
+    c->rpcs_ended = true;
     for (uint32_t i = 0; i < w->n_rpcs && w->rpcs_in_use > 0; i++)
         if (w->rpcs[i].in_use && w->rpcs[i].conn == me)
             xlb_stream_client_closed(c, &w->rpcs[i], NGHTTP2_CANCEL);

@@ -274,6 +274,10 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *u
     (void)s;
     struct xlb_stream_conn *c = user;
     bool ended = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+    if (frame->hd.type == NGHTTP2_GOAWAY) {
+        c->side.peer_goaway = true; /* it closes next: xlb_stream_linger */
+        return 0;
+    }
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
         request(c, frame->hd.stream_id, ended);
         return 0;

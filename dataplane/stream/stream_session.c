@@ -202,12 +202,18 @@ void xlb_stream_pump(struct xlb_stream_side *d)
         send_output(d);
         if (!live(d))
             break;
-        bool finished = (!nghttp2_session_want_read(d->h2) && !nghttp2_session_want_write(d->h2)) ||
+        bool finished = (!nghttp2_session_want_read(d->h2) && !nghttp2_session_want_write(d->h2) &&
+                         !xlb_stream_linger(d)) ||
                         xlb_stream_tls_failed(d);
         /* A TLS client is told close_notify before the FIN. */
         if ((eof || finished) && !d->shut && xlb_stream_tls_of(d) != NULL &&
             xlb_stream_tls_notify(d))
             send_output(d);
+        /* A client session that is over (GOAWAY sent on an error, say) answers nothing more:
+         * its RPCs end now (their backend streams cancelled, the cluster's count released),
+         * not when the client gets round to closing its end. */
+        if (finished && !d->is_sub)
+            xlb_stream_conn_lost((struct xlb_stream_conn *)d);
         if ((eof || finished) && d->pending == NULL && !d->shut) {
             d->shut = true; /* the peer closed, or the session is over (GOAWAY sent) */
             xlb_tcp_shutdown(d->w->ep, d->tcp);
@@ -279,6 +285,7 @@ static void on_closed(struct xlb_tcp_conn *t, void *user, enum xlb_tcp_close_rea
      * later, for the last segments of TIME-WAIT): new connections need that room at once. */
     xlb_h2_quota_fini(&d->quota);
     xlb_stream_tls_close(d);
+    xlb_stream_linger_cancel(d);
     rte_pktmbuf_free(d->pending);
     d->pending = NULL;
     if (!d->is_sub)

@@ -405,6 +405,7 @@ void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
     if (unlikely(ctx->draining))
         xlb_stream_drain_step(w);
     xlb_stream_tls_poll(w); /* the handshake budget first: deferred handshakes use it */
+    xlb_stream_linger_poll(w);
     resume_deferred(w);
     xlb_stream_sub_prune(w, snap);
     xlb_stream_deadline_poll(w);

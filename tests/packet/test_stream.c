@@ -356,9 +356,9 @@ static void garbage_ends_the_connection(void **state)
 
 /* A connection that ended gives its session's heap and its pool entry back at once, though its
  * flow stays a few seconds more for the last segments: otherwise every closed connection held
- * its 48 KiB floor and its entry for 3 s and new connections were refused (stream_heap_full,
- * stream_pool_full) far below the pool's size, as the TLS benchmark saw at a few hundred new
- * connections a second. */
+ * its session floor (then 48 KiB) and its entry for 3 s and new connections were refused
+ * (stream_heap_full, stream_pool_full) far below the pool's size, as the TLS benchmark saw at a few
+ * hundred new connections a second. */
 static void closed_connection_gives_its_heap_back(void **state)
 {
     (void)state;
@@ -382,6 +382,106 @@ static void closed_connection_gives_its_heap_back(void **state)
     stream_test_destroy(t);
 }
 
+/* A client session that fails (bytes that are not HTTP/2) while its RPC waits for a backend
+ * that does not answer: the connection ends, the backend stream is cancelled, and the RPC
+ * leaves the cluster's requests in flight (circuit breaking would otherwise keep counting it
+ * for ever, as e2e_conn_rate saw after sessions failed for want of heap). */
+static void failed_session_ends_its_rpcs(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    struct xlb_stream_worker *w = t->n->f->ctx.stream;
+    wait_settings(t);
+    run_rpc(t, 0); /* both endpoints READY */
+    t->mute = true;
+    submit_rpc(t);
+    uint32_t sessions, rpcs;
+    for (uint32_t ms = 0; ms < 50; ms++)
+        step(t);
+    xlb_stream_live(w, &sessions, &rpcs);
+    assert_int_equal(rpcs, 1);
+    const struct xlb_worker_load *load = t->n->f->ctx.lb->load;
+    uint64_t started = 0, finished = 0;
+    for (unsigned i = 0; i < XLB_CLUSTER_SLOTS; i++)
+        started += load->clusters[i].started, finished += load->clusters[i].finished;
+    assert_int_equal(started, finished + 1);
+    struct rte_mbuf *m = rte_pktmbuf_alloc(t->peer_pool);
+    assert_non_null(m);
+    memcpy(rte_pktmbuf_append(m, 16), "GET / HTTP/1.1\r\n", 16);
+    assert_int_equal(xlb_tcp_write(t->ep, t->c, m), 0);
+    xlb_tcp_flush(t->ep, t->c);
+    for (uint32_t ms = 0; ms < MAX_STEPS && !t->eof && !t->closed; ms++)
+        step(t);
+    for (uint32_t ms = 0; ms < 200; ms++)
+        step(t);
+    xlb_stream_live(w, &sessions, &rpcs);
+    assert_int_equal(rpcs, 0);
+    started = finished = 0;
+    for (unsigned i = 0; i < XLB_CLUSTER_SLOTS; i++)
+        started += load->clusters[i].started, finished += load->clusters[i].finished;
+    assert_int_equal(started, finished);
+    unsigned cancels = 0;
+    for (unsigned i = 0; i < t->n_backends; i++)
+        cancels += t->backends[i].cancels;
+    assert_int_equal(cancels, 1);
+    if (!t->closed)
+        xlb_tcp_shutdown(t->ep, t->c);
+    for (uint32_t ms = 0; ms < 200; ms++)
+        step(t);
+    stream_test_destroy(t);
+}
+
+/* The client says GOAWAY (it is closing): xlb waits for the client's FIN before its own, so
+ * that TIME-WAIT stays on the client's side; xlb's entry is back in the pool at once. Sent
+ * first, xlb's FIN would keep its entry and TCP block through TIME-WAIT, and a few thousand
+ * short connections a second filled the pool (stream_pool_full in e2e_conn_rate). */
+static void client_goaway_leaves_time_wait_to_the_client(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    struct xlb_stream_worker *w = t->n->f->ctx.stream;
+    wait_settings(t);
+    run_rpc(t, 0);
+    assert_int_equal(nghttp2_submit_goaway(t->h2, NGHTTP2_FLAG_NONE, 0, NGHTTP2_NO_ERROR, NULL, 0),
+                     0);
+    for (uint32_t ms = 0; ms < 500; ms++)
+        step(t);
+    assert_false(t->eof); /* xlb waits for the client's FIN */
+    xlb_tcp_shutdown(t->ep, t->c);
+    for (uint32_t ms = 0; ms < MAX_STEPS && !t->eof; ms++)
+        step(t);
+    assert_true(t->eof);
+    for (uint32_t ms = 0; ms < 200; ms++)
+        step(t);
+    uint32_t in_use, capacity;
+    xlb_stream_use(w, &in_use, &capacity);
+    assert_int_equal(in_use, 0); /* no TIME-WAIT on xlb's side */
+    assert_int_equal(t->n->f->stats.events[XLB_EVENT_STREAM_LINGER_TIMEOUTS], 0);
+    stream_test_destroy(t);
+}
+
+/* A client that says GOAWAY and then does not close is waited for two seconds; then xlb closes
+ * as before, and counts it. */
+static void client_goaway_without_fin_is_closed_after_a_while(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create();
+    wait_settings(t);
+    assert_int_equal(nghttp2_submit_goaway(t->h2, NGHTTP2_FLAG_NONE, 0, NGHTTP2_NO_ERROR, NULL, 0),
+                     0);
+    for (uint32_t ms = 0; ms < 1500; ms++)
+        step(t);
+    assert_false(t->eof);
+    for (uint32_t ms = 0; ms < MAX_STEPS && !t->eof; ms++)
+        step(t);
+    assert_true(t->eof);
+    assert_int_equal(t->n->f->stats.events[XLB_EVENT_STREAM_LINGER_TIMEOUTS], 1);
+    xlb_tcp_shutdown(t->ep, t->c);
+    for (uint32_t ms = 0; ms < 200; ms++)
+        step(t);
+    stream_test_destroy(t);
+}
+
 int main(void)
 {
     fixture_eal_init();
@@ -393,6 +493,9 @@ int main(void)
         cmocka_unit_test(upload_stalls_with_the_backend),
         cmocka_unit_test(garbage_ends_the_connection),
         cmocka_unit_test(closed_connection_gives_its_heap_back),
+        cmocka_unit_test(failed_session_ends_its_rpcs),
+        cmocka_unit_test(client_goaway_leaves_time_wait_to_the_client),
+        cmocka_unit_test(client_goaway_without_fin_is_closed_after_a_while),
         cmocka_unit_test(removed_endpoint_subchannel_closes),
         cmocka_unit_test(full_subchannel_gets_another),
         cmocka_unit_test(forwarded_rpc_gets_deadline_exceeded),
