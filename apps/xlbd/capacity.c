@@ -48,6 +48,20 @@ uint32_t xlbd_l7_pool_default(uint64_t memory_bytes, unsigned workers, size_t co
     return n > XLBD_L7_POOL_CEILING ? XLBD_L7_POOL_CEILING : (uint32_t)n;
 }
 
+uint32_t xlbd_stream_heap_default(uint64_t memory_bytes, unsigned workers, uint32_t connections,
+                                  uint32_t per_conn, uint32_t min_bytes)
+{
+    if (memory_bytes == 0 || workers == 0)
+        return min_bytes;
+    uint64_t heap = (uint64_t)connections * per_conn;
+    uint64_t share = memory_bytes / XLBD_STREAM_HEAP_SHARE_DIV / workers;
+    if (heap > share)
+        heap = share;
+    if (heap < min_bytes)
+        heap = min_bytes;
+    return heap > (1u << 30) ? (1u << 30) : (uint32_t)heap;
+}
+
 /* Bytes in MiB, one decimal. */
 static double mib(uint64_t bytes)
 {
@@ -70,8 +84,10 @@ void xlbd_capacity_print(FILE *out, const struct xlbd_capacity *c)
     if (c->stream_per_worker != 0)
         fprintf(out,
                 "capacity: stream engine %" PRIu32 " connections per worker x %u workers"
-                " (%.1f MiB each, %.1f MiB)\n",
-                c->stream_per_worker, c->workers, mib(c->stream_worker_bytes), mib(stream));
+                " (%.1f MiB each, %.1f MiB); its HTTP/2 heap of %.1f MiB holds %" PRIu32
+                " sessions at once per worker\n",
+                c->stream_per_worker, c->workers, mib(c->stream_worker_bytes), mib(stream),
+                mib(c->stream_heap_bytes), c->stream_sessions);
     uint64_t tables = flows * c->flow_bytes + l7 * c->l7_conn_bytes + stream;
     if (c->memory_bytes != 0 && tables > c->memory_bytes)
         fprintf(out,

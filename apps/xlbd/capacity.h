@@ -31,6 +31,16 @@ uint64_t xlbd_eal_memory_bytes(char *const *args, unsigned n_args);
 uint32_t xlbd_l7_pool_default(uint64_t memory_bytes, unsigned workers, size_t conn_bytes);
 
 /*
+ * The default heap of a worker's stream engine (its HTTP/2 sessions): per_conn bytes for each
+ * of its connections, but at most an eighth of the EAL memory shared among the workers, and
+ * never less than min_bytes (what it was before it followed the memory; also when the memory
+ * is unknown) nor more than 1 GiB.
+ */
+#define XLBD_STREAM_HEAP_SHARE_DIV 8
+uint32_t xlbd_stream_heap_default(uint64_t memory_bytes, unsigned workers, uint32_t connections,
+                                  uint32_t per_conn, uint32_t min_bytes);
+
+/*
  * What can hold mbufs of the pool at once, all at their fullest: every rx queue's descriptors
  * (one per worker on every port), every tx queue's (the same), each worker's redirect ring when
  * there are other workers to fill it, and each lcore's mempool cache (DPDK lets one grow to
@@ -59,6 +69,7 @@ struct xlbd_capacity {
     /* The stream mode's engine (0 connections: no stream VIP, no engine, no line). */
     uint32_t stream_per_worker;
     uint64_t stream_worker_bytes;
+    uint32_t stream_heap_bytes, stream_sessions; /* its heap, and the sessions it holds */
 };
 
 /* The figures as `xlbd --check` prints them: one line each for flows and L7 connections

@@ -284,13 +284,20 @@ static uint32_t l7_connections(const struct xlb_bootstrap *b, uint64_t memory)
 }
 
 /* The stream engine's limits: client connections only when a VIP is in the stream mode. */
-static struct xlb_stream_limits stream_limits(const struct xlb_bootstrap *b)
+static struct xlb_stream_limits stream_limits(const struct xlb_bootstrap *b, uint64_t memory)
 {
     bool streams = false;
     for (unsigned v = 0; v < b->n_vips; v++)
         streams |= b->vips[v].target != NULL && b->vips[v].stream;
+    uint32_t connections = streams ? b->tcp_connections_per_worker : 0;
+    uint32_t floor = connections * (uint64_t)XLB_STREAM_HEAP_PER_CONN > XLB_STREAM_HEAP_DEFAULT_MAX
+                         ? XLB_STREAM_HEAP_DEFAULT_MAX
+                         : connections * XLB_STREAM_HEAP_PER_CONN;
     return (struct xlb_stream_limits){
-        .connections = streams ? b->tcp_connections_per_worker : 0,
+        .connections = connections,
+        .heap_bytes = connections == 0 ? 0
+                                       : xlbd_stream_heap_default(memory, b->workers, connections,
+                                                                  XLB_STREAM_HEAP_PER_CONN, floor),
         .max_concurrent_streams = b->stream_max_concurrent_streams,
         .window_bytes = b->stream_window_bytes,
         .rpcs_per_connection = b->stream_rpcs_per_connection,
@@ -304,7 +311,7 @@ static struct xlb_stream_limits stream_limits(const struct xlb_bootstrap *b)
 static void print_capacity(const struct xlbd_options *opts, const struct xlb_bootstrap *b)
 {
     uint64_t memory = eal_memory(opts, b);
-    struct xlb_stream_limits stream = stream_limits(b);
+    struct xlb_stream_limits stream = stream_limits(b, memory);
     struct xlbd_capacity c = {
         .workers = b->workers,
         .flows_per_worker = b->flows_per_worker,
@@ -314,6 +321,8 @@ static void print_capacity(const struct xlbd_options *opts, const struct xlb_boo
         .memory_bytes = memory,
         .stream_per_worker = stream.connections,
         .stream_worker_bytes = stream.connections != 0 ? xlb_stream_worker_bytes(&stream) : 0,
+        .stream_heap_bytes = stream.heap_bytes,
+        .stream_sessions = xlb_stream_sessions_max(&stream),
     };
     xlbd_capacity_print(stdout, &c);
     struct xlbd_mbuf_need n = mbuf_need(b);
@@ -330,7 +339,7 @@ static int run(struct xlbd *d, const char *config_path, uint64_t memory)
         return -1;
     plan_workers(d);
     for (unsigned w = 0; w < d->shared->n_workers; w++) {
-        d->workers[w].stream_limits = stream_limits(&d->bootstrap);
+        d->workers[w].stream_limits = stream_limits(&d->bootstrap, memory);
         if (xlb_worker_forwarding_create(&d->workers[w], d->bootstrap.snat, d->bootstrap.n_snat,
                                          d->bootstrap.flows_per_worker,
                                          l7_connections(&d->bootstrap, memory),

@@ -31,7 +31,14 @@ struct xlb_stream_limits {
     uint32_t retry_buffers;          /* RPCs kept for a transparent retry at once (0: none) */
     uint32_t retry_buffer_bytes;     /* request DATA each keeps; longer is not retried */
     uint32_t subchannels_per_endpoint;
+    /* The heap the worker's HTTP/2 sessions share (0: connections x XLB_STREAM_HEAP_PER_CONN,
+     * at most XLB_STREAM_HEAP_DEFAULT_MAX); each live session commits XLB_STREAM_QUOTA_FLOOR
+     * of 7/8 of it, so it bounds the connections with a session at once. */
+    uint32_t heap_bytes;
 };
+#define XLB_STREAM_HEAP_PER_CONN                    (64u * 1024u)
+#define XLB_STREAM_HEAP_DEFAULT_MAX                 (32u * 1024u * 1024u)
+#define XLB_STREAM_QUOTA_FLOOR                      (32u * 1024u)
 #define XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS   100u
 #define XLB_STREAM_DEFAULT_WINDOW_BYTES             65535u
 #define XLB_STREAM_DEFAULT_RPCS_PER_CONNECTION      4u
@@ -41,6 +48,9 @@ struct xlb_stream_limits {
 #define XLB_STREAM_DEFAULT_SUBCHANNELS_PER_ENDPOINT 8u
 /* Fill the fields left 0 (but connections and retry_buffers) with their defaults. */
 void xlb_stream_limits_complete(struct xlb_stream_limits *limits);
+/* Client connections that can have an HTTP/2 session at once: the pool, or fewer when the
+ * heap cannot commit every session's floor. */
+uint32_t xlb_stream_sessions_max(const struct xlb_stream_limits *limits);
 
 /* Create a worker's engine on the main lcore: a TCP endpoint of limits->connections control
  * blocks on the worker's mbuf pool (its queues holding at most pool_share mbufs) and the heap

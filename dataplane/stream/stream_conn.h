@@ -24,7 +24,6 @@
 #define XLB_STREAM_POLL_SLICES      4
 /* A session's heap: its floor is what one needs to exchange SETTINGS and a few requests (the
  * output buffer nghttp2 keeps is 16 KiB), its limit what a busy one may take. */
-#define XLB_STREAM_QUOTA_FLOOR (48u * 1024u)
 #define XLB_STREAM_QUOTA_LIMIT (512u * 1024u)
 /* Request header fields kept for the pick (as the splice mode's decoder keeps). */
 #define XLB_STREAM_MAX_FIELDS   64

@@ -15,15 +15,21 @@
 #include "stream_conn.h"
 #include "xlb_log.h"
 
-/* The heap all sessions of a worker share: room for every connection's floor up to a cap;
- * beyond it, connections are refused (counted stream_heap_full) rather than memory grown. */
-#define XLB_STREAM_HEAP_PER_CONN (64u * 1024u)
-#define XLB_STREAM_HEAP_MAX      (32u * 1024u * 1024u)
-
-static uint32_t heap_bytes(uint32_t connections)
+/* The heap all sessions of a worker share: as configured (xlbd sizes it from the EAL memory),
+ * or room for every connection's floor up to a cap; beyond it, connections are refused
+ * (counted stream_heap_full) rather than memory grown. */
+static uint32_t heap_bytes(const struct xlb_stream_limits *l)
 {
-    uint64_t heap = (uint64_t)connections * XLB_STREAM_HEAP_PER_CONN;
-    return heap > XLB_STREAM_HEAP_MAX ? XLB_STREAM_HEAP_MAX : (uint32_t)heap;
+    if (l->heap_bytes != 0)
+        return l->heap_bytes;
+    uint64_t heap = (uint64_t)l->connections * XLB_STREAM_HEAP_PER_CONN;
+    return heap > XLB_STREAM_HEAP_DEFAULT_MAX ? XLB_STREAM_HEAP_DEFAULT_MAX : (uint32_t)heap;
+}
+
+uint32_t xlb_stream_sessions_max(const struct xlb_stream_limits *limits)
+{
+    uint64_t sessions = (uint64_t)heap_bytes(limits) / 8 * 7 / XLB_STREAM_QUOTA_FLOOR;
+    return sessions < limits->connections ? (uint32_t)sessions : limits->connections;
 }
 
 static uint32_t or_default(uint32_t value, uint32_t fallback)
@@ -53,8 +59,7 @@ uint64_t xlb_stream_worker_bytes(const struct xlb_stream_limits *limits)
     xlb_stream_limits_complete(&l);
     uint64_t n = l.connections;
     return sizeof(struct xlb_stream_worker) + xlb_tcp_endpoint_bytes(l.connections) +
-           heap_bytes(l.connections) + n * sizeof(struct xlb_stream_conn) +
-           n * sizeof(struct xlb_stream_sub) +
+           heap_bytes(&l) + n * sizeof(struct xlb_stream_conn) + n * sizeof(struct xlb_stream_sub) +
            n * l.rpcs_per_connection * sizeof(struct xlb_stream_rpc) +
            4 * n * sizeof(struct xlb_stream_side *) +
            (uint64_t)l.waiting_rpcs * sizeof(struct xlb_stream_waiting) +
@@ -79,7 +84,7 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     cfg.max_connections = limits->connections;
     cfg.held_max_segs = pool_share;
     w->n_conns = limits->connections;
-    uint32_t heap_size = heap_bytes(w->n_conns);
+    uint32_t heap_size = heap_bytes(limits);
     w->ep = xlb_tcp_endpoint_create(&cfg, pool, xlb_tcp_clock_ms());
     w->conns = rte_zmalloc_socket("xlb_stream_conns", (size_t)w->n_conns * sizeof(*w->conns),
                                   RTE_CACHE_LINE_SIZE, socket);

@@ -111,7 +111,9 @@ static void check_prints_the_stream_engine_and_overcommit(void **state)
                               .l7_conn_bytes = 32768,
                               .memory_bytes = 256 * MIB,
                               .stream_per_worker = 4096,
-                              .stream_worker_bytes = 50 * MIB};
+                              .stream_worker_bytes = 50 * MIB,
+                              .stream_heap_bytes = 16 * MIB,
+                              .stream_sessions = 448};
     char *text = printed_twice(&c, double_the_stream_engine);
     const char *first =
         "capacity: flows 65536 per worker x 2 workers = 131072 (128 bytes each, 16.0 MiB)\n"
@@ -120,14 +122,31 @@ static void check_prints_the_stream_engine_and_overcommit(void **state)
     char want[2048];
     snprintf(want, sizeof(want),
              "%scapacity: stream engine 4096 connections per worker x 2 workers (50.0 MiB each, "
-             "100.0 MiB)\ncapacity: eal memory 256.0 MiB\n"
+             "100.0 MiB); its HTTP/2 heap of 16.0 MiB holds 448 sessions at once per worker\n"
+             "capacity: eal memory 256.0 MiB\n"
              "%scapacity: stream engine 4096 connections per worker x 2 workers (100.0 MiB each, "
-             "200.0 MiB)\ncapacity: warning: these take 280.0 MiB, more than the eal memory "
+             "200.0 MiB); its HTTP/2 heap of 16.0 MiB holds 448 sessions at once per worker\n"
+             "capacity: warning: these take 280.0 MiB, more than the eal memory "
              "256.0 MiB: xlbd will not start (raise -m, or lower the counts)\n"
              "capacity: eal memory 256.0 MiB\n",
              first, first);
     assert_string_equal(text, want);
     free(text);
+}
+
+/* The stream engine's heap follows the EAL memory (an eighth, shared among the workers), up to
+ * 64 KiB per connection, never below what it was before (32 MiB here), also when the memory is
+ * unknown. */
+static void stream_heap_follows_the_memory(void **state)
+{
+    (void)state;
+    const uint32_t per_conn = 64 * 1024, floor = 32 * MIB;
+    assert_int_equal(xlbd_stream_heap_default(512 * MIB, 1, 4096, per_conn, floor), 64 * MIB);
+    assert_int_equal(xlbd_stream_heap_default(512 * MIB, 2, 4096, per_conn, floor), 32 * MIB);
+    assert_int_equal(xlbd_stream_heap_default(512 * MIB, 4, 4096, per_conn, floor), 32 * MIB);
+    assert_int_equal(xlbd_stream_heap_default(16384ull * MIB, 1, 4096, per_conn, floor), 256 * MIB);
+    assert_int_equal(xlbd_stream_heap_default(0, 1, 4096, per_conn, floor), 32 * MIB);
+    assert_int_equal(xlbd_stream_heap_default(1ull << 40, 1, 1u << 20, per_conn, floor), 1u << 30);
 }
 
 /* Two workers on two ports: 4 rx and 4 tx queues of 1024, two redirect rings of 4095, three
@@ -170,6 +189,7 @@ int main(void)
         cmocka_unit_test(l7_pool_follows_the_memory),
         cmocka_unit_test(check_prints_the_figures),
         cmocka_unit_test(check_prints_the_stream_engine_and_overcommit),
+        cmocka_unit_test(stream_heap_follows_the_memory),
         cmocka_unit_test(mbuf_pool_against_what_holds_mbufs),
     };
     return cmocka_run_group_tests_name("capacity", tests, NULL, NULL);
