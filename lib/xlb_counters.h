@@ -113,6 +113,7 @@ enum xlb_drop_reason {
     X(L7_INSPECT_ERRORS, "l7_inspect_errors")                                                      \
     X(TCP_MSS_CLAMPED, "tcp_mss_clamped")                                                          \
     X(SYN_PROXY_COOKIES_SENT, "syn_proxy_cookies_sent")                                            \
+    X(SYN_PROXY_CIRCUIT_COOKIES, "syn_proxy_circuit_cookies")                                      \
     X(SYN_PROXY_VALID_ACKS, "syn_proxy_valid_acks")                                                \
     X(SYN_PROXY_INVALID_ACKS, "syn_proxy_invalid_acks")                                            \
     X(SYN_PROXY_BACKEND_SYN_RETRANSMITS, "syn_proxy_backend_syn_retransmits")                      \

@@ -70,6 +70,28 @@ static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct 
  * backend sees the same peer, and the connection goes on. XLB_DROP_TCP_NO_FLOW: it cannot be.
  * vip: the segment's L4 VIP, or NULL when it has none.
  */
+/*
+ * "auto": a SYN also gets a cookie once its cluster has l4_syn_proxy_percent of its
+ * max_requests in flight (or its circuit is open). A flow counts as a request from its SYN, so
+ * a flood's half-open flows would otherwise fill the circuit breaker (1,024 by default) long
+ * before the half-open pool's threshold (a quarter of 65,536, half of it) and refuse every
+ * real client with them; with cookies, a real client's ACK is picked against the half left.
+ */
+static bool cookie_for_cluster(const struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                               const struct xlb_tcp_packet *p, bool hashed,
+                               enum xlb_lb_outcome outcome, const struct xlb_lb_trace *trace)
+{
+    uint8_t flags = p->tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG);
+    if (snap->l4_syn_proxy != XLB_SYN_PROXY_AUTO || hashed || flags != RTE_TCP_SYN_FLAG)
+        return false;
+    if (outcome == XLB_LB_CIRCUIT_OPEN)
+        return true;
+    const struct xlb_lb_cluster *c = trace->cluster;
+    return outcome == XLB_LB_PICKED && c->max_requests != 0 &&
+           xlb_lb_in_flight(ctx->lb, c->cluster_slot) * 100 >=
+               (uint64_t)c->max_requests * snap->l4_syn_proxy_percent;
+}
+
 xlb_verdict xlb_nat_new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                              struct xlb_frame *frame, const struct xlb_tcp_packet *p,
                              const struct xlb_flow_key *key, const struct xlb_vip_view *vip,
@@ -86,6 +108,11 @@ xlb_verdict xlb_nat_new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
     struct xlb_lb_request request = {.connection_id = xlb_flow_connection_hash(snap, key)};
     struct xlb_lb_trace trace;
     enum xlb_lb_outcome outcome = xlb_lb_pick(vip->lb, &request, ctx->lb, &trace);
+    if (cookie_for_cluster(ctx, snap, p, hashed, outcome, &trace)) {
+        if (outcome == XLB_LB_PICKED) /* the pick counted a request start: no flow, none */
+            xlb_flow_request_finished(ctx, trace.cluster->cluster_slot, trace.slot);
+        return XLB_NAT_VERDICT_COOKIE;
+    }
     if (outcome != XLB_LB_PICKED)
         return pick_outcome_drop(outcome);
     const struct xlb_lb_endpoint *e = &trace.cluster->endpoints[trace.endpoint];
@@ -156,6 +183,10 @@ xlb_verdict xlb_nat_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     struct xlb_flow *f = NULL;
     xlb_verdict verdict = xlb_nat_new_flow(ctx, snap, frame, p, key, vip,
                                            xlb_tcp_payload_len(p->tcp, tcp_len), !syn, &f);
+    if (verdict == XLB_NAT_VERDICT_COOKIE) {
+        ctx->stats->events[XLB_EVENT_SYN_PROXY_CIRCUIT_COOKIES]++;
+        return xlb_nat_proxy_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
+    }
     if (verdict != XLB_VERDICT_TX)
         return verdict;
     return xlb_nat_send_from_client(ctx, snap, frame, p, tcp_len, f);

@@ -55,7 +55,10 @@ bool xlb_nat_proxy_cookie_opts(struct xlb_burst_ctx *ctx, struct xlb_flow *f,
  * time). */
 void xlb_nat_proxy_arm_syn_timer(struct xlb_burst_ctx *ctx, struct xlb_flow *f);
 
-/* nat_new.c: pick a backend and make the flow for a client segment (see there). */
+/* nat_new.c: pick a backend and make the flow for a client segment (see there). In "auto",
+ * XLB_NAT_VERDICT_COOKIE for a SYN whose cluster's circuit breaker is filling: the caller
+ * answers it with a cookie (never returned for any other segment). */
+#define XLB_NAT_VERDICT_COOKIE (-16)
 xlb_verdict xlb_nat_new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                              struct xlb_frame *frame, const struct xlb_tcp_packet *p,
                              const struct xlb_flow_key *key, const struct xlb_vip_view *vip,

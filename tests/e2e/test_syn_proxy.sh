@@ -7,12 +7,23 @@
 # an xlbd restart the same SNAT ports go to the same backends while those still hold them in
 # TIME-WAIT, which answers the proxy's SYN with an ACK of the old connection; xlb resets it as
 # the client's TCP would, sends the SYN again, and every client gets its greeting.
+#
+# SYN_PROXY_MODE ("auto", xlbd's default, or "true") for the flood: with "auto" the worker makes
+# flows for the flood's first SYNs until its half-open pool is l4_syn_proxy_percent (50) full,
+# or its cluster has that share of max_requests in flight, then answers with cookies; those
+# flows expire on the SYN timeout. With "true" no spoofed SYN holds a flow at all. Either way
+# no SYN is refused by the circuit breaker (lb_circuit_open). The TIME-WAIT part proxies every
+# connection ("true") in both: "auto" sends these few connections' SYNs to the backend as they
+# come, and the client's own TCP answers a TIME-WAIT's ACK.
 . "$(dirname "$0")/lib.sh"
 
+MODE=${SYN_PROXY_MODE:-auto}
+case $MODE in auto | true) ;; *) fail "SYN_PROXY_MODE is auto or true, not '$MODE'" ;; esac
 e2e_setup
-e2e_edit_config '
+SYN_PROXY_MODE=$MODE e2e_edit_config '
+import os
 x = c["xlb"]
-x["l4_syn_proxy"] = True
+x["l4_syn_proxy"] = True if os.environ["SYN_PROXY_MODE"] == "true" else "auto"
 x["vips"] += [{"address": "198.18.0.100", "port": 9001, "cluster": "proxied"},
               {"address": "198.18.0.100", "port": 9002, "cluster": "greeting"}]
 sr = x["static_resources"]
@@ -126,11 +137,27 @@ flood=$(cat "$E2E_DIR/flood.out")
 cookies=$(($(counter events.syn_proxy_cookies_sent) - cookies_before))
 [ "$cookies" -ge 100000 ] || fail "only $cookies cookies sent for the flood ($flood)"
 [ "$(counter drops.syn_pool_full)" -eq 0 ] || fail "syn_pool_full: $(counter drops.syn_pool_full)"
+# A flow counts against max_requests from its SYN: the flood must not fill the circuit breaker.
+[ "$(counter drops.lb_circuit_open)" -eq 0 ] || fail "lb_circuit_open: $(counter drops.lb_circuit_open) ($flood)"
 held=$(flows)
-[ "$held" -le $((baseline + 100)) ] || fail "$held flows after the flood: more than the 100 real ones"
-pass "flood ($flood): $cookies SYN cookies sent, 100 of 100 real connections exchanged data ($result); $held flows held, none for a spoofed SYN"
+if [ "$MODE" = true ]; then
+    [ "$held" -le $((baseline + 100)) ] || fail "$held flows after the flood: more than the 100 real ones"
+    pass "flood ($flood): $cookies SYN cookies sent, 100 of 100 real connections exchanged data ($result); $held flows held, none for a spoofed SYN"
+else
+    # Auto: at most each worker's threshold of half-open flows (a quarter of its flow table,
+    # times l4_syn_proxy_percent) beyond the real ones; the rest of the flood got cookies.
+    half_open=$(python3 -c '
+import json, sys
+x = json.load(open(sys.argv[1]))["xlb"]
+print(x.get("workers", 1) * x.get("flows_per_worker", 65536) // 4 * x.get("l4_syn_proxy_percent", 50) // 100)' \
+        "$E2E_DIR/bootstrap.json")
+    [ "$held" -le $((baseline + 100 + half_open)) ] ||
+        fail "$held flows after the flood: more than the 100 real ones and the $half_open half-open ones auto allows"
+    pass "flood ($flood), auto: $cookies SYN cookies sent ($(counter events.syn_proxy_circuit_cookies) for the circuit breaker), 100 of 100 real connections exchanged data ($result); $held flows held (at most $half_open half-open)"
+fi
 
-# The real connections' entries go with the closing timeout (30 s; bounded wait of 45 s).
+# The real connections' entries go with the closing timeout (30 s), the half-open ones of the
+# auto mode with the SYN timeout (bounded wait of 45 s).
 back() { [ "$(flows)" -le "$baseline" ]; }
 wait_until 450 0.1 back || fail "flows $(flows), baseline $baseline"
 pass "flows back at the baseline ($baseline)"
@@ -154,6 +181,7 @@ PY
 # Each restart starts the port stack afresh: the second run hands out the SNAT ports of the
 # first, whose connections the backend holds in TIME-WAIT (60 s).
 e2e_stop_xlbd
+e2e_edit_config 'c["xlb"]["l4_syn_proxy"] = True'
 e2e_start_xlbd
 first=$(greet 90)
 [ "$first" = 90 ] || fail "greetings before the restart: $first of 90"

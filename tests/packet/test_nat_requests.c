@@ -199,6 +199,57 @@ static void closed_connections_let_the_next_in_at_once(void **state)
     assert_int_equal(fixture_drops(n->f, XLB_DROP_LB_CIRCUIT_OPEN), 2);
 }
 
+/* The answer to one client segment: its TCP header (one frame must come out). */
+static const struct rte_tcp_hdr *answer(struct nat_fixture *n, const struct seg *in,
+                                        struct rte_ether_addr *to)
+{
+    uint8_t frame[256];
+    size_t len = tcp_frame(frame, in);
+    fixture_clear_tx(n->f);
+    assert_int_equal(fixture_send(n->f, frame, len), 1);
+    size_t out_len;
+    const struct rte_ether_hdr *eth = (const void *)fixture_tx(n->f, 0, &out_len);
+    *to = eth->dst_addr;
+    return (const void *)((const uint8_t *)(eth + 1) + sizeof(struct rte_ipv4_hdr));
+}
+
+/* "auto" SYN proxy: once half the circuit breaker is in flight, SYNs get cookies instead of
+ * flows, so half-open connections (a flood's) cannot fill max_requests and refuse everyone
+ * (lb_circuit_open); a client that returns its cookie is picked against the half left. */
+static void auto_proxy_keeps_half_the_circuit_breaker(void **state)
+{
+    struct nat_fixture *n = *state;
+    n->f->snap->l4_syn_proxy = XLB_SYN_PROXY_AUTO;
+    n->f->snap->l4_syn_proxy_percent = 50;
+    /* The whole (8-entry) table for half-open flows: the pool's threshold stays out of it. */
+    n->flows->syn_cap = FLOWS;
+    static const struct rte_ether_addr client = FIX_PEER_MAC, backend = NAT_BACKEND_MAC;
+    struct rte_ether_addr to;
+    struct seg syn = from_client4(CLIENT_PORT, RTE_TCP_SYN_FLAG, NULL);
+    const struct rte_tcp_hdr *out = answer(n, &syn, &to);
+    assert_memory_equal(&to, &backend, 6); /* below half: a flow, its SYN to the backend */
+    assert_int_equal(in_flight(n), 1);
+    uint32_t cookie = 0;
+    for (uint16_t i = 1; i <= 20; i++) { /* a flood: cookies, nothing more in flight */
+        syn = from_client4((uint16_t)(CLIENT_PORT + i), RTE_TCP_SYN_FLAG, NULL);
+        out = answer(n, &syn, &to);
+        assert_memory_equal(&to, &client, 6);
+        assert_int_equal(out->tcp_flags, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG);
+        cookie = rte_be_to_cpu_32(out->sent_seq);
+        assert_int_equal(in_flight(n), 1);
+    }
+    assert_int_equal(n->f->stats.events[XLB_EVENT_SYN_PROXY_CIRCUIT_COOKIES], 20);
+    assert_int_equal(fixture_drops(n->f, XLB_DROP_LB_CIRCUIT_OPEN), 0);
+    /* The last one was a real client: its ACK opens its backend connection. */
+    struct seg ack = from_client4((uint16_t)(CLIENT_PORT + 20), RTE_TCP_ACK_FLAG, NULL);
+    ack.ack = cookie + 1;
+    out = answer(n, &ack, &to);
+    assert_memory_equal(&to, &backend, 6);
+    assert_int_equal(out->tcp_flags, RTE_TCP_SYN_FLAG);
+    assert_int_equal(in_flight(n), 2);
+    fixture_clear_tx(n->f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +261,8 @@ int main(void)
                                         requests_setup, nat_teardown),
         cmocka_unit_test_setup_teardown(an_open_flow_ends_its_request_when_it_expires,
                                         requests_setup, nat_teardown),
+        cmocka_unit_test_setup_teardown(auto_proxy_keeps_half_the_circuit_breaker, requests_setup,
+                                        nat_teardown),
         cmocka_unit_test_setup_teardown(closed_connections_let_the_next_in_at_once, requests_setup,
                                         nat_teardown),
     };
