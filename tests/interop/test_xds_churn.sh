@@ -4,8 +4,9 @@
 # python3-grpcio) send RPCs through an L7 VIP, each on a new connection, in the end-to-end
 # topology (tests/e2e/lib.sh: namespaces, xlbd on DPDK's af_packet). Each round changes the
 # ClusterLoadAssignment: endpoints re-weighted, be2 and be3 added and removed (be1 always
-# serves), and every tenth round the route moves to a new cluster (echo-a <-> echo-b) and the
-# old one is removed. Each assignment also carries PAD DRAINING endpoints (never picked, A55)
+# serves), and every tenth round the route moves to a new cluster (echo-0, echo-1, ...) and the
+# old one is removed; every twentieth round the new cluster comes in the same push as the
+# route that moves to it (A74: the last complete configuration serves until it is complete). Each assignment also carries PAD DRAINING endpoints (never picked, A55)
 # so that every compiled snapshot is big enough to see. Checked:
 #   - xlbd ACKs every update (no NACK) before the next is pushed;
 #   - every RPC the clients sent succeeded: none failed because of the churn;
@@ -33,17 +34,21 @@ xds_server_start "$LB_NS" "$E2E_DIR/xds.out" RUN_PIDS
 
 # resources ROUND: the whole configuration of that round, as the server's PUT /resources takes.
 resources() {
-    python3 - "$1" "$PAD" <<'PY'
+    python3 - "$1" "$PAD" "${2:-}" <<'PY'
 import json, sys
 rnd, pad = int(sys.argv[1]), int(sys.argv[2])
 t = "type.googleapis.com/envoy."
 # Make before break, as a management server should: the next cluster is added a round before
-# the route moves to it (round 10k), the old one is removed a round after.
-def name(k):
-    return "echo-a" if k % 2 == 0 else "echo-b"
+# the route moves to it (round 10k), the old one is removed a round after. Every twentieth
+# round is a single push instead: the new cluster and the route that moves to it come
+# together, and the new cluster's assignment is held back (WITHHOLD) until the test has seen
+# xlb keep serving the last complete configuration (A74: the VIP "stale").
+withhold = len(sys.argv) > 3 and sys.argv[3] == "withhold"
+def name(k):  # a new name for each cluster: none comes back with what xlb knew of it before
+    return "echo-%d" % k
 cluster = name(rnd // 10)
 clusters = [cluster]
-if rnd % 10 == 9:
+if rnd % 10 == 9 and (rnd + 1) % 20 != 0:
     clusters.append(name(rnd // 10 + 1))
 if rnd % 10 == 0 and rnd > 0:
     clusters.append(name(rnd // 10 - 1))
@@ -74,7 +79,8 @@ res = [{"@type": t + "config.listener.v3.Listener", "name": "l7",
              "eds_cluster_config": {"eds_config": {"ads": {}}}} for n in clusters
        ] + [{"@type": t + "config.endpoint.v3.ClusterLoadAssignment", "cluster_name": n,
              "endpoints": [{"locality": {"zone": "a"}, "load_balancing_weight": 1,
-                            "lb_endpoints": live + draining}]} for n in clusters]
+                            "lb_endpoints": live + draining}]} for n in clusters
+             if not (withhold and n == cluster)]
 print(json.dumps({"resources": res}))
 PY
 }
@@ -134,7 +140,30 @@ rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$XLBD_PID/st
 rss_first=$(rss_kib)
 rss_warm=$rss_first
 start=$(date +%s)
+# vip_state: the VIP's state and reason, as "state: reason".
+vip_state() {
+    xlbctl --json status | python3 -c '
+import json, sys
+v = json.load(sys.stdin)["vips"][0]
+print(v["state"] + ": " + v["config"].get("reason", ""))'
+}
+stale_served=0
 for r in $(seq 1 "$ROUNDS"); do
+    if [ $((r % 20)) -eq 0 ]; then
+        # The single push, its new cluster's assignment held back: the VIP must go stale and
+        # keep serving (the clients' RPCs keep succeeding) until the assignment comes.
+        control PUT /resources "$(resources "$r" withhold)" >/dev/null || fail "the server refused round $r"
+        stale() { case $(vip_state) in stale:*) return 0 ;; *) return 1 ;; esac; }
+        wait_until 100 0.05 stale || fail "round $r: the VIP is not stale while its new cluster waits: $(vip_state)"
+        ok_before=$(cat "$E2E_DIR"/client*.jsonl | wc -l)
+        # Two batches of each client while the assignment is missing (bounded: 20 s).
+        more() { [ $(($(cat "$E2E_DIR"/client*.jsonl | wc -l) - ok_before)) -ge 4 ]; }
+        wait_until 200 0.1 more || fail "round $r: the clients ran no RPC while the VIP was stale"
+        state=$(vip_state)
+        case $state in stale:*) ;; *) fail "round $r: the VIP left stale without the assignment: $state" ;; esac
+        echo "# round $r: single push, assignment held back: VIP $state; the clients went on"
+        stale_served=$((stale_served + 1))
+    fi
     control PUT /resources "$(resources "$r")" >/dev/null || fail "the server refused round $r"
     wait_until 100 0.05 all_acked || fail "round $r: xlbd did not ACK within 5 s: $(nacks)"
     [ "$r" -ne "$WARMUP" ] || rss_warm=$(rss_kib)
@@ -158,7 +187,7 @@ print(json.dumps(status, sort_keys=True))')
 grpc_expect "$tally" 'set(r) == {"OK"}'
 total=$(grpc_field "$tally" 'r["OK"]')
 [ "$total" -ge 20 ] || fail "only $total RPCs ran during $ROUNDS rounds"
-pass "$ROUNDS xDS updates in $secs s (EDS re-weighted, endpoints added and removed, the cluster replaced every 10), each ACKed: $total RPCs, each on a new connection, all OK"
+pass "$ROUNDS xDS updates in $secs s (EDS re-weighted, endpoints added and removed, the cluster replaced every 10, $stale_served of them in a single push served stale until complete), each ACKed: $total RPCs, each on a new connection, all OK"
 
 # Measured (80 rounds, PAD 400): +750 KiB a round up to round 40, then +7 KiB a round. Under
 # AddressSanitizer RSS counts its quarantine of
