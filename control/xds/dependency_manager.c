@@ -199,7 +199,8 @@ static int compare_pointers(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Exactly the listed resources are watched from now on. */
+/* Exactly the listed resources are watched from now on; those no longer watched are forgotten
+ * (xlb_xds_cache_forget): no result refers to them any more, the fresh ones do not name them. */
 static void apply_watches(struct xlb_dm *dm, struct dm_watch_list *watch)
 {
     if (watch->n > 1)
@@ -210,6 +211,8 @@ static void apply_watches(struct xlb_dm *dm, struct dm_watch_list *watch)
             bool wanted = watch->n > 0 && bsearch(&res, watch->items, watch->n,
                                                   sizeof(*watch->items), compare_pointers);
             changed |= res->watched != wanted;
+            if (res->watched && !wanted)
+                xlb_xds_cache_forget(dm->cache, res);
             res->watched = wanted;
         }
     }

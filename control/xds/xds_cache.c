@@ -190,6 +190,18 @@ int xlb_xds_cache_update(struct xlb_xds_cache *cache, struct xlb_xds_resource *r
     return 0;
 }
 
+void xlb_xds_cache_forget(struct xlb_xds_cache *cache, struct xlb_xds_resource *res)
+{
+    if (res->state == XLB_RES_STATIC)
+        return;
+    free_value(res);
+    free(res->version);
+    free(res->error);
+    res->version = res->error = NULL;
+    res->state = XLB_RES_REQUESTED;
+    res->changes = ++cache->changes;
+}
+
 void xlb_xds_cache_does_not_exist(struct xlb_xds_cache *cache, struct xlb_xds_resource *res)
 {
     if (res->state == XLB_RES_STATIC)

@@ -94,6 +94,12 @@ int xlb_xds_cache_update(struct xlb_xds_cache *cache, struct xlb_xds_resource *r
 /* Remove every STATIC resource (SIGHUP reloads static_resources anew). */
 void xlb_xds_cache_drop_static(struct xlb_xds_cache *cache);
 
+/* Nothing wants it any more (its watch is cancelled): its value, version and error go, as a
+ * gRPC client's XdsClient drops a resource with its last watcher, so that watching it again
+ * waits for the server's current value instead of serving what it held before (state
+ * REQUESTED). STATIC resources stay. */
+void xlb_xds_cache_forget(struct xlb_xds_cache *cache, struct xlb_xds_resource *res);
+
 /* The server says it does not exist (absent from a SotW LDS/CDS answer, or the A57 timer). */
 void xlb_xds_cache_does_not_exist(struct xlb_xds_cache *cache, struct xlb_xds_resource *res);
 

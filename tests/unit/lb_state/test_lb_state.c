@@ -381,8 +381,12 @@ static void test_variants_come_and_go_by_name(void **state)
     assert_int_equal(n_clusters(f), 1);
     assert_int_equal(xlb_lb_trees_cluster_slot(f->lb, "c2"), slot_c2); /* for life */
 
-    /* And comes back: the variants are new, the slots the same. */
+    /* And comes back: the variants are new, the slots the same. c2 was forgotten with its
+     * watch (as gRPC's XdsClient does): the server sends it again for the new watch. */
     dm_put(f->dm, XLB_XDS_CDS, "agg", AGG_RING_HASH);
+    update_two(f);
+    dm_put_eds_cluster(f->dm, "c2", NULL);
+    dm_put_endpoints(f->dm, "c2");
     update_two(f);
     assert_int_equal(n_clusters(f), 2);
     t = &xlb_lb_trees_vip(f->lb, 1)->targets[0];

@@ -203,9 +203,41 @@ static void listener_does_not_exist(void **state)
     assert_null(f->dm.vips[0].listener);
     assert_int_equal(f->dm.vips[0].n_clusters, 0);
 
+    /* What was unwatched was forgotten (as gRPC's XdsClient drops a resource with its last
+     * watcher): the listener back, its routes are awaited again, not served from before. */
     dm_put_listener(f, "svc", "r1");
     dm_step(f);
+    dm_expect_watched(f, "lds:svc rds:r1");
+    dm_expect_vip(f, 0, XLB_DM_WARMING, "waiting for route_configuration \"r1\"");
+    dm_put_routes(f, "r1", "c1");
+    dm_put_eds_cluster(f, "c1", NULL);
+    dm_put_endpoints(f, "c1");
+    dm_step(f);
     dm_expect_watched(f, "lds:svc rds:r1 cds:c1 eds:c1");
+    dm_expect_vip(f, 0, XLB_DM_READY, NULL);
+}
+
+/* A cluster that leaves the routes and comes back is awaited anew: its old value and
+ * assignment were dropped with their watch, so xlb never serves endpoints the server may have
+ * changed or removed meanwhile. */
+static void rewatched_cluster_waits_for_fresh_values(void **state)
+{
+    struct dm_fixture *f = *state;
+    ready_chain(f, "c1 c2");
+    dm_put_routes(f, "r1", "c1");
+    dm_step(f);
+    dm_expect_watched(f, "lds:svc rds:r1 cds:c1 eds:c1");
+    const struct xlb_xds_resource *eds = xlb_xds_cache_find(&f->cache, XLB_XDS_EDS, "c2");
+    assert_non_null(eds);
+    assert_false(eds->has_value);
+    assert_int_equal(eds->state, XLB_RES_REQUESTED);
+
+    dm_put_routes(f, "r1", "c1 c2");
+    dm_step(f);
+    dm_expect_vip(f, 0, XLB_DM_WARMING, "waiting for cluster \"c2\"");
+    dm_put_eds_cluster(f, "c2", NULL);
+    dm_put_endpoints(f, "c2");
+    dm_step(f);
     dm_expect_vip(f, 0, XLB_DM_READY, NULL);
 }
 
@@ -375,7 +407,11 @@ int dm_l7_tests(void)
         cmocka_unit_test_setup_teardown(nack_without_previous_value, dm_setup, dm_teardown),
         cmocka_unit_test_setup_teardown(nack_with_previous_value_keeps_serving, dm_setup,
                                         dm_teardown),
+        cmocka_unit_test_setup_teardown(rewatched_cluster_waits_for_fresh_values, dm_setup,
+                                        dm_teardown),
         cmocka_unit_test_setup_teardown(removed_route_cluster_is_unwatched, dm_setup, dm_teardown),
+        cmocka_unit_test_setup_teardown(rewatched_cluster_waits_for_fresh_values, dm_setup,
+                                        dm_teardown),
         cmocka_unit_test_setup_teardown(two_vips_share_clusters, dm_setup, dm_teardown),
         cmocka_unit_test_setup_teardown(fingerprint_follows_inputs, dm_setup, dm_teardown),
     };
