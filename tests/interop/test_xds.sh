@@ -35,6 +35,9 @@ ip -n "$NS" link set lo up
 # start_server NAME PORT [OPTION...]: a server on the namespace's loopback (PORT 0: any).
 start_server() {
     # Not through in_ns: a backgrounded function would make $! a subshell, not the server.
+    # The file goes first: the background job truncates it only once it runs, and a READY line
+    # of an earlier server read meanwhile would give its port, or none.
+    rm -f "$DIR/$1.out"
     ip netns exec "$NS" node "$HERE/xds-server/server.js" --host 127.0.0.1 --port "$2" \
         --control-port 0 --quiet "${@:3}" >"$DIR/$1.out" 2>&1 &
     PIDS+=($!)
@@ -347,6 +350,7 @@ kill -TERM "$XLBD_PID"; wait "$XLBD_PID" || fail "xlbd did not exit cleanly"
 "$HERE/make-test-ca.sh" "$DIR/ca" >/dev/null 2>&1
 kill "$primary_PID" "$secondary_PID"; wait "$primary_PID" "$secondary_PID" 2>/dev/null || true
 start_tls_server() {
+    rm -f "$DIR/tls.out" # as in start_server
     ip netns exec "$NS" node "$HERE/xds-server/server.js" --host 127.0.0.1 --port 0 --control-port 0 \
         --tls-cert "$DIR/ca/server.crt" --tls-key "$DIR/ca/server.key" --client-ca "$DIR/ca/ca.crt" \
         --quiet >"$DIR/tls.out" 2>&1 &
@@ -410,6 +414,7 @@ CNF
 }
 tls_refused_with() { # CERT_DIR REASON
     kill "$tls_PID"; wait "$tls_PID" 2>/dev/null || true
+    rm -f "$DIR/tls.out" # as in start_server: the last server's READY line must not be read
     ip netns exec "$NS" node "$HERE/xds-server/server.js" --host 127.0.0.1 --port 0 --control-port 0 \
         --tls-cert "$1/server.crt" --tls-key "$1/server.key" --quiet >"$DIR/tls.out" 2>&1 &
     tls_PID=$!

@@ -7,6 +7,7 @@
 xds_server_start() {
     local here
     here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    rm -f "$2" # an earlier server's READY line must not be read before the new job truncates it
     # Not through a function: a backgrounded function would make $! a subshell.
     ip netns exec "$1" node "$here/xds-server/server.js" --host 127.0.0.1 --port 0 \
         --control-port 0 --quiet >"$2" 2>&1 &
