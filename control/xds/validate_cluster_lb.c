@@ -23,9 +23,7 @@ typedef Envoy__Config__Cluster__V3__LoadBalancingPolicy LbPolicyList;
 #define XV_RING_HASH     XV_POLICY_PREFIX "ring_hash.v3.RingHash"
 #define XV_WRR_LOCALITY  XV_POLICY_PREFIX "wrr_locality.v3.WrrLocality"
 #define XV_LEAST_REQUEST XV_POLICY_PREFIX "least_request.v3.LeastRequest"
-/* Cluster.least_request_lb_config, not in xlb's trimmed cluster.proto: read off the wire. */
-#define XV_LEAST_REQUEST_LB_CONFIG_FIELD 37
-#define XV_MAX_LB_DEPTH                  16 /* gRPC's limit on nested policy lists: depths 0..15 */
+#define XV_MAX_LB_DEPTH  16 /* gRPC's limit on nested policy lists: depths 0..15 */
 
 /* RingHash.HashFunction of the load_balancing_policy extension. */
 enum { XV_RH_DEFAULT_HASH = 0, XV_RH_XX_HASH = 1 };
@@ -98,11 +96,21 @@ static bool wire_uint32_value(const uint8_t *data, size_t len, uint64_t *out)
     return r == 0;
 }
 
-/*
- * choice_count (field 1, a UInt32Value) of a LeastRequest policy or a LeastRequestLbConfig,
- * both given as wire bytes (NULL: absent). A48: absent is 2, below 2 is an error, above 10 is
- * capped.
- */
+/* A48: absent is 2, below 2 is an error, above 10 is capped. */
+static bool apply_choice_count(struct xv_ctx *ctx, const char *path, bool present, uint64_t count,
+                               struct xlb_cluster_config *out)
+{
+    char cpath[XV_PATH_MAX];
+    xv_key(cpath, path, "choice_count");
+    if (xlb_least_request_choice_count(present, count, &out->choice_count) != 0) {
+        xv_error(ctx, cpath, "must be greater than or equal to 2, got %" PRIu64, count);
+        return false;
+    }
+    out->lb_policy = XLB_LB_LEAST_REQUEST;
+    return true;
+}
+
+/* choice_count (field 1, a UInt32Value) of a LeastRequest policy, given as wire bytes. */
 static bool read_choice_count(struct xv_ctx *ctx, const char *path, const uint8_t *data, size_t len,
                               struct xlb_cluster_config *out)
 {
@@ -114,44 +122,24 @@ static bool read_choice_count(struct xv_ctx *ctx, const char *path, const uint8_
     while (data != NULL && ok && (r = xv_wire_next(&w, &f)) == 1)
         if (f.number == 1)
             ok = present = f.wire_type == 2 && wire_uint32_value(f.data, f.len, &count);
-    char cpath[XV_PATH_MAX];
-    xv_key(cpath, path, "choice_count");
     if (!ok || r < 0) {
         xv_error(ctx, path, "could not parse LeastRequest config");
         return false;
     }
-    if (xlb_least_request_choice_count(present, count, &out->choice_count) != 0) {
-        xv_error(ctx, cpath, "must be greater than or equal to 2, got %" PRIu64, count);
-        return false;
-    }
-    out->lb_policy = XLB_LB_LEAST_REQUEST;
-    return true;
+    return apply_choice_count(ctx, path, present, count, out);
 }
 
-/*
- * lb_policy LEAST_REQUEST: least_request_lb_config is an unknown field to xlb's proto, kept by
- * protobuf-c as the bytes after its tag (the length, then the message).
- */
+/* lb_policy LEAST_REQUEST and its least_request_lb_config (A48). */
 static bool read_least_request_enum(struct xv_ctx *ctx, const Cluster *c,
                                     struct xlb_cluster_config *out)
 {
-    const ProtobufCMessageUnknownField *config = NULL;
-    for (unsigned i = 0; i < c->base.n_unknown_fields; i++)
-        if (c->base.unknown_fields[i].tag == XV_LEAST_REQUEST_LB_CONFIG_FIELD &&
-            c->base.unknown_fields[i].wire_type == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
-            config = &c->base.unknown_fields[i];
-    if (config == NULL)
-        return read_choice_count(ctx, "least_request_lb_config", NULL, 0, out);
-    size_t skip = 0; /* the length prefix's varint */
-    while (skip < config->len && (config->data[skip] & 0x80))
-        skip++;
-    skip++;
-    if (skip > config->len) {
-        xv_error(ctx, "least_request_lb_config", "could not parse LeastRequest config");
-        return false;
-    }
-    return read_choice_count(ctx, "least_request_lb_config", config->data + skip,
-                             config->len - skip, out);
+    const Envoy__Config__Cluster__V3__Cluster__LeastRequestLbConfig *config =
+        c->lb_config_case == ENVOY__CONFIG__CLUSTER__V3__CLUSTER__LB_CONFIG_LEAST_REQUEST_LB_CONFIG
+            ? c->least_request_lb_config
+            : NULL;
+    const Google__Protobuf__UInt32Value *count = config ? config->choice_count : NULL;
+    return apply_choice_count(ctx, "least_request_lb_config", count != NULL,
+                              count ? count->value : 0, out);
 }
 
 /* The legacy fields: lb_policy and ring_hash_lb_config (or maglev_lb_config). */

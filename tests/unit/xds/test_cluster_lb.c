@@ -25,8 +25,8 @@ static void least_request_default_choice_count(void **state)
     xlb_cluster_config_free(&cfg);
 }
 
-/* lb_policy LEAST_REQUEST with least_request_lb_config (field 37, unknown to xlb's trimmed
- * proto) { choice_count: UInt32Value(n) }, validated into cfg. */
+/* lb_policy LEAST_REQUEST with least_request_lb_config (field 37) { choice_count:
+ * UInt32Value(n) } appended as wire bytes, as an ADS response carries it, validated into cfg. */
 static int validate_least_request_config(uint8_t n, struct xlb_cluster_config *cfg,
                                          struct xlb_errors *errs)
 {
