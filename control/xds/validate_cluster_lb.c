@@ -2,7 +2,7 @@
  * A cluster's LB policy as gRPC chooses it: the load_balancing_policy field when present (A52:
  * the first policy in the list that the client supports), else lb_policy with
  * ring_hash_lb_config (A42). xlb supports round robin and least request (A48, under
- * wrr_locality) and ring hash, and beyond gRPC, lb_policy MAGLEV.
+ * wrr_locality), ring hash and pick first (A62), and beyond gRPC, lb_policy MAGLEV.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,6 +23,7 @@ typedef Envoy__Config__Cluster__V3__LoadBalancingPolicy LbPolicyList;
 #define XV_RING_HASH     XV_POLICY_PREFIX "ring_hash.v3.RingHash"
 #define XV_WRR_LOCALITY  XV_POLICY_PREFIX "wrr_locality.v3.WrrLocality"
 #define XV_LEAST_REQUEST XV_POLICY_PREFIX "least_request.v3.LeastRequest"
+#define XV_PICK_FIRST    XV_POLICY_PREFIX "pick_first.v3.PickFirst"
 #define XV_MAX_LB_DEPTH  16 /* gRPC's limit on nested policy lists: depths 0..15 */
 
 /* RingHash.HashFunction of the load_balancing_policy extension. */
@@ -119,7 +120,7 @@ static bool read_choice_count(struct xv_ctx *ctx, const char *path, const uint8_
     bool present = false, ok = true;
     uint64_t count = 0;
     int r = 0;
-    while (data != NULL && ok && (r = xv_wire_next(&w, &f)) == 1)
+    while (ok && (r = xv_wire_next(&w, &f)) == 1)
         if (f.number == 1)
             ok = present = f.wire_type == 2 && wire_uint32_value(f.data, f.len, &count);
     if (!ok || r < 0) {
@@ -234,6 +235,28 @@ static bool read_ring_hash_policy(struct xv_ctx *ctx, const char *path,
     return ok;
 }
 
+/* envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst: shuffle_address_list (1). */
+static bool read_pick_first_policy(struct xv_ctx *ctx, const char *path,
+                                   const Google__Protobuf__Any *any, struct xlb_cluster_config *out)
+{
+    struct xv_wire w = {any->value.data, any->value.data + any->value.len};
+    struct xv_wire_field f;
+    bool shuffle = false, ok = true;
+    int r;
+    while (ok && (r = xv_wire_next(&w, &f)) == 1)
+        if (f.number == 1) {
+            ok = f.wire_type == 0;
+            shuffle = f.varint != 0;
+        }
+    if (!ok || r < 0) {
+        xv_error(ctx, path, "could not parse PickFirst config");
+        return false;
+    }
+    out->lb_policy = XLB_LB_PICK_FIRST;
+    out->shuffle_address_list = shuffle;
+    return true;
+}
+
 /*
  * One policy. Returns 1 when xlb uses it, 0 when it is unsupported (try the next), -1 on an
  * error in a policy xlb does support.
@@ -255,9 +278,12 @@ static int read_policy(struct xv_ctx *ctx, const char *path, const Google__Proto
         xv_key(vpath, path, "value");
         return read_choice_count(ctx, vpath, any->value.data, any->value.len, out) ? 1 : -1;
     }
-    /* Ring hash picks an endpoint across localities, so it cannot sit under wrr_locality. */
+    /* Ring hash and pick first pick an endpoint across localities, so they cannot sit under
+     * wrr_locality. */
     if (strcmp(type, XV_RING_HASH) == 0 && !leaf_only)
         return read_ring_hash_policy(ctx, path, any, out) ? 1 : -1;
+    if (strcmp(type, XV_PICK_FIRST) == 0 && !leaf_only)
+        return read_pick_first_policy(ctx, path, any, out) ? 1 : -1;
     /* wrr_locality under wrr_locality weighs the same localities again: accepted, as gRPC
      * does, down to the depth limit. */
     if (strcmp(type, XV_WRR_LOCALITY) != 0)

@@ -102,13 +102,35 @@ static void least_request_from_json(void **state)
     xlb_xds_cache_free(&cache);
 }
 
+/* Pick first (A62) named by its @type in static JSON, with shuffle_address_list. */
+static void pick_first_from_json(void **state)
+{
+    static const char doc[] =
+        "{\"clusters\":[{\"name\":\"pf\",\"type\":\"EDS\",\"eds_cluster_config\":"
+        "{\"eds_config\":{\"ads\":{}}},\"load_balancing_policy\":{\"policies\":["
+        "{\"typed_extension_config\":{\"name\":\"pf\",\"typed_config\":{\"@type\":"
+        "\"type.googleapis.com/envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst\","
+        "\"shuffle_address_list\":true}}}]}}]}";
+    struct xlb_xds_cache cache;
+    xlb_xds_cache_init(&cache);
+    cJSON *json = cJSON_Parse(doc);
+    assert_non_null(json);
+    struct xlb_errors errs = {0};
+    assert_int_equal(xlb_static_resources_load(&cache, json, &errs), 0);
+    cJSON_Delete(json);
+    assert_int_equal(errs.n, 0);
+    const struct xlb_cluster_config *c = loaded_cluster(&cache, "pf");
+    assert_int_equal(c->lb_policy, XLB_LB_PICK_FIRST);
+    assert_true(c->shuffle_address_list);
+    xlb_xds_cache_free(&cache);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(resource_defined_twice),
-        cmocka_unit_test(listener_needs_a_name),
-        cmocka_unit_test(endpoints_need_a_cluster_name),
-        cmocka_unit_test(least_request_from_json),
+        cmocka_unit_test(resource_defined_twice),        cmocka_unit_test(listener_needs_a_name),
+        cmocka_unit_test(endpoints_need_a_cluster_name), cmocka_unit_test(least_request_from_json),
+        cmocka_unit_test(pick_first_from_json),
     };
     return cmocka_run_group_tests_name("static_resources", tests, NULL, NULL);
 }
