@@ -72,8 +72,8 @@ uint32_t xlb_pick_first_pick(const struct xlb_pick_first *pf, struct xlb_pick_fi
     }
     for (uint32_t step = 0, at = start; step < n; step++, at = at + 1 == n ? 0 : at + 1)
         if (usable(ctx, pf->entries[at].index)) {
-            *state = (struct xlb_pick_first_state){.at = at, .key = pf->entries[at].key,
-                                                   .held = true};
+            *state =
+                (struct xlb_pick_first_state){.at = at, .key = pf->entries[at].key, .held = true};
             return pf->entries[at].index;
         }
     return XLB_PICK_NONE;

@@ -60,8 +60,8 @@ static void test_held_key_survives_new_list(void **state)
     struct xlb_pick_first_state s = {0};
     assert_int_equal(pick(pf, &s, 0xe), 1);
     xlb_pick_first_free(pf);
-    struct xlb_pick_first_entry moved[] = {{.index = 0, .key = 103}, {.index = 1, .key = 100},
-                                           {.index = 2, .key = 101}};
+    struct xlb_pick_first_entry moved[] = {
+        {.index = 0, .key = 103}, {.index = 1, .key = 100}, {.index = 2, .key = 101}};
     assert_int_equal(xlb_pick_first_build(moved, 3, false, 0, &pf), 0);
     assert_int_equal(pick(pf, &s, 0x7), 2); /* key 101 is at index 2 now */
     xlb_pick_first_free(pf);
