@@ -235,21 +235,23 @@ static bool read_ring_hash_policy(struct xv_ctx *ctx, const char *path,
     return ok;
 }
 
-/* envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst: shuffle_address_list (1). */
+/*
+ * envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst: shuffle_address_list (1).
+ * Bytes that do not decode are NACKed with gRPC C-core's words; field 1 with another wire
+ * type is an unknown field to C-core's parser (upb), so it is skipped here too.
+ */
 static bool read_pick_first_policy(struct xv_ctx *ctx, const char *path,
                                    const Google__Protobuf__Any *any, struct xlb_cluster_config *out)
 {
     struct xv_wire w = {any->value.data, any->value.data + any->value.len};
     struct xv_wire_field f;
-    bool shuffle = false, ok = true;
+    bool shuffle = false;
     int r;
-    while (ok && (r = xv_wire_next(&w, &f)) == 1)
-        if (f.number == 1) {
-            ok = f.wire_type == 0;
+    while ((r = xv_wire_next(&w, &f)) == 1)
+        if (f.number == 1 && f.wire_type == 0)
             shuffle = f.varint != 0;
-        }
-    if (!ok || r < 0) {
-        xv_error(ctx, path, "could not parse PickFirst config");
+    if (r < 0) {
+        xv_error(ctx, path, "can't decode PickFirst LB policy config");
         return false;
     }
     out->lb_policy = XLB_LB_PICK_FIRST;
