@@ -2,9 +2,14 @@
 #include "cluster_compile.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 uint32_t xlb_cluster_compile_count(const struct xlb_endpoint_config *eds)
 {
@@ -163,6 +168,51 @@ static int build_hash_picker(const struct xlb_cluster_compile_input *in, struct 
     return rc;
 }
 
+/* Drawn once per process: the same endpoints give the same order until the process restarts,
+ * other endpoints (an EDS update that changes them) another one. */
+static uint64_t salt;
+
+static void draw_salt(void)
+{
+    if (getrandom(&salt, sizeof(salt), 0) != (ssize_t)sizeof(salt))
+        salt = (uint64_t)time(NULL) ^ (uint64_t)getpid(); /* a distinct order is enough */
+}
+
+static uint64_t shuffle_salt(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, draw_salt);
+    return salt;
+}
+
+/*
+ * A62: the priority's endpoints a normal pick may choose, localities in order and their
+ * endpoints in EDS order, shuffled when the cluster says shuffle_address_list. The shuffle's
+ * seed is the list's addresses with a per-process salt, so that it changes with the EDS
+ * update (and not with an ejection or a recompile of the same endpoints).
+ */
+static int build_pick_first(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c,
+                            uint32_t p, uint32_t first, uint32_t count)
+{
+    struct xlb_pick_first_entry *entries = calloc(count + 1, sizeof(*entries));
+    if (entries == NULL)
+        return -ENOMEM;
+    uint32_t n = 0;
+    uint64_t seed = shuffle_salt();
+    for (uint32_t i = first; i < first + count; i++)
+        if (normal_pick_may_choose(&c->endpoints[i])) {
+            char key[XLB_HOST_PORT_STRLEN];
+            entries[n++] = (struct xlb_pick_first_entry){.index = i, .key = c->endpoints[i].slot};
+            xlb_host_port_format(&c->endpoints[i].where, key, sizeof(key));
+            seed = XXH64(key, strlen(key), seed);
+        }
+    int rc = n == 0 ? 0
+                    : xlb_pick_first_build(entries, n, in->config->shuffle_address_list, seed,
+                                           &c->priorities[p].pick_first);
+    free(entries);
+    return rc;
+}
+
 static int build_priorities(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c)
 {
     const struct xlb_endpoint_config *eds = in->endpoints;
@@ -181,6 +231,8 @@ static int build_priorities(const struct xlb_cluster_compile_input *in, struct x
         rc = build_localities(in, c, p, first, scratch);
         if (rc == 0 && xlb_lb_policy_hashes(c->policy))
             rc = build_hash_picker(in, c, p, first, count);
+        if (rc == 0 && c->policy == XLB_LB_POLICY_PICK_FIRST)
+            rc = build_pick_first(in, c, p, first, count);
         if (c->chosen_priority == XLB_PICK_NONE && c->priorities[p].n_usable > 0)
             c->chosen_priority = p;
         first += count;
@@ -256,6 +308,7 @@ int xlb_cluster_compile(const struct xlb_cluster_compile_input *in, struct xlb_l
     c->policy = in->config->lb_policy == XLB_LB_RING_HASH       ? XLB_LB_POLICY_RING_HASH
                 : in->config->lb_policy == XLB_LB_MAGLEV        ? XLB_LB_POLICY_MAGLEV
                 : in->config->lb_policy == XLB_LB_LEAST_REQUEST ? XLB_LB_POLICY_LEAST_REQUEST
+                : in->config->lb_policy == XLB_LB_PICK_FIRST    ? XLB_LB_POLICY_PICK_FIRST
                                                                 : XLB_LB_POLICY_ROUND_ROBIN;
     c->max_requests = in->config->max_requests;
     c->override_status = in->config->override_host_status;

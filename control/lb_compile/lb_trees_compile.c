@@ -168,6 +168,7 @@ static uint64_t variant_fingerprint(const struct xlb_dm_cluster *leaf,
     h = h * 31 + policy->ring_hash.min_ring_size;
     h = h * 31 + policy->maglev_table_size;
     h = h * 31 + policy->choice_count;
+    h = h * 31 + policy->shuffle_address_list;
     return h * 31 + policy->ring_hash.max_ring_size;
 }
 

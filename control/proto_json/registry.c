@@ -22,6 +22,8 @@
 #include "envoy/extensions/filters/http/stateful_session/v3/stateful_session.pb-c.h"
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb-c.h"
 #include "envoy/extensions/http/stateful_session/cookie/v3/cookie.pb-c.h"
+#include "envoy/extensions/load_balancing_policies/least_request/v3/least_request.pb-c.h"
+#include "envoy/extensions/load_balancing_policies/pick_first/v3/pick_first.pb-c.h"
 #include "envoy/extensions/upstreams/http/v3/http_protocol_options.pb-c.h"
 #include "envoy/extensions/transport_sockets/tls/v3/tls.pb-c.h"
 #include "envoy/service/discovery/v3/discovery.pb-c.h"
@@ -52,6 +54,8 @@ static const ProtobufCMessageDescriptor *const roots[] = {
     &envoy__extensions__filters__http__stateful_session__v3__stateful_session_per_route__descriptor,
     &envoy__extensions__http__stateful_session__cookie__v3__cookie_based_session_state__descriptor,
     &envoy__extensions__clusters__aggregate__v3__cluster_config__descriptor,
+    &envoy__extensions__load_balancing_policies__least_request__v3__least_request__descriptor,
+    &envoy__extensions__load_balancing_policies__pick_first__v3__pick_first__descriptor,
     &envoy__extensions__upstreams__http__v3__http_protocol_options__descriptor,
     &envoy__extensions__transport_sockets__tls__v3__upstream_tls_context__descriptor,
     &udpa__type__v1__typed_struct__descriptor,

@@ -27,14 +27,16 @@ enum xlb_lb_policy {
     XLB_LB_RING_HASH,
     XLB_LB_MAGLEV,        /* an xlb extension: gRPC clients refuse it (lb-algorithms.md) */
     XLB_LB_LEAST_REQUEST, /* A48, per locality (under wrr_locality) */
+    XLB_LB_PICK_FIRST,    /* A62, per priority over its flattened address list */
 };
 
-/* "round_robin", "ring_hash", "maglev", "least_request" (xlbctl clusters). */
+/* "round_robin", "ring_hash", "maglev", "least_request", "pick_first" (xlbctl clusters). */
 static inline const char *xlb_lb_policy_name(enum xlb_lb_policy policy)
 {
     return policy == XLB_LB_RING_HASH       ? "ring_hash"
            : policy == XLB_LB_MAGLEV        ? "maglev"
            : policy == XLB_LB_LEAST_REQUEST ? "least_request"
+           : policy == XLB_LB_PICK_FIRST    ? "pick_first"
                                             : "round_robin";
 }
 
@@ -93,6 +95,7 @@ struct xlb_cluster_config {
     struct xlb_ring_hash_config ring_hash; /* RING_HASH; ring_size_cap: the client default */
     uint32_t maglev_table_size;            /* MAGLEV: a prime, or 0 for the automatic size */
     uint32_t choice_count;                 /* LEAST_REQUEST: 2..10 (A48) */
+    bool shuffle_address_list;             /* PICK_FIRST (A62) */
     bool lrs_enabled;                      /* lrs_server is `self` */
     uint32_t max_requests;                 /* circuit breaker, DEFAULT priority */
     struct xlb_outlier_detection outlier;

@@ -2,7 +2,7 @@
  * A cluster's LB policy as gRPC chooses it: the load_balancing_policy field when present (A52:
  * the first policy in the list that the client supports), else lb_policy with
  * ring_hash_lb_config (A42). xlb supports round robin and least request (A48, under
- * wrr_locality) and ring hash, and beyond gRPC, lb_policy MAGLEV.
+ * wrr_locality), ring hash and pick first (A62), and beyond gRPC, lb_policy MAGLEV.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,9 +23,8 @@ typedef Envoy__Config__Cluster__V3__LoadBalancingPolicy LbPolicyList;
 #define XV_RING_HASH     XV_POLICY_PREFIX "ring_hash.v3.RingHash"
 #define XV_WRR_LOCALITY  XV_POLICY_PREFIX "wrr_locality.v3.WrrLocality"
 #define XV_LEAST_REQUEST XV_POLICY_PREFIX "least_request.v3.LeastRequest"
-/* Cluster.least_request_lb_config, not in xlb's trimmed cluster.proto: read off the wire. */
-#define XV_LEAST_REQUEST_LB_CONFIG_FIELD 37
-#define XV_MAX_LB_DEPTH                  16 /* gRPC's limit on nested policy lists: depths 0..15 */
+#define XV_PICK_FIRST    XV_POLICY_PREFIX "pick_first.v3.PickFirst"
+#define XV_MAX_LB_DEPTH  16 /* gRPC's limit on nested policy lists: depths 0..15 */
 
 /* RingHash.HashFunction of the load_balancing_policy extension. */
 enum { XV_RH_DEFAULT_HASH = 0, XV_RH_XX_HASH = 1 };
@@ -98,28 +97,12 @@ static bool wire_uint32_value(const uint8_t *data, size_t len, uint64_t *out)
     return r == 0;
 }
 
-/*
- * choice_count (field 1, a UInt32Value) of a LeastRequest policy or a LeastRequestLbConfig,
- * both given as wire bytes (NULL: absent). A48: absent is 2, below 2 is an error, above 10 is
- * capped.
- */
-static bool read_choice_count(struct xv_ctx *ctx, const char *path, const uint8_t *data, size_t len,
-                              struct xlb_cluster_config *out)
+/* A48: absent is 2, below 2 is an error, above 10 is capped. */
+static bool apply_choice_count(struct xv_ctx *ctx, const char *path, bool present, uint64_t count,
+                               struct xlb_cluster_config *out)
 {
-    struct xv_wire w = {data, data + len};
-    struct xv_wire_field f;
-    bool present = false, ok = true;
-    uint64_t count = 0;
-    int r = 0;
-    while (data != NULL && ok && (r = xv_wire_next(&w, &f)) == 1)
-        if (f.number == 1)
-            ok = present = f.wire_type == 2 && wire_uint32_value(f.data, f.len, &count);
     char cpath[XV_PATH_MAX];
     xv_key(cpath, path, "choice_count");
-    if (!ok || r < 0) {
-        xv_error(ctx, path, "could not parse LeastRequest config");
-        return false;
-    }
     if (xlb_least_request_choice_count(present, count, &out->choice_count) != 0) {
         xv_error(ctx, cpath, "must be greater than or equal to 2, got %" PRIu64, count);
         return false;
@@ -128,30 +111,36 @@ static bool read_choice_count(struct xv_ctx *ctx, const char *path, const uint8_
     return true;
 }
 
-/*
- * lb_policy LEAST_REQUEST: least_request_lb_config is an unknown field to xlb's proto, kept by
- * protobuf-c as the bytes after its tag (the length, then the message).
- */
+/* choice_count (field 1, a UInt32Value) of a LeastRequest policy, given as wire bytes. */
+static bool read_choice_count(struct xv_ctx *ctx, const char *path, const uint8_t *data, size_t len,
+                              struct xlb_cluster_config *out)
+{
+    struct xv_wire w = {data, data + len};
+    struct xv_wire_field f;
+    bool present = false, ok = true;
+    uint64_t count = 0;
+    int r = 0;
+    while (ok && (r = xv_wire_next(&w, &f)) == 1)
+        if (f.number == 1)
+            ok = present = f.wire_type == 2 && wire_uint32_value(f.data, f.len, &count);
+    if (!ok || r < 0) {
+        xv_error(ctx, path, "could not parse LeastRequest config");
+        return false;
+    }
+    return apply_choice_count(ctx, path, present, count, out);
+}
+
+/* lb_policy LEAST_REQUEST and its least_request_lb_config (A48). */
 static bool read_least_request_enum(struct xv_ctx *ctx, const Cluster *c,
                                     struct xlb_cluster_config *out)
 {
-    const ProtobufCMessageUnknownField *config = NULL;
-    for (unsigned i = 0; i < c->base.n_unknown_fields; i++)
-        if (c->base.unknown_fields[i].tag == XV_LEAST_REQUEST_LB_CONFIG_FIELD &&
-            c->base.unknown_fields[i].wire_type == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
-            config = &c->base.unknown_fields[i];
-    if (config == NULL)
-        return read_choice_count(ctx, "least_request_lb_config", NULL, 0, out);
-    size_t skip = 0; /* the length prefix's varint */
-    while (skip < config->len && (config->data[skip] & 0x80))
-        skip++;
-    skip++;
-    if (skip > config->len) {
-        xv_error(ctx, "least_request_lb_config", "could not parse LeastRequest config");
-        return false;
-    }
-    return read_choice_count(ctx, "least_request_lb_config", config->data + skip,
-                             config->len - skip, out);
+    const Envoy__Config__Cluster__V3__Cluster__LeastRequestLbConfig *config =
+        c->lb_config_case == ENVOY__CONFIG__CLUSTER__V3__CLUSTER__LB_CONFIG_LEAST_REQUEST_LB_CONFIG
+            ? c->least_request_lb_config
+            : NULL;
+    const Google__Protobuf__UInt32Value *count = config ? config->choice_count : NULL;
+    return apply_choice_count(ctx, "least_request_lb_config", count != NULL,
+                              count ? count->value : 0, out);
 }
 
 /* The legacy fields: lb_policy and ring_hash_lb_config (or maglev_lb_config). */
@@ -247,6 +236,30 @@ static bool read_ring_hash_policy(struct xv_ctx *ctx, const char *path,
 }
 
 /*
+ * envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst: shuffle_address_list (1).
+ * Bytes that do not decode are NACKed with gRPC C-core's words; field 1 with another wire
+ * type is an unknown field to C-core's parser (upb), so it is skipped here too.
+ */
+static bool read_pick_first_policy(struct xv_ctx *ctx, const char *path,
+                                   const Google__Protobuf__Any *any, struct xlb_cluster_config *out)
+{
+    struct xv_wire w = {any->value.data, any->value.data + any->value.len};
+    struct xv_wire_field f;
+    bool shuffle = false;
+    int r;
+    while ((r = xv_wire_next(&w, &f)) == 1)
+        if (f.number == 1 && f.wire_type == 0)
+            shuffle = f.varint != 0;
+    if (r < 0) {
+        xv_error(ctx, path, "can't decode PickFirst LB policy config");
+        return false;
+    }
+    out->lb_policy = XLB_LB_PICK_FIRST;
+    out->shuffle_address_list = shuffle;
+    return true;
+}
+
+/*
  * One policy. Returns 1 when xlb uses it, 0 when it is unsupported (try the next), -1 on an
  * error in a policy xlb does support.
  */
@@ -267,9 +280,12 @@ static int read_policy(struct xv_ctx *ctx, const char *path, const Google__Proto
         xv_key(vpath, path, "value");
         return read_choice_count(ctx, vpath, any->value.data, any->value.len, out) ? 1 : -1;
     }
-    /* Ring hash picks an endpoint across localities, so it cannot sit under wrr_locality. */
+    /* Ring hash and pick first pick an endpoint across localities, so they cannot sit under
+     * wrr_locality. */
     if (strcmp(type, XV_RING_HASH) == 0 && !leaf_only)
         return read_ring_hash_policy(ctx, path, any, out) ? 1 : -1;
+    if (strcmp(type, XV_PICK_FIRST) == 0 && !leaf_only)
+        return read_pick_first_policy(ctx, path, any, out) ? 1 : -1;
     /* wrr_locality under wrr_locality weighs the same localities again: accepted, as gRPC
      * does, down to the depth limit. */
     if (strcmp(type, XV_WRR_LOCALITY) != 0)

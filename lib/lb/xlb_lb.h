@@ -32,6 +32,7 @@
 #include "xlb_rng.h"
 #include "xlb_route.h"
 #include "xlb_rr.h"
+#include "xlb_pick_first.h"
 #include "xlb_wchoice.h"
 
 /* Stable endpoint slots: an index into per-worker endpoint counters and the usable bitmap. */
@@ -68,6 +69,7 @@ struct xlb_lb_priority {
     struct xlb_wchoice *locality_choice; /* over localities with a usable endpoint; or NULL */
     struct xlb_ring_hash *ring; /* RING_HASH: endpoint indexes of its non-draining endpoints */
     struct xlb_maglev *maglev;  /* MAGLEV: the same, in a Maglev table */
+    struct xlb_pick_first *pick_first; /* PICK_FIRST: its usable endpoints, in list order */
     uint32_t n_usable;
 };
 
@@ -82,6 +84,7 @@ enum xlb_lb_policy_kind {
     XLB_LB_POLICY_RING_HASH,
     XLB_LB_POLICY_MAGLEV,
     XLB_LB_POLICY_LEAST_REQUEST, /* A48: locality as round robin, then least request in it */
+    XLB_LB_POLICY_PICK_FIRST,    /* A62: the first usable endpoint of the priority, sticky */
 };
 
 /* Whether a cluster picks by the request's hash alone (ring hash or Maglev). */
@@ -212,6 +215,8 @@ struct xlb_lb_worker {
     pcre2_match_data *hash_match;     /* regex_rewrite of hash policies */
     pcre2_match_context *hash_limits; /* XLB_ROUTE_MATCH_LIMIT */
     struct xlb_rr_cursor cursors[XLB_LOCALITY_SLOTS];
+    /* A62: the endpoint each pick-first cluster (by cluster slot) sticks to on this lcore. */
+    struct xlb_pick_first_state pick_first[XLB_CLUSTER_SLOTS];
     struct xlb_worker_load *load;        /* this lcore's counters, or NULL */
     const struct xlb_worker_load *loads; /* every worker's (circuit breaker), or NULL */
     unsigned n_workers;
@@ -223,6 +228,15 @@ struct xlb_lb_worker {
     const uint32_t *in_flight_sums;
     struct xlb_least_request_trace *least_request_trace;
 };
+
+/* A62: the lcore's sticky state for pick-first cluster c; `none` (a throwaway) when c has no
+ * cluster slot (the slot tables were full): then every pick starts from the list's head. */
+static inline struct xlb_pick_first_state *
+xlb_lb_pick_first_state(const struct xlb_lb_cluster *c, struct xlb_lb_worker *w,
+                        struct xlb_pick_first_state *none)
+{
+    return c->cluster_slot < XLB_CLUSTER_SLOTS ? &w->pick_first[c->cluster_slot] : none;
+}
 
 /* The session cookie's content (A55/A60), already decoded; n_addresses 0 when none. */
 struct xlb_lb_session {

@@ -62,6 +62,7 @@ static void cluster_free(struct xlb_lb_cluster *c)
         xlb_wchoice_free(prio->locality_choice);
         xlb_ring_hash_free(prio->ring);
         xlb_maglev_free(prio->maglev);
+        xlb_pick_first_free(prio->pick_first);
     }
     free(c->priorities);
     for (uint32_t d = 0; d < c->n_drops; d++)

@@ -87,6 +87,19 @@ static uint32_t least_request_endpoint(const struct xlb_lb_cluster *c,
                                        w->least_request_trace);
 }
 
+static bool usable_at(const void *ctx, uint32_t index)
+{
+    return xlb_slot_usable(((const struct xlb_lb_cluster *)ctx)->usable, index);
+}
+
+/* A62 without connectivity (L4, splice, simulate): the first usable endpoint, kept. */
+static uint32_t pick_first_endpoint(const struct xlb_lb_cluster *c, const struct xlb_lb_priority *p,
+                                    struct xlb_lb_worker *w)
+{
+    struct xlb_pick_first_state none = {0};
+    return xlb_pick_first_pick(p->pick_first, xlb_lb_pick_first_state(c, w, &none), usable_at, c);
+}
+
 static void count_pick(const struct xlb_lb_cluster *c, const struct xlb_lb_endpoint *e,
                        struct xlb_lb_worker *w, bool via_session)
 {
@@ -115,6 +128,8 @@ static uint32_t policy_endpoint(const struct xlb_lb_cluster *c, uint64_t hash, b
     const struct xlb_lb_priority *p = &c->priorities[c->chosen_priority];
     if (c->policy == XLB_LB_POLICY_LEAST_REQUEST)
         return least_request_endpoint(c, p, w);
+    if (c->policy == XLB_LB_POLICY_PICK_FIRST)
+        return pick_first_endpoint(c, p, w);
     if (!xlb_lb_policy_hashes(c->policy))
         return round_robin_endpoint(p, w);
     /* A42: without a hash from the route's policies the picker draws a random one. */

@@ -1,7 +1,8 @@
 /*
  * The normal pick of a leaf cluster over its worker's subchannels (the L7 stream mode): a
  * proxyless gRPC client's priority (A56), weighted_target and round_robin, or ring hash (A42),
- * each considering READY endpoints only.
+ * each considering READY endpoints only; or pick first (A62), which waits for the endpoint it
+ * holds while that one connects.
  */
 #include "xlb_lb_connectivity_state.h"
 
@@ -177,6 +178,44 @@ static uint32_t ready_least_request(const struct xlb_lb_connectivity *conn,
     return XLB_PICK_NONE;
 }
 
+/* A62 over subchannels: an endpoint is passed over only in TRANSIENT_FAILURE (or ejected);
+ * one still IDLE or CONNECTING is waited for rather than skipped for a READY one behind it. */
+struct pick_first_ctx {
+    const struct xlb_lb_connectivity *conn;
+    const struct xlb_lb_cluster *c;
+};
+
+static bool not_failing_at(const void *arg, uint32_t index)
+{
+    const struct pick_first_ctx *ctx = arg;
+    return xlb_slot_usable(ctx->c->usable, index) &&
+           xlb_conn_state(ctx->conn, ctx->c->endpoints[index].slot) != XLB_CONN_TRANSIENT_FAILURE;
+}
+
+/*
+ * The endpoint pick first holds (or moves on to) in priority p; XLB_LB_QUEUE when it is not
+ * READY yet (the trace names it, so that the engine connects it), as a gRPC channel's
+ * pick_first queues its RPCs while its subchannel connects.
+ */
+static enum xlb_lb_outcome ready_pick_first(const struct xlb_lb_cluster *c, uint32_t p,
+                                            struct xlb_lb_worker *w, struct xlb_lb_trace *trace,
+                                            uint32_t *index)
+{
+    struct pick_first_ctx ctx = {w->connectivity, c};
+    struct xlb_pick_first_state none = {0};
+    *index = xlb_pick_first_pick(c->priorities[p].pick_first, xlb_lb_pick_first_state(c, w, &none),
+                                 not_failing_at, &ctx);
+    if (*index == XLB_PICK_NONE)
+        return XLB_LB_NO_ENDPOINT;
+    const struct xlb_lb_endpoint *e = &c->endpoints[*index];
+    if (xlb_conn_state(w->connectivity, e->slot) == XLB_CONN_READY)
+        return XLB_LB_PICKED;
+    trace->endpoint = *index;
+    trace->slot = e->slot;
+    trace->locality = e->locality;
+    return XLB_LB_QUEUE;
+}
+
 /* A42: the hash's entry, else the first READY one after it in ring (or table) order. */
 static uint32_t ready_in_order(const struct xlb_lb_connectivity *conn,
                                const struct xlb_lb_cluster *c, const uint32_t *indexes, uint32_t n,
@@ -217,6 +256,8 @@ enum xlb_lb_outcome xlb_lb_pick_ready(const struct xlb_lb_cluster *c, uint64_t h
     if (queue)
         return XLB_LB_QUEUE;
     const struct xlb_lb_priority *prio = &c->priorities[p];
+    if (c->policy == XLB_LB_POLICY_PICK_FIRST)
+        return ready_pick_first(c, p, w, trace, index);
     if (xlb_lb_policy_hashes(c->policy)) {
         trace->hashed = hashed;
         trace->hash = hashed ? hash : xlb_rng_next(&w->rng);

@@ -59,12 +59,78 @@ static void endpoints_need_a_cluster_name(void **state)
     xlb_xds_cache_free(&cache);
 }
 
+/* The cluster "name" of the cache, loaded and valid. */
+static const struct xlb_cluster_config *loaded_cluster(const struct xlb_xds_cache *cache,
+                                                       const char *name)
+{
+    const struct xlb_xds_resource *r = xlb_xds_cache_find(cache, XLB_XDS_CDS, name);
+    assert_non_null(r);
+    assert_int_equal(r->state, XLB_RES_STATIC);
+    assert_true(r->has_value);
+    return &r->value.cluster;
+}
+
+/*
+ * Least request (A48) from static JSON as over ADS: lb_policy LEAST_REQUEST keeps its
+ * least_request_lb_config.choice_count, and a load_balancing_policy may name the LeastRequest
+ * extension by its @type (both were once dropped or refused by the JSON reader).
+ */
+static void least_request_from_json(void **state)
+{
+    static const char doc[] =
+        "{\"clusters\":[{\"name\":\"enum\",\"type\":\"EDS\","
+        "\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}},"
+        "\"lb_policy\":\"LEAST_REQUEST\",\"least_request_lb_config\":{\"choice_count\":3}},"
+        "{\"name\":\"policy\",\"type\":\"EDS\",\"eds_cluster_config\":{\"eds_config\":"
+        "{\"ads\":{}}},\"load_balancing_policy\":{\"policies\":[{\"typed_extension_config\":"
+        "{\"name\":\"lr\",\"typed_config\":{\"@type\":\"type.googleapis.com/"
+        "envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest\","
+        "\"choice_count\":3}}}]}}]}";
+    struct xlb_xds_cache cache;
+    xlb_xds_cache_init(&cache);
+    cJSON *json = cJSON_Parse(doc);
+    assert_non_null(json);
+    struct xlb_errors errs = {0};
+    assert_int_equal(xlb_static_resources_load(&cache, json, &errs), 0);
+    cJSON_Delete(json);
+    assert_int_equal(errs.n, 0);
+    for (int i = 0; i < 2; i++) {
+        const struct xlb_cluster_config *c = loaded_cluster(&cache, i ? "policy" : "enum");
+        assert_int_equal(c->lb_policy, XLB_LB_LEAST_REQUEST);
+        assert_int_equal(c->choice_count, 3);
+    }
+    xlb_xds_cache_free(&cache);
+}
+
+/* Pick first (A62) named by its @type in static JSON, with shuffle_address_list. */
+static void pick_first_from_json(void **state)
+{
+    static const char doc[] =
+        "{\"clusters\":[{\"name\":\"pf\",\"type\":\"EDS\",\"eds_cluster_config\":"
+        "{\"eds_config\":{\"ads\":{}}},\"load_balancing_policy\":{\"policies\":["
+        "{\"typed_extension_config\":{\"name\":\"pf\",\"typed_config\":{\"@type\":"
+        "\"type.googleapis.com/envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst\","
+        "\"shuffle_address_list\":true}}}]}}]}";
+    struct xlb_xds_cache cache;
+    xlb_xds_cache_init(&cache);
+    cJSON *json = cJSON_Parse(doc);
+    assert_non_null(json);
+    struct xlb_errors errs = {0};
+    assert_int_equal(xlb_static_resources_load(&cache, json, &errs), 0);
+    cJSON_Delete(json);
+    assert_int_equal(errs.n, 0);
+    const struct xlb_cluster_config *c = loaded_cluster(&cache, "pf");
+    assert_int_equal(c->lb_policy, XLB_LB_PICK_FIRST);
+    assert_true(c->shuffle_address_list);
+    xlb_xds_cache_free(&cache);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(resource_defined_twice),
-        cmocka_unit_test(listener_needs_a_name),
-        cmocka_unit_test(endpoints_need_a_cluster_name),
+        cmocka_unit_test(resource_defined_twice),        cmocka_unit_test(listener_needs_a_name),
+        cmocka_unit_test(endpoints_need_a_cluster_name), cmocka_unit_test(least_request_from_json),
+        cmocka_unit_test(pick_first_from_json),
     };
     return cmocka_run_group_tests_name("static_resources", tests, NULL, NULL);
 }

@@ -96,7 +96,7 @@ struct inputs {
     struct xlb_eds_priority priority;
     struct xlb_endpoint_config eds;
     uint32_t *slots;
-    struct xlb_cluster_config rr_config, ring_config, lr_config;
+    struct xlb_cluster_config rr_config, ring_config, lr_config, pf_config;
 };
 
 static void inputs_make(struct inputs *in, uint32_t n)
@@ -148,6 +148,8 @@ static void inputs_make(struct inputs *in, uint32_t n)
     in->lr_config = base;
     in->lr_config.lb_policy = XLB_LB_LEAST_REQUEST;
     in->lr_config.choice_count = 2;
+    in->pf_config = base;
+    in->pf_config.lb_policy = XLB_LB_PICK_FIRST;
 }
 
 static void inputs_free(struct inputs *in)
@@ -206,7 +208,7 @@ static void vip_make(struct l4_vip *v, struct xlb_lb_cluster *c)
 
 struct fixture {
     uint32_t n;
-    struct l4_vip rr, ring, lr;
+    struct l4_vip rr, ring, lr, pf;
     struct xlb_maglev *maglev;
     struct xlb_host_port *sessions; /* N_SESSIONS random endpoints */
     uint32_t *session_index;        /* their endpoint indexes, for the check */
@@ -265,6 +267,21 @@ static uint64_t loop_lr(struct fixture *f)
         if (f->w.load != NULL && t.slot < XLB_ENDPOINT_SLOTS)
             f->w.load->endpoints[t.slot]
                 .in_flight--; /* the call ends (xlb_flow_request_finished) */
+    }
+    return acc;
+}
+
+/* Pick first (A62): every pick finds the held endpoint still usable (the steady state). */
+static uint64_t loop_pf(struct fixture *f)
+{
+    uint64_t acc = 0;
+    struct xlb_lb_request req = {
+        .http = NULL, .connection_id = 0, .session = NULL, .connectivity = f->connectivity};
+    struct xlb_lb_trace t;
+    for (uint32_t i = 0; i < PICKS; i++) {
+        xlb_lb_pick(&f->pf.vip, &req, &f->w, &t);
+        acc += t.endpoint;
+        complete(f);
     }
     return acc;
 }
@@ -364,6 +381,9 @@ static void check(struct fixture *f)
         if (xlb_lb_pick(&f->ring.vip, &req, &f->w, &t) != XLB_LB_PICKED || t.endpoint >= f->n)
             die("ring hash pick failed");
         complete(f);
+        if (xlb_lb_pick(&f->pf.vip, &req, &f->w, &t) != XLB_LB_PICKED || t.endpoint != 0)
+            die("pick first did not pick the first endpoint");
+        complete(f);
         s.addresses[0] = f->sessions[i & (N_SESSIONS - 1)];
         req.session = &s;
         if (xlb_lb_pick(&f->rr.vip, &req, &f->w, &t) != XLB_LB_PICKED ||
@@ -427,6 +447,7 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
     vip_make(&f->rr, compile(&in, &in.rr_config));
     vip_make(&f->ring, compile(&in, &in.ring_config));
     vip_make(&f->lr, compile(&in, &in.lr_config));
+    vip_make(&f->pf, compile(&in, &in.pf_config));
     double maglev_ms;
     f->maglev = build_maglev(&in, &maglev_ms);
 
@@ -453,6 +474,8 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
         {"  same, dry run", loop_rr, loop_base_draw_complete, 0, true},
         {"ring hash", loop_ring, loop_base_draw_complete, 0, false},
         {"least request (2 draws)", loop_lr, loop_base_draw_complete, 0, false},
+        {"pick first (sticky)", loop_pf, loop_base_draw_complete, 0, false},
+        {"  same, base = RR", loop_pf, loop_rr, 0, false},
         {"maglev (lib/pick only)", loop_maglev, loop_base_draw, 0, false},
         {"override lookup", loop_override, loop_base_session, TARGET_OVERRIDE_CYCLES, false},
         {"  same, dry run", loop_override, loop_base_session, 0, true},
@@ -479,6 +502,7 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
     xlb_lb_cluster_release(f->rr.leaf);
     xlb_lb_cluster_release(f->ring.leaf);
     xlb_lb_cluster_release(f->lr.leaf);
+    xlb_lb_cluster_release(f->pf.leaf);
     xlb_maglev_free(f->maglev);
     free(f->sessions);
     free(f->session_index);
