@@ -12,8 +12,8 @@
  */
 #include "stream_conn.h"
 
-#define XLB_STREAM_LINGER_MS    2000u
-#define LINGERS_ENDED_PER_POLL  64u
+#define XLB_STREAM_LINGER_MS   2000u
+#define LINGERS_ENDED_PER_POLL 64u
 
 bool xlb_stream_linger(struct xlb_stream_side *d)
 {
