@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # New connections per second and CPU per connection (issue 24) through xlb's L4 VIP, xlb's L7
-# (HTTP/2) VIP and HAProxy, side by side in one topology and one run, with the same h2load
+# (HTTP/2) VIPs in the stream mode (the default) and the splice mode, and HAProxy, side by side in one topology and one run, with the same h2load
 # client and the same nghttpd backends. A benchmark: it reports, it never passes or fails on a
 # figure. Needs root (network namespaces); about 3 minutes with the defaults.
 #
@@ -17,12 +17,13 @@
 #   client 198.18.0.2          h2load -r RATE/10 --rate-period 100ms (a new connection per
 #                              CRB_REQUESTS requests)
 #   lb                         xlbd, 1 worker, DPDK af_packet on its veth:
-#                              L7 VIP 198.18.0.100:50051, L4 VIP 198.18.0.100:9002
+#                              L7 VIPs 198.18.0.100:50052 (stream) and :50051 (splice),
+#                              L4 VIP 198.18.0.100:9002
 #   hap    198.18.0.3          HAProxy (Debian's, nbthread 1), bind :50051 proto h2
 #   be1..3 198.18.0.21-23      nghttpd --no-tls on port 50051
-# All three balance round robin over the same three backends, without session cookies.
+# All balance round robin over the same three backends, without session cookies.
 #
-# Each step runs h2load once against each of the three at the same target rate. A step's
+# Each step runs h2load once against each of the four at the same target rate. A step's
 # refusals are h2load's failed + errored + timed-out requests (a connection refused or reset
 # fails its requests). "At 0 refusals" is the highest rate h2load achieved (connections over
 # its run time) in a step without refusals. CPU per connection (tools/bench/cpu_accounting.sh):
@@ -30,8 +31,8 @@
 # kernel, which includes af_packet's sends), the whole xlbd process's run time, and HAProxy's
 # process run time. The summary gives, per side, the highest rate without refusals and the CPU
 # per connection of that step (at low rates the thread times include idle polling), and the
-# ratios HAProxy / xlb L7 and xlb L7 / L4 at the highest target all three served without
-# refusals.
+# ratios HAProxy / xlb L7 (stream and splice) and xlb L7 / L4 at the highest target all four
+# served without refusals.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -123,7 +124,8 @@ x["l7_connections_per_worker"] = pool
 # An entry is about 75 KB (docs/l7.md): room for the pool on top of the default 256 MB.
 m = x["eal"].index("-m")
 x["eal"][m + 1] = str(256 + pool * 75 // 1000)
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///rate", "l7_mode": "splice"},
+x["vips"] = [{"address": "198.18.0.100", "port": 50052, "target": "xds:///rate"},
+             {"address": "198.18.0.100", "port": 50051, "target": "xds:///rate", "l7_mode": "splice"},
              {"address": "198.18.0.100", "port": 9002, "cluster": "l4"}]
 router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
 listener = {"name": "rate", "api_listener": {"api_listener": {
@@ -145,6 +147,7 @@ json.dump(c, open(path, "w"), indent=1)
 PY
 xlb_start >/dev/null || { echo "conn_rate: xlbd did not start"; tail -n 20 "$RUN_DIR/xlbd.log"; exit 1; }
 
+STREAM_URL=http://198.18.0.100:50052/who
 L7_URL=http://198.18.0.100:50051/who
 L4_URL=http://198.18.0.100:9002/who
 HAP_URL=http://198.18.0.3:50051/who
@@ -152,7 +155,7 @@ answers() {
     ip netns exec "$RUN_PREFIX-client" timeout 10 h2load -n 6 -c 3 "$1" 2>&1 |
         grep -q ' 6 succeeded, 0 failed, 0 errored'
 }
-for url in "$L7_URL" "$L4_URL" "$HAP_URL"; do
+for url in "$STREAM_URL" "$L7_URL" "$L4_URL" "$HAP_URL"; do
     xlb_wait_until 50 0.2 answers "$url" ||
         { echo "conn_rate: no answer from $url"; tail -n 5 "$RUN_DIR/haproxy.log"; exit 1; }
 done
@@ -173,7 +176,7 @@ print(", ".join(f"{k} {int(v) - int(a.get(k, 0))}" for k, v in b.items() if int(
 PY
 }
 
-echo "conn_rate: new connections/s and CPU per connection, xlb (1 worker) L4 and L7 VIPs and HAProxy $(haproxy -v | sed -nE '1s/HAProxy version ([^ ]+).*/\1/p') (nbthread 1)"
+echo "conn_rate: new connections/s and CPU per connection, xlb (1 worker) L4, L7 stream and L7 splice VIPs and HAProxy $(haproxy -v | sed -nE '1s/HAProxy version ([^ ]+).*/\1/p') (nbthread 1)"
 echo "  same topology, same run; h2load -m 1, $PER_CONN requests per connection, ${SECS} s steps;" \
     "xlb l7_connections_per_worker $POOL, max_requests $MAX_REQUESTS; TSC $(python3 -c "print(round($TSC_HZ / 1e9, 3))") GHz"
 printf '  %-7s %-6s %8s %8s %8s %9s %10s %10s %10s\n' target side conns refused "conn/s" \
@@ -214,7 +217,8 @@ PY
 
 for rate in $RATES; do
     step L4 "$L4_URL" "$rate"
-    step L7 "$L7_URL" "$rate"
+    step stream "$STREAM_URL" "$rate"
+    step splice "$L7_URL" "$rate"
     step haproxy "$HAP_URL" "$rate"
 done
 
@@ -227,7 +231,8 @@ for line in open(sys.argv[1]):
     rows.append({"target": int(f[0]), "side": f[1], "refused": int(f[3]), "rate": int(f[4]),
                  "busy": float(f[5]), "worker": float(f[6]), "proc": float(f[7])})
 summary = {}
-for side in ("L4", "L7", "haproxy"):
+SIDES = ("L4", "stream", "splice", "haproxy")
+for side in SIDES:
     ok = [r for r in rows if r["side"] == side and r["refused"] == 0]
     # The step with the highest achieved rate without refusals: at low rates the thread times
     # also hold the idle loops of a polling worker (and of HAProxy's event loop).
@@ -248,16 +253,19 @@ def ratio(a, b):
     return f"{a / b:.2f}" if b and not math.isnan(a) and not math.isnan(b) else "n/a"
 by = {(r["target"], r["side"]): r for r in rows}
 common = [t for t in sorted({r["target"] for r in rows})
-          if all((t, s) in by and by[(t, s)]["refused"] == 0 for s in ("L4", "L7", "haproxy"))]
+          if all((t, s) in by and by[(t, s)]["refused"] == 0 for s in SIDES)]
 if common:
     t = common[-1]
-    l4, l7, hap = by[(t, "L4")], by[(t, "L7")], by[(t, "haproxy")]
-    print(f"  ratios at target {t}/s (the highest all three served without refusals): "
-          f"HAProxy process / xlbd process (L7) {ratio(hap['proc'], l7['proc'])}, "
-          f"HAProxy process / xlb L7 worker thread {ratio(hap['proc'], l7['worker'])}; "
-          f"xlb L7 / L4: busy {ratio(l7['busy'], l4['busy'])}, worker thread {ratio(l7['worker'], l4['worker'])}")
+    l4, hap = by[(t, "L4")], by[(t, "haproxy")]
+    print(f"  ratios at target {t}/s (the highest all four served without refusals):")
+    for mode in ("stream", "splice"):
+        l7 = by[(t, mode)]
+        print(f"    {mode}: HAProxy process / xlbd process {ratio(hap['proc'], l7['proc'])}, "
+              f"HAProxy process / xlb worker thread {ratio(hap['proc'], l7['worker'])}; "
+              f"xlb {mode} / L4: busy {ratio(l7['busy'], l4['busy'])}, "
+              f"worker thread {ratio(l7['worker'], l4['worker'])}")
 else:
-    print("  ratios: no target rate was served without refusals by all three")
+    print("  ratios: no target rate was served without refusals by all four")
 PY
 xlb_ctl --json counters | python3 -c '
 import json, sys
