@@ -1,10 +1,13 @@
 /* The stream mode's packet-test peers: see stream_peers.h. */
 #include "stream_peers.h"
 
+#include <rte_cycles.h>
+
 static const struct rte_ether_addr port_mac = FIX_PORT_MAC, peer_mac = FIX_PEER_MAC,
                                    backend_mac = NAT_BACKEND_MAC;
 
 static struct stream_test *the_test;
+struct stream_xlb_cycles stream_xlb_cycles;
 
 static uint64_t now_ms(const struct stream_test *t)
 {
@@ -116,7 +119,7 @@ void submit_rpc(struct stream_test *t)
                          12, strlen(t->timeout), NGHTTP2_NV_FLAG_NONE};
     int32_t id = nghttp2_submit_request(t->h2, NULL, with_timeout, n, NULL, NULL);
     assert_true(id > 0);
-    assert_true(t->n_rpcs < RPCS);
+    assert_true(t->n_rpcs < RPCS_MAX);
     t->rpcs[t->n_rpcs++] = (struct rpc){.stream_id = id};
 }
 
@@ -153,6 +156,46 @@ void submit_rpc_with_body(struct stream_test *t, uint32_t bytes)
     int32_t id = nghttp2_submit_request(t->h2, NULL, nva, RTE_DIM(nva), &body, NULL);
     assert_true(id > 0);
     t->rpcs[t->n_rpcs++] = (struct rpc){.stream_id = id};
+}
+
+/* The message of submit_rpc_message's request: a 16-byte protobuf behind gRPC's 5-byte
+ * prefix, once per stream (its rpc's message_sent). */
+static ssize_t client_message(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
+                              uint32_t *flags, nghttp2_data_source *source, void *user)
+{
+    (void)s;
+    (void)id;
+    (void)user;
+    static const char message[] = "\0\0\0\0\x10\x0a\x0ehello from xlb";
+    const size_t n = sizeof(message) - 1;
+    struct rpc *r = source->ptr;
+    assert_true(len >= n);
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+    if (r->message_sent)
+        return 0;
+    r->message_sent = true;
+    memcpy(buf, message, n);
+    return (ssize_t)n;
+}
+
+void submit_rpc_message(struct stream_test *t)
+{
+    static const nghttp2_nv nva[] = {
+        NV(":method", "POST"),
+        NV(":scheme", "http"),
+        NV(":path", "/echo.Echo/Say"),
+        NV(":authority", "svc"),
+        NV("content-type", "application/grpc"),
+        NV("te", "trailers"),
+    };
+    assert_true(t->n_rpcs < RPCS_MAX);
+    struct rpc *r = &t->rpcs[t->n_rpcs];
+    *r = (struct rpc){0};
+    nghttp2_data_provider body = {.source.ptr = r, .read_callback = client_message};
+    int32_t id = nghttp2_submit_request(t->h2, NULL, nva, RTE_DIM(nva), &body, NULL);
+    assert_true(id > 0);
+    r->stream_id = id;
+    t->n_rpcs++;
 }
 
 /* ---- the client's TCP ---- */
@@ -408,6 +451,7 @@ static void to_backends(struct stream_test *t, struct rte_mbuf *m)
 static void take_batch(struct xlb_burst_ctx *ctx, uint16_t port_index)
 {
     struct xlb_tx_batch *b = &ctx->tx[port_index];
+    stream_xlb_cycles.tx += b->n;
     for (uint16_t i = 0; i < b->n; i++) {
         assert_true(the_test->n_sent < RTE_DIM(the_test->sent));
         the_test->sent[the_test->n_sent++] = b->pkts[i];
@@ -461,6 +505,24 @@ static void xlb_to_client(struct stream_test *t)
     }
 }
 
+/* fixture_send, with the burst function's cycles counted. */
+static void send_to_xlb(struct fixture *f, const void *frame, size_t len)
+{
+    struct rte_mbuf *m = rte_pktmbuf_alloc(f->pool);
+    assert_non_null(m);
+    memcpy(rte_pktmbuf_append(m, (uint16_t)len), frame, len);
+    const uint8_t *ip = (const uint8_t *)frame + sizeof(struct rte_ether_hdr);
+    uint8_t tcp_flags = ip[(ip[0] & 0xfu) * 4u + 13];
+    uint64_t start = rte_rdtsc();
+    xlb_burst_process(&f->ctx, f->snap, 0, &m, 1);
+    uint64_t cycles = rte_rdtsc() - start;
+    struct stream_xlb_cycles *c = &stream_xlb_cycles;
+    c->burst += cycles;
+    c->rx++;
+    if (c->log != NULL && c->n_log < c->cap_log)
+        c->log[c->n_log++] = (struct stream_xlb_packet){cycles, (uint32_t)len, tcp_flags};
+}
+
 static void peer_to_xlb(struct stream_test *t, struct rte_mbuf **tx, uint16_t *n_tx,
                         const struct rte_ether_addr *src)
 {
@@ -477,7 +539,7 @@ static void peer_to_xlb(struct stream_test *t, struct rte_mbuf **tx, uint16_t *n
         if (ip != frame + sizeof(*eth))
             memcpy(frame + sizeof(*eth), ip, len);
         rte_pktmbuf_free(m);
-        fixture_send(t->n->f, frame, sizeof(*eth) + len);
+        send_to_xlb(t->n->f, frame, sizeof(*eth) + len);
         xlb_to_client(t);
     }
     *n_tx = 0;
@@ -496,8 +558,12 @@ void step(struct stream_test *t)
     f->ctx.now_tsc += MS;
     xlb_tcp_poll(t->ep, now_ms(t), 256);
     xlb_tcp_poll(t->backend_ep, now_ms(t), 256);
+    uint64_t start = rte_rdtsc();
     xlb_stream_poll(&f->ctx, f->snap);
+    uint64_t polled = rte_rdtsc();
     xlb_flow_expire(&f->ctx, f->snap);
+    stream_xlb_cycles.expire += rte_rdtsc() - polled;
+    stream_xlb_cycles.poll += polled - start;
 }
 
 /* ---- set-up ---- */
@@ -567,14 +633,26 @@ struct stream_test *stream_test_create(void)
     xlb_tcp_tx_set(t.backend_ep, t.backend_tx, PEER_TX, &t.n_backend_tx);
     uint8_t seed[16] = {7};
     xlb_syn_cookie_keys_init(&t.backend_keys, seed);
+    stream_client_connect(&t, 40000);
+    return &t;
+}
+
+void stream_client_connect(struct stream_test *t, uint16_t port)
+{
+    assert_null(t->c);
+    if (t->h2 != NULL)
+        nghttp2_session_del(t->h2);
+    t->h2 = NULL;
+    t->closed = t->settings_acked = t->eof = false;
+    t->n_rpcs = 0;
+    t->goaway_error = UINT32_MAX;
     struct xlb_tcp_tuple tuple = {
-        .family = AF_INET, .local_port = htons(40000), .remote_port = htons(VIP_PORT)};
+        .family = AF_INET, .local_port = htons(port), .remote_port = htons(VIP_PORT)};
     inet_pton(AF_INET, FIX_PEER4, tuple.local);
     inet_pton(AF_INET, FIX_VIP4, tuple.remote);
-    t.c = xlb_tcp_connect(t.ep, &tuple, 0x7ffff000u, now_ms(&t), &cbs, &t);
-    assert_non_null(t.c);
-    h2_client(&t);
-    return &t;
+    t->c = xlb_tcp_connect(t->ep, &tuple, 0x7ffff000u, now_ms(t), &cbs, t);
+    assert_non_null(t->c);
+    h2_client(t);
 }
 
 /* The client closes; everything is back: the flow (after its linger), xlb's connection, both

@@ -32,6 +32,7 @@
 #define MAX_STEPS 20000u /* simulated milliseconds: every loop's bound */
 #define MS        (TSC_HZ / 1000)
 #define RPCS      4
+#define RPCS_MAX  32 /* RPCs the client tracks at once (bench_stream keeps 16 in flight) */
 #define BACKENDS  2
 #define BACKEND_A "198.18.0.21"
 #define BACKEND_B "198.18.0.22"
@@ -44,6 +45,7 @@ struct rpc {
     char body[64];
     bool closed;
     uint32_t error_code;
+    bool message_sent; /* submit_rpc_message: its request message went out */
 };
 
 /* A backend: one of the backend endpoint's connections and its HTTP/2 server session. */
@@ -91,12 +93,31 @@ struct stream_test {
     uint16_t n_tx;
     bool closed;
     nghttp2_session *h2;
-    struct rpc rpcs[RPCS];
+    struct rpc rpcs[RPCS_MAX];
     unsigned n_rpcs;
     bool settings_acked;
     uint32_t goaway_error; /* UINT32_MAX: none received */
     bool eof;              /* xlb's FIN */
 };
+
+/* One packet into xlb, as bench_stream logs a new connection's: its burst cycles, frame
+ * length and TCP flags. */
+struct stream_xlb_packet {
+    uint64_t cycles;
+    uint32_t len;
+    uint8_t tcp_flags;
+};
+
+/* The TSC cycles spent in xlb's calls (the burst function, xlb_stream_poll, xlb_flow_expire)
+ * and the packets xlb received and sent, summed since the start of the process: bench_stream
+ * reads them around what it measures, so that the peers' own work is not counted. */
+struct stream_xlb_cycles {
+    uint64_t burst, poll, expire;
+    uint64_t rx, tx;
+    struct stream_xlb_packet *log; /* when set, each packet in, while n_log < cap_log */
+    uint32_t n_log, cap_log;
+};
+extern struct stream_xlb_cycles stream_xlb_cycles;
 
 /* A worker with a stream VIP over two backends, and the client connected to it. */
 struct stream_test *stream_test_create(void);
@@ -107,5 +128,11 @@ void step(struct stream_test *t);
 /* A unary RPC on the client's connection; with a body of `bytes`. */
 void submit_rpc(struct stream_test *t);
 void submit_rpc_with_body(struct stream_test *t, uint32_t bytes);
+/* A unary RPC whose request is HEADERS then one DATA frame with a 21-byte gRPC message and
+ * END_STREAM, as h2load's and a gRPC client's are. */
+void submit_rpc_message(struct stream_test *t);
+/* A new client connection from `port` (a fresh HTTP/2 client session), once the previous one
+ * is closed (t->c NULL); stream_test_create made the first, from port 40000. */
+void stream_client_connect(struct stream_test *t, uint16_t port);
 
 #endif
