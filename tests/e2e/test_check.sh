@@ -23,8 +23,10 @@ want=$(( 512 * 1024 * 1024 / 4 / ${bytes:-1} ))
 grep -Eqx "capacity: l7 connections $want per worker x 1 workers = $want \\([0-9]+ bytes each, [0-9.]+ MiB\\)" \
     <<<"$out" || { echo "FAIL: l7 capacity: $out"; exit 1; }
 grep -qx 'capacity: eal memory 512.0 MiB' <<<"$out" || { echo "FAIL: eal memory: $out"; exit 1; }
-# Its stream VIP makes the stream engine, sized by tcp_connections_per_worker (4096).
-grep -Eqx 'capacity: stream engine 4096 connections per worker x 1 workers \([0-9.]+ MiB each, [0-9.]+ MiB\)' \
+# Its stream VIP makes the stream engine, sized by tcp_connections_per_worker (4096); its HTTP/2
+# heap is an eighth of the 512 MiB (64 KiB a connection would be 256 MiB): 64 MiB, of which 7/8
+# hold 1,792 sessions of 32 KiB.
+grep -Eqx 'capacity: stream engine 4096 connections per worker x 1 workers \([0-9.]+ MiB each, [0-9.]+ MiB\); its HTTP/2 heap of 64.0 MiB holds 1792 sessions at once per worker' \
     <<<"$out" || { echo "FAIL: stream engine: $out"; exit 1; }
 ! grep -q 'capacity: warning' <<<"$out" || { echo "FAIL: the demo does not fit: $out"; exit 1; }
 # Two workers in 128 MiB: the tables alone take more, which --check says (xlbd would not start).
@@ -48,7 +50,10 @@ l7=$(sed -n 's/^capacity: l7 connections \([0-9]*\) per worker x 2 workers.*/\1/
 bytes=$(sed -n 's/^capacity: l7 connections .*(\([0-9]*\) bytes each.*/\1/p' <<<"$out")
 [ -n "$l7" ] && [ "$l7" -eq $(( 2048 * 1024 * 1024 / 4 / 2 / bytes )) ] ||
     { echo "FAIL: l7 pool for 2 GiB: $out"; exit 1; }
-echo "ok - --check prints the flows and L7 connections the configuration holds ($l7 per worker at 2 GiB)"
+# The stream heap follows the memory too: 2 GiB / 8 / 2 workers = 128 MiB, 3,584 sessions each.
+grep -Eq 'its HTTP/2 heap of 128.0 MiB holds 3584 sessions at once per worker$' <<<"$out" ||
+    { echo "FAIL: stream heap for 2 GiB: $out"; exit 1; }
+echo "ok - --check prints the flows, L7 connections and stream sessions the configuration holds ($l7 per worker at 2 GiB)"
 
 # Issue 21: the mbuf pool against what can hold mbufs at once. Unset, it is sized to them;
 # set too small, --check and the start refuse it and say why.
