@@ -290,14 +290,13 @@ static struct xlb_stream_limits stream_limits(const struct xlb_bootstrap *b, uin
     for (unsigned v = 0; v < b->n_vips; v++)
         streams |= b->vips[v].target != NULL && b->vips[v].stream;
     uint32_t connections = streams ? b->tcp_connections_per_worker : 0;
-    uint32_t floor = connections * (uint64_t)XLB_STREAM_HEAP_PER_CONN > XLB_STREAM_HEAP_DEFAULT_MAX
-                         ? XLB_STREAM_HEAP_DEFAULT_MAX
-                         : connections * XLB_STREAM_HEAP_PER_CONN;
     return (struct xlb_stream_limits){
         .connections = connections,
-        .heap_bytes = connections == 0 ? 0
-                                       : xlbd_stream_heap_default(memory, b->workers, connections,
-                                                                  XLB_STREAM_HEAP_PER_CONN, floor),
+        .heap_bytes = connections == 0
+                          ? 0
+                          : xlbd_stream_heap_default(memory, b->workers, connections,
+                                                     XLB_STREAM_HEAP_PER_CONN,
+                                                     xlb_stream_heap_floor(connections)),
         .max_concurrent_streams = b->stream_max_concurrent_streams,
         .window_bytes = b->stream_window_bytes,
         .rpcs_per_connection = b->stream_rpcs_per_connection,

@@ -48,6 +48,9 @@ struct xlb_stream_limits {
 #define XLB_STREAM_DEFAULT_SUBCHANNELS_PER_ENDPOINT 8u
 /* Fill the fields left 0 (but connections and retry_buffers) with their defaults. */
 void xlb_stream_limits_complete(struct xlb_stream_limits *limits);
+/* The heap when heap_bytes is 0: XLB_STREAM_HEAP_PER_CONN a connection, at most
+ * XLB_STREAM_HEAP_DEFAULT_MAX (xlbd never sizes it below this). */
+uint32_t xlb_stream_heap_floor(uint32_t connections);
 /* Client connections that can have an HTTP/2 session at once: the pool, or fewer when the
  * heap cannot commit every session's floor. */
 uint32_t xlb_stream_sessions_max(const struct xlb_stream_limits *limits);

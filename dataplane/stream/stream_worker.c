@@ -18,12 +18,15 @@
 /* The heap all sessions of a worker share: as configured (xlbd sizes it from the EAL memory),
  * or room for every connection's floor up to a cap; beyond it, connections are refused
  * (counted stream_heap_full) rather than memory grown. */
+uint32_t xlb_stream_heap_floor(uint32_t connections)
+{
+    uint64_t heap = (uint64_t)connections * XLB_STREAM_HEAP_PER_CONN;
+    return heap > XLB_STREAM_HEAP_DEFAULT_MAX ? XLB_STREAM_HEAP_DEFAULT_MAX : (uint32_t)heap;
+}
+
 static uint32_t heap_bytes(const struct xlb_stream_limits *l)
 {
-    if (l->heap_bytes != 0)
-        return l->heap_bytes;
-    uint64_t heap = (uint64_t)l->connections * XLB_STREAM_HEAP_PER_CONN;
-    return heap > XLB_STREAM_HEAP_DEFAULT_MAX ? XLB_STREAM_HEAP_DEFAULT_MAX : (uint32_t)heap;
+    return l->heap_bytes != 0 ? l->heap_bytes : xlb_stream_heap_floor(l->connections);
 }
 
 uint32_t xlb_stream_sessions_max(const struct xlb_stream_limits *limits)
