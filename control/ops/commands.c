@@ -11,6 +11,7 @@
 #include "control_socket.h"
 #include "flows.h"
 #include "metrics.h"
+#include "port_link.h"
 #include "simulate.h"
 #include "tcp_listing.h"
 #include "worker_status.h"
@@ -111,14 +112,16 @@ static cJSON *port_status(struct xlb_control_plane *cp, unsigned p)
         snprintf(prefix, sizeof(prefix), "%s/%u", text, view->prefixes[a].len);
         cJSON_AddItemToArray(addresses, cJSON_CreateString(prefix));
     }
-    struct rte_eth_link link;
-    bool link_known = rte_eth_link_get_nowait(view->port_id, &link) == 0;
-    cJSON_AddStringToObject(port, "link",
-                            !link_known        ? "unknown"
-                            : link.link_status ? "up"
-                                               : "down");
-    if (link_known && link.link_status)
-        cJSON_AddNumberToObject(port, "speed_mbps", link.link_speed);
+    struct xlb_port_link link;
+    xlb_port_link_read(view->port_id, &link);
+    cJSON_AddStringToObject(port, "link", xlb_link_state_name(link.state));
+    if (link.state == XLB_LINK_UP)
+        cJSON_AddNumberToObject(port, "speed_mbps", link.speed_mbps);
+    if (link.kernel_state != NULL) {
+        cJSON *kernel = cJSON_AddObjectToObject(port, "kernel_interface");
+        cJSON_AddStringToObject(kernel, "name", link.kernel_if);
+        cJSON_AddStringToObject(kernel, "state", link.kernel_state);
+    }
     struct rte_eth_stats stats;
     if (rte_eth_stats_get(view->port_id, &stats) == 0) {
         add_u64(port, "rx_packets", stats.ipackets);

@@ -12,6 +12,7 @@
 #include "lb_metrics.h"
 #include "metrics_http.h"
 #include "metrics_text.h"
+#include "port_link.h"
 #include "worker_status.h"
 
 /* The TCP endpoint's families (lib/xlb_tcp_stats.h): one xlb_tcp_FAMILY_total per family, the
@@ -170,9 +171,10 @@ static void port_families(const struct xlb_control_plane *cp, struct xlb_text *t
     }
     xlb_metrics_family(t, "xlb_port_link_up", "gauge", "1 when the port's link is up.");
     for (unsigned p = 0; p < cp->n_ports; p++) {
-        struct rte_eth_link link;
-        int up = rte_eth_link_get_nowait(cp->ports[p].port_id, &link) == 0 && link.link_status;
-        xlb_text_printf(t, "xlb_port_link_up{port=\"%s\"} %d\n", cp->bootstrap.ports[p].name, up);
+        struct xlb_port_link link;
+        xlb_port_link_read(cp->ports[p].port_id, &link);
+        xlb_text_printf(t, "xlb_port_link_up{port=\"%s\"} %d\n", cp->bootstrap.ports[p].name,
+                        link.state == XLB_LINK_UP);
     }
 }
 

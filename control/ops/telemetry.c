@@ -32,6 +32,7 @@
 
 #include "control_plane.h"
 #include "lb_metrics.h"
+#include "port_link.h"
 #include "xlb_lb_connectivity.h"
 #include "worker_status.h"
 #include "xlb_override_map.h"
@@ -213,13 +214,13 @@ static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d
         if (c == NULL)
             break;
         struct rte_eth_stats stats = {0};
-        struct rte_eth_link link = {0};
+        struct xlb_port_link link;
         rte_eth_stats_get(cp->ports[p].port_id, &stats);
-        rte_eth_link_get_nowait(cp->ports[p].port_id, &link);
+        xlb_port_link_read(cp->ports[p].port_id, &link);
         rte_tel_data_start_dict(c);
         rte_tel_data_add_dict_string(c, "name", cp->bootstrap.ports[p].name);
         rte_tel_data_add_dict_u64(c, "port_id", cp->ports[p].port_id);
-        rte_tel_data_add_dict_u64(c, "link_up", link.link_status);
+        rte_tel_data_add_dict_u64(c, "link_up", link.state == XLB_LINK_UP);
         rte_tel_data_add_dict_u64(c, "rx_packets", stats.ipackets);
         rte_tel_data_add_dict_u64(c, "tx_packets", stats.opackets);
         rte_tel_data_add_dict_u64(c, "rx_dropped", stats.imissed + stats.rx_nombuf);

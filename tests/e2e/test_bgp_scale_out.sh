@@ -237,6 +237,23 @@ RUN_PIDS+=("$host2")
 wait_until 300 0.2 ecmp_over_both || fail "host 2 was not announced again: $(vip_route)"
 pass "host 2 restarted: announced again, the router is back to two next hops"
 
+# Host 2's data link goes down (its switch port, the veth peer of the eth0 xlbd drives through
+# af_packet): DPDK still reports the link up, xlb reads the kernel interface's carrier, the
+# health check fails and the route is withdrawn; back up, the host is announced again.
+ip -n "$E2E_PREFIX-sw" link set v-lb2 down
+down_at=$(date +%s%N)
+wait_until 300 0.05 only_host1 || fail "host 2's route stayed with its data link down: $(vip_route)"
+echo "withdrawal: host 2's next hop left the router's route $((($(date +%s%N) - down_at) / 1000000)) ms after its link went down"
+why=$("$HEALTHCHECK" --xlbctl "$XLBCTL" --socket "$E2E_DIR/host2.sock" 2>&1) &&
+    fail "xlb-healthcheck passed with host 2's link down"
+echo "$why" | grep -q "link down (interface eth0: no carrier)" ||
+    fail "xlb-healthcheck did not name the link: $why"
+"$XLBCTL" --socket "$E2E_DIR/host2.sock" metrics | grep -Eq '^xlb_port_link_up\{port="net_af_[a-z]+0"\} 0' ||
+    fail "the link-up metric does not show host 2's link down"
+ip -n "$E2E_PREFIX-sw" link set v-lb2 up
+wait_until 300 0.2 ecmp_over_both || fail "host 2 was not announced again after its link came back: $(vip_route)"
+pass "host 2's data link down: withdrawn ($why); link up: announced again"
+
 kill -TERM "$host2"
 wait "$host2" || fail "host 2 did not stop cleanly"
 e2e_stop_xlbd

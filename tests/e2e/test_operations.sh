@@ -202,6 +202,8 @@ ports = list(replies["/xlb/ports"].values())
 assert len(ports) == 1, ports
 port = ports[0]
 assert port["name"] == "net_af_packet0" and port["link_up"] == 1, port
+# The port sits on the lb host's eth0: status names it and reads its carrier.
+assert after["ports"][0]["kernel_interface"] == {"name": "eth0", "state": "up"}, after["ports"][0]
 low, high = before["ports"][0]["rx_packets"], after["ports"][0]["rx_packets"]
 assert 0 < low <= port["rx_packets"] <= high, ("port rx", low, port, high)
 
