@@ -3,10 +3,11 @@
  * XLB_LB_QUEUE when the priority it chose (or a cookie's endpoint) has no READY connection
  * yet. The RPC then waits in a fixed per-worker array with its request headers, its DATA
  * kept unconsumed (the client's window bounds it), while the engine connects the IDLE
- * endpoints the pick named. Waiting RPCs are picked again when a subchannel changes state and
- * every XLB_STREAM_REPICK_MS on the poll (A56's failover timer expires with no state change).
- * One whose grpc-timeout passes gets DEADLINE_EXCEEDED; one that waits longer than gRPC's
- * minimum connect timeout, or finds the queue full, UNAVAILABLE: trailers-only, counted.
+ * endpoints the pick named (the priority's, or pick first's one). Waiting RPCs are picked again
+ * when a subchannel changes state and every XLB_STREAM_REPICK_MS on the poll (A56's failover timer
+ * expires with no state change). One whose grpc-timeout passes gets DEADLINE_EXCEEDED; one that
+ * waits longer than gRPC's minimum connect timeout, or finds the queue full, UNAVAILABLE:
+ * trailers-only, counted.
  */
 #include <string.h>
 
@@ -21,7 +22,11 @@ void xlb_stream_connect_idle(struct xlb_stream_worker *w, const struct xlb_lb_tr
         return;
     if (trace->endpoint < c->n_endpoints && trace->slot == c->endpoints[trace->endpoint].slot &&
         xlb_lb_connectivity_get(w->ctx->lb, trace->slot) == XLB_CONN_IDLE)
-        xlb_stream_sub_for(w, w->snap, &c->endpoints[trace->endpoint]); /* the override's */
+        xlb_stream_sub_for(w, w->snap, &c->endpoints[trace->endpoint]); /* named by the pick */
+    /* Pick first connects the endpoint it holds, one at a time (A62); the other policies
+     * connect every IDLE endpoint of the priority, as gRPC's round robin and ring hash do. */
+    if (c->policy == XLB_LB_POLICY_PICK_FIRST)
+        return;
     for (uint32_t i = 0; i < c->n_endpoints; i++) {
         const struct xlb_lb_endpoint *e = &c->endpoints[i];
         if (e->priority == trace->priority && e->slot < XLB_ENDPOINT_SLOTS &&

@@ -253,11 +253,15 @@ enum xlb_lb_outcome xlb_lb_pick_ready(const struct xlb_lb_cluster *c, uint64_t h
     trace->priority = p;
     if (p == XLB_PICK_NONE)
         return XLB_LB_NO_ENDPOINT;
+    if (c->policy == XLB_LB_POLICY_PICK_FIRST) {
+        /* Also while the priority waits: the trace then names the one endpoint pick first
+         * tries, so that the engine connects it alone, as A62 connects one at a time. */
+        enum xlb_lb_outcome outcome = ready_pick_first(c, p, w, trace, index);
+        return queue && outcome == XLB_LB_NO_ENDPOINT ? XLB_LB_QUEUE : outcome;
+    }
     if (queue)
         return XLB_LB_QUEUE;
     const struct xlb_lb_priority *prio = &c->priorities[p];
-    if (c->policy == XLB_LB_POLICY_PICK_FIRST)
-        return ready_pick_first(c, p, w, trace, index);
     if (xlb_lb_policy_hashes(c->policy)) {
         trace->hashed = hashed;
         trace->hash = hashed ? hash : xlb_rng_next(&w->rng);

@@ -4,7 +4,8 @@
 # 40 RPCs all land on the first endpoint; once that backend is stopped (by PID) the next 40 all
 # succeed and all land on the next endpoint in order, the others none. An RPC that meets the
 # dead backend before xlb has seen it fail is retried, as a user would (bounded). xlbctl
-# simulate names the policy and the endpoint. Counts come from the backends' own logs; nothing
+# simulate names the policy and the endpoint; xlbctl endpoints shows that only the endpoint in
+# use was connected. Counts come from the backends' own logs; nothing
 # is timed. About 15 s.
 . "$(dirname "$0")/lib.sh"
 . "$E2E_SOURCE/tools/lib/grpc_peers.sh"
@@ -69,6 +70,11 @@ read -r b1 b2 b3 <<<"$(counts)"
 [ $((b1 - a1)) -eq 40 ] && [ "$b2" -eq "$a2" ] && [ "$b3" -eq "$a3" ] ||
     fail "pick first spread 40 RPCs as b1 $((b1 - a1)), b2 $((b2 - a2)), b3 $((b3 - a3))"
 pass "pick first: 40 of 40 RPCs on the first endpoint (b1)"
+
+# One subchannel at a time (A62): xlb connected b1 only; b2 and b3 were never tried.
+states=$(xlbctl --json endpoints pf | python3 -c 'import json,sys; print(" ".join(e["connectivity"] for e in json.load(sys.stdin)))')
+[ "$states" = "READY IDLE IDLE" ] || fail "pick first's endpoints are '$states', not 'READY IDLE IDLE'"
+pass "pick first connected its first endpoint only: b1 READY, b2 and b3 IDLE"
 
 kill "${PIDS[1]}"
 wait "${PIDS[1]}" 2>/dev/null || true

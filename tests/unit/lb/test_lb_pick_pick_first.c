@@ -106,6 +106,27 @@ static void test_connectivity_sticky(void **state)
     fixture_done(&f);
 }
 
+/* Nothing READY yet: the priority waits, and the trace still names the one endpoint pick first
+ * tries, so that the engine connects that one alone (A62), not the whole priority. */
+static void test_connects_one_at_a_time(void **state)
+{
+    (void)state;
+    struct xlb_cluster_config cfg = pick_first(false);
+    struct fixture f;
+    fixture_start(&f, two_localities(), &cfg, NULL, 1, false);
+    assert_int_equal(xlb_lb_connectivity_init(&f.w), 0);
+    struct xlb_lb_trace t;
+    assert_int_equal(pick_conn(&f, &f.w, &t), XLB_LB_QUEUE); /* all IDLE */
+    assert_int_equal(t.endpoint, 0);
+    set(&f.w, 0, XLB_CONN_CONNECTING);
+    assert_int_equal(pick_conn(&f, &f.w, &t), XLB_LB_QUEUE);
+    assert_int_equal(t.endpoint, 0); /* waited for, the IDLE ones behind it untouched */
+    set(&f.w, 0, XLB_CONN_TRANSIENT_FAILURE);
+    assert_int_equal(pick_conn(&f, &f.w, &t), XLB_LB_QUEUE);
+    assert_int_equal(t.endpoint, 1); /* the next in order, once the first failed */
+    fixture_done(&f);
+}
+
 /* Each worker holds its own endpoint: one that saw the first fail stays on the second while
  * another, which did not, stays on the first. */
 static void test_per_worker(void **state)
@@ -193,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_all_on_first),
         cmocka_unit_test(test_ejected_and_draining_passed_over),
         cmocka_unit_test(test_connectivity_sticky),
+        cmocka_unit_test(test_connects_one_at_a_time),
         cmocka_unit_test(test_per_worker),
         cmocka_unit_test(test_compile_shuffle),
     };
