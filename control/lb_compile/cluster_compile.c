@@ -134,37 +134,111 @@ static int build_maglev(const struct xlb_ring_hash_endpoint *ring_eps, uint32_t 
     return rc;
 }
 
+/* The EDS endpoints of priority p, in the order of the cluster's endpoints from `first`. */
+static void priority_sources(const struct xlb_endpoint_config *eds, uint32_t p,
+                             const struct xlb_eds_endpoint **out)
+{
+    uint32_t n = 0;
+    for (size_t l = 0; l < eds->priorities[p].n_localities; l++)
+        for (size_t e = 0; e < eds->priorities[p].localities[l].n_endpoints; e++)
+            out[n++] = &eds->priorities[p].localities[l].endpoints[e];
+}
+
+struct ring_key {
+    const char *key;
+    uint32_t at;   /* its place in the priority's list: earlier ones keep a shared key */
+    bool from_eds; /* the endpoint's hash_key (A76); else its address, which never changes */
+};
+
+static int compare_ring_keys(const void *a, const void *b)
+{
+    const struct ring_key *x = *(const struct ring_key *const *)a;
+    const struct ring_key *y = *(const struct ring_key *const *)b;
+    int c = strcmp(x->key, y->key);
+    return c != 0 ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/*
+ * A point of the ring holds one endpoint, so a key may place one endpoint only. A hash_key
+ * that another endpoint of the priority also names, or that is another endpoint's address,
+ * leaves the later endpoints (or the one whose address it is) placed by their addresses, which
+ * are unique. Repeated until no key is shared: each pass moves at least one endpoint to its
+ * address. Returns -ENOMEM or 0.
+ */
+static int unshare_ring_keys(struct ring_key *keys, uint32_t n,
+                             char (*addresses)[XLB_HOST_PORT_STRLEN])
+{
+    struct ring_key **sorted = calloc(n + 1, sizeof(*sorted));
+    if (sorted == NULL)
+        return -ENOMEM;
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (uint32_t i = 0; i < n; i++)
+            sorted[i] = &keys[i];
+        qsort(sorted, n, sizeof(*sorted), compare_ring_keys);
+        for (uint32_t i = 0; i < n;) {
+            uint32_t end = i + 1, addressed = 0;
+            while (end < n && strcmp(sorted[end]->key, sorted[i]->key) == 0)
+                end++;
+            for (uint32_t j = i; j < end; j++)
+                addressed += !sorted[j]->from_eds;
+            for (uint32_t j = i; end - i > 1 && j < end; j++)
+                if (sorted[j]->from_eds && (addressed > 0 || j > i)) {
+                    sorted[j]->key = addresses[sorted[j]->at];
+                    sorted[j]->from_eds = false;
+                    moved = true;
+                }
+            i = end;
+        }
+    }
+    free(sorted);
+    return 0;
+}
+
 /*
  * A42: every non-draining endpoint of the priority, weight = endpoint x locality weight, on a
- * ring; or with the same weights in a Maglev table (keys "host:port", as the ring's).
+ * ring; or with the same weights in a Maglev table. An endpoint's key is its EDS hash_key
+ * (A76), else its address "host:port".
  */
 static int build_hash_picker(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c,
                              uint32_t p, uint32_t first, uint32_t count)
 {
     struct xlb_ring_hash_endpoint *ring_eps = calloc(count + 1, sizeof(*ring_eps));
-    char(*keys)[XLB_HOST_PORT_STRLEN] = calloc(count + 1, sizeof(*keys));
-    int rc = ring_eps && keys ? 0 : -ENOMEM;
+    char(*addresses)[XLB_HOST_PORT_STRLEN] = calloc(count + 1, sizeof(*addresses));
+    struct ring_key *keys = calloc(count + 1, sizeof(*keys));
+    const struct xlb_eds_endpoint **sources = calloc(count + 1, sizeof(*sources));
+    int rc = ring_eps && addresses && keys && sources ? 0 : -ENOMEM;
     uint32_t n = 0;
+    if (rc == 0)
+        priority_sources(in->endpoints, p, sources);
     for (uint32_t i = first; rc == 0 && i < first + count; i++) {
         const struct xlb_lb_endpoint *e = &c->endpoints[i];
         if (e->health == XLB_HEALTH_DRAINING)
             continue;
         uint64_t w =
             (uint64_t)e->weight * in->endpoints->priorities[p].localities[e->locality].weight;
-        xlb_host_port_format(&e->where, keys[n], sizeof(keys[n]));
+        xlb_host_port_format(&e->where, addresses[n], sizeof(addresses[n]));
+        const char *hash_key = sources[i - first]->hash_key;
+        keys[n] =
+            (struct ring_key){hash_key != NULL ? hash_key : addresses[n], n, hash_key != NULL};
         ring_eps[n] = (struct xlb_ring_hash_endpoint){
-            .key = keys[n],
             .slot = i,
             .weight = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w,
         };
         n++;
     }
+    if (rc == 0 && n > 0)
+        rc = unshare_ring_keys(keys, n, addresses);
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        ring_eps[i].key = keys[i].key;
     if (rc == 0 && n > 0 && c->policy == XLB_LB_POLICY_MAGLEV)
         rc = build_maglev(ring_eps, n, in->config->maglev_table_size, &c->priorities[p].maglev);
     else if (rc == 0 && n > 0)
         rc = xlb_ring_hash_build(ring_eps, n, &in->config->ring_hash, &c->priorities[p].ring);
     free(ring_eps);
+    free(addresses);
     free(keys);
+    free(sources);
     return rc;
 }
 

@@ -1,7 +1,7 @@
 /*
  * A validated ClusterLoadAssignment (EDS) as a gRPC client reads it (A27, A61 dual-stack
- * addresses, A55 DRAINING endpoints): localities grouped by priority, priorities contiguous
- * from 0, drop overloads in parts per million.
+ * addresses, A55 DRAINING endpoints, A76 endpoint hash keys): localities grouped by priority,
+ * priorities contiguous from 0, drop overloads in parts per million.
  */
 #ifndef XLB_XDS_ENDPOINT_CONFIG_H
 #define XLB_XDS_ENDPOINT_CONFIG_H
@@ -19,6 +19,7 @@ struct xlb_eds_endpoint {
     uint32_t n_addresses;
     enum xlb_health_status health; /* UNKNOWN, HEALTHY or DRAINING: others are left out */
     uint32_t weight;               /* load_balancing_weight, default 1, never 0 */
+    char *hash_key;                /* A76: metadata "envoy.lb" "hash_key" (a string), else NULL */
 };
 
 struct xlb_eds_locality {

@@ -1,12 +1,14 @@
 /*
- * LocalityLbEndpoints and LbEndpoint as a gRPC client reads them (A27, A55, A61): a weighted
- * locality, endpoints with IP literal addresses, health status and weight.
+ * LocalityLbEndpoints and LbEndpoint as a gRPC client reads them (A27, A55, A61, A76): a
+ * weighted locality, endpoints with IP literal addresses, health status, weight and hash key.
  */
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "validate_endpoint_internal.h"
+#include "xlb_ring_hash.h"
 
 typedef Envoy__Config__Endpoint__V3__LbEndpoint LbEndpoint;
 typedef Envoy__Config__Endpoint__V3__LocalityLbEndpoints LocalityLbEndpoints;
@@ -56,6 +58,56 @@ static bool read_addresses(struct xv_ctx *ctx, const char *path,
     return ok;
 }
 
+/*
+ * A76: the endpoint's place on a ring hash (or Maglev) ring comes from its metadata's
+ * "envoy.lb" "hash_key" when that is a non-empty string, as Envoy reads it; anything else is
+ * no key (the address is hashed), as gRPC reads it. GRPC_XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT
+ * set to true ignores the key, gRPC's way back for control planes that set it for other ends.
+ */
+static const char *metadata_hash_key(const Envoy__Config__Core__V3__Metadata *md)
+{
+    const char *key = NULL;
+    for (size_t i = 0; md != NULL && i < md->n_filter_metadata; i++) {
+        const Envoy__Config__Core__V3__Metadata__FilterMetadataEntry *f = md->filter_metadata[i];
+        if (f->key == NULL || strcmp(f->key, "envoy.lb") != 0 || f->value == NULL)
+            continue;
+        key = NULL; /* a later entry for the same filter replaces an earlier one, as in a map */
+        for (size_t j = 0; j < f->value->n_fields; j++) {
+            const Google__Protobuf__Struct__FieldsEntry *v = f->value->fields[j];
+            if (v->key != NULL && strcmp(v->key, "hash_key") == 0)
+                key = v->value != NULL &&
+                              v->value->kind_case == GOOGLE__PROTOBUF__VALUE__KIND_STRING_VALUE
+                          ? v->value->string_value
+                          : NULL;
+        }
+    }
+    return key != NULL && key[0] != '\0' ? key : NULL;
+}
+
+static bool hash_keys_ignored(void)
+{
+    const char *v = getenv("GRPC_XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT");
+    return v != NULL && strcasecmp(v, "true") == 0;
+}
+
+static bool read_hash_key(struct xv_ctx *ctx, const char *path, const LbEndpoint *lbe,
+                          struct xlb_eds_endpoint *out)
+{
+    const char *key = hash_keys_ignored() ? NULL : metadata_hash_key(lbe->metadata);
+    if (key == NULL)
+        return true;
+    char child[XV_PATH_MAX];
+    xv_key(child, path, "metadata.filter_metadata[envoy.lb].hash_key");
+    size_t len = strlen(key);
+    if (len > XLB_RING_HASH_MAX_KEY) {
+        xv_error(ctx, child, "%zu bytes: xlb places keys of at most %d bytes on its rings", len,
+                 XLB_RING_HASH_MAX_KEY);
+        return false;
+    }
+    out->hash_key = xv_strdup(ctx, child, key);
+    return out->hash_key != NULL;
+}
+
 /* Returns 1 when kept, 0 when gRPC ignores it (its health status), -1 on an error. */
 static int read_endpoint(struct xv_ctx *ctx, const char *path, const LbEndpoint *lbe,
                          struct xlb_eds_endpoint *out)
@@ -84,6 +136,7 @@ static int read_endpoint(struct xv_ctx *ctx, const char *path, const LbEndpoint 
         return -1;
     }
     ok = read_addresses(ctx, child, lbe->endpoint, out) && ok;
+    ok = read_hash_key(ctx, path, lbe, out) && ok;
     return ok ? 1 : -1;
 }
 
@@ -144,8 +197,10 @@ void xv_locality_free(struct xlb_eds_locality *loc)
     free(loc->region);
     free(loc->zone);
     free(loc->sub_zone);
-    for (size_t j = 0; j < loc->n_endpoints; j++)
+    for (size_t j = 0; j < loc->n_endpoints; j++) {
         free(loc->endpoints[j].addresses);
+        free(loc->endpoints[j].hash_key);
+    }
     free(loc->endpoints);
     memset(loc, 0, sizeof(*loc));
 }

@@ -41,6 +41,85 @@ static void ring_fixture(struct fixture *f, uint32_t n, uint32_t draining)
     fixture_start(f, ring_eds(n, draining), &cfg, NULL, 1, false);
 }
 
+/*
+ * Five endpoints, the i-th at 198.18.2.(first + i * step) (mod 5, from 1); with keys, the i-th is
+ * named pod-i by its EDS hash_key (A76). A ring hash or Maglev cluster behind f.
+ */
+static void keyed_fixture(struct fixture *f, enum xlb_lb_policy policy, bool keyed, uint32_t shift)
+{
+    static char keys[5][8] = {"pod-0", "pod-1", "pod-2", "pod-3", "pod-4"};
+    struct eds *e = eds_one_locality(1);
+    for (uint32_t i = 0; i < 5; i++) {
+        char addr[32];
+        snprintf(addr, sizeof(addr), "198.18.2.%u:443", (i + shift) % 5 + 1);
+        uint32_t at = eds_endpoint(e, addr, 1, XLB_HEALTH_HEALTHY);
+        if (keyed)
+            e->eps[0][0][at].hash_key = keys[i];
+    }
+    struct xlb_cluster_config cfg = cluster_config(policy);
+    fixture_start(f, e, &cfg, NULL, 1, false);
+}
+
+/* How many of 400 hashes pick endpoints of the same index (the same pod) in both fixtures. */
+static uint32_t same_picks(struct fixture *a, struct fixture *b)
+{
+    struct xlb_rng rng;
+    xlb_rng_seed(&rng, SEED);
+    uint32_t same = 0;
+    for (uint32_t i = 0; i < 400; i++) {
+        uint64_t id = xlb_rng_next(&rng);
+        same += pick_ok(a, id, NULL).endpoint == pick_ok(b, id, NULL).endpoint;
+    }
+    return same;
+}
+
+/*
+ * A76: an endpoint placed by its EDS hash_key keeps its place on the ring (and in a Maglev
+ * table) when its address changes: every hash still lands on the same pod. Placed by their
+ * addresses, the same move sends most hashes elsewhere.
+ */
+static void test_endpoint_hash_key_survives_new_addresses(void **state)
+{
+    (void)state;
+    enum xlb_lb_policy policies[2] = {XLB_LB_RING_HASH, XLB_LB_MAGLEV};
+    for (int k = 0; k < 2; k++) {
+        struct fixture before, after;
+        keyed_fixture(&before, policies[k], true, 0);
+        keyed_fixture(&after, policies[k], true, 2);
+        assert_int_equal(same_picks(&before, &after), 400);
+        fixture_done(&before);
+        fixture_done(&after);
+        keyed_fixture(&before, policies[k], false, 0);
+        keyed_fixture(&after, policies[k], false, 2);
+        assert_true(same_picks(&before, &after) < 200);
+        fixture_done(&before);
+        fixture_done(&after);
+    }
+}
+
+/* Two endpoints naming one hash_key: the first keeps it, the second is placed by its address,
+ * so both are on the ring and the cluster compiles. */
+static void test_shared_hash_key_falls_back_to_address(void **state)
+{
+    (void)state;
+    static char pod[] = "pod";
+    struct eds *e = eds_one_locality(1);
+    uint32_t a = eds_endpoint(e, "198.18.2.1:443", 1, XLB_HEALTH_HEALTHY);
+    uint32_t b = eds_endpoint(e, "198.18.2.2:443", 1, XLB_HEALTH_HEALTHY);
+    e->eps[0][0][a].hash_key = pod;
+    e->eps[0][0][b].hash_key = pod;
+    struct xlb_cluster_config cfg = cluster_config(XLB_LB_RING_HASH);
+    struct fixture f;
+    fixture_start(&f, e, &cfg, NULL, 1, false);
+    struct xlb_rng rng;
+    xlb_rng_seed(&rng, SEED);
+    uint32_t seen[2] = {0};
+    for (uint32_t i = 0; i < 400; i++)
+        seen[pick_ok(&f, xlb_rng_next(&rng), NULL).endpoint]++;
+    assert_true(seen[0] > 0 && seen[1] > 0);
+    fixture_done(&f);
+}
+
 static void test_ring_hash_same_hash_same_endpoint(void **state)
 {
     (void)state;
@@ -172,6 +251,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_hash_same_hash_same_endpoint),
+        cmocka_unit_test(test_endpoint_hash_key_survives_new_addresses),
+        cmocka_unit_test(test_shared_hash_key_falls_back_to_address),
         cmocka_unit_test(test_ring_hash_ejected_walks_to_next),
         cmocka_unit_test(test_ring_hash_l4_connection_id),
         cmocka_unit_test(test_ring_hash_session_override),

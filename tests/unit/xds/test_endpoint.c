@@ -2,6 +2,8 @@
 #include "xv_test.h"
 
 #include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "endpoint_config.h"
@@ -341,6 +343,67 @@ static void drop_denominator_unknown(void **state)
                 "denominator: unknown denominator type 7");
 }
 
+/* An endpoint with "envoy.lb" metadata: {"hash_key": VALUE} (VALUE as JSON text). */
+#define EP_KEYED(addr, value)                                                                      \
+    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"" addr                          \
+    "\",\"port_value\":80}}},\"metadata\":{\"filter_metadata\":{\"envoy.lb\":{\"hash_key\":" value \
+    "}}}}"
+
+static const char *const keyed_assignment =
+    "{\"cluster_name\":\"c\",\"endpoints\":[{\"locality\":{\"zone\":\"a\"},"
+    "\"load_balancing_weight\":1,\"lb_endpoints\":[" EP_KEYED("10.0.0.1", "\"pod-0\"") "," EP_KEYED(
+        "10.0.0.2", "7") "," EP_KEYED("10.0.0.3",
+                                      "\"\"") ","
+                                              "{\"endpoint\":{\"address\":{\"socket_address\":{"
+                                              "\"address\":\"10.0.0.4\",\"port_value\":80}}},"
+                                              "\"metadata\":{\"filter_metadata\":{\"other\":{"
+                                              "\"hash_key\":\"x\"}}}}]}]}";
+
+/* A76: a string hash_key under "envoy.lb" is the endpoint's; a number, an empty string or
+ * another filter's key is no key (the address places it), as gRPC reads them. */
+static void hash_key_from_metadata(void **state)
+{
+    struct xlb_endpoint_config cfg;
+    struct xlb_errors errs = {0};
+    assert_int_equal(validate(keyed_assignment, &cfg, &errs), 0);
+    xv_expect_none(&errs);
+    const struct xlb_eds_locality *l = &cfg.priorities[0].localities[0];
+    assert_int_equal(l->n_endpoints, 4);
+    assert_string_equal(l->endpoints[0].hash_key, "pod-0");
+    assert_null(l->endpoints[1].hash_key);
+    assert_null(l->endpoints[2].hash_key);
+    assert_null(l->endpoints[3].hash_key);
+    xlb_endpoint_config_free(&cfg);
+}
+
+/* gRPC's way back: GRPC_XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT=true ignores the keys. */
+static void hash_key_backward_compat(void **state)
+{
+    struct xlb_endpoint_config cfg;
+    struct xlb_errors errs = {0};
+    setenv("GRPC_XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT", "TRUE", 1);
+    int rc = validate(keyed_assignment, &cfg, &errs);
+    unsetenv("GRPC_XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT");
+    assert_int_equal(rc, 0);
+    assert_null(cfg.priorities[0].localities[0].endpoints[0].hash_key);
+    xlb_endpoint_config_free(&cfg);
+}
+
+static void hash_key_too_long_rejected(void **state)
+{
+    char key[300], json[1024];
+    memset(key, 'k', 256);
+    key[256] = '\0';
+    snprintf(json, sizeof(json),
+             "{\"cluster_name\":\"c\",\"endpoints\":[{\"locality\":{\"zone\":\"a\"},"
+             "\"load_balancing_weight\":1,\"lb_endpoints\":[" EP_KEYED("10.0.0.1", "\"%s\"") "]}]}",
+             key);
+    expect_nack(json,
+                "cluster_load_assignment \"c\": endpoints[0].lb_endpoints[0].metadata."
+                "filter_metadata[envoy.lb].hash_key: 256 bytes: xlb places keys of at most 255 "
+                "bytes on its rings");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +432,9 @@ int main(void)
         cmocka_unit_test(drop_overloads_in_ppm),
         cmocka_unit_test(drop_percentage_required),
         cmocka_unit_test(drop_denominator_unknown),
+        cmocka_unit_test(hash_key_from_metadata),
+        cmocka_unit_test(hash_key_backward_compat),
+        cmocka_unit_test(hash_key_too_long_rejected),
     };
     return cmocka_run_group_tests_name("xds_validate_endpoint", tests, NULL, NULL);
 }
