@@ -3,22 +3,25 @@
 # LB compiler, and N picks with the workers' own code must give what a proxyless gRPC client
 # would: weighted clusters (A28), weighted localities and round robin (A27), drop overloads,
 # priorities (A56), aggregate failover (A75), DRAINING endpoints only through sessions (A55),
-# cookie overrides across priorities and per cluster (A60/A75), ring-hash stickiness (A42).
+# cookie overrides across priorities and per cluster (A60/A75), ring-hash stickiness (A42), and
+# endpoints placed on the ring by their EDS hash_key (A76), followed when their addresses move.
 # Shares are checked against 5 binomial standard deviations at a fixed seed.
 set -euo pipefail
 SRC=${XLB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 RUN_NAME=xlb-sim
 . "$SRC/tools/lib/netns_xlbd.sh"
 
-write_config() { # DOWN_HAS_ENDPOINT (0/1)
-    python3 - "$DIR" "$1" "$EAL_PREFIX" >"$DIR/bootstrap.json" <<'PY'
+write_config() { # DOWN_HAS_ENDPOINT (0/1) [RING_ROTATION]
+    python3 - "$DIR" "$1" "$EAL_PREFIX" "${2:-0}" >"$DIR/bootstrap.json" <<'PY'
 import json, sys
-d, down, prefix = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+d, down, prefix, rotation = sys.argv[1], sys.argv[2] == "1", sys.argv[3], int(sys.argv[4])
 t = "type.googleapis.com/envoy."
-def ep(addr, health=None):
+def ep(addr, health=None, hash_key=None):
     e = {"endpoint": {"address": {"socket_address": {"address": addr, "port_value": 8080}}}}
     if health:
         e["health_status"] = health
+    if hash_key:  # A76: the endpoint's place on the ring
+        e["metadata"] = {"filter_metadata": {"envoy.lb": {"hash_key": hash_key}}}
     return e
 def loc(zone, weight, eps, priority=0):
     return {"locality": {"zone": zone}, "load_balancing_weight": weight, "priority": priority,
@@ -61,8 +64,10 @@ print(json.dumps({"xlb": {
            "numerator": 10, "denominator": "HUNDRED"}}]}},
       {"cluster_name": "down", "endpoints": [loc("f", 1, [ep("198.18.0.61")])] if down else []},
       {"cluster_name": "backup", "endpoints": [loc("d", 1, [ep("198.18.0.41")])]},
-      {"cluster_name": "ring", "endpoints": [
-          loc("e", 1, [ep("198.18.0.5%d" % i) for i in range(1, 5)])]}]}}}))
+      # pod-i at 198.18.0.5(i+1), or moved along by RING_ROTATION addresses.
+      {"cluster_name": "ring", "endpoints": [loc("e", 1, [
+          ep("198.18.0.5%d" % ((i + rotation) % 4 + 1), hash_key="pod-%d" % i)
+          for i in range(4)])]}]}}}))
 PY
 }
 
@@ -120,7 +125,12 @@ check_shares "$out" "198.18.0.51=0.25,198.18.0.52=0.25,198.18.0.53=0.25,198.18.0
     fail "ring hash without a hash"
 pass "ring hash: one user's picks all land on one endpoint; without the header picks spread evenly"
 
-write_config 1
+alice_before=$(simulate --n 10 --path /hash/a --header x-user=alice |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["endpoints"][0]["address"])')
+
+# The pods move: each one's address is now the next one's. Placed by their EDS hash_key
+# (A76), they keep their places on the ring, so alice follows her pod to its new address.
+write_config 1 1
 kill -HUP "$XLBD_PID"
 moved() { simulate --n 2000 | python3 -c 'import json,sys; r=json.load(sys.stdin); sys.exit(0 if any(e["address"].startswith("198.18.0.61") for e in r["endpoints"]) else 1)'; }
 wait_until 50 0.1 moved || fail "aggregate did not fail back"
@@ -128,6 +138,14 @@ out=$(simulate --n 40000)
 check_shares "$out" "198.18.0.21=0.225,198.18.0.22=0.225,198.18.0.23=0.225,198.18.0.61=0.25,dropped=0.075" ||
     fail "aggregate failback"
 pass "aggregate: the first leaf takes agg's picks back once it has an endpoint (A75)"
+
+last=${alice_before%:*}
+last=${last##*.}
+want="198.18.0.5$(((last - 51 + 1) % 4 + 1)):8080"
+out=$(simulate --n 2000 --path /hash/a --header x-user=alice)
+got=$(python3 -c 'import json,sys; r=json.load(sys.stdin); print(" ".join(e["address"] for e in r["endpoints"]))' <<<"$out")
+[ "$got" = "$want" ] || fail "alice was on $alice_before; her pod moved to $want, but she went to $got"
+pass "ring hash with EDS hash keys (A76): alice's pod moved from $alice_before to $want, and so did she"
 
 out=$(xlbctl simulate --vip 198.18.0.200:8080 2>&1) && fail "simulate on an unknown VIP succeeded"
 grep -q "no VIP 198.18.0.200:8080" <<<"$out" || fail "unknown VIP error: $out"
