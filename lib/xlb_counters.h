@@ -150,7 +150,11 @@ enum xlb_drop_reason {
     X(STREAM_TLS_NO_MEMORY, "stream_tls_no_memory")                                                \
     X(STREAM_TLS_TIMEOUTS, "stream_tls_handshake_timeouts")                                        \
     X(STREAM_TLS_DEFERRED, "stream_tls_handshakes_deferred")                                       \
-    X(STREAM_LINGER_TIMEOUTS, "stream_linger_timeouts")
+    X(STREAM_LINGER_TIMEOUTS, "stream_linger_timeouts")                                            \
+    X(STREAM_HEALTH_WATCHES, "stream_health_watches")                                              \
+    X(STREAM_HEALTH_NOT_SERVING, "stream_health_not_serving")                                      \
+    X(STREAM_HEALTH_FAILED, "stream_health_watch_failures")                                        \
+    X(STREAM_HEALTH_UNIMPLEMENTED, "stream_health_unimplemented")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

@@ -16,6 +16,10 @@
 #define XLB_MAX_VIP6_ADDRESSES 256
 /* VIPs with "tls": each has its handshake counters in every worker's stats. */
 #define XLB_MAX_TLS_VIPS 16
+
+/* The longest A17 health-check service name (a cluster's, validated against it; each stream
+ * subchannel keeps a copy for its Watch call). */
+#define XLB_HEALTH_SERVICE_MAX 128u
 /* xlb.l4_syn_proxy (docs/forwarding.md, SYN proxy): never, always, or "auto": a SYN gets a
  * cookie once the worker's half-open pool is XLB_SYN_PROXY_AUTO_PERCENT full by default. */
 enum xlb_syn_proxy_mode {

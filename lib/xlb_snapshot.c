@@ -65,6 +65,7 @@ void xlb_snapshot_free(struct xlb_snapshot *snap)
     rte_free(snap->entries);
     rte_free(snap->slot_hosts);
     rte_free(snap->slot_tls);
+    rte_free(snap->slot_health);
     /* Freed on the control plane after the grace period: the only thread counting refs. */
     for (uint32_t v = 0; v < snap->n_vips; v++) {
         xlb_lb_vip_release(snap->vips[v].lb);
@@ -131,6 +132,8 @@ static void put_slot(struct xlb_snapshot *snap, const struct xlb_lb_cluster *c,
 {
     snap->slot_hosts[e->slot] = e->where;
     snap->slot_tls[e->slot] = c->upstream_tls;
+    /* A17: pick first does no health checking (it would not know what to do with it). */
+    snap->slot_health[e->slot] = c->policy == XLB_LB_POLICY_PICK_FIRST ? NULL : c->health_service;
 }
 
 int xlb_snapshot_index_endpoints(struct xlb_snapshot *snap)
@@ -139,6 +142,7 @@ int xlb_snapshot_index_endpoints(struct xlb_snapshot *snap)
     rte_free(snap->slot_tls);
     snap->slot_hosts = NULL;
     snap->slot_tls = NULL;
+    snap->slot_health = NULL;
     snap->slot_hosts_known = false;
     snap->n_slot_hosts = 0;
     for_each_stream_endpoint(snap, count_slot, snap);
@@ -147,11 +151,15 @@ int xlb_snapshot_index_endpoints(struct xlb_snapshot *snap)
             rte_zmalloc("xlb_slot_hosts", sizeof(*snap->slot_hosts) * snap->n_slot_hosts, 0);
         snap->slot_tls =
             rte_zmalloc("xlb_slot_tls", sizeof(*snap->slot_tls) * snap->n_slot_hosts, 0);
-        if (snap->slot_hosts == NULL || snap->slot_tls == NULL) {
+        snap->slot_health =
+            rte_zmalloc("xlb_slot_health", sizeof(*snap->slot_health) * snap->n_slot_hosts, 0);
+        if (snap->slot_hosts == NULL || snap->slot_tls == NULL || snap->slot_health == NULL) {
             rte_free(snap->slot_hosts);
             rte_free(snap->slot_tls);
+            rte_free(snap->slot_health);
             snap->slot_hosts = NULL;
             snap->slot_tls = NULL;
+            snap->slot_health = NULL;
             snap->n_slot_hosts = 0;
             return -ENOMEM;
         }

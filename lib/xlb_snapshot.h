@@ -123,6 +123,8 @@ struct xlb_snapshot {
     /* And each slot's cluster's upstream TLS client context (A29), NULL: cleartext. The
      * snapshot's clusters hold them; a subchannel's SSL takes its own reference. */
     struct ssl_ctx_st **slot_tls;
+    /* And its cluster's A17 health-check service name (the cluster's string), NULL: none. */
+    const char **slot_health;
 };
 
 /* Allocate a zeroed snapshot with room for the given entries; the hash is sized for them. */
@@ -159,6 +161,14 @@ static inline bool xlb_snapshot_slot_tls(const struct xlb_snapshot *snap, uint32
         return false;
     *tls = snap->slot_tls[slot];
     return true;
+}
+
+/* The A17 health-check service of a stream VIP's endpoint slot, NULL: none (or not known). */
+static inline const char *xlb_snapshot_slot_health(const struct xlb_snapshot *snap, uint32_t slot)
+{
+    if (!snap->slot_hosts_known || slot >= snap->n_slot_hosts || snap->slot_health == NULL)
+        return NULL;
+    return snap->slot_health[slot];
 }
 
 /* Worker-side lookup: the entry for addr, or NULL. */

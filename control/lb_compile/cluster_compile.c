@@ -377,6 +377,8 @@ int xlb_cluster_compile(const struct xlb_cluster_compile_input *in, struct xlb_l
     c->refs = 1;
     c->upstream_tls = in->upstream_tls;
     c->name = strdup(in->name);
+    if (in->config->health_check_service != NULL)
+        c->health_service = strdup(in->config->health_check_service);
     c->cluster_slot = in->cluster_slot;
     c->generation = xlb_lb_cluster_generation();
     c->policy = in->config->lb_policy == XLB_LB_RING_HASH       ? XLB_LB_POLICY_RING_HASH
@@ -389,7 +391,10 @@ int xlb_cluster_compile(const struct xlb_cluster_compile_input *in, struct xlb_l
     c->n_endpoints = xlb_cluster_compile_count(in->endpoints);
     c->endpoints = calloc(c->n_endpoints + 1, sizeof(*c->endpoints));
     c->usable = calloc(XLB_USABLE_WORDS(c->n_endpoints) + 1, sizeof(uint64_t));
-    int rc = c->name && c->endpoints && c->usable ? 0 : -ENOMEM;
+    int rc = c->name && c->endpoints && c->usable &&
+                     (in->config->health_check_service == NULL || c->health_service != NULL)
+                 ? 0
+                 : -ENOMEM;
     if (rc == 0) {
         fill_endpoints(in, c);
         rc = build_priorities(in, c);

@@ -13,6 +13,7 @@
 #include "envoy/config/cluster/v3/cluster.pb-c.h"
 #include "json_read.h"
 #include "xds_types.h"
+#include "xlb_limits.h"
 #include "xlb_ring_hash.h"
 #include "xlb_tls_client.h"
 
@@ -102,6 +103,10 @@ struct xlb_cluster_config {
     uint32_t override_host_status; /* XLB_HEALTH_BIT mask; XLB_OVERRIDE_STATUS_DEFAULT */
     struct xlb_duration idle_timeout;
     struct xlb_upstream_tls upstream_tls;
+    /* A17 client-side health checking of the stream mode's subchannels: the service name of
+     * the first health_checks entry that is a grpc_health_check ("" checks the server as a
+     * whole), NULL: none. */
+    char *health_check_service;
 };
 
 /*

@@ -243,6 +243,36 @@ static bool read_idle_timeout(struct xv_ctx *ctx, const Cluster *c, struct xlb_c
     return ok;
 }
 
+/*
+ * A17: a cluster whose health_checks has a grpc_health_check makes the stream mode's
+ * subchannels watch grpc.health.v1.Health for its service_name. gRPC takes this from the
+ * service config and ignores health_checks; xlb, configured by xDS, takes Envoy's field for it
+ * (docs/conformance.md). Other kinds of health check (HTTP, TCP) are ignored, as gRPC ignores
+ * them all.
+ */
+static bool read_health_checks(struct xv_ctx *ctx, const Cluster *c, struct xlb_cluster_config *out)
+{
+    for (size_t i = 0; i < c->n_health_checks; i++) {
+        const Envoy__Config__Core__V3__HealthCheck__GrpcHealthCheck *g =
+            c->health_checks[i]->grpc_health_check;
+        if (c->health_checks[i]->health_checker_case !=
+                ENVOY__CONFIG__CORE__V3__HEALTH_CHECK__HEALTH_CHECKER_GRPC_HEALTH_CHECK ||
+            g == NULL)
+            continue;
+        char path[XV_PATH_MAX];
+        xv_pathf(path, "health_checks[%zu].grpc_health_check.service_name", i);
+        const char *name = g->service_name != NULL ? g->service_name : "";
+        if (strlen(name) > XLB_HEALTH_SERVICE_MAX) {
+            xv_error(ctx, path, "%zu bytes: xlb sends service names of at most %u bytes",
+                     strlen(name), XLB_HEALTH_SERVICE_MAX);
+            return false;
+        }
+        out->health_check_service = xv_strdup(ctx, path, name);
+        return out->health_check_service != NULL;
+    }
+    return true;
+}
+
 int xlb_validate_cluster(const Cluster *msg, struct xlb_cluster_config *out,
                          struct xlb_errors *errs)
 {
@@ -266,6 +296,7 @@ int xlb_validate_cluster_with(const Cluster *msg, const struct xlb_bootstrap *bo
     read_override_host_status(msg, out);
     ok = read_idle_timeout(&ctx, msg, out) && ok;
     ok = xv_transport_socket(&ctx, msg, &out->upstream_tls) && ok;
+    ok = read_health_checks(&ctx, msg, out) && ok;
     if (!ok) {
         xlb_cluster_config_free(out);
         return -1;
@@ -282,5 +313,6 @@ void xlb_cluster_config_free(struct xlb_cluster_config *config)
         free(config->aggregate_clusters[i]);
     free(config->aggregate_clusters);
     xlb_upstream_tls_free(&config->upstream_tls);
+    free(config->health_check_service);
     memset(config, 0, sizeof(*config));
 }

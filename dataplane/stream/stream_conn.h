@@ -134,8 +134,38 @@ struct xlb_stream_rpc {
  * sub_of_slot[slot] through next_same: another connects when those listed have as many RPCs
  * as their server's SETTINGS_MAX_CONCURRENT_STREAMS. The first listed speaks for the
  * endpoint's connectivity; a subchannel going away leaves the list. */
+/*
+ * A subchannel's client-side health check (gRPC A17, stream_health.c): its Watch call on the
+ * backend and what the last answer said. OFF: its cluster names no service (or the backend
+ * does not implement the health service): the connection alone makes it READY.
+ */
+enum xlb_stream_health_state {
+    XLB_STREAM_HEALTH_OFF,
+    XLB_STREAM_HEALTH_WAITING,     /* the Watch call is open, no answer yet: CONNECTING */
+    XLB_STREAM_HEALTH_SERVING,     /* READY */
+    XLB_STREAM_HEALTH_NOT_SERVING, /* the backend said so: TRANSIENT_FAILURE */
+    XLB_STREAM_HEALTH_FAILED,      /* the call ended: TRANSIENT_FAILURE until the next one */
+};
+
+struct xlb_stream_health {
+    uint8_t state;        /* enum xlb_stream_health_state */
+    bool wanted;          /* the cluster names a service: a Watch once the connection is up */
+    bool answered;        /* the current call had a message: the next one starts at once */
+    bool stopped;         /* cancelled (GOAWAY, retired): no call again */
+    int16_t status;       /* the call's grpc-status, -1: none yet */
+    int32_t stream_id;    /* the Watch call, 0: none */
+    uint64_t retry_at_ms; /* FAILED: when the next call starts */
+    struct xlb_backoff backoff;
+    uint32_t message_len, message_need; /* the answer being received, its gRPC framing first */
+    uint8_t message[16];                /* a HealthCheckResponse is 2 bytes */
+    uint16_t request_sent;
+    uint8_t service_len;
+    char service[XLB_HEALTH_SERVICE_MAX];
+};
+
 struct xlb_stream_sub {
     struct xlb_stream_side side;
+    struct xlb_stream_health health;
     uint32_t endpoint_slot;
     uint32_t next_free;
     uint32_t next_same; /* the endpoint's next subchannel, XLB_STREAM_NONE */
@@ -203,6 +233,7 @@ struct xlb_stream_worker {
     uint32_t n_waiting;
     bool repick; /* a subchannel changed state: re-pick the waiting RPCs */
     uint64_t last_repick_ms;
+    uint32_t health_failed; /* subchannels whose health Watch waits for its next attempt */
     struct xlb_stream_retry *retries;  /* XLB_STREAM_RETRIES entries */
     struct xlb_stream_replay *replays; /* limits.retry_buffers entries */
     uint8_t *replay_data;
@@ -373,6 +404,19 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
                                           const struct xlb_snapshot *snap,
                                           const struct xlb_lb_endpoint *e);
 void xlb_stream_sub_callbacks(nghttp2_session_callbacks *cb);
+
+/* A17 health checking of subchannels (stream_health.c). */
+void xlb_stream_health_prepare(struct xlb_stream_sub *s, const char *service);
+void xlb_stream_health_start(struct xlb_stream_sub *s);
+void xlb_stream_health_stop(struct xlb_stream_sub *s);
+void xlb_stream_health_forget(struct xlb_stream_sub *s);
+bool xlb_stream_health_owns(const struct xlb_stream_sub *s, int32_t stream_id);
+void xlb_stream_health_headers(struct xlb_stream_sub *s);
+void xlb_stream_health_data(struct xlb_stream_sub *s, const uint8_t *data, size_t len);
+void xlb_stream_health_closed(struct xlb_stream_sub *s);
+void xlb_stream_health_poll(struct xlb_stream_worker *w);
+/* The state a subchannel gives its endpoint: its connection's, then its health check's. */
+enum xlb_connectivity xlb_stream_sub_state(const struct xlb_stream_sub *s);
 void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state);
 /* Take the subchannel off its endpoint's list; the next one listed, if any, now speaks for
  * the endpoint. */

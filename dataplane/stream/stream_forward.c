@@ -451,8 +451,14 @@ static int sub_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, 
         if (!s->ready) {
             xlb_flow_count_endpoint(w->ctx, s->endpoint_slot, true);
             s->ready = true;
-            xlb_stream_sub_report(s, XLB_CONN_READY);
+            xlb_stream_health_start(s); /* A17: READY only once the backend says SERVING */
+            xlb_stream_sub_report(s, xlb_stream_sub_state(s));
         }
+        return 0;
+    }
+    if (xlb_stream_health_owns(s, frame->hd.stream_id)) {
+        if (frame->hd.type == NGHTTP2_HEADERS)
+            xlb_stream_health_headers(s);
         return 0;
     }
     if (frame->hd.type == NGHTTP2_GOAWAY) {
@@ -484,6 +490,10 @@ static int sub_data_chunk(nghttp2_session *session, uint8_t flags, int32_t strea
     struct xlb_stream_sub *s = user;
     struct xlb_stream_worker *w = s->side.w;
     (void)flags;
+    if (xlb_stream_health_owns(s, stream_id)) {
+        xlb_stream_health_data(s, data, len);
+        return 0;
+    }
     struct xlb_stream_rpc *r = rpc_of_backend(session, stream_id);
     struct xlb_stream_conn *c = r != NULL ? conn_of(w, r) : NULL;
     if (c == NULL || !session_live(&c->side) || !r->response_sent) {
@@ -529,6 +539,10 @@ static void backend_gone(struct xlb_stream_sub *s, struct xlb_stream_rpc *r, uin
 static int sub_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
                             void *user)
 {
+    if (xlb_stream_health_owns(user, stream_id)) {
+        xlb_stream_health_closed(user);
+        return 0;
+    }
     struct xlb_stream_rpc *r = rpc_of_backend(session, stream_id);
     if (r != NULL && r->in_use && r->sub != XLB_STREAM_NONE) {
         nghttp2_session_set_stream_user_data(session, stream_id, NULL);

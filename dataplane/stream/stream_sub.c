@@ -39,6 +39,7 @@ static void sub_free(struct xlb_stream_worker *w, struct xlb_stream_sub *s)
         nghttp2_session_del(s->side.h2);
         s->side.h2 = NULL;
     }
+    xlb_stream_health_forget(s);
     xlb_stream_tls_close(&s->side);
     xlb_h2_quota_fini(&s->side.quota);
     rte_pktmbuf_free(s->side.pending);
@@ -174,8 +175,7 @@ void xlb_stream_sub_unlink(struct xlb_stream_sub *s)
     s->next_same = XLB_STREAM_NONE;
     uint32_t first = w->sub_of_slot[s->endpoint_slot];
     if (was_first && first != XLB_STREAM_NONE) /* the next one speaks for the endpoint now */
-        xlb_stream_sub_report(&w->subs[first],
-                              w->subs[first].ready ? XLB_CONN_READY : XLB_CONN_CONNECTING);
+        xlb_stream_sub_report(&w->subs[first], xlb_stream_sub_state(&w->subs[first]));
 }
 
 /* A new subchannel at the end of its endpoint's list (first: the endpoint is CONNECTING). */
@@ -199,6 +199,9 @@ static struct xlb_stream_sub *sub_connect(struct xlb_stream_worker *w,
         return NULL;
     s->endpoint_slot = e->slot;
     s->endpoint = *e;
+    const char *health_service = xlb_snapshot_slot_health(snap, e->slot);
+    if (health_service != NULL)
+        xlb_stream_health_prepare(s, health_service);
     /* A29: the cluster's TLS, or none; unknown (the snapshot could not index its slots): no
      * connection rather than cleartext to a TLS cluster. */
     struct ssl_ctx_st *tls = NULL;
@@ -323,6 +326,7 @@ void xlb_stream_sub_goaway(struct xlb_stream_sub *s)
     if (!s->linked)
         return; /* already replaced (a second GOAWAY) */
     w->ctx->stats->events[XLB_EVENT_STREAM_SUB_GOAWAYS]++;
+    xlb_stream_health_stop(s); /* A17: the Watch call is cancelled with the connection */
     bool alone = sub_alone(s);
     if (alone)
         xlb_stream_sub_report(s, XLB_CONN_IDLE);

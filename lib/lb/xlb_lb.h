@@ -119,6 +119,9 @@ struct xlb_lb_cluster {
     /* A29: the TLS client context of its subchannels (lib/tls/xlb_tls_client.h), NULL:
      * cleartext. Owned: one SSL_CTX reference, dropped with the cluster. */
     struct ssl_ctx_st *upstream_tls;
+    /* A17: the service name its subchannels watch with grpc.health.v1.Health ("" the whole
+     * server), NULL: no health checking. Owned. */
+    char *health_service;
     uint32_t refs; /* control plane only */
 };
 

@@ -70,6 +70,7 @@ static void cluster_free(struct xlb_lb_cluster *c)
     free(c->drops);
     xlb_override_map_free(c->override);
     SSL_CTX_free(c->upstream_tls);
+    free(c->health_service);
     free(c->endpoints);
     free(c->usable);
     free(c->name);

@@ -28,6 +28,12 @@ or a proxy, reset the stream at its deadline): then it logs "cancel METHOD PEER"
 chain and key instead of cleartext; --tls-client-ca FILE then requires a client certificate the
 CA FILE signed (mTLS).
 
+--health-file FILE serves grpc.health.v1.Health/Watch (A17's streaming health check) for any
+service name: the status is the file's first word, SERVING or NOT_SERVING (SERVING while the
+file is absent), sent at once and again whenever the file changes (looked at every 50 ms), until
+the call ends; each call logs "watch SERVICE PEER". Without it the health service is not
+served: its calls get UNIMPLEMENTED, as from a server without one.
+
 --address (repeatable, default "::") takes IPv4 or IPv6 addresses; "::" binds both families.
 It prints "ready" once every address is bound and the server runs, then one line per call it
 sees: "rpc METHOD PEER" for Who and Bulk (Bulk adds "bytes=N", the request's size) (PEER as gRPC names it, ipv4:A:P or ipv6:[A]:P, so a test can
@@ -128,6 +134,45 @@ class Backend:
         return digest + bulk_bytes(digest, size)
 
 
+HEALTH_STATUS = {"SERVING": 1, "NOT_SERVING": 2}  # grpc.health.v1 ServingStatus
+
+
+def health_service_name(request):
+    """HealthCheckRequest.service (field 1, a string), from its few bytes of protobuf."""
+    if len(request) >= 2 and request[0] == 0x0A:
+        length, at = request[1], 2
+        if length & 0x80 and len(request) >= 3:
+            length, at = (length & 0x7F) | (request[2] << 7), 3
+        return request[at:at + length].decode(errors="replace")
+    return ""
+
+
+class Health:
+    """grpc.health.v1.Health/Watch with the status read from a file (--health-file)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def status(self):
+        try:
+            with open(self.path) as f:
+                word = (f.read().split() or ["SERVING"])[0]
+        except FileNotFoundError:
+            word = "SERVING"
+        return HEALTH_STATUS.get(word, 0)
+
+    def watch(self, request, context):
+        say("watch %s %s" % (health_service_name(request) or "(server)", context.peer()))
+        sent = None
+        deadline = time.monotonic() + 600
+        while context.is_active() and time.monotonic() < deadline:
+            now = self.status()
+            if now != sent:
+                sent = now
+                yield bytes([0x08, now])  # HealthCheckResponse{status}
+            time.sleep(0.05)
+
+
 class LogUnknown(grpc.GenericRpcHandler):
     """Registered after the Who handler: sees only the calls nothing else took, logs them and
     lets gRPC answer UNIMPLEMENTED."""
@@ -168,6 +213,8 @@ def main():
     parser.add_argument("--tls-cert", default=None)
     parser.add_argument("--tls-key", default=None)
     parser.add_argument("--tls-client-ca", default=None)
+    parser.add_argument("--health-file", default=None,
+                        help="serve grpc.health.v1.Health/Watch with the status in this file")
     args = parser.parse_args()
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.error("--tls-cert and --tls-key go together")
@@ -188,12 +235,15 @@ def main():
         options.append(("grpc.max_concurrent_streams", args.max_streams))
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), options=options,
                          maximum_concurrent_rpcs=256)
-    server.add_generic_rpc_handlers((
-        grpc.method_handlers_generic_handler(SERVICE, {
-            "Who": grpc.unary_unary_rpc_method_handler(backend.who),
-            "Bulk": grpc.unary_unary_rpc_method_handler(backend.bulk),
-            "Slow": grpc.unary_unary_rpc_method_handler(backend.slow)}),
-        LogUnknown()))
+    handlers = [grpc.method_handlers_generic_handler(SERVICE, {
+        "Who": grpc.unary_unary_rpc_method_handler(backend.who),
+        "Bulk": grpc.unary_unary_rpc_method_handler(backend.bulk),
+        "Slow": grpc.unary_unary_rpc_method_handler(backend.slow)})]
+    if args.health_file:
+        health = Health(args.health_file)
+        handlers.append(grpc.method_handlers_generic_handler("grpc.health.v1.Health", {
+            "Watch": grpc.unary_stream_rpc_method_handler(health.watch)}))
+    server.add_generic_rpc_handlers(tuple(handlers) + (LogUnknown(),))
     for address in args.address or ["::"]:
         host = "[%s]" % address if ":" in address else address
         try:

@@ -90,6 +90,34 @@ static void typed_extension_protocol_options_not_read(void **state)
     xlb_cluster_config_free(&cfg);
 }
 
+/* A17: the first grpc_health_check names the service the subchannels watch; none: no check. */
+static void grpc_health_check_names_the_service(void **state)
+{
+    struct xlb_cluster_config cfg;
+    ct_valid(EDS(""), &cfg);
+    assert_null(cfg.health_check_service);
+    xlb_cluster_config_free(&cfg);
+    ct_valid(EDS(",\"health_checks\":[{},{\"grpc_health_check\":{\"service_name\":\"a.B\"}},"
+                 "{\"grpc_health_check\":{\"service_name\":\"c.D\"}}]"),
+             &cfg);
+    assert_string_equal(cfg.health_check_service, "a.B");
+    xlb_cluster_config_free(&cfg);
+    ct_valid(EDS(",\"health_checks\":[{\"grpc_health_check\":{}}]"), &cfg);
+    assert_string_equal(cfg.health_check_service, ""); /* the server as a whole */
+    xlb_cluster_config_free(&cfg);
+}
+
+static void health_check_service_too_long(void **state)
+{
+    char name[200], json[512];
+    memset(name, 's', 129);
+    name[129] = '\0';
+    snprintf(json, sizeof(json),
+             EDS(",\"health_checks\":[{\"grpc_health_check\":{\"service_name\":\"%s\"}}]"), name);
+    ct_expect_nack(json, "cluster \"backend\": health_checks[0].grpc_health_check.service_name: "
+                         "129 bytes: xlb sends service names of at most 128 bytes");
+}
+
 static void eds_cluster_config_required(void **state)
 {
     ct_expect_nack("{\"name\":\"b\",\"type\":\"EDS\"}",
@@ -452,6 +480,8 @@ int main(void)
         cmocka_unit_test(empty_override_host_status_is_empty),
         cmocka_unit_test(http_protocol_options_without_idle_timeout),
         cmocka_unit_test(typed_extension_protocol_options_not_read),
+        cmocka_unit_test(grpc_health_check_names_the_service),
+        cmocka_unit_test(health_check_service_too_long),
         cmocka_unit_test(eds_cluster_config_required),
         cmocka_unit_test(eds_config_required),
         cmocka_unit_test(eds_config_must_be_ads_or_self),

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Client-side health checking (gRPC A17) through a stream VIP, as a user sees it: a round-robin
+# cluster of three grpcio backends whose health_checks has a grpc_health_check for service
+# xlb.test.Echo. b1 and b2 serve grpc.health.v1.Health/Watch with the status in a file of theirs
+# (tools/lib/grpc_backend.py --health-file); b3 has no health service (UNIMPLEMENTED), which A17
+# treats as healthy. Checked with one grpcio channel's RPCs, counted in the backends' own logs:
+#   - b2 starts NOT_SERVING: it gets no RPC, while its connection stays up, and xlbctl endpoints
+#     shows it TRANSIENT_FAILURE; b1 and b3 share the RPCs;
+#   - b2's status turns SERVING: it is READY again and takes RPCs, with no new connection;
+#   - b1's turns NOT_SERVING: b1 gets no more RPCs;
+#   - each Watch named the cluster's service, and the counters show the watches, the
+#     NOT_SERVING answers and b3's UNIMPLEMENTED.
+# Nothing is timed: each change is awaited (bounded) in xlbctl endpoints. About 15 s.
+. "$(dirname "$0")/lib.sh"
+. "$E2E_SOURCE/tools/lib/grpc_peers.sh"
+grpc_require
+
+topo_create "$E2E_PREFIX" 3
+xlb_write_config
+e2e_edit_config '
+t = "type.googleapis.com/envoy."
+x = c["xlb"]
+x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///hc"}]
+router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
+hcm = {"@type": t + "extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+       "route_config": {"name": "hc", "virtual_hosts": [{"name": "hc", "domains": ["*"],
+           "routes": [{"match": {"prefix": "/"}, "route": {"cluster": "hc"}}]}]},
+       "http_filters": [router]}
+def ep(n):
+    return {"endpoint": {"address": {"socket_address": {"address": "198.18.0.2%d" % n,
+                                                        "port_value": 50051}}}}
+x["static_resources"] = {
+    "listeners": [{"name": "hc", "api_listener": {"api_listener": hcm}}],
+    "clusters": [{"name": "hc", "type": "EDS", "eds_cluster_config": {"eds_config": {"ads": {}}},
+                  "health_checks": [{"grpc_health_check": {"service_name": "xlb.test.Echo"}}]}],
+    "endpoints": [{"cluster_name": "hc", "endpoints": [{"locality": {"zone": "a"},
+        "load_balancing_weight": 1, "lb_endpoints": [ep(1), ep(2), ep(3)]}]}]}'
+
+echo SERVING >"$E2E_DIR/b1.health"
+echo NOT_SERVING >"$E2E_DIR/b2.health"
+for n in 1 2; do
+    grpc_backend "$E2E_PREFIX-be$n" "$E2E_DIR/b$n.log" --name "b$n" --port 50051 \
+        --address "198.18.0.2$n" --health-file "$E2E_DIR/b$n.health"
+done
+grpc_backend "$E2E_PREFIX-be3" "$E2E_DIR/b3.log" --name b3 --port 50051 --address 198.18.0.23
+e2e_start_xlbd
+
+states() {
+    xlbctl --json endpoints hc | python3 -c 'import json,sys; print(" ".join(e["connectivity"] for e in json.load(sys.stdin)))'
+}
+answers() {
+    grpc_client "$E2E_PREFIX-client" --target 198.18.0.100:50051 --count 1 --deadline 2 |
+        grep -q '"status": {"OK": 1}'
+}
+wait_until 50 0.2 answers || fail "no RPC through the health-checked VIP succeeded"
+states_are() { [ "$(states)" = "$1" ]; }
+# A worker connects every endpoint of the priority; b2's Watch answers NOT_SERVING.
+wait_until 100 0.1 states_are "READY TRANSIENT_FAILURE READY" ||
+    fail "endpoints are '$(states)', not b1 READY, b2 TRANSIENT_FAILURE (NOT_SERVING), b3 READY"
+
+counts() { for n in 1 2 3; do printf '%s ' "$(grpc_rpcs "$E2E_DIR/b$n.log")"; done; }
+spread() { # the RPCs each backend took of one channel's 60
+    read -r a1 a2 a3 <<<"$(counts)"
+    out=$(grpc_client "$E2E_PREFIX-client" --target 198.18.0.100:50051 --count 60)
+    grpc_expect "$out" 'r["status"] == {"OK": 60}'
+    read -r b1 b2 b3 <<<"$(counts)"
+    echo "$((b1 - a1)) $((b2 - a2)) $((b3 - a3))"
+}
+read -r s1 s2 s3 <<<"$(spread)"
+[ "$s2" -eq 0 ] && [ "$s1" -gt 0 ] && [ "$s3" -gt 0 ] ||
+    fail "with b2 NOT_SERVING, 60 RPCs went b1 $s1, b2 $s2, b3 $s3"
+grep -q "^watch xlb.test.Echo " "$E2E_DIR/b2.log" || fail "b2 saw no Watch for xlb.test.Echo: $(cat "$E2E_DIR/b2.log")"
+pass "b2 NOT_SERVING: TRANSIENT_FAILURE, none of 60 RPCs (b1 $s1, b3 $s3); b3 without a health service serves"
+
+watches_b2=$(grep -c "^watch " "$E2E_DIR/b2.log")
+echo SERVING >"$E2E_DIR/b2.health"
+wait_until 100 0.1 states_are "READY READY READY" || fail "b2 SERVING again, but endpoints are '$(states)'"
+[ "$(grep -c "^watch " "$E2E_DIR/b2.log")" = "$watches_b2" ] ||
+    fail "b2 was watched again: its connection (or its Watch call) did not last"
+read -r s1 s2 s3 <<<"$(spread)"
+[ "$s1" -gt 0 ] && [ "$s2" -gt 0 ] && [ "$s3" -gt 0 ] ||
+    fail "with all SERVING, 60 RPCs went b1 $s1, b2 $s2, b3 $s3"
+pass "b2 SERVING: READY on the same connection, RPCs on all three (b1 $s1, b2 $s2, b3 $s3)"
+
+echo NOT_SERVING >"$E2E_DIR/b1.health"
+wait_until 100 0.1 states_are "TRANSIENT_FAILURE READY READY" ||
+    fail "b1 NOT_SERVING, but endpoints are '$(states)'"
+read -r s1 s2 s3 <<<"$(spread)"
+[ "$s1" -eq 0 ] && [ "$s2" -gt 0 ] && [ "$s3" -gt 0 ] ||
+    fail "with b1 NOT_SERVING, 60 RPCs went b1 $s1, b2 $s2, b3 $s3"
+pass "b1 NOT_SERVING: no more RPCs (b2 $s2, b3 $s3)"
+
+watches=$(counter events.stream_health_watches)
+not_serving=$(counter events.stream_health_not_serving)
+unimplemented=$(counter events.stream_health_unimplemented)
+[ "$watches" -ge 3 ] && [ "$not_serving" -ge 2 ] && [ "$unimplemented" -ge 1 ] ||
+    fail "counters: watches $watches, not serving $not_serving, unimplemented $unimplemented"
+pass "counters: $watches watches, $not_serving NOT_SERVING answers, $unimplemented UNIMPLEMENTED (b3)"
+e2e_stop_xlbd
