@@ -205,6 +205,11 @@ void xlb_tls_heap_retire(struct xlb_tls_heap *h, void (*release)(void *), void *
         release(block);
 }
 
+void xlb_tls_thread_stop(void)
+{
+    OPENSSL_thread_stop();
+}
+
 void xlb_tls_mem_shutdown(void)
 {
     OPENSSL_cleanup();

@@ -60,6 +60,10 @@ bool xlb_tls_heap_init(struct xlb_tls_heap *h, void *block, uint32_t size, unsig
 /* The worker stopped and freed its connections. Its block goes by release(block): now when
  * OpenSSL does not allocate through this file, else at xlb_tls_mem_shutdown. */
 void xlb_tls_heap_retire(struct xlb_tls_heap *h, void (*release)(void *), void *block);
+/* A worker thread stops: OpenSSL frees the state it keeps for this thread (its error queue,
+ * its random generators), back into the thread's heap. They would otherwise outlive the
+ * thread's work, holding references to OpenSSL's shared objects through it. */
+void xlb_tls_thread_stop(void);
 /* At exit, after the last OpenSSL call: OpenSSL cleans up, then the retired heaps' blocks are
  * released. */
 void xlb_tls_mem_shutdown(void);
