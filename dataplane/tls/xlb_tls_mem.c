@@ -170,11 +170,9 @@ bool xlb_tls_heap_init(struct xlb_tls_heap *h, void *block, uint32_t size, unsig
     h->worker = worker;
     uintptr_t base = (uintptr_t)h->arena.base, end = base + h->arena.size;
     uint32_t n = n_ranges, slot = n;
-    /* A retired heap whose block was released and whose range the new one overlaps: its
-     * memory is the new one's now. */
-    for (uint32_t i = 0; i < n; i++)
-        if (ranges[i].heap == NULL && ranges[i].block == NULL && ranges[i].base < end &&
-            base < ranges[i].end)
+    /* A retired heap whose block was released: its range means nothing any more. */
+    for (uint32_t i = 0; i < n && slot == n; i++)
+        if (ranges[i].heap == NULL && ranges[i].block == NULL)
             slot = i;
     if (slot == XLB_TLS_HEAPS_MAX)
         return false;
