@@ -4,11 +4,14 @@
  * client and the glue (dataplane/tls/), in memory, one thread. The glue's side allocates from
  * malloc (as before: no heap entered) or from a TLS heap (as a worker now), in turns, so both
  * see the same machine state. Also: the heap a handshake and an open connection take, and the
- * memory one more per-worker context of a server costs. Figures only, no pass/fail.
+ * memory one more per-worker context of a server costs. Then two threads, each a worker with
+ * its heap and its client, handshake at once on one server whose contexts they share (as
+ * before: one row) or have one each (now: a row per worker). Figures only, no pass/fail.
  *
  *   tls_mem_bench [SECONDS_PER_ROUND [ROUNDS]]     (default 1 s, 6 rounds: 3 each way)
  */
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,6 @@
 
 static struct tls_test_certs certs;
 static struct xlb_tls_ticket_keys keys;
-static SSL_CTX *client_ctx;
 
 static double now_s(void)
 {
@@ -52,10 +54,11 @@ static struct xlb_tls_server *make_server(void)
 
 /* One handshake and an echo; the glue's calls inside `heap` (NULL: malloc). With `open_in_use`
  * set: the heap bytes the open connection holds. 0, or -1 when it failed. */
-static int one(struct xlb_tls_server *srv, struct xlb_tls_heap *heap, uint32_t *open_in_use)
+static int one(struct xlb_tls_server *srv, struct xlb_tls_heap *heap, SSL_CTX *client_ctx,
+               uint32_t *open_in_use)
 {
     static const unsigned char h2[] = "\x02h2";
-    static uint8_t buf[1 << 16];
+    static __thread uint8_t buf[1 << 16]; /* each thread its own */
     struct xlb_tls_conn t;
     struct xlb_tls_counters counters = {0};
     SSL *c = SSL_new(client_ctx);
@@ -105,18 +108,58 @@ static int one(struct xlb_tls_server *srv, struct xlb_tls_heap *heap, uint32_t *
     return rc;
 }
 
-static double rate(struct xlb_tls_server *srv, struct xlb_tls_heap *heap, double seconds)
+static SSL_CTX *new_client_ctx(void)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+    SSL_CTX_set1_groups_list(ctx, "X25519");
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    return ctx;
+}
+
+static double rate(struct xlb_tls_server *srv, struct xlb_tls_heap *heap, SSL_CTX *client_ctx,
+                   double seconds)
 {
     double start = now_s(), t;
     unsigned n = 0;
     do {
-        if (one(srv, heap, NULL) != 0) {
-            fprintf(stderr, "a handshake failed\n");
+        if (one(srv, heap, client_ctx, NULL) != 0) {
+            fprintf(stderr, "a handshake failed after %u (heap: %u bytes in use, %lu refused)\n", n,
+                    heap ? xlb_tls_heap_in_use(heap) : 0, heap ? (unsigned long)heap->failed : 0ul);
             exit(1);
         }
         n++;
     } while ((t = now_s()) - start < seconds);
     return n / (t - start);
+}
+
+/* One of the two threads: a worker with its heap and its own client. */
+struct runner {
+    pthread_t thread;
+    struct xlb_tls_server *srv;
+    struct xlb_tls_heap heap;
+    SSL_CTX *client_ctx;
+    double seconds, rate;
+};
+
+static void *run(void *arg)
+{
+    struct runner *r = arg;
+    r->rate = rate(r->srv, &r->heap, r->client_ctx, r->seconds);
+    return NULL;
+}
+
+/* Both threads at once on srv: the sum of their rates. */
+static double together(struct runner *rs, struct xlb_tls_server *srv, double seconds)
+{
+    for (int i = 0; i < 2; i++) {
+        rs[i].srv = srv;
+        rs[i].seconds = seconds;
+        pthread_create(&rs[i].thread, NULL, run, &rs[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(rs[i].thread, NULL);
+    return rs[0].rate + rs[1].rate;
 }
 
 int main(int argc, char **argv)
@@ -129,10 +172,7 @@ int main(int argc, char **argv)
     if (xlb_tls_mem_install() != 0 || tls_test_certs_make(&certs) != 0 ||
         xlb_tls_ticket_keys_rotate(&keys) != 0)
         return 1;
-    client_ctx = SSL_CTX_new(TLS_client_method());
-    SSL_CTX_set_min_proto_version(client_ctx, TLS1_3_VERSION);
-    SSL_CTX_set1_groups_list(client_ctx, "X25519");
-    SSL_CTX_set_session_cache_mode(client_ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX *client_ctx = new_client_ctx();
 
     /* What one more worker's contexts cost: the C library's bytes for servers of 1 and 2 rows. */
     size_t before = mallinfo2().uordblks;
@@ -145,14 +185,13 @@ int main(int argc, char **argv)
            "%zu bytes a worker (%zu a certificate's context)\n",
            after_one - before, after_two - after_one, after_two - after_one - (after_one - before),
            (after_two - after_one - (after_one - before)) / 2);
-    xlb_tls_server_unref(one_row);
 
     if (!xlb_tls_heap_init(&heap, block, sizeof(block), 1))
         return 1;
-    one(two_rows, &heap, NULL); /* OpenSSL's lazy state and caches */
+    one(two_rows, &heap, client_ctx, NULL); /* OpenSSL's lazy state and caches */
     uint32_t settled = xlb_tls_heap_in_use(&heap), open_in_use = 0;
     uint32_t water_before = xlb_tls_heap_high_water(&heap);
-    one(two_rows, &heap, &open_in_use);
+    one(two_rows, &heap, client_ctx, &open_in_use);
     printf("heap: %u bytes kept by OpenSSL after the first handshake; a handshake peaks at %u "
            "bytes more (high water %u); an open connection (idle, buffers released) holds %u\n",
            settled, xlb_tls_heap_high_water(&heap) - settled, water_before, open_in_use - settled);
@@ -160,7 +199,7 @@ int main(int argc, char **argv)
     double sum[2] = {0, 0};
     for (int r = 0; r < rounds; r++) {
         struct xlb_tls_heap *h = r % 2 ? &heap : NULL;
-        double v = rate(two_rows, h, seconds);
+        double v = rate(two_rows, h, client_ctx, seconds);
         sum[r % 2] += v;
         printf("round %d: %s %.0f handshakes/s\n", r, h ? "heap  " : "malloc", v);
     }
@@ -168,6 +207,33 @@ int main(int argc, char **argv)
     printf("mean: malloc %.0f handshakes/s, heap %.0f handshakes/s (%+.1f%%); heap failures %lu\n",
            sum[0] / per, sum[1] / per, 100.0 * (sum[1] - sum[0]) / sum[0],
            (unsigned long)heap.failed);
+
+    static uint8_t blocks[2][4u << 20];
+    struct runner rs[2];
+    memset(rs, 0, sizeof(rs));
+    for (unsigned i = 0; i < 2; i++) {
+        if (!xlb_tls_heap_init(&rs[i].heap, blocks[i], sizeof(blocks[i]), i))
+            return 1;
+        rs[i].client_ctx = new_client_ctx();
+    }
+    double both[2] = {0, 0};
+    for (int r = 0; r < rounds; r++) {
+        double v = together(rs, r % 2 ? two_rows : one_row, seconds);
+        both[r % 2] += v;
+        printf("round %d, 2 threads: %s %.0f handshakes/s\n", r,
+               r % 2 ? "a context each " : "shared contexts", v);
+    }
+    printf("mean, 2 threads: shared contexts %.0f handshakes/s, a context each %.0f (%+.1f%%)\n",
+           both[0] / per, both[1] / per, 100.0 * (both[1] - both[0]) / both[0]);
+    printf("2 threads: heaps refused %lu and %lu requests, took back %lu and %lu blocks the other "
+           "thread freed\n",
+           (unsigned long)rs[0].heap.failed, (unsigned long)rs[1].heap.failed,
+           (unsigned long)rs[0].heap.taken_back, (unsigned long)rs[1].heap.taken_back);
+    for (unsigned i = 0; i < 2; i++) {
+        SSL_CTX_free(rs[i].client_ctx);
+        xlb_tls_heap_retire(&rs[i].heap, NULL, NULL);
+    }
+    xlb_tls_server_unref(one_row);
     xlb_tls_server_unref(two_rows);
     SSL_CTX_free(client_ctx);
     tls_test_certs_remove(&certs);
