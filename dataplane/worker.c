@@ -16,6 +16,7 @@
 #include "xlb_lb.h"
 #include "xlb_lb_connectivity.h"
 #include "xlb_log.h"
+#include "xlb_tls_mem.h"
 
 /* The mbufs a worker's relayed connections may hold in their queues: half the pool, shared by
  * the workers (the other half is the ports' rings, caches and packets in flight). */
@@ -256,5 +257,6 @@ int xlb_worker_main(void *arg)
 
     rte_rcu_qsbr_thread_offline(shared->qsbr, cfg->id);
     rte_rcu_qsbr_thread_unregister(shared->qsbr, cfg->id);
+    xlb_tls_thread_stop(); /* lcore threads outlive the loop: OpenSSL's state of this one goes */
     return 0;
 }

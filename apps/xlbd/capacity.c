@@ -88,6 +88,9 @@ void xlbd_capacity_print(FILE *out, const struct xlbd_capacity *c)
                 " sessions at once per worker\n",
                 c->stream_per_worker, c->workers, mib(c->stream_worker_bytes), mib(stream),
                 mib(c->stream_heap_bytes), c->stream_sessions);
+    if (c->stream_per_worker != 0 && c->stream_tls_heap_bytes != 0)
+        fprintf(out, "capacity: stream engine TLS heap of %.1f MiB per worker (OpenSSL's memory)\n",
+                mib(c->stream_tls_heap_bytes));
     uint64_t tables = flows * c->flow_bytes + l7 * c->l7_conn_bytes + stream;
     if (c->memory_bytes != 0 && tables > c->memory_bytes)
         fprintf(out,

@@ -70,6 +70,7 @@ struct xlbd_capacity {
     uint32_t stream_per_worker;
     uint64_t stream_worker_bytes;
     uint32_t stream_heap_bytes, stream_sessions; /* its heap, and the sessions it holds */
+    uint32_t stream_tls_heap_bytes;              /* OpenSSL's heap, per worker */
 };
 
 /* The figures as `xlbd --check` prints them: one line each for flows and L7 connections

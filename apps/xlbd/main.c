@@ -28,6 +28,8 @@
 #include "xds_plane.h"
 #include "xlb_log.h"
 #include "xlb_shared.h"
+#include "xlb_tls_mem.h"
+#include "xlb_tls_workers.h"
 
 /* xlbd --check --json: {"file", "valid", "errors": [{"path", "message", "suggestion"}],
  * "errors_not_shown"}, one object on stdout for tools. */
@@ -283,6 +285,16 @@ static uint32_t l7_connections(const struct xlb_bootstrap *b, uint64_t memory)
     return 0;
 }
 
+/* OpenSSL's heap on each worker (docs/tls.md, "Worker memory"): XLB_TLS_HEAP_PER_CONN a
+ * connection, at most a sixteenth of the EAL memory shared among the workers (the memory
+ * known), at least XLB_TLS_HEAP_MIN_BYTES. */
+#define TLS_HEAP_SHARE_DIV 16
+static uint32_t tls_heap(const struct xlb_bootstrap *b, uint64_t memory, uint32_t connections)
+{
+    uint64_t share = b->workers != 0 ? memory / TLS_HEAP_SHARE_DIV / b->workers : 0;
+    return xlb_tls_heap_bytes(connections, share);
+}
+
 /* The stream engine's limits: client connections only when a VIP is in the stream mode. */
 static struct xlb_stream_limits stream_limits(const struct xlb_bootstrap *b, uint64_t memory)
 {
@@ -297,6 +309,7 @@ static struct xlb_stream_limits stream_limits(const struct xlb_bootstrap *b, uin
                           : xlbd_stream_heap_default(memory, b->workers, connections,
                                                      XLB_STREAM_HEAP_PER_CONN,
                                                      xlb_stream_heap_floor(connections)),
+        .tls_heap_bytes = connections == 0 ? 0 : tls_heap(b, memory, connections),
         .max_concurrent_streams = b->stream_max_concurrent_streams,
         .window_bytes = b->stream_window_bytes,
         .rpcs_per_connection = b->stream_rpcs_per_connection,
@@ -321,6 +334,7 @@ static void print_capacity(const struct xlbd_options *opts, const struct xlb_boo
         .stream_per_worker = stream.connections,
         .stream_worker_bytes = stream.connections != 0 ? xlb_stream_worker_bytes(&stream) : 0,
         .stream_heap_bytes = stream.heap_bytes,
+        .stream_tls_heap_bytes = stream.tls_heap_bytes,
         .stream_sessions = xlb_stream_sessions_max(&stream),
     };
     xlbd_capacity_print(stdout, &c);
@@ -367,6 +381,11 @@ static int run(struct xlbd *d, const char *config_path, uint64_t memory)
 
 int main(int argc, char **argv)
 {
+    /* Before any OpenSSL call (OpenSSL refuses it after its first allocation): workers then
+     * allocate OpenSSL's memory from their TLS heaps, never with malloc. */
+    if (xlb_tls_mem_install() != 0)
+        fprintf(stderr, "xlbd: OpenSSL allocated before xlbd could route its memory: workers "
+                        "will call malloc for TLS\n");
     struct xlbd_options opts;
     switch (xlbd_options_parse(argc, argv, &opts)) {
     case XLBD_OPTIONS_DONE:
@@ -394,6 +413,9 @@ int main(int argc, char **argv)
         xlb_bootstrap_free(&d.bootstrap);
         return 1;
     }
+    /* A context per worker for each TLS server and upstream client context: before the control
+     * plane builds any. */
+    xlb_tls_set_workers(d.bootstrap.workers);
     block_signals();
     if (start_eal(&opts, &d.bootstrap) != 0) {
         xlb_bootstrap_free(&d.bootstrap);
@@ -406,6 +428,8 @@ int main(int argc, char **argv)
     if (pdump)
         rte_pdump_uninit();
     release(&d);
+    /* OpenSSL cleans up while the workers' TLS heaps, which hold some of its state, are there. */
+    xlb_tls_mem_shutdown();
     rte_eal_cleanup();
     xlb_bootstrap_free(&d.bootstrap);
     return rc == 0 ? 0 : 1;

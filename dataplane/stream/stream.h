@@ -35,6 +35,9 @@ struct xlb_stream_limits {
      * at most XLB_STREAM_HEAP_DEFAULT_MAX); each live session commits XLB_STREAM_QUOTA_FLOOR
      * of 7/8 of it, so it bounds the connections with a session at once. */
     uint32_t heap_bytes;
+    /* The heap OpenSSL allocates from on the worker (docs/tls.md, "Worker memory"; 0:
+     * xlb_tls_heap_bytes(connections, 0)). */
+    uint32_t tls_heap_bytes;
 };
 #define XLB_STREAM_HEAP_PER_CONN                    (64u * 1024u)
 #define XLB_STREAM_HEAP_DEFAULT_MAX                 (32u * 1024u * 1024u)

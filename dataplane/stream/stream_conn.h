@@ -12,6 +12,7 @@
 
 #include "stream.h"
 #include "xlb_tls_conn.h"
+#include "xlb_tls_mem.h"
 #include "xlb_lb.h"
 #include "xlb_lb_connectivity.h"
 #include "xlb_h2_quota.h"
@@ -244,6 +245,8 @@ struct xlb_stream_worker {
     struct xlb_tcp_wheel handshakes;    /* of TLS handshakes in progress (stream_tls.c) */
     struct xlb_tcp_wheel lingers;       /* of client FINs waited for (stream_linger.c) */
     struct xlb_tls_budget tls_budget;   /* handshake steps left in this poll */
+    struct xlb_tls_heap tls_heap;       /* OpenSSL's memory on this worker (stream_tls.c) */
+    void *tls_block;                    /* its block of EAL memory */
     uint8_t tls_plain[16384];           /* a record's plaintext on its way to a session */
     nghttp2_session_callbacks *sub_callbacks;
     struct xlb_stream_conn *conns;
@@ -335,6 +338,11 @@ bool xlb_stream_tls_notify(struct xlb_stream_side *d);
 bool xlb_stream_tls_failed(struct xlb_stream_side *d);
 /* On the poll: the budget for this poll, and handshakes past their deadline end. */
 void xlb_stream_tls_poll(struct xlb_stream_worker *w);
+/* The worker's TLS heap, made with the engine on the main lcore (false: no memory), and given
+ * back after its connections were freed. */
+bool xlb_stream_tls_heap_create(struct xlb_stream_worker *w, unsigned worker_id, int socket);
+void xlb_stream_tls_heap_free(struct xlb_stream_worker *w);
+uint32_t xlb_stream_tls_heap_bytes(const struct xlb_stream_limits *limits);
 
 /* stream_rpc.c: the session's callbacks that see requests. */
 void xlb_stream_rpc_callbacks(nghttp2_session_callbacks *cb);

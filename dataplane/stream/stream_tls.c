@@ -11,15 +11,64 @@
  * ClientHellos delays handshakes but never stalls the worker. A handshake not done within
  * XLB_STREAM_TLS_HANDSHAKE_MS is ended, which also bounds how long a replaced TLS server must
  * outlive its snapshot (control/orchestration/tls_watch.h).
+ *
+ * OpenSSL allocates from the worker's TLS heap (dataplane/tls/xlb_tls_mem.h), a block of EAL
+ * memory taken with the engine: the worker enters it at its first TLS call or poll, and from
+ * then on a full heap fails the connection asking (stream_tls_no_memory, or its handshake),
+ * never calls malloc.
  */
+#include <inttypes.h>
 #include <string.h>
 
+#include <rte_malloc.h>
+
 #include "stream_conn.h"
+#include "xlb_log.h"
 
 #define XLB_STREAM_TLS_STEPS        8u
 #define XLB_STREAM_TLS_HANDSHAKE_MS 10000u
 #define XLB_STREAM_TLS_READS        8u /* plaintext reads per piece of ciphertext fed */
 #define TIMEOUTS_PER_POLL           64u
+
+uint32_t xlb_stream_tls_heap_bytes(const struct xlb_stream_limits *limits)
+{
+    return limits->tls_heap_bytes != 0 ? limits->tls_heap_bytes
+                                       : xlb_tls_heap_bytes(limits->connections, 0);
+}
+
+bool xlb_stream_tls_heap_create(struct xlb_stream_worker *w, unsigned worker_id, int socket)
+{
+    uint32_t bytes = xlb_stream_tls_heap_bytes(&w->limits);
+    w->tls_block = rte_malloc_socket("xlb_stream_tls_heap", bytes, RTE_CACHE_LINE_SIZE, socket);
+    if (w->tls_block == NULL)
+        return false;
+    if (!xlb_tls_heap_init(&w->tls_heap, w->tls_block, bytes, worker_id)) {
+        rte_free(w->tls_block);
+        w->tls_block = NULL;
+        return false;
+    }
+    return true;
+}
+
+void xlb_stream_tls_heap_free(struct xlb_stream_worker *w)
+{
+    if (w->tls_block == NULL)
+        return;
+    XLB_LOG(INFO, WORKER,
+            "worker %u: TLS heap of %u bytes, at most %u used, %" PRIu64 " requests refused",
+            w->tls_heap.worker, w->tls_heap.arena.size, xlb_tls_heap_high_water(&w->tls_heap),
+            w->tls_heap.failed);
+    /* OpenSSL may read what it left there until it cleans up at exit: rte_free then. */
+    xlb_tls_heap_retire(&w->tls_heap, rte_free, w->tls_block);
+    w->tls_block = NULL;
+}
+
+/* OpenSSL allocates from this worker's heap from now on (a thread-local compare once set). */
+static void enter_heap(struct xlb_stream_worker *w)
+{
+    if (xlb_tls_heap_current() != &w->tls_heap)
+        xlb_tls_heap_enter(&w->tls_heap);
+}
 
 /* The handshake's deadline on the worker's wheel. */
 static void arm_deadline(struct xlb_stream_side *d)
@@ -34,6 +83,7 @@ static void arm_deadline(struct xlb_stream_side *d)
 bool xlb_stream_tls_accept(struct xlb_stream_side *d, const struct xlb_vip_view *vip)
 {
     struct xlb_stream_worker *w = d->w;
+    enter_heap(w);
     if (xlb_tls_conn_open(&d->tls, vip->tls, &w->ctx->stats->tls[vip->tls_index]) != 0) {
         w->ctx->stats->events[XLB_EVENT_STREAM_TLS_NO_MEMORY]++;
         return false;
@@ -45,6 +95,7 @@ bool xlb_stream_tls_accept(struct xlb_stream_side *d, const struct xlb_vip_view 
 bool xlb_stream_tls_connect(struct xlb_stream_side *d, struct ssl_ctx_st *ctx)
 {
     struct xlb_stream_worker *w = d->w;
+    enter_heap(w);
     if (xlb_tls_conn_open_client(&d->tls, ctx, &w->ctx->stats->upstream_tls) != 0) {
         w->ctx->stats->events[XLB_EVENT_STREAM_TLS_NO_MEMORY]++;
         return false;
@@ -194,6 +245,7 @@ bool xlb_stream_tls_notify(struct xlb_stream_side *d)
 void xlb_stream_tls_poll(struct xlb_stream_worker *w)
 {
     w->tls_budget.handshake_steps = XLB_STREAM_TLS_STEPS;
+    enter_heap(w);
     if (w->handshakes.armed == 0)
         return;
     uint64_t now = xlb_stream_now_ms(w->ctx);

@@ -62,7 +62,8 @@ uint64_t xlb_stream_worker_bytes(const struct xlb_stream_limits *limits)
     xlb_stream_limits_complete(&l);
     uint64_t n = l.connections;
     return sizeof(struct xlb_stream_worker) + xlb_tcp_endpoint_bytes(l.connections) +
-           heap_bytes(&l) + n * sizeof(struct xlb_stream_conn) + n * sizeof(struct xlb_stream_sub) +
+           heap_bytes(&l) + xlb_stream_tls_heap_bytes(&l) + n * sizeof(struct xlb_stream_conn) +
+           n * sizeof(struct xlb_stream_sub) +
            n * l.rpcs_per_connection * sizeof(struct xlb_stream_rpc) +
            4 * n * sizeof(struct xlb_stream_side *) +
            (uint64_t)l.waiting_rpcs * sizeof(struct xlb_stream_waiting) +
@@ -132,7 +133,8 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
     if (w->ep == NULL || w->conns == NULL || w->heap_block == NULL || w->n_conns == 0 ||
         w->callbacks == NULL || w->options == NULL || w->sub_callbacks == NULL || w->subs == NULL ||
         w->rpcs == NULL || w->sub_of_slot == NULL || w->deferred == NULL || w->waiting == NULL ||
-        w->replays == NULL || w->replay_data == NULL || w->corked == NULL) {
+        w->replays == NULL || w->replay_data == NULL || w->corked == NULL ||
+        !xlb_stream_tls_heap_create(w, worker_id, socket)) {
         XLB_LOG(ERR, WORKER, "worker %u: cannot allocate %u stream connections", worker_id,
                 limits->connections);
         xlb_stream_worker_free(w);
@@ -199,6 +201,7 @@ void xlb_stream_worker_free(struct xlb_stream_worker *w)
     nghttp2_option_del(w->options);
     rte_free(w->conns);
     rte_free(w->heap_block);
+    xlb_stream_tls_heap_free(w);
     rte_free(w);
 }
 

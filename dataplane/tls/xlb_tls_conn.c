@@ -5,6 +5,8 @@
 
 #include <openssl/err.h>
 
+#include "xlb_tls_mem.h"
+
 /* Memory BIOs on ssl (NULL: OpenSSL could not allocate it). */
 static int attach(struct xlb_tls_conn *t, SSL *ssl, struct xlb_tls_counters *counters)
 {
@@ -31,13 +33,13 @@ static int attach(struct xlb_tls_conn *t, SSL *ssl, struct xlb_tls_counters *cou
 int xlb_tls_conn_open(struct xlb_tls_conn *t, const struct xlb_tls_server *srv,
                       struct xlb_tls_counters *counters)
 {
-    return attach(t, xlb_tls_server_new_ssl(srv), counters);
+    return attach(t, xlb_tls_server_new_ssl(srv, xlb_tls_worker_index()), counters);
 }
 
 int xlb_tls_conn_open_client(struct xlb_tls_conn *t, SSL_CTX *ctx,
                              struct xlb_tls_counters *counters)
 {
-    if (attach(t, xlb_tls_client_new_ssl(ctx), counters) != 0)
+    if (attach(t, xlb_tls_client_new_ssl(ctx, xlb_tls_worker_index()), counters) != 0)
         return -1;
     t->client = true;
     t->handshake_due = true; /* the client speaks first: its ClientHello needs no input */

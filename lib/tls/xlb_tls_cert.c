@@ -139,6 +139,86 @@ int xlb_tls_cert_trust_clients(SSL_CTX *ctx, const char *ca_file, char *err, siz
     return 0;
 }
 
+static int copy_pair(SSL_CTX *dst, SSL_CTX *src)
+{
+    X509 *leaf = SSL_CTX_get0_certificate(src);
+    EVP_PKEY *key = SSL_CTX_get0_privatekey(src);
+    STACK_OF(X509) *chain = NULL;
+
+    if (leaf == NULL || key == NULL)
+        return 0; /* a client context without a certificate */
+    X509 *leaf_copy = X509_dup(leaf);
+    EVP_PKEY *key_copy = EVP_PKEY_dup(key);
+    int ok = leaf_copy != NULL && key_copy != NULL &&
+             SSL_CTX_use_certificate(dst, leaf_copy) == 1 &&
+             SSL_CTX_use_PrivateKey(dst, key_copy) == 1;
+    X509_free(leaf_copy);
+    EVP_PKEY_free(key_copy);
+    SSL_CTX_get0_chain_certs(src, &chain);
+    for (int i = 0; ok && i < sk_X509_num(chain); i++) {
+        X509 *c = X509_dup(sk_X509_value(chain, i));
+        ok = c != NULL && SSL_CTX_add0_chain_cert(dst, c) == 1;
+        if (!ok)
+            X509_free(c);
+    }
+    return ok ? 0 : -1;
+}
+
+static int copy_trust(SSL_CTX *dst, SSL_CTX *src)
+{
+    STACK_OF(X509_OBJECT) *objects = X509_STORE_get0_objects(SSL_CTX_get_cert_store(src));
+    X509_STORE *store = SSL_CTX_get_cert_store(dst);
+    int ok = 1;
+
+    for (int i = 0; ok && i < sk_X509_OBJECT_num(objects); i++) {
+        X509 *ca = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i));
+        X509 *c = ca != NULL ? X509_dup(ca) : NULL;
+
+        if (ca == NULL)
+            continue;
+        ok = c != NULL && X509_STORE_add_cert(store, c) == 1;
+        X509_free(c);
+    }
+    STACK_OF(X509_NAME) *names = SSL_CTX_get_client_CA_list(src);
+    if (ok && names != NULL && sk_X509_NAME_num(names) > 0) {
+        STACK_OF(X509_NAME) *copy = SSL_dup_CA_list(names);
+
+        ok = copy != NULL;
+        if (ok)
+            SSL_CTX_set_client_CA_list(dst, copy);
+    }
+    return ok ? 0 : -1;
+}
+
+int xlb_tls_cert_copy(SSL_CTX *dst, SSL_CTX *src, char *err, size_t errlen)
+{
+    char why[256];
+
+    if (copy_pair(dst, src) != 0 || copy_trust(dst, src) != 0) {
+        snprintf(err, errlen, "cannot copy a TLS context for a worker: %s",
+                 openssl_reason(why, sizeof(why)));
+        return -1;
+    }
+    return 0;
+}
+
+SSL_CTX *xlb_tls_cert_context_copy(SSL_CTX *src, char *err, size_t errlen)
+{
+    char why[256];
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+
+    if (ctx == NULL) {
+        snprintf(err, errlen, "no TLS context: %s", openssl_reason(why, sizeof(why)));
+        return NULL;
+    }
+    set_protocol(ctx);
+    if (xlb_tls_cert_copy(ctx, src, err, errlen) != 0) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
 static void describe_sans(X509 *leaf, char *out, size_t len)
 {
     GENERAL_NAMES *names = X509_get_ext_d2i(leaf, NID_subject_alt_name, NULL, NULL);

@@ -24,6 +24,15 @@ SSL_CTX *xlb_tls_cert_context(const struct xlb_tls_cert_files *files, char *err,
 int xlb_tls_cert_use_pair(SSL_CTX *ctx, const struct xlb_tls_cert_files *files, char *err,
                           size_t errlen);
 
+/* A worker's copy of a context's material (docs/tls.md, "Per-worker contexts"): src's chain
+ * and key, its trusted CA certificates and the CA names it sends, each decoded again for dst so
+ * that no object is shared (SSL_new writes the reference counts of what it uses). Nothing is
+ * read from files: every worker's context holds what src holds. 0, or -1 with a sentence. */
+int xlb_tls_cert_copy(SSL_CTX *dst, SSL_CTX *src, char *err, size_t errlen);
+
+/* A server context with xlb's protocol settings and src's material (xlb_tls_cert_copy). */
+SSL_CTX *xlb_tls_cert_context_copy(SSL_CTX *src, char *err, size_t errlen);
+
 /* Trusts the CA certificates of ca_file for client certificates (mTLS) on ctx. 0, or -1 with a
  * sentence in err. */
 int xlb_tls_cert_trust_clients(SSL_CTX *ctx, const char *ca_file, char *err, size_t errlen);

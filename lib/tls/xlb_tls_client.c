@@ -12,6 +12,7 @@
 #include <pcre2.h>
 
 #include "xlb_tls_cert.h"
+#include "xlb_tls_workers.h"
 
 /* What a client context keeps beside OpenSSL's state: the matchers, owned. */
 struct matchers {
@@ -195,15 +196,45 @@ fail:
     return NULL;
 }
 
-SSL_CTX *xlb_tls_client_create(const struct xlb_tls_client_config *cfg, char *err, size_t errlen)
+/* The other workers' contexts, kept by worker 0's (the one the control plane holds). */
+struct siblings {
+    uint32_t n;
+    SSL_CTX *ctx[XLB_TLS_WORKERS_MAX];
+};
+
+static int siblings_index = -1;
+
+static void free_siblings(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+                          void *argp)
 {
-    static const unsigned char h2[] = {2, 'h', '2'};
+    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+    struct siblings *sb = ptr;
+    if (sb == NULL)
+        return;
+    /* An SSL still open on one holds its own reference: that context lives on until then. */
+    for (uint32_t i = 0; i < sb->n; i++)
+        SSL_CTX_free(sb->ctx[i]);
+    free(sb);
+}
+
+static int ex_indexes(void)
+{
     if (matchers_index < 0)
         matchers_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, free_matchers);
+    if (siblings_index < 0)
+        siblings_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, free_siblings);
+    return matchers_index >= 0 && siblings_index >= 0 ? 0 : -1;
+}
+
+/* A client context: settings, trust and certificate from cfg's files (from NULL) or copied
+ * from `from` (a worker's, xlb_tls_cert_copy), and matchers of its own. */
+static SSL_CTX *client_context(const struct xlb_tls_client_config *cfg, SSL_CTX *from, char *err,
+                               size_t errlen)
+{
+    static const unsigned char h2[] = {2, 'h', '2'};
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-    if (matchers_index < 0 || ctx == NULL) {
+    if (ctx == NULL) {
         snprintf(err, errlen, "no TLS context");
-        SSL_CTX_free(ctx);
         ERR_clear_error();
         return NULL;
     }
@@ -212,13 +243,19 @@ SSL_CTX *xlb_tls_client_create(const struct xlb_tls_client_config *cfg, char *er
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_RELEASE_BUFFERS);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     struct matchers *ms = NULL;
-    if (SSL_CTX_set_alpn_protos(ctx, h2, sizeof(h2)) != 0 ||
-        xlb_tls_cert_trust_clients(ctx, cfg->ca_certificate_file, err, errlen) != 0)
+    if (SSL_CTX_set_alpn_protos(ctx, h2, sizeof(h2)) != 0)
         goto fail;
-    if (cfg->certificate_file != NULL) {
-        struct xlb_tls_cert_files pair = {cfg->certificate_file, cfg->private_key_file};
-        if (xlb_tls_cert_use_pair(ctx, &pair, err, errlen) != 0)
+    if (from != NULL) {
+        if (xlb_tls_cert_copy(ctx, from, err, errlen) != 0)
             goto fail;
+    } else {
+        if (xlb_tls_cert_trust_clients(ctx, cfg->ca_certificate_file, err, errlen) != 0)
+            goto fail;
+        if (cfg->certificate_file != NULL) {
+            struct xlb_tls_cert_files pair = {cfg->certificate_file, cfg->private_key_file};
+            if (xlb_tls_cert_use_pair(ctx, &pair, err, errlen) != 0)
+                goto fail;
+        }
     }
     ms = copy_matchers(cfg, err, errlen);
     if (ms == NULL || SSL_CTX_set_ex_data(ctx, matchers_index, ms) != 1)
@@ -233,8 +270,38 @@ fail:
     return NULL;
 }
 
-SSL *xlb_tls_client_new_ssl(SSL_CTX *ctx)
+SSL_CTX *xlb_tls_client_create(const struct xlb_tls_client_config *cfg, char *err, size_t errlen)
 {
+    if (ex_indexes() != 0) {
+        snprintf(err, errlen, "no TLS context");
+        return NULL;
+    }
+    SSL_CTX *ctx = client_context(cfg, NULL, err, errlen);
+    if (ctx == NULL || xlb_tls_workers() == 1)
+        return ctx;
+    struct siblings *sb = calloc(1, sizeof(*sb));
+    if (sb == NULL || SSL_CTX_set_ex_data(ctx, siblings_index, sb) != 1) {
+        free(sb);
+        snprintf(err, errlen, "out of memory");
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    for (uint32_t w = 1; w < xlb_tls_workers(); w++) {
+        sb->ctx[sb->n] = client_context(cfg, ctx, err, errlen);
+        if (sb->ctx[sb->n] == NULL) {
+            SSL_CTX_free(ctx); /* and the siblings made so far */
+            return NULL;
+        }
+        sb->n++;
+    }
+    return ctx;
+}
+
+SSL *xlb_tls_client_new_ssl(SSL_CTX *ctx, unsigned worker)
+{
+    const struct siblings *sb = SSL_CTX_get_ex_data(ctx, siblings_index);
+    if (sb != NULL && worker % (sb->n + 1) != 0)
+        ctx = sb->ctx[worker % (sb->n + 1) - 1];
     SSL *ssl = SSL_new(ctx);
     if (ssl != NULL)
         SSL_set_connect_state(ssl);

@@ -4,7 +4,9 @@
  * files; workers make one SSL per subchannel from it. The server's certificate must chain to
  * the CA and, when matchers are given, carry a subject alternative name one of them matches.
  * Its life is the SSL_CTX's: OpenSSL counts the references (the compiled cluster's and each
- * SSL's), so a subchannel handshaking while its cluster is replaced keeps what it uses. */
+ * SSL's), so a subchannel handshaking while its cluster is replaced keeps what it uses. The
+ * context holds one sibling per other worker (xlb_tls_workers.h), freed with it, each with the
+ * same material decoded for it, so that a worker's SSL_new writes only its own context. */
 #ifndef XLB_TLS_CLIENT_H
 #define XLB_TLS_CLIENT_H
 
@@ -43,8 +45,9 @@ struct xlb_tls_client_config {
  * NULL with a sentence in err. Free with SSL_CTX_free. */
 SSL_CTX *xlb_tls_client_create(const struct xlb_tls_client_config *cfg, char *err, size_t errlen);
 
-/* A subchannel's SSL in client mode; NULL when OpenSSL cannot allocate. */
-SSL *xlb_tls_client_new_ssl(SSL_CTX *ctx);
+/* A subchannel's SSL in client mode, on worker's context (xlb_tls_worker_index); NULL when
+ * OpenSSL cannot allocate. */
+SSL *xlb_tls_client_new_ssl(SSL_CTX *ctx, unsigned worker);
 
 /* Whether a SAN matches a matcher (exposed for tests). */
 bool xlb_tls_san_matches(const struct xlb_san_matcher *m, const char *san, size_t len);

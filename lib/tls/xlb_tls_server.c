@@ -9,7 +9,8 @@
 #include <openssl/tls1.h>
 #include <openssl/x509v3.h>
 
-/* Each certificate's context points back at its server; each SSL holds its refusal reason. */
+/* Each certificate's context points back at its row (and so its server); each SSL holds its
+ * refusal reason. */
 static int server_index = -1;
 static int refusal_index = -1;
 
@@ -24,7 +25,9 @@ static int ex_indexes(void)
 
 static const struct xlb_tls_server *server_of(SSL *ssl)
 {
-    return SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), server_index);
+    const struct xlb_tls_server_row *row = SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), server_index);
+
+    return row != NULL ? row->srv : NULL;
 }
 
 const struct xlb_tls_ticket_keys *xlb_tls_ticket_keys_of(SSL *ssl)
@@ -44,21 +47,23 @@ enum xlb_tls_failure xlb_tls_server_refusal(const SSL *ssl)
     return (enum xlb_tls_failure)(uintptr_t)SSL_get_ex_data(ssl, refusal_index);
 }
 
-/* SNI: the first certificate whose names cover the requested one; else the default. */
+/* SNI: the first certificate whose names cover the requested one; else the default. The
+ * worker's own row: the switch takes a reference on a context only it uses. */
 static int choose_certificate(SSL *ssl, int *alert, void *arg)
 {
-    const struct xlb_tls_server *srv = arg;
+    const struct xlb_tls_server_row *row = arg;
+    const struct xlb_tls_server *srv = row->srv;
     const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
 
     (void)alert;
     if (name == NULL)
         return SSL_TLSEXT_ERR_NOACK;
     for (uint32_t i = 0; i < srv->n_certs; i++) {
-        X509 *leaf = SSL_CTX_get0_certificate(srv->certs[i]);
+        X509 *leaf = SSL_CTX_get0_certificate(row->certs[i]);
 
         if (leaf != NULL && X509_check_host(leaf, name, 0, 0, NULL) == 1) {
             if (i > 0)
-                SSL_set_SSL_CTX(ssl, srv->certs[i]);
+                SSL_set_SSL_CTX(ssl, row->certs[i]);
             return SSL_TLSEXT_ERR_OK;
         }
     }
@@ -68,7 +73,7 @@ static int choose_certificate(SSL *ssl, int *alert, void *arg)
 /* A client that sends no ALPN at all never reaches the ALPN callback: refuse it here. */
 static int check_client_hello(SSL *ssl, int *alert, void *arg)
 {
-    const struct xlb_tls_server *srv = arg;
+    const struct xlb_tls_server *srv = ((const struct xlb_tls_server_row *)arg)->srv;
     const unsigned char *ext;
     size_t len;
 
@@ -84,7 +89,7 @@ static int check_client_hello(SSL *ssl, int *alert, void *arg)
 static int choose_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
                        const unsigned char *in, unsigned int inlen, void *arg)
 {
-    const struct xlb_tls_server *srv = arg;
+    const struct xlb_tls_server *srv = ((const struct xlb_tls_server_row *)arg)->srv;
     unsigned char *chosen;
 
     if (srv->alpn_wire_len == 0)
@@ -116,22 +121,40 @@ static int alpn_encode(struct xlb_tls_server *srv, const struct xlb_tls_server_c
     return 0;
 }
 
-static int configure_context(struct xlb_tls_server *srv, SSL_CTX *ctx,
+/* The callbacks and verify settings; trust from the CA file (row 0) or row 0's copy. */
+static int configure_context(struct xlb_tls_server_row *row, SSL_CTX *ctx,
                              const struct xlb_tls_server_config *cfg, char *err, size_t errlen)
 {
-    SSL_CTX_set_ex_data(ctx, server_index, srv);
+    SSL_CTX_set_ex_data(ctx, server_index, row);
     SSL_CTX_set_tlsext_servername_callback(ctx, choose_certificate);
-    SSL_CTX_set_tlsext_servername_arg(ctx, srv);
-    SSL_CTX_set_client_hello_cb(ctx, check_client_hello, srv);
-    SSL_CTX_set_alpn_select_cb(ctx, choose_alpn, srv);
+    SSL_CTX_set_tlsext_servername_arg(ctx, row);
+    SSL_CTX_set_client_hello_cb(ctx, check_client_hello, row);
+    SSL_CTX_set_alpn_select_cb(ctx, choose_alpn, row);
     xlb_tls_ticket_keys_install(ctx);
-    if (cfg->ca_certificate_file != NULL &&
+    /* Row 0 reads the CA file; the others got row 0's copy (xlb_tls_cert_context_copy). */
+    if (row == &row->srv->rows[0] && cfg->ca_certificate_file != NULL &&
         xlb_tls_cert_trust_clients(ctx, cfg->ca_certificate_file, err, errlen) != 0)
         return -1;
     if (cfg->require_client_certificate)
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
     else if (cfg->ca_certificate_file != NULL)
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return 0;
+}
+
+/* Row 0 from the files; the others copy row 0's material, so every worker serves the same
+ * certificates even when the files change during the build. */
+static int build_row(struct xlb_tls_server *srv, uint32_t r,
+                     const struct xlb_tls_server_config *cfg, char *err, size_t errlen)
+{
+    struct xlb_tls_server_row *row = &srv->rows[r];
+
+    for (uint32_t i = 0; i < cfg->n_certs; i++) {
+        row->certs[i] = r == 0 ? xlb_tls_cert_context(&cfg->certs[i], err, errlen)
+                               : xlb_tls_cert_context_copy(srv->rows[0].certs[i], err, errlen);
+        if (row->certs[i] == NULL || configure_context(row, row->certs[i], cfg, err, errlen) != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -163,14 +186,19 @@ struct xlb_tls_server *xlb_tls_server_create(const struct xlb_tls_server_config 
     srv->ticket_keys = cfg->ticket_keys;
     if (alpn_encode(srv, cfg, err, errlen) != 0)
         goto fail;
-    for (uint32_t i = 0; i < cfg->n_certs; i++) {
-        srv->certs[i] = xlb_tls_cert_context(&cfg->certs[i], err, errlen);
-        if (srv->certs[i] == NULL)
-            goto fail;
-        srv->n_certs = i + 1;
-        if (configure_context(srv, srv->certs[i], cfg, err, errlen) != 0)
+    srv->rows = calloc(xlb_tls_workers(), sizeof(*srv->rows));
+    if (srv->rows == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (uint32_t r = 0; r < xlb_tls_workers(); r++) {
+        srv->rows[r].srv = srv;
+        srv->n_rows = r + 1;
+        if (build_row(srv, r, cfg, err, errlen) != 0)
             goto fail;
     }
+    memcpy(srv->certs, srv->rows[0].certs, sizeof(srv->certs));
+    srv->n_certs = cfg->n_certs;
     return srv;
 fail:
     xlb_tls_server_unref(srv);
@@ -186,15 +214,17 @@ void xlb_tls_server_unref(struct xlb_tls_server *srv)
 {
     if (srv == NULL || --srv->refs > 0)
         return;
-    for (uint32_t i = 0; i < srv->n_certs; i++)
-        SSL_CTX_free(srv->certs[i]);
+    for (uint32_t r = 0; r < srv->n_rows; r++)
+        for (uint32_t i = 0; i < XLB_TLS_MAX_CERTS; i++)
+            SSL_CTX_free(srv->rows[r].certs[i]);
+    free(srv->rows);
     OPENSSL_cleanse(&srv->ticket_keys, sizeof(srv->ticket_keys));
     free(srv);
 }
 
-SSL *xlb_tls_server_new_ssl(const struct xlb_tls_server *srv)
+SSL *xlb_tls_server_new_ssl(const struct xlb_tls_server *srv, unsigned worker)
 {
-    SSL *ssl = SSL_new(srv->certs[0]);
+    SSL *ssl = SSL_new(srv->rows[worker % srv->n_rows].certs[0]);
 
     if (ssl != NULL)
         SSL_set_accept_state(ssl);

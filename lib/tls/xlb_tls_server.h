@@ -14,6 +14,7 @@
 #include "xlb_tls_cert.h"
 #include "xlb_tls_counters.h"
 #include "xlb_tls_tickets.h"
+#include "xlb_tls_workers.h"
 
 #define XLB_TLS_MAX_CERTS     8
 #define XLB_TLS_MAX_ALPN      4
@@ -31,9 +32,20 @@ struct xlb_tls_server_config {
     struct xlb_tls_ticket_keys ticket_keys;
 };
 
-struct xlb_tls_server {
+struct xlb_tls_server;
+
+/* One worker's contexts of a server: the same certificates, trust, callbacks and ticket keys,
+ * in objects of its own (xlb_tls_workers.h). */
+struct xlb_tls_server_row {
+    const struct xlb_tls_server *srv;
     SSL_CTX *certs[XLB_TLS_MAX_CERTS];
+};
+
+struct xlb_tls_server {
+    SSL_CTX *certs[XLB_TLS_MAX_CERTS]; /* rows[0]'s: what the control plane describes */
     uint32_t n_certs;
+    struct xlb_tls_server_row *rows; /* one per worker (xlb_tls_workers() when built) */
+    uint32_t n_rows;
     uint8_t alpn_wire[XLB_TLS_ALPN_WIRE_MAX]; /* length-prefixed, as on the wire */
     uint32_t alpn_wire_len;
     bool require_client_certificate;
@@ -47,8 +59,9 @@ struct xlb_tls_server *xlb_tls_server_create(const struct xlb_tls_server_config 
 void xlb_tls_server_ref(struct xlb_tls_server *srv);
 void xlb_tls_server_unref(struct xlb_tls_server *srv);
 
-/* A connection's SSL in server mode; NULL when OpenSSL cannot allocate. */
-SSL *xlb_tls_server_new_ssl(const struct xlb_tls_server *srv);
+/* A connection's SSL in server mode, on worker's contexts (xlb_tls_worker_index); NULL when
+ * OpenSSL cannot allocate. */
+SSL *xlb_tls_server_new_ssl(const struct xlb_tls_server *srv, unsigned worker);
 
 /* Why a connection's handshake was refused by xlb's own checks (ALPN), set by the callbacks;
  * XLB_TLS_FAIL_NONE when they did not refuse it. */

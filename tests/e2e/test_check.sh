@@ -28,6 +28,10 @@ grep -qx 'capacity: eal memory 512.0 MiB' <<<"$out" || { echo "FAIL: eal memory:
 # hold 1,792 sessions of 32 KiB.
 grep -Eqx 'capacity: stream engine 4096 connections per worker x 1 workers \([0-9.]+ MiB each, [0-9.]+ MiB\); its HTTP/2 heap of 64.0 MiB holds 1792 sessions at once per worker' \
     <<<"$out" || { echo "FAIL: stream engine: $out"; exit 1; }
+# OpenSSL's heap on each worker (docs/tls.md): 32 KiB a connection would be 128 MiB, a
+# sixteenth of the 512 MiB is 32 MiB.
+grep -qx "capacity: stream engine TLS heap of 32.0 MiB per worker (OpenSSL's memory)" <<<"$out" ||
+    { echo "FAIL: TLS heap: $out"; exit 1; }
 ! grep -q 'capacity: warning' <<<"$out" || { echo "FAIL: the demo does not fit: $out"; exit 1; }
 # Two workers in 128 MiB: the tables alone take more, which --check says (xlbd would not start).
 sed -e 's/^\( *\)"512",$/\1"128",/' -e 's/"workers": *1/"workers": 2/' \
@@ -53,6 +57,9 @@ bytes=$(sed -n 's/^capacity: l7 connections .*(\([0-9]*\) bytes each.*/\1/p' <<<
 # The stream heap follows the memory too: 2 GiB / 8 / 2 workers = 128 MiB, 3,584 sessions each.
 grep -Eq 'its HTTP/2 heap of 128.0 MiB holds 3584 sessions at once per worker$' <<<"$out" ||
     { echo "FAIL: stream heap for 2 GiB: $out"; exit 1; }
+# And the TLS heap: 2 GiB / 16 / 2 workers = 64 MiB.
+grep -qx "capacity: stream engine TLS heap of 64.0 MiB per worker (OpenSSL's memory)" <<<"$out" ||
+    { echo "FAIL: TLS heap for 2 GiB: $out"; exit 1; }
 echo "ok - --check prints the flows, L7 connections and stream sessions the configuration holds ($l7 per worker at 2 GiB)"
 
 # Issue 21: the mbuf pool against what can hold mbufs at once. Unset, it is sized to them;

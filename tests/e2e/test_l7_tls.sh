@@ -314,4 +314,7 @@ pass "upstream TLS with a client certificate: 60 of 60 RPCs on tb1 and tb2 $(grp
 
 # ---- a clean stop: everything TLS held is freed (the sanitizer build checks for leaks) ----
 e2e_stop_xlbd
-pass "xlbd stops cleanly after serving TLS"
+# OpenSSL ran on the worker's own heap (docs/tls.md, "Worker memory"), which never ran dry.
+grep -Eq 'worker 0: TLS heap of [0-9]+ bytes, at most [1-9][0-9]* used, 0 requests refused' \
+    "$E2E_DIR/xlbd.log" || fail "the worker's TLS heap: $(grep -E 'TLS heap|malloc' "$E2E_DIR/xlbd.log")"
+pass "xlbd stops cleanly after serving TLS; the worker's handshakes used its TLS heap only"
