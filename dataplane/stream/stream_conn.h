@@ -391,6 +391,9 @@ uint64_t xlb_stream_grpc_timeout_ms(const struct xlb_stream_headers *h);
 /* The RPC is forwarded: its deadline, if it has one, is armed. */
 void xlb_stream_deadline_arm(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 void xlb_stream_deadline_cancel(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
+/* The deadline passed before the backend's headers came: the RPC is ended as at its deadline
+ * (true; it may be gone), else false. */
+bool xlb_stream_deadline_overdue(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 /* End the forwarded RPCs whose deadline passed (on the poll, bounded). */
 void xlb_stream_deadline_poll(struct xlb_stream_worker *w);
 

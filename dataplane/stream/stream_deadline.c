@@ -91,6 +91,21 @@ static void deadline_passed(struct xlb_stream_worker *w, struct xlb_stream_rpc *
     xlb_stream_send(&c->side);
 }
 
+/*
+ * A backend's answer that comes once the deadline has passed but before the wheel fired it
+ * (the wheel turns on the poll; the backend's own copy of the deadline ends just after xlb's):
+ * the call is over for a gRPC client already, so it ends here the same way, with xlb's status,
+ * whatever the backend said. True when it ended (the RPC may be gone).
+ */
+bool xlb_stream_deadline_overdue(struct xlb_stream_worker *w, struct xlb_stream_rpc *r)
+{
+    if (r->deadline_ms == 0 || xlb_stream_now_ms(w->ctx) < r->deadline_ms || r->response_sent)
+        return false;
+    xlb_stream_deadline_cancel(w, r);
+    deadline_passed(w, r);
+    return true;
+}
+
 void xlb_stream_deadline_poll(struct xlb_stream_worker *w)
 {
     if (w->deadlines.armed == 0)

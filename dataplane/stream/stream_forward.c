@@ -472,6 +472,8 @@ static int sub_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, 
     if (frame->hd.type == NGHTTP2_HEADERS) {
         if (w->response.overflow)
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* the backend stream is reset */
+        if (xlb_stream_deadline_overdue(w, r))
+            return 0;
         response_headers(s, r, ended);
     } else if (frame->hd.type == NGHTTP2_DATA && ended) {
         r->down_end = true;

@@ -237,7 +237,7 @@ fi
 
 # ---- grpc-timeout on a forwarded RPC ----
 # curl does not end a call at its grpc-timeout; xlb does, as a gRPC client would: the
-# backend's Slow method (5 s) sees its call cancelled, and curl gets DEADLINE_EXCEEDED from xlb.
+# backend's Slow method (5 s) sees its call end, and curl gets DEADLINE_EXCEEDED.
 if [ "$MODE" = stream ]; then
     slow_cancels() { cat "$E2E_DIR/b1.log" "$E2E_DIR/b2.log" "$E2E_DIR/b3.log" | grep -c '^cancel /xlb.test.Echo/Slow ' || true; }
     cancels_before=$(slow_cancels)
@@ -246,12 +246,20 @@ if [ "$MODE" = stream ]; then
         -H 'content-type: application/grpc' -H 'te: trailers' -H 'grpc-timeout: 500m' \
         --data-binary @"$E2E_DIR/frame.bin" "http://$(vip 0)/xlb.test.Echo/Slow" 2>&1) || true
     grep -qi '^grpc-status: 4' <<<"$out" || fail "curl got no DEADLINE_EXCEEDED: $out"
-    grep -q 'deadline exceeded' <<<"$out" || fail "xlb's grpc-message is missing: $out"
     cancelled() { [ "$(slow_cancels)" -gt "$cancels_before" ]; }
     wait_until 50 0.1 cancelled || fail "the backend's Slow call was not cancelled"
-    [ "$(counter events.stream_rpcs_deadline_exceeded)" -gt "$deadline_before" ] ||
-        fail "xlb counted no deadline exceeded"
-    pass "curl, grpc-timeout 500m, a 5 s method: DEADLINE_EXCEEDED from xlb, the backend's call cancelled"
+    # The backend gets what is left of the deadline and may end the call itself a little
+    # earlier (gRPC C-core reads its clock in steps): DEADLINE_EXCEEDED either way, as a gRPC
+    # client sees it. Which one ended it is printed; xlb's own path is the packet test's
+    # (forwarded_rpc_gets_deadline_exceeded).
+    if grep -q 'xlb: deadline exceeded' <<<"$out"; then
+        [ "$(counter events.stream_rpcs_deadline_exceeded)" -gt "$deadline_before" ] ||
+            fail "xlb counted no deadline exceeded"
+        who="xlb"
+    else
+        who="the backend, its copy of the deadline first"
+    fi
+    pass "curl, grpc-timeout 500m, a 5 s method: DEADLINE_EXCEEDED (from $who), the backend's call over"
 fi
 
 # ---- session cookies per RPC (A55) on one channel ----
