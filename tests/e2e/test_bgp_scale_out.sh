@@ -248,7 +248,8 @@ why=$("$HEALTHCHECK" --xlbctl "$XLBCTL" --socket "$E2E_DIR/host2.sock" 2>&1) &&
     fail "xlb-healthcheck passed with host 2's link down"
 echo "$why" | grep -q "link down (interface eth0: no carrier)" ||
     fail "xlb-healthcheck did not name the link: $why"
-"$XLBCTL" --socket "$E2E_DIR/host2.sock" metrics | grep -Eq '^xlb_port_link_up\{port="net_af_[a-z]+0"\} 0' ||
+metrics=$("$XLBCTL" --socket "$E2E_DIR/host2.sock" metrics) # whole, then grep: no SIGPIPE
+grep -Eq '^xlb_port_link_up\{port="net_af_[a-z]+0"\} 0' <<<"$metrics" ||
     fail "the link-up metric does not show host 2's link down"
 ip -n "$E2E_PREFIX-sw" link set v-lb2 up
 wait_until 300 0.2 ecmp_over_both || fail "host 2 was not announced again after its link came back: $(vip_route)"
