@@ -339,6 +339,31 @@ static void test_bad_segments_counted(void **state)
     tf_destroy(f);
 }
 
+/* A reader that keeps up: the window the peer knows never falls below half of what it could be,
+ * so reading sends no window update, and the ACKs stay at one per two segments (RFC 9293's
+ * delayed ACK, Linux's window-update rule). */
+static void test_reader_keeping_up_sends_no_updates(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_clear_tx(f);
+    uint32_t off = 0;
+    for (unsigned i = 0; i < 32; i++) {
+        for (unsigned k = 0; k < 2; k++, off += 1448)
+            assert_int_equal(tf_peer_data(f, c, 100, iss, off, 1448, 0, 2000), 0);
+        tf_check_read(f, c, off - 2 * 1448, 2 * 1448);
+    }
+    assert_int_equal(xlb_tcp_counters(f->ep)->window_updates, 0);
+    assert_int_equal(f->n_tx, 32);
+    struct tf_seg s;
+    tf_tx(f, f->n_tx - 1, &s);
+    assert_int_equal(s.ack, 101 + off);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_slow_reader_closes_window),
         cmocka_unit_test(test_delayed_ack),
         cmocka_unit_test(test_bad_segments_counted),
+        cmocka_unit_test(test_reader_keeping_up_sends_no_updates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
