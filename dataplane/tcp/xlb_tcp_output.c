@@ -1,7 +1,7 @@
 /*
  * Building and sending segments: IPv4 or IPv6 header, TCP header with the options in force
  * (timestamps, SACK blocks), payload attached from the send queue as indirect mbufs (no copy),
- * checksums by DPDK's helpers, and the send loop that fills the peer's window.
+ * checksums in software or left to the port, and the send loop that fills the peer's window.
  */
 #include <netinet/in.h>
 #include <string.h>
@@ -173,8 +173,25 @@ static uint16_t tcp_checksum(const struct rte_mbuf *m, uint32_t l4_off, uint32_t
     return cksum;
 }
 
+/*
+ * The TCP checksum field: the whole sum in software, or, when the port computes it
+ * (tx_cksum_offload), the pseudo-header's sum with the mbuf flags asking the NIC for the rest
+ * (DPDK's convention for RTE_MBUF_F_TX_TCP_CKSUM), so the payload is not read here at all.
+ */
+static void tcp_cksum_out(const struct xlb_tcp_endpoint *ep, struct rte_mbuf *m,
+                          struct rte_tcp_hdr *th, uint32_t phdr_sum)
+{
+    if (ep->cfg.tx_cksum_offload) {
+        m->l4_len = (uint16_t)((th->data_off >> 4) * 4);
+        th->cksum = (uint16_t)phdr_sum;
+        return;
+    }
+    th->cksum = tcp_checksum(m, m->l3_len, phdr_sum);
+}
+
 /* IP header (lengths from the finished packet) and checksums. */
-static void finish(const struct xlb_tcp_tuple *t, struct rte_mbuf *m)
+static void finish(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple *t,
+                   struct rte_mbuf *m)
 {
     uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
     struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(p + m->l3_len);
@@ -189,7 +206,9 @@ static void finish(const struct xlb_tcp_tuple *t, struct rte_mbuf *m)
         memcpy(&ip->src_addr, t->local, 4);
         memcpy(&ip->dst_addr, t->remote, 4);
         ip->hdr_checksum = rte_ipv4_cksum(ip);
-        th->cksum = tcp_checksum(m, m->l3_len, rte_ipv4_phdr_cksum(ip, 0));
+        if (ep->cfg.tx_cksum_offload)
+            m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_TCP_CKSUM;
+        tcp_cksum_out(ep, m, th, rte_ipv4_phdr_cksum(ip, 0));
     } else {
         struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)p;
         ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
@@ -198,7 +217,9 @@ static void finish(const struct xlb_tcp_tuple *t, struct rte_mbuf *m)
         ip->hop_limits = 64;
         memcpy(ip->src_addr, t->local, 16);
         memcpy(ip->dst_addr, t->remote, 16);
-        th->cksum = tcp_checksum(m, m->l3_len, rte_ipv6_phdr_cksum(ip, 0));
+        if (ep->cfg.tx_cksum_offload)
+            m->ol_flags |= RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_TCP_CKSUM;
+        tcp_cksum_out(ep, m, th, rte_ipv6_phdr_cksum(ip, 0));
     }
 }
 
@@ -275,7 +296,7 @@ bool xlb_tcp_send_segment(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, u
         return false;
     }
     stamp(ep, c, m);
-    finish(&c->tuple, m);
+    finish(ep, &c->tuple, m);
     if (!xlb_tcp_tx(ep, m))
         return false;
     ep->ctr.bytes_out += len;
@@ -314,7 +335,7 @@ void xlb_tcp_send_syn(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, bool 
         return;
     c->rcv_adv = c->rcv_nxt + win;
     stamp(ep, c, m);
-    finish(&c->tuple, m);
+    finish(ep, &c->tuple, m);
     xlb_tcp_tx(ep, m);
     ack_sent(c);
 }
@@ -326,7 +347,7 @@ void xlb_tcp_send_raw(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple *t
     struct rte_mbuf *m = build_headers(ep, t, seq, ack, flags, win, opts, opt_len);
     if (!m)
         return;
-    finish(t, m);
+    finish(ep, t, m);
     xlb_tcp_tx(ep, m);
 }
 
@@ -338,7 +359,7 @@ void xlb_tcp_send_rst(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c,
     if (!m)
         return;
     stamp(ep, c, m);
-    finish(&c->tuple, m);
+    finish(ep, &c->tuple, m);
     xlb_tcp_tx(ep, m);
 }
 

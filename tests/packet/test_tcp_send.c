@@ -416,6 +416,43 @@ static void test_listing_and_size(void **state)
     tf_destroy(f);
 }
 
+/* With the port's checksum offload, every segment (SYN-ACK, data, ACK) leaves the TCP checksum
+ * to the NIC, flagged as DPDK asks; the fixture's tf_tx fills it in as the NIC would and checks
+ * it. Without, none is flagged: the checksum is complete (tf_tx verifies it). */
+static void check_offload(int family, bool offload)
+{
+    struct xlb_tcp_config cfg;
+    xlb_tcp_config_default(&cfg);
+    cfg.tx_cksum_offload = offload;
+    struct tf *f = tf_create(family, &cfg);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_clear_tx(f);
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload(f, 0, 3000)), 0);
+    xlb_tcp_flush(f->ep, c);
+    assert_int_equal(f->n_tx, 3);
+    uint32_t bytes = 0;
+    for (unsigned i = 0; i < f->n_tx; i++) {
+        struct tf_seg s;
+        tf_tx(f, i, &s);
+        assert_int_equal(s.seq, iss + 1 + bytes);
+        assert_memory_equal(s.data, tf_pattern_bytes(bytes, s.len), s.len);
+        bytes += s.len;
+        assert_int_equal((f->tx[i]->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) != 0, offload);
+    }
+    assert_int_equal(bytes, 3000);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+static void test_tx_checksum_offload(void **state)
+{
+    (void)state;
+    check_offload(AF_INET, true);
+    check_offload(AF_INET6, true);
+    check_offload(AF_INET, false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -430,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_pmtu_lowers_mss),
         cmocka_unit_test(test_write_refused_then_writable),
         cmocka_unit_test(test_listing_and_size),
+        cmocka_unit_test(test_tx_checksum_offload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
