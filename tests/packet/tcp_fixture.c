@@ -123,7 +123,7 @@ struct rte_mbuf *tf_build(struct tf *f, const struct tf_out *o)
     uint8_t opts[40];
     uint32_t ol = 0;
     if (o->syn_opts) {
-        struct xlb_tcp_opts so = {.mss = 1460,
+        struct xlb_tcp_opts so = {.mss = f->peer_mss ? f->peer_mss : 1460,
                                   .has_wscale = true,
                                   .wscale = 7,
                                   .sack_ok = true,
@@ -366,7 +366,7 @@ struct xlb_tcp_conn *tf_active(struct tf *f, uint32_t iss, uint32_t peer_isn)
     tf_tx(f, 0, &s);
     assert_int_equal(s.flags, SYN);
     assert_int_equal(s.seq, iss);
-    assert_int_equal(s.opts.mss, f->peer.family == AF_INET ? 1460 : 1440);
+    assert_int_equal(s.opts.mss, f->peer.family == AF_INET ? f->cfg.mss_limit4 : f->cfg.mss_limit6);
     assert_true(s.opts.has_wscale && s.opts.sack_ok && s.opts.has_ts);
     tf_clear_tx(f);
     assert_int_equal(tf_send(f, c,
