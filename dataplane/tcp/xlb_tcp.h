@@ -77,6 +77,10 @@ struct xlb_tcp_config {
     uint32_t challenge_acks_per_s; /* per worker, RFC 5961 section 7 */
     uint32_t persist_max_ms;       /* zero-window probe backoff cap */
     enum xlb_tcp_cc_kind cc;       /* CUBIC (default) or NewReno */
+    /* The port computes TCP checksums (RTE_ETH_TX_OFFLOAD_TCP_CKSUM), set from its
+     * capabilities: segments carry the pseudo-header's sum and the mbuf flags asking for the
+     * rest. Default off: computed here. */
+    bool tx_cksum_offload;
 };
 /* The defaults: 1,024 connections, 256 KiB buffers, delayed ACK 40 ms, RTO 200 ms..120 s, initial
  * 1 s, TIME-WAIT 2 s, keepalive off, 1,000 challenge ACKs per second, CUBIC. */

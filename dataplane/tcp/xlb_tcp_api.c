@@ -75,17 +75,19 @@ uint32_t xlb_tcp_peek(const struct xlb_tcp_conn *c, const uint8_t **data, uint32
     return c->rcvq.bytes;
 }
 
-/* The receive window after the application took bytes: when reading reopened it by enough to
- * matter (RFC 9293 section 3.8.6.2.2), the sender is told now rather than at its next segment,
- * which a closed window holds back. before: the window before the read. */
+/* The receive window after the application took bytes: when the window the peer knows has
+ * fallen below half of what it now is, the sender is told now rather than at the next ACK, which
+ * a closed window holds back (Linux's rule; the edge moves by at least the RFC 9293 section
+ * 3.8.6.2.2 step, xlb_tcp_rcv_window). A reader that keeps up leaves the peer's window near full,
+ * so it sends no update and the ACKs stay at one per two segments. before: the window before
+ * the read. */
 static void window_after_read(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t before)
 {
     if (c->state != XLB_TCP_ESTABLISHED && c->state != XLB_TCP_FIN_WAIT_1 &&
         c->state != XLB_TCP_FIN_WAIT_2)
         return;
     uint32_t now = xlb_tcp_rcv_window(ep, c);
-    uint32_t step = RTE_MIN(ep->cfg.rcv_buf / 2, 2u * c->mss);
-    if (now > before && now - before >= step) {
+    if (now > before && now / 2 >= before) {
         ep->ctr.window_updates++;
         xlb_tcp_send_ack(ep, c);
         xlb_tcp_timers_update(ep, c);

@@ -1,7 +1,8 @@
 /*
  * Building and sending segments: IPv4 or IPv6 header, TCP header with the options in force
- * (timestamps, SACK blocks), payload attached from the send queue as indirect mbufs (no copy),
- * checksums by DPDK's helpers, and the send loop that fills the peer's window.
+ * (timestamps, SACK blocks), payload copied from the send queue into the header mbuf (or
+ * attached as indirect mbufs when it does not fit), checksums in software or left to the port,
+ * and the send loop that fills the peer's window.
  */
 #include <netinet/in.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include <rte_byteorder.h>
 #include <rte_ip.h>
+#include <rte_memcpy.h>
 #include <rte_tcp.h>
 
 #include "xlb_tcp_conn.h"
@@ -173,8 +175,25 @@ static uint16_t tcp_checksum(const struct rte_mbuf *m, uint32_t l4_off, uint32_t
     return cksum;
 }
 
+/*
+ * The TCP checksum field: the whole sum in software, or, when the port computes it
+ * (tx_cksum_offload), the pseudo-header's sum with the mbuf flags asking the NIC for the rest
+ * (DPDK's convention for RTE_MBUF_F_TX_TCP_CKSUM), so the payload is not read here at all.
+ */
+static void tcp_cksum_out(const struct xlb_tcp_endpoint *ep, struct rte_mbuf *m,
+                          struct rte_tcp_hdr *th, uint32_t phdr_sum)
+{
+    if (ep->cfg.tx_cksum_offload) {
+        m->l4_len = (uint16_t)((th->data_off >> 4) * 4);
+        th->cksum = (uint16_t)phdr_sum;
+        return;
+    }
+    th->cksum = tcp_checksum(m, m->l3_len, phdr_sum);
+}
+
 /* IP header (lengths from the finished packet) and checksums. */
-static void finish(const struct xlb_tcp_tuple *t, struct rte_mbuf *m)
+static void finish(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple *t,
+                   struct rte_mbuf *m)
 {
     uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
     struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(p + m->l3_len);
@@ -189,7 +208,9 @@ static void finish(const struct xlb_tcp_tuple *t, struct rte_mbuf *m)
         memcpy(&ip->src_addr, t->local, 4);
         memcpy(&ip->dst_addr, t->remote, 4);
         ip->hdr_checksum = rte_ipv4_cksum(ip);
-        th->cksum = tcp_checksum(m, m->l3_len, rte_ipv4_phdr_cksum(ip, 0));
+        if (ep->cfg.tx_cksum_offload)
+            m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_TCP_CKSUM;
+        tcp_cksum_out(ep, m, th, rte_ipv4_phdr_cksum(ip, 0));
     } else {
         struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)p;
         ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
@@ -198,21 +219,57 @@ static void finish(const struct xlb_tcp_tuple *t, struct rte_mbuf *m)
         ip->hop_limits = 64;
         memcpy(ip->src_addr, t->local, 16);
         memcpy(ip->dst_addr, t->remote, 16);
-        th->cksum = tcp_checksum(m, m->l3_len, rte_ipv6_phdr_cksum(ip, 0));
+        if (ep->cfg.tx_cksum_offload)
+            m->ol_flags |= RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_TCP_CKSUM;
+        tcp_cksum_out(ep, m, th, rte_ipv6_phdr_cksum(ip, 0));
     }
 }
 
 /*
- * Attach len bytes of the send queue from byte off as indirect mbufs behind the headers. The
- * walk to byte off starts at the queue's cursor when that lies before it (new data follows the
- * last segment sent), so a full send queue is not walked from its head for every segment.
+ * One piece of payload behind the headers: copied into the header mbuf (copy), or attached as
+ * an indirect mbuf of q's bytes from at. last: the chain's last mbuf, moved on an attach.
  */
-static bool attach_payload(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
-                           struct rte_mbuf *hdr, uint32_t off, uint32_t len)
+static bool add_piece(struct xlb_tcp_endpoint *ep, struct rte_mbuf *hdr, struct rte_mbuf **last,
+                      struct rte_mbuf *q, uint32_t at, uint32_t piece, bool copy)
+{
+    if (copy) {
+        /* The header mbuf has no chain yet: the bytes go right behind the headers. */
+        char *dst = rte_pktmbuf_append(hdr, (uint16_t)piece);
+        rte_memcpy(dst, rte_pktmbuf_mtod_offset(q, const void *, at), piece);
+        return true;
+    }
+    struct rte_mbuf *mi = rte_pktmbuf_alloc(ep->pool);
+    if (!mi) {
+        ep->ctr.no_mbuf++;
+        return false;
+    }
+    rte_pktmbuf_attach(mi, q);
+    mi->data_off = (uint16_t)(mi->data_off + at);
+    mi->data_len = (uint16_t)piece;
+    mi->pkt_len = piece;
+    (*last)->next = mi;
+    *last = mi;
+    hdr->nb_segs++;
+    hdr->pkt_len += piece;
+    return true;
+}
+
+/*
+ * len bytes of the send queue from byte off behind the headers. When they fit in the header
+ * mbuf's room (a full MSS does in a 2 KiB mbuf) they are copied there: one mbuf a segment
+ * instead of one per piece, and no atomic reference count taken on the queued mbufs (attach)
+ * and given back (free); copying 1,448 bytes costs less (docs/performance.md, bench_tcp).
+ * Larger segments (jumbo MSS) attach the queue's mbufs as indirect ones. The walk to byte off
+ * starts at the queue's cursor when that lies before it (new data follows the last segment
+ * sent), so a full send queue is not walked from its head for every segment.
+ */
+static bool add_payload(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *hdr,
+                        uint32_t off, uint32_t len)
 {
     struct xlb_tcp_mqueue *sq = &c->sndq;
     struct rte_mbuf *last = hdr, *q = sq->head;
     uint32_t pos = 0; /* where q's first byte lies, from the head's first byte */
+    bool copy = len <= rte_pktmbuf_tailroom(hdr);
     off += c->snd_head_off;
     if (sq->cursor && sq->cursor_pos <= off) {
         q = sq->cursor;
@@ -223,19 +280,8 @@ static bool attach_payload(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
         pos += q->data_len;
     for (; q && len; q = q->next) {
         uint32_t at = off - pos, piece = RTE_MIN(len, (uint32_t)q->data_len - at);
-        struct rte_mbuf *mi = rte_pktmbuf_alloc(ep->pool);
-        if (!mi) {
-            ep->ctr.no_mbuf++;
+        if (!add_piece(ep, hdr, &last, q, at, piece, copy))
             return false;
-        }
-        rte_pktmbuf_attach(mi, q);
-        mi->data_off = (uint16_t)(mi->data_off + at);
-        mi->data_len = (uint16_t)piece;
-        mi->pkt_len = piece;
-        last->next = mi;
-        last = mi;
-        hdr->nb_segs++;
-        hdr->pkt_len += piece;
         len -= piece;
         off += piece;
         sq->cursor = q;
@@ -270,12 +316,12 @@ bool xlb_tcp_send_segment(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, u
         build_headers(ep, &c->tuple, seq, c->rcv_nxt, flags, window_field(ep, c), opts, opt_len);
     if (!m)
         return false;
-    if (len && !attach_payload(ep, c, m, seq - c->snd_una, len)) {
+    if (len && !add_payload(ep, c, m, seq - c->snd_una, len)) {
         rte_pktmbuf_free(m);
         return false;
     }
     stamp(ep, c, m);
-    finish(&c->tuple, m);
+    finish(ep, &c->tuple, m);
     if (!xlb_tcp_tx(ep, m))
         return false;
     ep->ctr.bytes_out += len;
@@ -314,7 +360,7 @@ void xlb_tcp_send_syn(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, bool 
         return;
     c->rcv_adv = c->rcv_nxt + win;
     stamp(ep, c, m);
-    finish(&c->tuple, m);
+    finish(ep, &c->tuple, m);
     xlb_tcp_tx(ep, m);
     ack_sent(c);
 }
@@ -326,7 +372,7 @@ void xlb_tcp_send_raw(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple *t
     struct rte_mbuf *m = build_headers(ep, t, seq, ack, flags, win, opts, opt_len);
     if (!m)
         return;
-    finish(t, m);
+    finish(ep, t, m);
     xlb_tcp_tx(ep, m);
 }
 
@@ -338,7 +384,7 @@ void xlb_tcp_send_rst(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_conn *c,
     if (!m)
         return;
     stamp(ep, c, m);
-    finish(&c->tuple, m);
+    finish(ep, &c->tuple, m);
     xlb_tcp_tx(ep, m);
 }
 

@@ -33,6 +33,7 @@ struct tf {
     struct rte_mbuf *tx[TF_TX_MAX];
     uint16_t n_tx;
     struct xlb_tcp_tuple peer; /* the peer's view: local = peer, remote = xlb */
+    uint16_t peer_mss;         /* the MSS the peer's SYN offers (0: 1460) */
     /* Events seen. */
     unsigned connected, readable, writable, closed;
     enum xlb_tcp_close_reason close_reason;

@@ -339,6 +339,73 @@ static void test_bad_segments_counted(void **state)
     tf_destroy(f);
 }
 
+/* A reader that keeps up: the window the peer knows never falls below half of what it could be,
+ * so reading sends no window update, and the ACKs stay at one per two segments (RFC 9293's
+ * delayed ACK, Linux's window-update rule). */
+static void test_reader_keeping_up_sends_no_updates(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_clear_tx(f);
+    uint32_t off = 0;
+    for (unsigned i = 0; i < 32; i++) {
+        for (unsigned k = 0; k < 2; k++, off += 1448)
+            assert_int_equal(tf_peer_data(f, c, 100, iss, off, 1448, 0, 2000), 0);
+        tf_check_read(f, c, off - 2 * 1448, 2 * 1448);
+    }
+    assert_int_equal(xlb_tcp_counters(f->ep)->window_updates, 0);
+    assert_int_equal(f->n_tx, 32);
+    struct tf_seg s;
+    tf_tx(f, f->n_tx - 1, &s);
+    assert_int_equal(s.ack, 101 + off);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
+/* The NIC's verdict on the TCP checksum stands where it gave one: a segment it flagged bad is
+ * dropped and counted however it sums, one it flagged good is taken without a second pass. */
+static void test_nic_checksum_verdict(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_clear_tx(f);
+    struct tf_out o = {.seq = 101,
+                       .ack = iss + 1,
+                       .flags = ACK,
+                       .win = 1024,
+                       .ts = true,
+                       .tsval = 2000,
+                       .data = tf_pattern_bytes(0, 10),
+                       .len = 10};
+    struct rte_mbuf *m = tf_build(f, &o);
+    m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_BAD;
+    assert_int_equal(xlb_tcp_receive(f->ep, c, m, f->now), -1);
+    assert_int_equal(xlb_tcp_counters(f->ep)->bad_checksum, 1);
+    assert_int_equal(f->readable, 0);
+    /* Flagged good: the field is not read (a NIC would have dropped or flagged a bad one). */
+    m = tf_build(f, &o);
+    struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, 20);
+    th->cksum = (uint16_t)~th->cksum;
+    m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+    assert_int_equal(xlb_tcp_receive(f->ep, c, m, f->now), 0);
+    assert_int_equal(xlb_tcp_counters(f->ep)->bad_checksum, 1);
+    tf_check_read(f, c, 0, 10);
+    /* No verdict (UNKNOWN): verified here, so the same segment is dropped. */
+    o.seq += 10;
+    o.data = tf_pattern_bytes(10, 10);
+    m = tf_build(f, &o);
+    th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, 20);
+    th->cksum = (uint16_t)~th->cksum;
+    assert_int_equal(xlb_tcp_receive(f->ep, c, m, f->now), -1);
+    assert_int_equal(xlb_tcp_counters(f->ep)->bad_checksum, 2);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +419,8 @@ int main(void)
         cmocka_unit_test(test_slow_reader_closes_window),
         cmocka_unit_test(test_delayed_ack),
         cmocka_unit_test(test_bad_segments_counted),
+        cmocka_unit_test(test_reader_keeping_up_sends_no_updates),
+        cmocka_unit_test(test_nic_checksum_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,6 +50,10 @@ struct wire {
     uint32_t n_conns;
     struct wire_counts to_passive, to_active;
     uint64_t lost; /* segments for a connection the receiving side no longer has */
+    /* A NIC with TCP checksum offloads: the endpoints leave the tx checksum to it and the wire
+     * computes nothing, marking every frame's checksum good on rx. Without: the endpoints
+     * compute it and the wire marks it unknown, so the receiver verifies it in software. */
+    bool nic_offload;
 };
 
 extern struct wire W;
