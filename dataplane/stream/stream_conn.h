@@ -34,6 +34,10 @@
 /* Send-queue room asked for before taking a chunk from the session: its largest (a DATA frame
  * of 16 KiB with padding, or a header block of 16 KiB in frames). */
 #define XLB_STREAM_CHUNK_ROOM (16384u + 9u + 256u + 1024u)
+/* Bytes of the session's output gathered into one chunk (its small frames, together). */
+#define XLB_STREAM_GATHER_BYTES 2048u
+/* Passes over the corked sides' owed pumps at a burst's end (one pump may owe another). */
+#define XLB_STREAM_FLUSH_PASSES 4
 /* Output chunks taken from the session per pump. */
 #define XLB_STREAM_SEND_CHUNKS 64
 
@@ -66,6 +70,7 @@ struct xlb_stream_side {
     bool pumping, again;
     bool deferred; /* on the worker's deferred list: its pump left work for the next poll */
     bool corked;   /* on the worker's corked list: its queued bytes go at the burst's end */
+    bool send_due; /* corked with output owed by another session's callback: pumped first */
     /* TLS (stream_tls.c), a TLS VIP's client connection or a subchannel to an upstream TLS
      * cluster: the glue between the TCP bytes and the session (tls.ssl NULL: cleartext), the
      * handshake's deadline, close_notify queued. */
@@ -292,6 +297,9 @@ void xlb_stream_enter(struct xlb_stream_worker *w, struct xlb_burst_ctx *ctx,
 void xlb_stream_route_output(struct xlb_stream_worker *w);
 /* Send a side's queued bytes at the end of the burst (once). */
 void xlb_stream_cork(struct xlb_stream_side *d);
+/* Have a side pumped at the end of the burst, before its bytes go (once); false when the corked
+ * list has no room for it (the caller pumps it now). */
+bool xlb_stream_send_later(struct xlb_stream_side *d);
 /* Put a side on the deferred list (once). */
 void xlb_stream_defer(struct xlb_stream_side *d);
 uint64_t xlb_stream_now_ms(const struct xlb_burst_ctx *ctx);
@@ -309,7 +317,8 @@ void xlb_stream_pump(struct xlb_stream_side *d);
 void xlb_stream_session_over(struct xlb_stream_side *d);
 /* Reset the peer (the flow is going away). */
 void xlb_stream_abort(struct xlb_stream_side *d);
-/* Write what the session has to send (from a callback of another session). */
+/* Write what the session has to send (from a callback of another session): at the end of the
+ * burst, so that what several callbacks owe goes in one pump (one chunk, one segment). */
 void xlb_stream_send(struct xlb_stream_side *d);
 
 /* stream_tls.c: TLS between a connection's TCP and its session. */

@@ -49,29 +49,35 @@ bool xlb_stream_session_open(struct xlb_stream_conn *c)
     return ok;
 }
 
-/* Copy n bytes into a chain of the worker's mbufs; NULL when the pool has too few. */
-static struct rte_mbuf *copy_to_mbufs(struct rte_mempool *pool, const uint8_t *data, uint32_t n)
+/* Append n bytes to a chain of the worker's mbufs (a new one when head is NULL), filling the
+ * tail's room first; NULL when the pool has too few (the chain given is freed). */
+static struct rte_mbuf *copy_to_mbufs(struct rte_mempool *pool, struct rte_mbuf *head,
+                                      const uint8_t *data, uint32_t n)
 {
-    struct rte_mbuf *head = NULL, *tail = NULL;
+    struct rte_mbuf *tail = head != NULL ? rte_pktmbuf_lastseg(head) : NULL;
     while (n > 0) {
-        struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-        if (m == NULL) {
-            rte_pktmbuf_free(head);
-            return NULL;
+        struct rte_mbuf *m = tail;
+        if (m == NULL || rte_pktmbuf_tailroom(m) == 0) {
+            m = rte_pktmbuf_alloc(pool);
+            if (m == NULL) {
+                rte_pktmbuf_free(head);
+                return NULL;
+            }
+            if (head == NULL) {
+                head = m;
+            } else {
+                tail->next = m;
+                head->nb_segs++;
+            }
+            tail = m;
         }
         uint32_t room = rte_pktmbuf_tailroom(m);
         uint32_t piece = n < room ? n : room;
-        memcpy(rte_pktmbuf_append(m, (uint16_t)piece), data, piece);
+        memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, m->data_len), data, piece);
+        m->data_len = (uint16_t)(m->data_len + piece);
+        head->pkt_len += piece;
         data += piece;
         n -= piece;
-        if (head == NULL) {
-            head = m;
-        } else {
-            tail->next = m;
-            head->nb_segs++;
-            head->pkt_len += piece;
-        }
-        tail = m;
     }
     return head;
 }
@@ -87,7 +93,33 @@ static bool write_pending(struct xlb_stream_side *d)
     return true;
 }
 
-enum chunk { CHUNK_TAKEN, CHUNK_NONE, CHUNK_NO_MBUFS };
+/* CHUNK_LAST: taken, and the session failed after it (counted): nothing more this pump. */
+enum chunk { CHUNK_TAKEN, CHUNK_LAST, CHUNK_NONE, CHUNK_NO_MBUFS };
+
+/* Cleartext: the frames the session has next (nghttp2 gives one a call: an RPC's HEADERS, DATA
+ * and trailers, WINDOW_UPDATEs) join the chunk taken, up to XLB_STREAM_GATHER_BYTES and while
+ * the send queue has room for one more chunk after them: one mbuf and one send-queue entry
+ * for them all, not one of each per frame (and one payload mbuf per segment sent). */
+static enum chunk gather(struct xlb_stream_side *d)
+{
+    struct xlb_stream_worker *w = d->w;
+    uint32_t space = xlb_tcp_send_space(w->ep, d->tcp, 0);
+    while (d->pending->pkt_len < XLB_STREAM_GATHER_BYTES &&
+           d->pending->pkt_len + XLB_STREAM_CHUNK_ROOM <= space) {
+        const uint8_t *data;
+        ssize_t n = nghttp2_session_mem_send(d->h2, &data);
+        if (n < 0) {
+            w->ctx->stats->events[XLB_EVENT_STREAM_SESSION_ERRORS]++;
+            return CHUNK_LAST;
+        }
+        if (n == 0)
+            break;
+        d->pending = copy_to_mbufs(w->ctx->pool, d->pending, data, (uint32_t)n);
+        if (d->pending == NULL)
+            return CHUNK_NO_MBUFS;
+    }
+    return CHUNK_TAKEN;
+}
 
 /* The next bytes for the peer into d->pending: on TLS, what the glue holds first (handshake
  * records, an alert, close_notify), and nothing of the session before the handshake is done;
@@ -109,9 +141,12 @@ static enum chunk next_chunk(struct xlb_stream_side *d, struct xlb_tls_conn *t)
             w->ctx->stats->events[XLB_EVENT_STREAM_SESSION_ERRORS]++;
         return CHUNK_NONE;
     }
-    d->pending = t != NULL ? xlb_stream_tls_seal(d, data, (uint32_t)n)
-                           : copy_to_mbufs(w->ctx->pool, data, (uint32_t)n);
-    return d->pending != NULL ? CHUNK_TAKEN : CHUNK_NO_MBUFS;
+    if (t != NULL) {
+        d->pending = xlb_stream_tls_seal(d, data, (uint32_t)n);
+        return d->pending != NULL ? CHUNK_TAKEN : CHUNK_NO_MBUFS;
+    }
+    d->pending = copy_to_mbufs(w->ctx->pool, NULL, data, (uint32_t)n);
+    return d->pending != NULL ? gather(d) : CHUNK_NO_MBUFS;
 }
 
 /* The peer's bytes, a chunk at a time, each taken only while the send queue has room for it. */
@@ -126,6 +161,10 @@ static void send_output(struct xlb_stream_side *d)
         enum chunk got = next_chunk(d, t);
         if (got == CHUNK_NONE)
             break;
+        if (got == CHUNK_LAST) {
+            write_pending(d);
+            break;
+        }
         if (got == CHUNK_NO_MBUFS) {
             /* The bytes are lost to the stream: the connection cannot go on. */
             w->ctx->stats->drops[XLB_DROP_NO_MBUF]++;
@@ -231,7 +270,12 @@ void xlb_stream_pump(struct xlb_stream_side *d)
 
 void xlb_stream_send(struct xlb_stream_side *d)
 {
-    xlb_stream_pump(d); /* a pump in progress takes it as one more round */
+    if (d->pumping) { /* a pump in progress takes it as one more round */
+        d->again = true;
+        return;
+    }
+    if (!xlb_stream_send_later(d))
+        xlb_stream_pump(d);
 }
 
 void xlb_stream_session_over(struct xlb_stream_side *d)

@@ -360,12 +360,49 @@ void xlb_stream_cork(struct xlb_stream_side *d)
     w->corked[w->n_corked++] = d;
 }
 
+bool xlb_stream_send_later(struct xlb_stream_side *d)
+{
+    struct xlb_stream_worker *w = d->w;
+    if (!d->corked && w->n_corked == w->n_conns + w->n_subs)
+        return false;
+    d->send_due = true;
+    xlb_stream_cork(d);
+    return true;
+}
+
+/* The pumps owed to corked sides. A pump may owe another side one (a WINDOW_UPDATE for the bytes
+ * it took): passes until none is owed, bounded; what is left goes on the deferred list. */
+static void pump_due(struct xlb_stream_worker *w)
+{
+    bool owed = true;
+    for (int pass = 0; pass < XLB_STREAM_FLUSH_PASSES && owed; pass++) {
+        owed = false;
+        for (uint32_t i = 0; i < w->n_corked; i++) {
+            struct xlb_stream_side *d = w->corked[i];
+            if (!d->send_due)
+                continue;
+            d->send_due = false;
+            owed = true;
+            w->current = &d->link;
+            xlb_stream_pump(d);
+            xlb_stream_route_output(w);
+        }
+    }
+    for (uint32_t i = 0; i < w->n_corked; i++) {
+        if (w->corked[i]->send_due) {
+            w->corked[i]->send_due = false;
+            xlb_stream_defer(w->corked[i]);
+        }
+    }
+}
+
 void xlb_stream_flush(struct xlb_burst_ctx *ctx)
 {
     struct xlb_stream_worker *w = ctx->stream;
     if (w == NULL || w->n_corked == 0)
         return;
     struct xlb_stream_link *was = w->current;
+    pump_due(w);
     for (uint32_t i = 0; i < w->n_corked; i++) {
         struct xlb_stream_side *d = w->corked[i];
         d->corked = false;

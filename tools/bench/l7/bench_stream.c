@@ -24,6 +24,9 @@
  * - The baseline ("bare loop"): 118-byte frames (a 64-byte TCP payload) built into mbufs of
  *   the worker's pool and freed, as bench_l7's bare loop, in the same process between runs.
  *
+ * BENCH_STREAM_PROFILE=N (for perf record) runs only the RPC runs, N times at each depth, and
+ * prints nothing but their total: the profile is then dominated by an RPC's work.
+ *
  * Each figure is the median of RUNS runs (min-max given). A benchmark never passes or fails; it
  * stops when an RPC or connection does not end as it should, since its figures would then not
  * measure what they say.
@@ -290,6 +293,21 @@ static const char *flags_text(uint8_t f, char *buf, size_t cap)
     return buf;
 }
 
+/* BENCH_STREAM_PROFILE: the RPC runs alone, many times, for a profiler. */
+static void profile_rpcs(unsigned n)
+{
+    struct tally y = {0};
+    rpc_connection();
+    for (unsigned i = 0; i < n; i++) {
+        rpc_run(1, &y);
+        rpc_run(16, &y);
+    }
+    printf("bench_stream: profile mode, %u RPCs, %.0f cycles in xlb per RPC, "
+           "sessions' heap in use %u bytes (one connection, its subchannels)\n",
+           2 * n * RPCS_PER_RUN, (double)xlb_total(&y) / (2.0 * n * RPCS_PER_RUN),
+           xlb_stream_heap_in_use(t->n->f->ctx.stream));
+}
+
 int main(void)
 {
     fixture_eal_init();
@@ -301,6 +319,13 @@ int main(void)
     for (unsigned i = 0; i < CLOSE_BOUND && (flows_used() > 0 || stream_conns_used() > 0); i++)
         step(t);
     client_time_wait();
+    const char *profile = getenv("BENCH_STREAM_PROFILE");
+    if (profile != NULL && atoi(profile) > 0) {
+        profile_rpcs((unsigned)atoi(profile));
+        stream_test_destroy(t);
+        rte_eal_cleanup();
+        return 0;
+    }
 
     static struct conn_figures conn;
     uint64_t bare[RUNS], rpc1[RUNS], rpc16[RUNS], idle[RUNS], timers1[RUNS], timers16[RUNS];
