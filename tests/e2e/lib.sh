@@ -73,11 +73,44 @@ print(int(total))' "$1"
 
 # Edit this test's bootstrap with Python statements on `c` (the parsed JSON), e.g.
 #   e2e_edit_config 'c["xlb"]["workers"] = 2'
+# The code also has these helpers for stream VIPs' static resources (docs/static-resources.md):
+#   T                              "type.googleapis.com/envoy."
+#   locality(zone, backends, weight=1, port=50051)
+#                                  a LocalityLbEndpoints of the topology's backends 198.18.0.2N
+#   static_l7([(name, cluster_fields, localities), ...])
+#                                  for each name: a listener whose one route sends everything to
+#                                  the EDS cluster of that name (cluster_fields added to it), and
+#                                  its ClusterLoadAssignment; the VIP's target is xds:///name
 e2e_edit_config() {
     python3 - "$E2E_DIR/bootstrap.json" "$1" <<'PY'
 import json, sys
 path, code = sys.argv[1], sys.argv[2]
 c = json.load(open(path))
+T = "type.googleapis.com/envoy."
+
+def locality(zone, backends, weight=1, port=50051):
+    return {"locality": {"zone": zone}, "load_balancing_weight": weight, "lb_endpoints": [
+        {"endpoint": {"address": {"socket_address": {"address": "198.18.0.2%d" % n,
+                                                     "port_value": port}}}} for n in backends]}
+
+def static_l7(services):
+    router = {"name": "router",
+              "typed_config": {"@type": T + "extensions.filters.http.router.v3.Router"}}
+    def hcm(name):
+        return {"@type": T + "extensions.filters.network.http_connection_manager.v3."
+                             "HttpConnectionManager",
+                "route_config": {"name": name, "virtual_hosts": [{"name": name, "domains": ["*"],
+                    "routes": [{"match": {"prefix": "/"}, "route": {"cluster": name}}]}]},
+                "http_filters": [router]}
+    return {
+        "listeners": [{"name": n, "api_listener": {"api_listener": hcm(n)}}
+                      for n, _, _ in services],
+        "clusters": [dict({"name": n, "type": "EDS",
+                           "eds_cluster_config": {"eds_config": {"ads": {}}}}, **fields)
+                     for n, fields, _ in services],
+        "endpoints": [{"cluster_name": n, "endpoints": localities}
+                      for n, _, localities in services]}
+
 exec(code)
 json.dump(c, open(path, "w"), indent=1)
 PY

@@ -18,23 +18,10 @@ grpc_require
 topo_create "$E2E_PREFIX" 3
 xlb_write_config
 e2e_edit_config '
-t = "type.googleapis.com/envoy."
-x = c["xlb"]
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///hc"}]
-router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
-hcm = {"@type": t + "extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
-       "route_config": {"name": "hc", "virtual_hosts": [{"name": "hc", "domains": ["*"],
-           "routes": [{"match": {"prefix": "/"}, "route": {"cluster": "hc"}}]}]},
-       "http_filters": [router]}
-def ep(n):
-    return {"endpoint": {"address": {"socket_address": {"address": "198.18.0.2%d" % n,
-                                                        "port_value": 50051}}}}
-x["static_resources"] = {
-    "listeners": [{"name": "hc", "api_listener": {"api_listener": hcm}}],
-    "clusters": [{"name": "hc", "type": "EDS", "eds_cluster_config": {"eds_config": {"ads": {}}},
-                  "health_checks": [{"grpc_health_check": {"service_name": "xlb.test.Echo"}}]}],
-    "endpoints": [{"cluster_name": "hc", "endpoints": [{"locality": {"zone": "a"},
-        "load_balancing_weight": 1, "lb_endpoints": [ep(1), ep(2), ep(3)]}]}]}'
+c["xlb"]["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///hc"}]
+check = {"grpc_health_check": {"service_name": "xlb.test.Echo"}}
+c["xlb"]["static_resources"] = static_l7(
+    [("hc", {"health_checks": [check]}, [locality("a", (1, 2, 3))])])'
 
 echo SERVING >"$E2E_DIR/b1.health"
 echo NOT_SERVING >"$E2E_DIR/b2.health"

@@ -11,26 +11,11 @@ grpc_require
 topo_create "$E2E_PREFIX" 3
 xlb_write_config
 e2e_edit_config '
-t = "type.googleapis.com/envoy."
-x = c["xlb"]
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///lr"},
-             {"address": "198.18.0.100", "port": 50052, "target": "xds:///rr"}]
-router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
-def hcm(cluster):
-    return {"@type": t + "extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
-            "route_config": {"name": cluster, "virtual_hosts": [{"name": cluster, "domains": ["*"],
-                "routes": [{"match": {"prefix": "/"}, "route": {"cluster": cluster}}]}]},
-            "http_filters": [router]}
-eps = [{"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [
-    {"endpoint": {"address": {"socket_address": {"address": "198.18.0.2%d" % n,
-                                                 "port_value": 50051}}}} for n in (1, 2, 3)]}]
-def cluster(name, policy):
-    return {"name": name, "type": "EDS", "lb_policy": policy,
-            "eds_cluster_config": {"eds_config": {"ads": {}}}}
-x["static_resources"] = {
-    "listeners": [{"name": n, "api_listener": {"api_listener": hcm(n)}} for n in ("lr", "rr")],
-    "clusters": [cluster("lr", "LEAST_REQUEST"), cluster("rr", "ROUND_ROBIN")],
-    "endpoints": [{"cluster_name": n, "endpoints": eps} for n in ("lr", "rr")]}'
+c["xlb"]["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///lr"},
+                    {"address": "198.18.0.100", "port": 50052, "target": "xds:///rr"}]
+c["xlb"]["static_resources"] = static_l7(
+    [("lr", {"lb_policy": "LEAST_REQUEST"}, [locality("a", (1, 2, 3))]),
+     ("rr", {"lb_policy": "ROUND_ROBIN"}, [locality("a", (1, 2, 3))])])'
 
 for n in 1 2 3; do
     delay=0

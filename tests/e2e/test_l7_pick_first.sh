@@ -14,28 +14,13 @@ grpc_require
 topo_create "$E2E_PREFIX" 3
 xlb_write_config
 e2e_edit_config '
-t = "type.googleapis.com/envoy."
-x = c["xlb"]
-x["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///pf"}]
-router = {"name": "router", "typed_config": {"@type": t + "extensions.filters.http.router.v3.Router"}}
-hcm = {"@type": t + "extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
-       "route_config": {"name": "pf", "virtual_hosts": [{"name": "pf", "domains": ["*"],
-           "routes": [{"match": {"prefix": "/"}, "route": {"cluster": "pf"}}]}]},
-       "http_filters": [router]}
-# Two localities, the second one heavier: pick first goes by list order, not by weight.
-def ep(n):
-    return {"endpoint": {"address": {"socket_address": {"address": "198.18.0.2%d" % n,
-                                                        "port_value": 50051}}}}
-eps = [{"locality": {"zone": "a"}, "load_balancing_weight": 1, "lb_endpoints": [ep(1), ep(2)]},
-       {"locality": {"zone": "b"}, "load_balancing_weight": 100, "lb_endpoints": [ep(3)]}]
+c["xlb"]["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///pf"}]
 policy = {"policies": [{"typed_extension_config": {"name": "pick_first", "typed_config": {
-    "@type": t + "extensions.load_balancing_policies.pick_first.v3.PickFirst",
+    "@type": T + "extensions.load_balancing_policies.pick_first.v3.PickFirst",
     "shuffle_address_list": False}}}]}
-x["static_resources"] = {
-    "listeners": [{"name": "pf", "api_listener": {"api_listener": hcm}}],
-    "clusters": [{"name": "pf", "type": "EDS", "load_balancing_policy": policy,
-                  "eds_cluster_config": {"eds_config": {"ads": {}}}}],
-    "endpoints": [{"cluster_name": "pf", "endpoints": eps}]}'
+# Two localities, the second one heavier: pick first goes by list order, not by weight.
+c["xlb"]["static_resources"] = static_l7([("pf", {"load_balancing_policy": policy},
+                                          [locality("a", (1, 2)), locality("b", (3,), 100)])])'
 
 declare -A PIDS
 for n in 1 2 3; do
