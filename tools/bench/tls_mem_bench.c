@@ -112,7 +112,8 @@ static SSL_CTX *new_client_ctx(void)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
-    SSL_CTX_set1_groups_list(ctx, "X25519");
+    static char groups[] = "X25519"; /* not const: OpenSSL's macro takes it as char * */
+    SSL_CTX_set1_groups_list(ctx, groups);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     return ctx;
 }

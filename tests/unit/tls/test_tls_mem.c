@@ -89,7 +89,8 @@ static void pair_open(struct pair *p, struct xlb_tls_heap *heap, SSL_SESSION *se
     BIO_set_mem_eof_return(p->in, -1);
     SSL_set_bio(p->client, p->in, p->out);
     SSL_set_connect_state(p->client);
-    SSL_set_tlsext_host_name(p->client, "other.test");
+    static char sni[] = "other.test"; /* not const: OpenSSL's macro takes it as char * */
+    SSL_set_tlsext_host_name(p->client, sni);
     assert_int_equal(SSL_set_alpn_protos(p->client, h2, 3), 0);
     if (session != NULL)
         SSL_set_session(p->client, session);
