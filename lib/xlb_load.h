@@ -28,6 +28,20 @@ struct xlb_locality_load {
 #define XLB_ENDPOINT_LOAD_SLOTS 131072 /* (cluster, endpoint): lib/lb/xlb_lb.h */
 #define XLB_CLUSTER_LOAD_SLOTS  4096   /* clusters: circuit breaking */
 
+/*
+ * A58: what this worker (one gRPC channel) knows of an endpoint's weight from its ORCA load
+ * reports (lib/pick/xlb_wrr.h reads and writes it). Times are the worker's clock in ms, at
+ * least 1, so that a zeroed slot reads as "no report" and XLB_WEIGHT_NEVER (0) as gRPC's
+ * "infinite" non_empty_since.
+ */
+#define XLB_WEIGHT_NEVER 0u
+struct xlb_endpoint_weight {
+    uint64_t last_update_ms;     /* the last report with utilization and qps; 0: none yet */
+    uint64_t non_empty_since_ms; /* the first such report since READY or expiry */
+    float weight;                /* qps / (utilization + eps / qps * penalty), last report */
+    uint32_t scaled;             /* the scheduler's share for this round, 0: not picked */
+};
+
 /* Per endpoint: fed to outlier detection (A50) and idle-timeout draining (A75). */
 struct xlb_endpoint_load {
     uint64_t succeeded;
@@ -42,6 +56,8 @@ struct xlb_endpoint_load {
     /* enum xlb_connectivity of this worker's subchannels to it (L7 stream mode), IDLE when
      * it has none; the control plane aggregates over workers (lib/lb/xlb_lb_connectivity.h). */
     uint8_t connectivity;
+    /* Its weighted round robin weight on this worker (A58, stream mode). */
+    struct xlb_endpoint_weight weight;
 };
 
 /* Per cluster: requests in flight = started - finished, summed over workers (A27). */

@@ -16,6 +16,7 @@
 #include "bench_clock.h"
 #include "xlb_host_port.h"
 #include "xlb_least_request.h"
+#include "xlb_wrr.h"
 #include "xlb_maglev.h"
 #include "xlb_override_map.h"
 #include "xlb_ring_hash.h"
@@ -45,7 +46,9 @@ struct fixture {
     struct xlb_maglev *maglev;
     struct xlb_override_map *override;
     struct xlb_least_request *least_request;
-    uint32_t *in_flight; /* per slot, as a worker's own counts would be */
+    uint32_t *in_flight;  /* per slot, as a worker's own counts would be */
+    uint32_t *wrr_shares; /* per entry: weights 1..4 scaled, as utilizations 0.25..1 give */
+    uint32_t wrr_seq;
     struct xlb_rng rng;
     struct xlb_rr_cursor cursors[LOCALITIES];
 };
@@ -93,6 +96,35 @@ static uint64_t loop_least_request(struct fixture *f)
     for (uint32_t i = 0; i < ITERATIONS; i++)
         acc += xlb_least_request_pick(f->least_request, f->in_flight, f->usable, &f->rng, NULL);
     return acc;
+}
+
+/* A58's scheduler alone: the stride walk until an entry's share takes the position. */
+static uint64_t loop_wrr(struct fixture *f)
+{
+    uint64_t acc = 0;
+    uint32_t n = f->n, seq = f->wrr_seq;
+    for (uint32_t i = 0; i < ITERATIONS; i++)
+        for (uint32_t step = 0; step < n * XLB_WRR_MAX_ROUNDS; step++) {
+            uint32_t s = seq++;
+            if (xlb_wrr_takes(f->wrr_shares[s % n], s % n, n, s)) {
+                acc += s % n;
+                break;
+            }
+        }
+    f->wrr_seq = seq;
+    return acc;
+}
+
+static void build_wrr(struct fixture *f)
+{
+    struct xlb_wrr_round round = {0};
+    f->wrr_shares = calloc(f->n, sizeof(uint32_t));
+    if (f->wrr_shares == NULL)
+        abort();
+    for (uint32_t i = 0; i < f->n; i++)
+        xlb_wrr_round_add(&round, (float)(1 + i % 4));
+    for (uint32_t i = 0; i < f->n; i++)
+        f->wrr_shares[i] = xlb_wrr_share(&round, (float)(1 + i % 4));
 }
 
 static uint64_t loop_override(struct fixture *f)
@@ -267,6 +299,10 @@ static void run_size(uint32_t n)
     printf("%-9s %-22s %8.1f %10.1f\n", "", "least request (2 of n)",
            median_cycles(&f, loop_least_request),
            (double)xlb_least_request_bytes(f.least_request) / n);
+    build_wrr(&f);
+    printf("%-9s %-22s %8.1f %10.1f\n", "", "weighted RR (stride)", median_cycles(&f, loop_wrr),
+           (double)sizeof(struct xlb_endpoint_weight));
+    free(f.wrr_shares);
     printf("%-9s %-22s %8.1f %10.1f\n", "", "override lookup", median_cycles(&f, loop_override),
            (double)xlb_override_map_bytes(f.override) / n);
     release(&f);
