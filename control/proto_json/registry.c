@@ -24,6 +24,7 @@
 #include "envoy/extensions/http/stateful_session/cookie/v3/cookie.pb-c.h"
 #include "envoy/extensions/load_balancing_policies/least_request/v3/least_request.pb-c.h"
 #include "envoy/extensions/load_balancing_policies/pick_first/v3/pick_first.pb-c.h"
+#include "envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin.pb-c.h"
 #include "envoy/extensions/upstreams/http/v3/http_protocol_options.pb-c.h"
 #include "envoy/extensions/transport_sockets/tls/v3/tls.pb-c.h"
 #include "envoy/service/discovery/v3/discovery.pb-c.h"
@@ -36,6 +37,7 @@
 #include "google/protobuf/wrappers.pb-c.h"
 #include "google/rpc/status.pb-c.h"
 #include "udpa/type/v1/typed_struct.pb-c.h"
+#include "xds/data/orca/v3/orca_load_report.pb-c.h"
 #include "xds/type/v3/typed_struct.pb-c.h"
 
 /* Far above the ~100 messages of proto/; overflowing it aborts on first use (unit tests). */
@@ -56,6 +58,7 @@ static const ProtobufCMessageDescriptor *const roots[] = {
     &envoy__extensions__clusters__aggregate__v3__cluster_config__descriptor,
     &envoy__extensions__load_balancing_policies__least_request__v3__least_request__descriptor,
     &envoy__extensions__load_balancing_policies__pick_first__v3__pick_first__descriptor,
+    &envoy__extensions__load_balancing_policies__client_side_weighted_round_robin__v3__client_side_weighted_round_robin__descriptor,
     &envoy__extensions__upstreams__http__v3__http_protocol_options__descriptor,
     &envoy__extensions__transport_sockets__tls__v3__upstream_tls_context__descriptor,
     &udpa__type__v1__typed_struct__descriptor,
@@ -67,6 +70,8 @@ static const ProtobufCMessageDescriptor *const roots[] = {
     &envoy__service__load_stats__v3__load_stats_request__descriptor,
     &envoy__service__load_stats__v3__load_stats_response__descriptor,
     &google__rpc__status__descriptor,
+    /* the ORCA load report backends send in trailers (A51), for tools and tests */
+    &xds__data__orca__v3__orca_load_report__descriptor,
     /* referenced by no field of the trimmed files, yet part of the API */
     &envoy__type__v3__percent__descriptor,
     /* well-known types */
