@@ -154,7 +154,10 @@ enum xlb_drop_reason {
     X(STREAM_HEALTH_WATCHES, "stream_health_watches")                                              \
     X(STREAM_HEALTH_NOT_SERVING, "stream_health_not_serving")                                      \
     X(STREAM_HEALTH_FAILED, "stream_health_watch_failures")                                        \
-    X(STREAM_HEALTH_UNIMPLEMENTED, "stream_health_unimplemented")
+    X(STREAM_HEALTH_UNIMPLEMENTED, "stream_health_unimplemented")                                  \
+    X(STREAM_ORCA_REPORTS, "stream_orca_reports")                                                  \
+    X(STREAM_ORCA_UNUSABLE, "stream_orca_reports_unusable")                                        \
+    X(STREAM_ORCA_MALFORMED, "stream_orca_reports_malformed")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

@@ -385,7 +385,9 @@ int xlb_cluster_compile(const struct xlb_cluster_compile_input *in, struct xlb_l
                 : in->config->lb_policy == XLB_LB_MAGLEV        ? XLB_LB_POLICY_MAGLEV
                 : in->config->lb_policy == XLB_LB_LEAST_REQUEST ? XLB_LB_POLICY_LEAST_REQUEST
                 : in->config->lb_policy == XLB_LB_PICK_FIRST    ? XLB_LB_POLICY_PICK_FIRST
+                : in->config->lb_policy == XLB_LB_WRR           ? XLB_LB_POLICY_WRR
                                                                 : XLB_LB_POLICY_ROUND_ROBIN;
+    c->wrr = in->config->wrr;
     c->max_requests = in->config->max_requests;
     c->override_status = in->config->override_host_status;
     c->n_endpoints = xlb_cluster_compile_count(in->endpoints);

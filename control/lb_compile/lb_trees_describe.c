@@ -25,6 +25,37 @@ void xlb_lb_trees_describe_cluster(const struct xlb_lb_trees *st, const char *na
     cJSON_AddNumberToObject(o, "drop_categories", c->n_drops);
 }
 
+/*
+ * A58: each worker's view of the endpoint (each worker is one channel): the weight its last
+ * ORCA report gave (however old: blackout and expiry show in the share), and the share its
+ * scheduler uses now, relative to the locality's heaviest endpoint (0: not a candidate, READY
+ * endpoints only; 1 for all: round robin, while fewer than two have a weight out of blackout).
+ */
+static void describe_weights(const struct xlb_lb_trees *st, uint32_t slot, cJSON *item)
+{
+    if (st->loads == NULL || slot >= XLB_ENDPOINT_SLOTS)
+        return;
+    cJSON *list = cJSON_AddArrayToObject(item, "wrr");
+    double sum = 0;
+    unsigned reported = 0;
+    for (unsigned w = 0; list != NULL && w < st->n_workers; w++) {
+        const struct xlb_endpoint_weight *weight = &st->loads[w].endpoints[slot].weight;
+        if (weight->last_update_ms != 0) {
+            sum += weight->weight;
+            reported++;
+        }
+        cJSON *o = cJSON_CreateObject();
+        if (o == NULL || !cJSON_AddItemToArray(list, o))
+            break;
+        cJSON_AddNumberToObject(o, "worker", w);
+        cJSON_AddNumberToObject(o, "weight", weight->last_update_ms != 0 ? weight->weight : 0);
+        cJSON_AddNumberToObject(o, "share", (double)weight->scaled / XLB_WRR_SCALE);
+    }
+    /* The table's one figure: the mean over the workers that have a report. */
+    if (reported > 0)
+        cJSON_AddNumberToObject(item, "wrr_weight", sum / reported);
+}
+
 void xlb_lb_trees_describe_endpoints(const struct xlb_lb_trees *st, const char *name,
                                      uint64_t now_ms, cJSON *list)
 {
@@ -59,6 +90,8 @@ void xlb_lb_trees_describe_endpoints(const struct xlb_lb_trees *st, const char *
         cJSON_AddStringToObject(
             item, "connectivity",
             xlb_connectivity_name(xlb_lb_trees_endpoint_connectivity(st, ep->slot)));
+        if (c->policy == XLB_LB_POLICY_WRR)
+            describe_weights(st, ep->slot, item);
         i++;
     }
 }

@@ -13,7 +13,8 @@ const struct xlb_command_help xlb_command_help[] = {
     {"xds", "xds", "xDS server, stream state, backoff, ACK/NACK per type, NACK history"},
     {"clusters", "clusters", "clusters the VIPs reach: type, policy, state, endpoint counts"},
     {"endpoints", "endpoints CLUSTER",
-     "a cluster's endpoints: priority, locality, address, weight, health, connectivity"},
+     "a cluster's endpoints: priority, locality, address, weight, health, connectivity, "
+     "WRR weight"},
     {"simulate",
      "simulate --vip ADDR:PORT [--path P] [--authority A] [--header K=V]... "
      "[--cookie NAME=VALUE] [--n N] [--seed S] [--connection-id C]",

@@ -146,6 +146,7 @@ static const char *policy_name(uint8_t policy)
         [XLB_LB_POLICY_RING_HASH] = "ring_hash",
         [XLB_LB_POLICY_MAGLEV] = "maglev",
         [XLB_LB_POLICY_LEAST_REQUEST] = "least_request",
+        [XLB_LB_POLICY_WRR] = "weighted_round_robin",
         [XLB_LB_POLICY_PICK_FIRST] = "pick_first",
     };
     return policy < sizeof(names) / sizeof(names[0]) ? names[policy] : "unknown";

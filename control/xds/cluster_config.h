@@ -16,6 +16,7 @@
 #include "xlb_limits.h"
 #include "xlb_ring_hash.h"
 #include "xlb_tls_client.h"
+#include "xlb_wrr.h"
 
 enum xlb_cluster_type {
     XLB_CLUSTER_EDS,
@@ -29,15 +30,18 @@ enum xlb_lb_policy {
     XLB_LB_MAGLEV,        /* an xlb extension: gRPC clients refuse it (lb-algorithms.md) */
     XLB_LB_LEAST_REQUEST, /* A48, per locality (under wrr_locality) */
     XLB_LB_PICK_FIRST,    /* A62, per priority over its flattened address list */
+    XLB_LB_WRR,           /* A58 client_side_weighted_round_robin, per locality */
 };
 
-/* "round_robin", "ring_hash", "maglev", "least_request", "pick_first" (xlbctl clusters). */
+/* "round_robin", "ring_hash", "maglev", "least_request", "pick_first",
+ * "weighted_round_robin" (xlbctl clusters). */
 static inline const char *xlb_lb_policy_name(enum xlb_lb_policy policy)
 {
     return policy == XLB_LB_RING_HASH       ? "ring_hash"
            : policy == XLB_LB_MAGLEV        ? "maglev"
            : policy == XLB_LB_LEAST_REQUEST ? "least_request"
            : policy == XLB_LB_PICK_FIRST    ? "pick_first"
+           : policy == XLB_LB_WRR           ? "weighted_round_robin"
                                             : "round_robin";
 }
 
@@ -97,6 +101,7 @@ struct xlb_cluster_config {
     uint32_t maglev_table_size;            /* MAGLEV: a prime, or 0 for the automatic size */
     uint32_t choice_count;                 /* LEAST_REQUEST: 2..10 (A48) */
     bool shuffle_address_list;             /* PICK_FIRST (A62) */
+    struct xlb_wrr_config wrr;             /* WRR (A58) */
     bool lrs_enabled;                      /* lrs_server is `self` */
     uint32_t max_requests;                 /* circuit breaker, DEFAULT priority */
     struct xlb_outlier_detection outlier;

@@ -1,14 +1,16 @@
 /*
  * A cluster's LB policy as gRPC chooses it: the load_balancing_policy field when present (A52:
  * the first policy in the list that the client supports), else lb_policy with
- * ring_hash_lb_config (A42). xlb supports round robin and least request (A48, under
- * wrr_locality), ring hash and pick first (A62), and beyond gRPC, lb_policy MAGLEV.
+ * ring_hash_lb_config (A42). xlb supports round robin, least request (A48) and client-side
+ * weighted round robin (A58) under wrr_locality, ring hash and pick first (A62), and beyond
+ * gRPC, lb_policy MAGLEV.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin.pb-c.h"
 #include "google/protobuf/wrappers.pb-c.h"
 #include "validate_cluster_internal.h"
 #include "wire.h"
@@ -24,6 +26,7 @@ typedef Envoy__Config__Cluster__V3__LoadBalancingPolicy LbPolicyList;
 #define XV_WRR_LOCALITY  XV_POLICY_PREFIX "wrr_locality.v3.WrrLocality"
 #define XV_LEAST_REQUEST XV_POLICY_PREFIX "least_request.v3.LeastRequest"
 #define XV_PICK_FIRST    XV_POLICY_PREFIX "pick_first.v3.PickFirst"
+#define XV_WRR           XV_POLICY_PREFIX "client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin"
 #define XV_MAX_LB_DEPTH  16 /* gRPC's limit on nested policy lists: depths 0..15 */
 
 /* RingHash.HashFunction of the load_balancing_policy extension. */
@@ -259,6 +262,70 @@ static bool read_pick_first_policy(struct xv_ctx *ctx, const char *path,
     return true;
 }
 
+typedef Envoy__Extensions__LoadBalancingPolicies__ClientSideWeightedRoundRobin__V3__ClientSideWeightedRoundRobin
+    WrrConfig;
+
+/* One Duration field of the WRR config into *ms when present (gRPC's range checks). */
+static bool wrr_duration(struct xv_ctx *ctx, const char *path, const char *field,
+                         const Google__Protobuf__Duration *in, uint64_t *ms)
+{
+    char fpath[XV_PATH_MAX];
+    struct xlb_duration d;
+    if (in == NULL)
+        return true;
+    xv_key(fpath, path, field);
+    if (!xv_duration(ctx, fpath, in, &d))
+        return false;
+    *ms = xlb_duration_ms(&d);
+    return true;
+}
+
+/*
+ * envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3 (A58): absent
+ * fields take A58's defaults, a weight_update_period under 100 ms is raised to 100 ms, and a
+ * negative error_utilization_penalty is NACKed, as gRPC validates them.
+ */
+static bool read_wrr_policy(struct xv_ctx *ctx, const char *path, const Google__Protobuf__Any *any,
+                            struct xlb_cluster_config *out)
+{
+    WrrConfig *m =
+        envoy__extensions__load_balancing_policies__client_side_weighted_round_robin__v3__client_side_weighted_round_robin__unpack(
+            NULL, any->value.len, any->value.data);
+    if (m == NULL) {
+        xv_error(ctx, path, "can't decode ClientSideWeightedRoundRobin LB policy config");
+        return false;
+    }
+    char vpath[XV_PATH_MAX], child[XV_PATH_MAX];
+    xv_key(vpath, path, "value");
+    struct xlb_wrr_config *cfg = &out->wrr;
+    xlb_wrr_config_default(cfg);
+    cfg->oob = m->enable_oob_load_report != NULL && m->enable_oob_load_report->value;
+    bool ok = wrr_duration(ctx, vpath, "oob_reporting_period", m->oob_reporting_period,
+                           &cfg->oob_period_ms);
+    ok = wrr_duration(ctx, vpath, "blackout_period", m->blackout_period, &cfg->blackout_ms) && ok;
+    ok = wrr_duration(ctx, vpath, "weight_expiration_period", m->weight_expiration_period,
+                      &cfg->expiration_ms) &&
+         ok;
+    ok = wrr_duration(ctx, vpath, "weight_update_period", m->weight_update_period,
+                      &cfg->update_ms) &&
+         ok;
+    if (cfg->update_ms < XLB_WRR_UPDATE_MIN_MS)
+        cfg->update_ms = XLB_WRR_UPDATE_MIN_MS;
+    if (m->error_utilization_penalty != NULL) {
+        float penalty = m->error_utilization_penalty->value;
+        if (!(penalty >= 0)) {
+            xv_key(child, vpath, "error_utilization_penalty");
+            xv_error(ctx, child, "value must be non-negative");
+            ok = false;
+        } else {
+            cfg->error_penalty = penalty;
+        }
+    }
+    protobuf_c_message_free_unpacked(&m->base, NULL);
+    out->lb_policy = XLB_LB_WRR;
+    return ok;
+}
+
 /*
  * One policy. Returns 1 when xlb uses it, 0 when it is unsupported (try the next), -1 on an
  * error in a policy xlb does support.
@@ -280,6 +347,9 @@ static int read_policy(struct xv_ctx *ctx, const char *path, const Google__Proto
         xv_key(vpath, path, "value");
         return read_choice_count(ctx, vpath, any->value.data, any->value.len, out) ? 1 : -1;
     }
+    /* Weighted round robin picks inside a locality too (A58: under wrr_locality). */
+    if (strcmp(type, XV_WRR) == 0)
+        return read_wrr_policy(ctx, path, any, out) ? 1 : -1;
     /* Ring hash and pick first pick an endpoint across localities, so they cannot sit under
      * wrr_locality. */
     if (strcmp(type, XV_RING_HASH) == 0 && !leaf_only)
@@ -342,8 +412,8 @@ static bool policy_list(struct xv_ctx *ctx, const char *path, const LbPolicyList
 bool xv_lb_policy_list(struct xv_ctx *ctx, const char *path, const LbPolicyList *list,
                        unsigned depth, struct xlb_cluster_config *out)
 {
-    /* Below wrr_locality only an endpoint picker fits: round robin, least request (or
-     * wrr_locality again). */
+    /* Below wrr_locality only an endpoint picker fits: round robin, least request, weighted
+     * round robin (or wrr_locality again). */
     return policy_list(ctx, path, list, depth, depth > 0, out);
 }
 

@@ -119,6 +119,8 @@ struct xlb_stream_rpc {
     bool down_end;          /* the backend's response has ended */
     bool response_sent;     /* response headers went to the client */
     bool retried;           /* sent again after its backend refused it (stream_retry.c) */
+    bool orca_per_call;     /* A58: its trailers' load report weighs its endpoint */
+    float orca_penalty;     /* with orca_per_call: the cluster's error_utilization_penalty */
     /* Its grpc-timeout as a deadline on the worker's clock (0: none), and its timer on the
      * worker's deadline wheel once forwarded (stream_deadline.c). */
     uint64_t deadline_ms;
@@ -435,6 +437,10 @@ void xlb_stream_health_headers(struct xlb_stream_sub *s);
 void xlb_stream_health_data(struct xlb_stream_sub *s, const uint8_t *data, size_t len);
 void xlb_stream_health_closed(struct xlb_stream_sub *s);
 void xlb_stream_health_poll(struct xlb_stream_worker *w);
+/* A58 per-call load reports (stream_orca.c): the ORCA report in a response header block of
+ * RPC r, if any, weighs r's endpoint on this worker. */
+void xlb_stream_orca_note(struct xlb_stream_worker *w, const struct xlb_stream_rpc *r,
+                          const struct xlb_stream_headers *h);
 /* The state a subchannel gives its endpoint: its connection's, then its health check's. */
 enum xlb_connectivity xlb_stream_sub_state(const struct xlb_stream_sub *s);
 void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state);

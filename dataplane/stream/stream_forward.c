@@ -156,6 +156,8 @@ bool xlb_stream_forward_rpc(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
     r->cluster_slot = trace->cluster->cluster_slot;
     r->endpoint_slot = e->slot;
     r->locality_slot = trace->cluster->priorities[e->priority].localities[e->locality].load_slot;
+    r->orca_per_call = trace->cluster->policy == XLB_LB_POLICY_WRR && !trace->cluster->wrr.oob;
+    r->orca_penalty = trace->cluster->wrr.error_penalty;
     nghttp2_nv nva[XLB_STREAM_MAX_FIELDS];
     size_t n = 0;
     char left[24];
@@ -368,6 +370,8 @@ static void response_headers(struct xlb_stream_sub *s, struct xlb_stream_rpc *r,
 {
     struct xlb_stream_worker *w = s->side.w;
     note_outcome(r, &w->response);
+    if (r->orca_per_call)
+        xlb_stream_orca_note(w, r, &w->response);
     struct xlb_stream_conn *c = conn_of(w, r);
     if (c == NULL || !session_live(&c->side))
         return;

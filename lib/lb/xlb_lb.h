@@ -34,6 +34,7 @@
 #include "xlb_rr.h"
 #include "xlb_pick_first.h"
 #include "xlb_wchoice.h"
+#include "xlb_wrr.h"
 
 /* Stable endpoint slots: an index into per-worker endpoint counters and the usable bitmap. */
 #define XLB_ENDPOINT_SLOTS XLB_ENDPOINT_LOAD_SLOTS
@@ -85,6 +86,9 @@ enum xlb_lb_policy_kind {
     XLB_LB_POLICY_MAGLEV,
     XLB_LB_POLICY_LEAST_REQUEST, /* A48: locality as round robin, then least request in it */
     XLB_LB_POLICY_PICK_FIRST,    /* A62: the first usable endpoint of the priority, sticky */
+    /* A58: locality as round robin, then weighted round robin from ORCA load reports in it
+     * (stream mode; elsewhere no report arrives and it is round robin). */
+    XLB_LB_POLICY_WRR,
 };
 
 /* Whether a cluster picks by the request's hash alone (ring hash or Maglev). */
@@ -122,7 +126,8 @@ struct xlb_lb_cluster {
     /* A17: the service name its subchannels watch with grpc.health.v1.Health ("" the whole
      * server), NULL: no health checking. Owned. */
     char *health_service;
-    uint32_t refs; /* control plane only */
+    struct xlb_wrr_config wrr; /* WRR: A58's periods and penalty */
+    uint32_t refs;             /* control plane only */
 };
 
 /* Ring hash request hash policies of one route (A42). */
@@ -220,6 +225,8 @@ struct xlb_lb_worker {
     struct xlb_rr_cursor cursors[XLB_LOCALITY_SLOTS];
     /* A62: the endpoint each pick-first cluster (by cluster slot) sticks to on this lcore. */
     struct xlb_pick_first_state pick_first[XLB_CLUSTER_SLOTS];
+    /* A58: each WRR locality's scheduler on this lcore, by locality slot as the cursors. */
+    struct xlb_wrr_sched wrr[XLB_LOCALITY_SLOTS];
     struct xlb_worker_load *load;        /* this lcore's counters, or NULL */
     const struct xlb_worker_load *loads; /* every worker's (circuit breaker), or NULL */
     unsigned n_workers;

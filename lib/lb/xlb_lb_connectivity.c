@@ -60,8 +60,12 @@ void xlb_lb_connectivity_set(struct xlb_lb_worker *w, uint32_t endpoint_slot,
     conn->state[endpoint_slot] = (uint8_t)s;
     conn->epoch++;
     /* The control plane reads it for `xlbctl endpoints`; only this worker writes it. */
-    if (w->load != NULL)
+    if (w->load != NULL) {
         w->load->endpoints[endpoint_slot].connectivity = (uint8_t)s;
+        /* A58: a subchannel that becomes READY waits out a new blackout. */
+        if (s == XLB_CONN_READY)
+            xlb_wrr_weight_ready(&w->load->endpoints[endpoint_slot].weight);
+    }
 }
 
 enum xlb_connectivity xlb_lb_connectivity_get(const struct xlb_lb_worker *w, uint32_t endpoint_slot)

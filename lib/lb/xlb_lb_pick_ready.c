@@ -145,6 +145,69 @@ static uint32_t ready_round_robin(const struct xlb_lb_connectivity *conn,
     return XLB_PICK_NONE;
 }
 
+/* A58: this worker's weight of the endpoint at `index`; -1 when it is not READY. */
+static float wrr_weight_at(const struct xlb_lb_connectivity *conn, const struct xlb_lb_cluster *c,
+                           uint32_t index, struct xlb_lb_worker *w, uint64_t now_ms)
+{
+    if (!ready_at(conn, c, index))
+        return -1;
+    uint32_t slot = c->endpoints[index].slot;
+    return slot < XLB_ENDPOINT_SLOTS
+               ? xlb_wrr_weight_get(&w->load->endpoints[slot].weight, &c->wrr, now_ms)
+               : 0;
+}
+
+/* The shares of a locality's READY endpoints from their weights now (two passes, no memory). */
+static void wrr_rebuild(const struct xlb_lb_connectivity *conn, const struct xlb_lb_cluster *c,
+                        const struct xlb_rr *rr, struct xlb_lb_worker *w, uint64_t now_ms)
+{
+    struct xlb_wrr_round round = {0};
+    for (uint32_t i = 0; i < rr->n_slots; i++)
+        xlb_wrr_round_add(&round, wrr_weight_at(conn, c, rr->slots[i], w, now_ms));
+    for (uint32_t i = 0; i < rr->n_slots; i++) {
+        uint32_t slot = c->endpoints[rr->slots[i]].slot;
+        if (slot < XLB_ENDPOINT_SLOTS)
+            w->load->endpoints[slot].weight.scaled =
+                xlb_wrr_share(&round, wrr_weight_at(conn, c, rr->slots[i], w, now_ms));
+    }
+}
+
+/*
+ * Weighted round robin (A58) over the locality's READY endpoints: the shares are computed
+ * again every update period, when the cluster is recompiled and when a subchannel changes
+ * state (gRPC builds a new picker then); the stride scheduler takes an endpoint within
+ * XLB_WRR_MAX_ROUNDS rounds. Without per-worker counters (simulate) it is round robin.
+ */
+static uint32_t ready_wrr(const struct xlb_lb_connectivity *conn, const struct xlb_lb_cluster *c,
+                          const struct xlb_lb_locality *l, struct xlb_lb_worker *w, uint64_t now_ms)
+{
+    if (l->rr == NULL || w->load == NULL)
+        return ready_round_robin(conn, c, l, w);
+    const struct xlb_rr *rr = l->rr;
+    struct xlb_wrr_sched *s = &w->wrr[l->load_slot % XLB_LOCALITY_SLOTS];
+    if (s->generation != c->generation) {
+        s->generation = c->generation;
+        s->seq = (uint32_t)xlb_rng_next(&w->rng); /* as round robin starts at random */
+        s->built = false;
+    }
+    if (!s->built || s->epoch != conn->epoch || now_ms - s->built_ms >= c->wrr.update_ms) {
+        wrr_rebuild(conn, c, rr, w, now_ms);
+        s->built = true;
+        s->built_ms = now_ms;
+        s->epoch = conn->epoch;
+    }
+    uint32_t n = rr->n_slots;
+    for (uint32_t step = 0; step < n * XLB_WRR_MAX_ROUNDS; step++) {
+        uint32_t seq = s->seq++;
+        uint32_t at = seq % n, index = rr->slots[at], slot = c->endpoints[index].slot;
+        uint32_t share =
+            slot < XLB_ENDPOINT_SLOTS ? w->load->endpoints[slot].weight.scaled : XLB_WRR_SCALE;
+        if (ready_at(conn, c, index) && xlb_wrr_takes(share, at, n, seq))
+            return index;
+    }
+    return ready_round_robin(conn, c, l, w);
+}
+
 /*
  * Least request (A48) over the locality's READY endpoints: the drawn candidates that are not
  * READY are skipped, as the pick skips unusable ones; when no draw was READY, the first READY
@@ -271,6 +334,8 @@ enum xlb_lb_outcome xlb_lb_pick_ready(const struct xlb_lb_cluster *c, uint64_t h
         *index = l == XLB_PICK_NONE ? XLB_PICK_NONE
                  : c->policy == XLB_LB_POLICY_LEAST_REQUEST
                      ? ready_least_request(conn, c, &prio->localities[l], w)
+                 : c->policy == XLB_LB_POLICY_WRR
+                     ? ready_wrr(conn, c, &prio->localities[l], w, now_ms)
                      : ready_round_robin(conn, c, &prio->localities[l], w);
     }
     /* The priority has a READY candidate, so only a bug lands here; say so rather than wait. */

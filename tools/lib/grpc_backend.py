@@ -34,6 +34,12 @@ file is absent), sent at once and again whenever the file changes (looked at eve
 the call ends; each call logs "watch SERVICE PEER". Without it the health service is not
 served: its calls get UNIMPLEMENTED, as from a server without one.
 
+--orca-utilization U puts an ORCA load report (gRPC A51: an xds.data.orca.v3.OrcaLoadReport,
+hand-encoded) in the `endpoint-load-metrics-bin` trailer of every Who call: cpu_utilization U
+and rps_fractional 100, what weighted round robin (A58) weighs backends by. --orca-file FILE
+reads U from FILE's first word at each call instead, when the file exists, so a test can change
+it while the server runs.
+
 --address (repeatable, default "::") takes IPv4 or IPv6 addresses; "::" binds both families.
 It prints "ready" once every address is bound and the server runs, then one line per call it
 sees: "rpc METHOD PEER" for Who and Bulk (Bulk adds "bytes=N", the request's size) (PEER as gRPC names it, ipv4:A:P or ipv6:[A]:P, so a test can
@@ -45,6 +51,7 @@ import argparse
 import hashlib
 import json
 import signal
+import struct
 import sys
 import threading
 import time
@@ -78,6 +85,12 @@ def cookie_pairs(metadata):
     return pairs
 
 
+def orca_report(utilization, qps=100.0):
+    """An OrcaLoadReport: cpu_utilization (field 1) and rps_fractional (6), both doubles."""
+    return (bytes([1 << 3 | 1]) + struct.pack("<d", utilization) +
+            bytes([6 << 3 | 1]) + struct.pack("<d", qps))
+
+
 def bulk_bytes(seed, size):
     """SIZE bytes derived from SEED (bytes): SHA-256 in counter mode, cheap to check."""
     out = bytearray()
@@ -104,11 +117,26 @@ class Backend:
                           "backend %s fails on purpose" % self.args.name)
         if self.args.delay_ms:
             time.sleep(self.args.delay_ms / 1000.0)  # a slow backend: its calls stay in flight
+        utilization = self.utilization()
+        if utilization is not None:
+            context.set_trailing_metadata((("endpoint-load-metrics-bin",
+                                            orca_report(utilization)),))
         reply = self.args.name
         if self.args.echo_header:
             echoed = {h: [v for k, v in metadata if k == h] for h in self.args.echo_header}
             reply += "\n" + json.dumps(echoed, sort_keys=True)
         return reply.encode()
+
+    def utilization(self):
+        """The utilization to report: --orca-file's first word when it exists, else
+        --orca-utilization, else None (no report)."""
+        if self.args.orca_file:
+            try:
+                with open(self.args.orca_file) as f:
+                    return float(f.read().split()[0])
+            except (OSError, IndexError, ValueError):
+                pass
+        return self.args.orca_utilization
 
     def slow(self, request, context):
         peer = context.peer()
@@ -213,6 +241,10 @@ def main():
     parser.add_argument("--tls-cert", default=None)
     parser.add_argument("--tls-key", default=None)
     parser.add_argument("--tls-client-ca", default=None)
+    parser.add_argument("--orca-utilization", type=float, default=None,
+                        help="report this cpu_utilization in an ORCA trailer on Who calls")
+    parser.add_argument("--orca-file", default=None,
+                        help="read the utilization to report from this file at each call")
     parser.add_argument("--health-file", default=None,
                         help="serve grpc.health.v1.Health/Watch with the status in this file")
     args = parser.parse_args()

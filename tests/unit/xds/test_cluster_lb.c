@@ -152,7 +152,8 @@ static void ring_hash_function_xx_only(void **state)
     "type.googleapis.com/envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality"
 #define PF_URL                                                                                     \
     "type.googleapis.com/envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst"
-/* A policy xlb does not support (yet): skipped for the next one, or NACKed when it is last. */
+/* A policy xlb does not support: skipped for the next one, or NACKed when it is last. */
+#define RANDOM_URL "type.googleapis.com/envoy.extensions.load_balancing_policies.random.v3.Random"
 #define CSWRR_URL                                                                                  \
     "type.googleapis.com/envoy.extensions.load_balancing_policies.client_side_weighted_round_"     \
     "robin.v3.ClientSideWeightedRoundRobin"
@@ -231,7 +232,7 @@ static void lb_policy_field_ring_hash(void **state)
 {
     /* hash_function XX_HASH, minimum_ring_size 10, maximum_ring_size 20 */
     static uint8_t rh[] = {0x08, 0x01, 0x12, 0x02, 0x08, 0x0a, 0x1a, 0x02, 0x08, 0x14};
-    const char *urls[] = {CSWRR_URL, RH_URL};
+    const char *urls[] = {RANDOM_URL, RH_URL};
     ProtobufCBinaryData values[] = {{0, NULL}, {sizeof(rh), rh}};
     struct policy_list p;
     policy_list_init(&p, 2, urls, values);
@@ -336,7 +337,7 @@ static void lb_policy_field_pick_first_not_under_wrr_locality(void **state)
 
 static void lb_policy_field_none_supported(void **state)
 {
-    expect_policy_nack(CSWRR_URL, NULL, 0,
+    expect_policy_nack(RANDOM_URL, NULL, 0,
                        "cluster \"backend\": load_balancing_policy: no supported load "
                        "balancing policy config found");
 }
@@ -392,6 +393,63 @@ static void lb_policy_field_typed_extension_config_required(void **state)
                        "{\"name\":\"rr\"}}]}"),
                    "cluster \"backend\": load_balancing_policy.policies[0]."
                    "typed_extension_config.typed_config: field not present");
+}
+
+/* A58: client_side_weighted_round_robin with A58's defaults when empty; its fields read,
+ * weight_update_period raised to 100 ms; a negative error_utilization_penalty NACKed. */
+static void lb_policy_field_client_side_wrr(void **state)
+{
+    struct xlb_cluster_config cfg;
+    struct xlb_errors errs = {0};
+    assert_int_equal(validate_one_policy(CSWRR_URL, NULL, 0, &cfg, &errs), 0);
+    assert_int_equal(cfg.lb_policy, XLB_LB_WRR);
+    assert_int_equal(cfg.wrr.blackout_ms, 10000);
+    assert_int_equal(cfg.wrr.expiration_ms, 180000);
+    assert_int_equal(cfg.wrr.update_ms, 1000);
+    assert_false(cfg.wrr.oob);
+    assert_true(cfg.wrr.error_penalty == 1.0f);
+    xlb_cluster_config_free(&cfg);
+    /* enable_oob_load_report true, blackout_period 2 s, weight_expiration_period 0.5 s,
+     * weight_update_period 10 ms, error_utilization_penalty 0.5 */
+    static const uint8_t set[] = {0x0a, 0x02, 0x08, 0x01, 0x1a, 0x02, 0x08, 0x02, 0x22, 0x06,
+                                  0x10, 0x80, 0xca, 0xb5, 0xee, 0x01, 0x2a, 0x05, 0x10, 0x80,
+                                  0xad, 0xe2, 0x04, 0x32, 0x05, 0x0d, 0x00, 0x00, 0x00, 0x3f};
+    assert_int_equal(validate_one_policy(CSWRR_URL, set, sizeof(set), &cfg, &errs), 0);
+    xv_expect_none(&errs);
+    assert_true(cfg.wrr.oob);
+    assert_int_equal(cfg.wrr.blackout_ms, 2000);
+    assert_int_equal(cfg.wrr.expiration_ms, 500);
+    assert_int_equal(cfg.wrr.update_ms, 100);
+    assert_true(cfg.wrr.error_penalty == 0.5f);
+    xlb_cluster_config_free(&cfg);
+    static const uint8_t negative[] = {0x32, 0x05, 0x0d, 0x00, 0x00, 0x80, 0xbf};
+    expect_policy_nack(CSWRR_URL, negative, sizeof(negative),
+                       "cluster \"backend\": load_balancing_policy.policies[0]."
+                       "typed_extension_config.typed_config.value.error_utilization_penalty: "
+                       "value must be non-negative");
+    static const uint8_t bad_nanos[] = {0x1a, 0x06, 0x10, 0xff, 0xff, 0xff, 0xff, 0x0f};
+    assert_int_equal(validate_one_policy(CSWRR_URL, bad_nanos, sizeof(bad_nanos), &cfg, &errs), -1);
+    static const uint8_t cut[] = {0x1a, 0x09, 0x08};
+    expect_policy_nack(CSWRR_URL, cut, sizeof(cut),
+                       "cluster \"backend\": load_balancing_policy.policies[0]."
+                       "typed_extension_config.typed_config: can't decode "
+                       "ClientSideWeightedRoundRobin LB policy config");
+}
+
+/* A58 under wrr_locality, as gRPC's xDS configuration carries it. */
+static void lb_policy_field_wrr_locality_client_side_wrr(void **state)
+{
+    const char *inner_urls[] = {CSWRR_URL};
+    ProtobufCBinaryData none[] = {{0, NULL}};
+    struct policy_list inner;
+    policy_list_init(&inner, 1, inner_urls, none);
+    uint8_t packed[512];
+    size_t len = protobuf_c_message_pack(&inner.list.base, packed + 3);
+    assert_true(len >= 128 && len < 16384); /* the URL is long: a two-byte length */
+    packed[0] = 0x0a;
+    packed[1] = (uint8_t)(0x80 | (len & 0x7f));
+    packed[2] = (uint8_t)(len >> 7);
+    expect_policy_valid(WRR_URL, packed, len + 3, XLB_LB_WRR);
 }
 
 /* A LoadBalancingPolicy holding one WrrLocality around `list` (packed), packed into a new
@@ -477,6 +535,8 @@ int main(void)
         cmocka_unit_test(least_request_default_choice_count),
         cmocka_unit_test(least_request_lb_config_choice_count),
         cmocka_unit_test(lb_policy_field_least_request),
+        cmocka_unit_test(lb_policy_field_client_side_wrr),
+        cmocka_unit_test(lb_policy_field_wrr_locality_client_side_wrr),
         cmocka_unit_test(lb_policy_field_pick_first),
         cmocka_unit_test(lb_policy_field_pick_first_not_under_wrr_locality),
         cmocka_unit_test(lb_policy_unknown_enum),

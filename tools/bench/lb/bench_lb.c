@@ -96,7 +96,7 @@ struct inputs {
     struct xlb_eds_priority priority;
     struct xlb_endpoint_config eds;
     uint32_t *slots;
-    struct xlb_cluster_config rr_config, ring_config, lr_config, pf_config;
+    struct xlb_cluster_config rr_config, ring_config, lr_config, pf_config, wrr_config;
 };
 
 static void inputs_make(struct inputs *in, uint32_t n)
@@ -150,6 +150,9 @@ static void inputs_make(struct inputs *in, uint32_t n)
     in->lr_config.choice_count = 2;
     in->pf_config = base;
     in->pf_config.lb_policy = XLB_LB_PICK_FIRST;
+    in->wrr_config = base;
+    in->wrr_config.lb_policy = XLB_LB_WRR;
+    xlb_wrr_config_default(&in->wrr_config.wrr);
 }
 
 static void inputs_free(struct inputs *in)
@@ -208,7 +211,7 @@ static void vip_make(struct l4_vip *v, struct xlb_lb_cluster *c)
 
 struct fixture {
     uint32_t n;
-    struct l4_vip rr, ring, lr, pf;
+    struct l4_vip rr, ring, lr, pf, wrr;
     struct xlb_maglev *maglev;
     struct xlb_host_port *sessions; /* N_SESSIONS random endpoints */
     uint32_t *session_index;        /* their endpoint indexes, for the check */
@@ -267,6 +270,26 @@ static uint64_t loop_lr(struct fixture *f)
         if (f->w.load != NULL && t.slot < XLB_ENDPOINT_SLOTS)
             f->w.load->endpoints[t.slot]
                 .in_flight--; /* the call ends (xlb_flow_request_finished) */
+    }
+    return acc;
+}
+
+/* Weighted round robin (A58) in its steady state: weights from reports, shares built, a new
+ * round of shares every update period of the clock (which stays within one here). */
+#define WRR_NOW_MS 60000u
+static uint64_t loop_wrr(struct fixture *f)
+{
+    uint64_t acc = 0;
+    struct xlb_lb_request req = {.http = NULL,
+                                 .connection_id = 0,
+                                 .session = NULL,
+                                 .connectivity = f->connectivity,
+                                 .now_ms = WRR_NOW_MS};
+    struct xlb_lb_trace t;
+    for (uint32_t i = 0; i < PICKS; i++) {
+        xlb_lb_pick(&f->wrr.vip, &req, &f->w, &t);
+        acc += t.endpoint;
+        complete(f);
     }
     return acc;
 }
@@ -448,6 +471,7 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
     vip_make(&f->ring, compile(&in, &in.ring_config));
     vip_make(&f->lr, compile(&in, &in.lr_config));
     vip_make(&f->pf, compile(&in, &in.pf_config));
+    vip_make(&f->wrr, compile(&in, &in.wrr_config));
     double maglev_ms;
     f->maglev = build_maglev(&in, &maglev_ms);
 
@@ -468,6 +492,12 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
     for (uint32_t i = 0; i < n; i++)
         xlb_lb_connectivity_set(&f->w, in.slots[i],
                                 i % 4 == 0 ? XLB_CONN_CONNECTING : XLB_CONN_READY, 0);
+    /* WRR weights as reports leave them: utilizations 0.25 to 1 at 100 qps, out of blackout. */
+    for (uint32_t i = 0; i < n; i++) {
+        struct xlb_wrr_report r = {.cpu_utilization = 0.25 + 0.75 * (i % 16) / 15.0, .qps = 100};
+        xlb_wrr_weight_update(&f->loads[0].endpoints[in.slots[i]].weight, 1.0f, &r,
+                              WRR_NOW_MS - XLB_WRR_BLACKOUT_MS - 1);
+    }
 
     const struct pick_row rows[] = {
         {"round robin + locality", loop_rr, loop_base_draw_complete, TARGET_RR_CYCLES, false},
@@ -482,6 +512,7 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
         {"round robin, connectivity", loop_rr, loop_base_draw_complete, 0, false, true},
         {"ring hash, connectivity", loop_ring, loop_base_draw_complete, 0, false, true},
         {"least request, connect.", loop_lr, loop_base_draw_complete, 0, false, true},
+        {"weighted RR (A58), conn.", loop_wrr, loop_base_draw_complete, 0, false, true},
     };
     for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
         struct cycles base = median_cycles(f, rows[r].baseline);
@@ -503,6 +534,7 @@ static void run_size(uint32_t n, uint64_t tsc_per_ms)
     xlb_lb_cluster_release(f->ring.leaf);
     xlb_lb_cluster_release(f->lr.leaf);
     xlb_lb_cluster_release(f->pf.leaf);
+    xlb_lb_cluster_release(f->wrr.leaf);
     xlb_maglev_free(f->maglev);
     free(f->sessions);
     free(f->session_index);
