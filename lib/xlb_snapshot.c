@@ -64,8 +64,7 @@ void xlb_snapshot_free(struct xlb_snapshot *snap)
     rte_hash_free(snap->addresses);
     rte_free(snap->entries);
     rte_free(snap->slot_hosts);
-    rte_free(snap->slot_tls);
-    rte_free(snap->slot_health);
+    rte_free(snap->slot_cluster);
     /* Freed on the control plane after the grace period: the only thread counting refs. */
     for (uint32_t v = 0; v < snap->n_vips; v++) {
         xlb_lb_vip_release(snap->vips[v].lb);
@@ -126,40 +125,33 @@ static void count_slot(struct xlb_snapshot *snap, const struct xlb_lb_cluster *c
         snap->n_slot_hosts = e->slot + 1;
 }
 
-/* A slot belongs to one cluster (control/lb_compile/endpoint_slots.h): its TLS is the slot's. */
+/* A slot belongs to one cluster (control/lb_compile/endpoint_slots.h). */
 static void put_slot(struct xlb_snapshot *snap, const struct xlb_lb_cluster *c,
                      const struct xlb_lb_endpoint *e)
 {
     snap->slot_hosts[e->slot] = e->where;
-    snap->slot_tls[e->slot] = c->upstream_tls;
-    /* A17: pick first does no health checking (it would not know what to do with it). */
-    snap->slot_health[e->slot] = c->policy == XLB_LB_POLICY_PICK_FIRST ? NULL : c->health_service;
+    snap->slot_cluster[e->slot] = c;
 }
 
 int xlb_snapshot_index_endpoints(struct xlb_snapshot *snap)
 {
     rte_free(snap->slot_hosts); /* indexed again (tests): the last index goes */
-    rte_free(snap->slot_tls);
+    rte_free(snap->slot_cluster);
     snap->slot_hosts = NULL;
-    snap->slot_tls = NULL;
-    snap->slot_health = NULL;
+    snap->slot_cluster = NULL;
     snap->slot_hosts_known = false;
     snap->n_slot_hosts = 0;
     for_each_stream_endpoint(snap, count_slot, snap);
     if (snap->n_slot_hosts > 0) {
         snap->slot_hosts =
             rte_zmalloc("xlb_slot_hosts", sizeof(*snap->slot_hosts) * snap->n_slot_hosts, 0);
-        snap->slot_tls =
-            rte_zmalloc("xlb_slot_tls", sizeof(*snap->slot_tls) * snap->n_slot_hosts, 0);
-        snap->slot_health =
-            rte_zmalloc("xlb_slot_health", sizeof(*snap->slot_health) * snap->n_slot_hosts, 0);
-        if (snap->slot_hosts == NULL || snap->slot_tls == NULL || snap->slot_health == NULL) {
+        snap->slot_cluster =
+            rte_zmalloc("xlb_slot_cluster", sizeof(*snap->slot_cluster) * snap->n_slot_hosts, 0);
+        if (snap->slot_hosts == NULL || snap->slot_cluster == NULL) {
             rte_free(snap->slot_hosts);
-            rte_free(snap->slot_tls);
-            rte_free(snap->slot_health);
+            rte_free(snap->slot_cluster);
             snap->slot_hosts = NULL;
-            snap->slot_tls = NULL;
-            snap->slot_health = NULL;
+            snap->slot_cluster = NULL;
             snap->n_slot_hosts = 0;
             return -ENOMEM;
         }

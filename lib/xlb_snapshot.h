@@ -16,6 +16,7 @@
 
 #include "xlb_addr.h"
 #include "xlb_host_port.h"
+#include "xlb_lb.h"
 #include "xlb_limits.h"
 
 /* What an address in the snapshot's address table is to xlb. */
@@ -120,11 +121,9 @@ struct xlb_snapshot {
     bool slot_hosts_known; /* false: not indexed (no memory), nothing may be concluded */
     uint32_t n_slot_hosts;
     struct xlb_host_port *slot_hosts;
-    /* And each slot's cluster's upstream TLS client context (A29), NULL: cleartext. The
-     * snapshot's clusters hold them; a subchannel's SSL takes its own reference. */
-    struct ssl_ctx_st **slot_tls;
-    /* And its cluster's A17 health-check service name (the cluster's string), NULL: none. */
-    const char **slot_health;
+    /* And each slot's cluster (a slot belongs to one), which the snapshot holds: its
+     * upstream TLS (A29), health check (A17) and load reports (A58) are the subchannel's. */
+    const struct xlb_lb_cluster **slot_cluster;
 };
 
 /* Allocate a zeroed snapshot with room for the given entries; the hash is sized for them. */
@@ -154,21 +153,38 @@ static inline bool xlb_snapshot_has_endpoint(const struct xlb_snapshot *snap, ui
 /* The upstream TLS of a stream VIP's endpoint slot into *tls (NULL: cleartext); false when
  * the snapshot cannot tell (not indexed, or the slot is not a stream VIP's): then no
  * subchannel may connect, lest a TLS cluster be spoken to in cleartext. */
+/* The cluster of a stream VIP's endpoint slot, NULL: none (or not known). */
+static inline const struct xlb_lb_cluster *
+xlb_snapshot_slot_cluster(const struct xlb_snapshot *snap, uint32_t slot)
+{
+    if (!snap->slot_hosts_known || slot >= snap->n_slot_hosts || snap->slot_cluster == NULL)
+        return NULL;
+    return snap->slot_cluster[slot];
+}
+
 static inline bool xlb_snapshot_slot_tls(const struct xlb_snapshot *snap, uint32_t slot,
                                          struct ssl_ctx_st **tls)
 {
-    if (!snap->slot_hosts_known || slot >= snap->n_slot_hosts || snap->slot_tls == NULL)
+    if (!snap->slot_hosts_known || slot >= snap->n_slot_hosts || snap->slot_cluster == NULL)
         return false;
-    *tls = snap->slot_tls[slot];
+    *tls = snap->slot_cluster[slot] != NULL ? snap->slot_cluster[slot]->upstream_tls : NULL;
     return true;
 }
 
 /* The A17 health-check service of a stream VIP's endpoint slot, NULL: none (or not known). */
 static inline const char *xlb_snapshot_slot_health(const struct xlb_snapshot *snap, uint32_t slot)
 {
-    if (!snap->slot_hosts_known || slot >= snap->n_slot_hosts || snap->slot_health == NULL)
-        return NULL;
-    return snap->slot_health[slot];
+    const struct xlb_lb_cluster *c = xlb_snapshot_slot_cluster(snap, slot);
+    /* A17: pick first does no health checking (it would not know what to do with it). */
+    return c != NULL && c->policy != XLB_LB_POLICY_PICK_FIRST ? c->health_service : NULL;
+}
+
+/* A58/A51: the out-of-band load reporting a stream VIP's endpoint slot asks for, NULL: none. */
+static inline const struct xlb_wrr_config *xlb_snapshot_slot_oob(const struct xlb_snapshot *snap,
+                                                                 uint32_t slot)
+{
+    const struct xlb_lb_cluster *c = xlb_snapshot_slot_cluster(snap, slot);
+    return c != NULL && c->policy == XLB_LB_POLICY_WRR && c->wrr.oob ? &c->wrr : NULL;
 }
 
 /* Worker-side lookup: the entry for addr, or NULL. */
