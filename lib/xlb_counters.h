@@ -157,7 +157,10 @@ enum xlb_drop_reason {
     X(STREAM_HEALTH_UNIMPLEMENTED, "stream_health_unimplemented")                                  \
     X(STREAM_ORCA_REPORTS, "stream_orca_reports")                                                  \
     X(STREAM_ORCA_UNUSABLE, "stream_orca_reports_unusable")                                        \
-    X(STREAM_ORCA_MALFORMED, "stream_orca_reports_malformed")
+    X(STREAM_ORCA_MALFORMED, "stream_orca_reports_malformed")                                      \
+    X(STREAM_ORCA_OOB_CALLS, "stream_orca_oob_calls")                                              \
+    X(STREAM_ORCA_OOB_FAILED, "stream_orca_oob_call_failures")                                     \
+    X(STREAM_ORCA_OOB_UNIMPLEMENTED, "stream_orca_oob_unimplemented")
 
 enum xlb_event_counter {
 #define XLB_EVENT_ENUM(id, name) XLB_EVENT_##id,

@@ -348,22 +348,38 @@ static bool keep_trailers(struct xlb_stream_rpc *r, const struct xlb_stream_head
     return true;
 }
 
+int xlb_stream_grpc_status(const struct xlb_stream_headers *h)
+{
+    for (uint32_t i = 0; i < h->n_fields; i++) {
+        if (h->fields[i].name_len != 11 || memcmp(h->fields[i].name, "grpc-status", 11) != 0)
+            continue;
+        int status = 0;
+        uint32_t k;
+        for (k = 0; k < h->fields[i].value_len && k < 4; k++) {
+            char d = h->fields[i].value[k];
+            if (d < '0' || d > '9')
+                return 2; /* not a status code: UNKNOWN, as gRPC reads it */
+            status = status * 10 + (d - '0');
+        }
+        return k == 0 || k < h->fields[i].value_len ? 2 : status;
+    }
+    return -1;
+}
+
 /* What a header block says of the call: grpc-status 0 (gRPC), else a 2xx :status (HTTP). */
 static void note_outcome(struct xlb_stream_rpc *r, const struct xlb_stream_headers *h)
 {
-    for (uint32_t i = 0; i < h->n_fields; i++) {
-        const char *n = h->fields[i].name, *v = h->fields[i].value;
-        uint32_t nl = h->fields[i].name_len, vl = h->fields[i].value_len;
-        if (nl == 11 && memcmp(n, "grpc-status", 11) == 0) {
-            r->outcome_known = true;
-            r->ok = vl == 1 && v[0] == '0';
-            return;
-        }
-        if (nl == 7 && memcmp(n, ":status", 7) == 0 && !r->outcome_known) {
-            r->outcome_known = true;
-            r->ok = vl == 3 && v[0] == '2';
-        }
+    int status = xlb_stream_grpc_status(h);
+    if (status >= 0) {
+        r->outcome_known = true;
+        r->ok = status == 0;
+        return;
     }
+    for (uint32_t i = 0; i < h->n_fields && !r->outcome_known; i++)
+        if (h->fields[i].name_len == 7 && memcmp(h->fields[i].name, ":status", 7) == 0) {
+            r->outcome_known = true;
+            r->ok = h->fields[i].value_len == 3 && h->fields[i].value[0] == '2';
+        }
 }
 
 static void response_headers(struct xlb_stream_sub *s, struct xlb_stream_rpc *r, bool ended)
@@ -456,6 +472,7 @@ static int sub_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, 
             xlb_flow_count_endpoint(w->ctx, s->endpoint_slot, true);
             s->ready = true;
             xlb_stream_health_start(s); /* A17: READY only once the backend says SERVING */
+            xlb_stream_oob_start(s);    /* A51: the load reports, when the cluster asks */
             xlb_stream_sub_report(s, xlb_stream_sub_state(s));
         }
         return 0;
@@ -463,6 +480,11 @@ static int sub_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, 
     if (xlb_stream_health_owns(s, frame->hd.stream_id)) {
         if (frame->hd.type == NGHTTP2_HEADERS)
             xlb_stream_health_headers(s);
+        return 0;
+    }
+    if (xlb_stream_oob_owns(s, frame->hd.stream_id)) {
+        if (frame->hd.type == NGHTTP2_HEADERS)
+            xlb_stream_oob_headers(s);
         return 0;
     }
     if (frame->hd.type == NGHTTP2_GOAWAY) {
@@ -498,6 +520,10 @@ static int sub_data_chunk(nghttp2_session *session, uint8_t flags, int32_t strea
     (void)flags;
     if (xlb_stream_health_owns(s, stream_id)) {
         xlb_stream_health_data(s, data, len);
+        return 0;
+    }
+    if (xlb_stream_oob_owns(s, stream_id)) {
+        xlb_stream_oob_data(s, data, len);
         return 0;
     }
     struct xlb_stream_rpc *r = rpc_of_backend(session, stream_id);
@@ -547,6 +573,10 @@ static int sub_stream_close(nghttp2_session *session, int32_t stream_id, uint32_
 {
     if (xlb_stream_health_owns(user, stream_id)) {
         xlb_stream_health_closed(user);
+        return 0;
+    }
+    if (xlb_stream_oob_owns(user, stream_id)) {
+        xlb_stream_oob_closed(user);
         return 0;
     }
     struct xlb_stream_rpc *r = rpc_of_backend(session, stream_id);

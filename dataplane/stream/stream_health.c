@@ -134,7 +134,7 @@ void xlb_stream_health_start(struct xlb_stream_sub *s)
         NV("te", "trailers"),
     };
     h->request_sent = 0;
-    h->message_len = h->message_need = 0;
+    h->message = (struct xlb_stream_message){0, 0};
     h->answered = false;
     h->status = -1;
     nghttp2_data_provider body = {.source.ptr = s, .read_callback = request_body};
@@ -173,14 +173,9 @@ void xlb_stream_health_forget(struct xlb_stream_sub *s)
 /* The call's trailers (or trailers-only answer) carry its grpc-status. */
 void xlb_stream_health_headers(struct xlb_stream_sub *s)
 {
-    const struct xlb_stream_headers *h = &s->side.w->response;
-    for (uint32_t i = 0; i < h->n_fields; i++)
-        if (h->fields[i].name_len == 11 && memcmp(h->fields[i].name, "grpc-status", 11) == 0) {
-            int status = 0;
-            for (uint32_t k = 0; k < h->fields[i].value_len && k < 4; k++)
-                status = status * 10 + (h->fields[i].value[k] - '0');
-            s->health.status = (int16_t)status;
-        }
+    int status = xlb_stream_grpc_status(&s->side.w->response);
+    if (status >= 0)
+        s->health.status = (int16_t)status;
 }
 
 /* HealthCheckResponse: the status (field 1, a varint); anything but SERVING is not serving. */
@@ -204,13 +199,13 @@ static bool serving(const uint8_t *m, uint32_t len)
 static void answer(struct xlb_stream_sub *s)
 {
     struct xlb_stream_health *h = &s->health;
-    bool up = serving(h->message + GRPC_FRAME_HEADER, h->message_len - GRPC_FRAME_HEADER);
+    bool up = serving(h->answer + GRPC_FRAME_HEADER,
+                      (uint32_t)(h->answer[4] | (uint32_t)h->answer[3] << 8));
     h->answered = true;
     xlb_backoff_reset(&h->backoff);
     if (!up && h->state != XLB_STREAM_HEALTH_NOT_SERVING)
         s->side.w->ctx->stats->events[XLB_EVENT_STREAM_HEALTH_NOT_SERVING]++;
     set_state(s, up ? XLB_STREAM_HEALTH_SERVING : XLB_STREAM_HEALTH_NOT_SERVING);
-    h->message_len = h->message_need = 0;
 }
 
 void xlb_stream_health_data(struct xlb_stream_sub *s, const uint8_t *data, size_t len)
@@ -218,23 +213,14 @@ void xlb_stream_health_data(struct xlb_stream_sub *s, const uint8_t *data, size_
     struct xlb_stream_health *h = &s->health;
     nghttp2_session_consume(s->side.h2, h->stream_id, len);
     for (size_t at = 0; at < len;) {
-        if (h->message_len < GRPC_FRAME_HEADER) {
-            h->message[h->message_len++] = data[at++];
-            if (h->message_len == GRPC_FRAME_HEADER) {
-                uint32_t body = (uint32_t)h->message[1] << 24 | (uint32_t)h->message[2] << 16 |
-                                (uint32_t)h->message[3] << 8 | h->message[4];
-                if (h->message[0] != 0 || body > sizeof(h->message) - GRPC_FRAME_HEADER) {
-                    /* compressed or too long for a status: not an answer xlb can read */
-                    nghttp2_submit_rst_stream(s->side.h2, NGHTTP2_FLAG_NONE, h->stream_id,
-                                              NGHTTP2_CANCEL);
-                    return;
-                }
-                h->message_need = GRPC_FRAME_HEADER + body;
-            }
-        } else {
-            h->message[h->message_len++] = data[at++];
+        enum xlb_stream_message_step step =
+            xlb_stream_message_feed(&h->message, h->answer, sizeof(h->answer), data, len, &at);
+        if (step == XLB_STREAM_MESSAGE_BAD) {
+            /* compressed or too long for a status: not an answer xlb can read */
+            nghttp2_submit_rst_stream(s->side.h2, NGHTTP2_FLAG_NONE, h->stream_id, NGHTTP2_CANCEL);
+            return;
         }
-        if (h->message_len >= GRPC_FRAME_HEADER && h->message_len == h->message_need)
+        if (step == XLB_STREAM_MESSAGE_DONE)
             answer(s);
     }
 }

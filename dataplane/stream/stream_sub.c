@@ -40,6 +40,7 @@ static void sub_free(struct xlb_stream_worker *w, struct xlb_stream_sub *s)
         s->side.h2 = NULL;
     }
     xlb_stream_health_forget(s);
+    xlb_stream_oob_forget(s);
     xlb_stream_tls_close(&s->side);
     xlb_h2_quota_fini(&s->side.quota);
     rte_pktmbuf_free(s->side.pending);
@@ -202,6 +203,9 @@ static struct xlb_stream_sub *sub_connect(struct xlb_stream_worker *w,
     const char *health_service = xlb_snapshot_slot_health(snap, e->slot);
     if (health_service != NULL)
         xlb_stream_health_prepare(s, health_service);
+    const struct xlb_wrr_config *oob = xlb_snapshot_slot_oob(snap, e->slot);
+    if (oob != NULL)
+        xlb_stream_oob_prepare(s, oob);
     /* A29: the cluster's TLS, or none; unknown (the snapshot could not index its slots): no
      * connection rather than cleartext to a TLS cluster. */
     struct ssl_ctx_st *tls = NULL;
@@ -327,6 +331,7 @@ void xlb_stream_sub_goaway(struct xlb_stream_sub *s)
         return; /* already replaced (a second GOAWAY) */
     w->ctx->stats->events[XLB_EVENT_STREAM_SUB_GOAWAYS]++;
     xlb_stream_health_stop(s); /* A17: the Watch call is cancelled with the connection */
+    xlb_stream_oob_stop(s);
     bool alone = sub_alone(s);
     if (alone)
         xlb_stream_sub_report(s, XLB_CONN_IDLE);

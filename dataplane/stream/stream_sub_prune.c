@@ -34,6 +34,7 @@ void xlb_stream_sub_retire(struct xlb_stream_sub *s)
             slot_forget(w, s->endpoint_slot);
     }
     xlb_stream_health_stop(s); /* its Watch call would keep the connection open */
+    xlb_stream_oob_stop(s);    /* and so would its load reporting call */
     if (s->side.h2 == NULL || s->side.done || s->side.tcp == NULL)
         return;
     nghttp2_submit_goaway(s->side.h2, NGHTTP2_FLAG_NONE,

@@ -60,15 +60,22 @@ int xlb_orca_read(const char *value, size_t len, struct xlb_wrr_report *out)
 {
     if (len > XLB_ORCA_VALUE_MAX)
         return -E2BIG;
-    uint8_t bytes[XLB_ORCA_VALUE_MAX / 4 * 3 + 3];
+    uint8_t bytes[XLB_ORCA_MESSAGE_MAX + 3];
     int n = decode_base64(value, len, bytes);
     if (n < 0)
         return -EINVAL;
+    return xlb_orca_read_message(bytes, (size_t)n, out);
+}
+
+int xlb_orca_read_message(const uint8_t *bytes, size_t n, struct xlb_wrr_report *out)
+{
+    if (n > XLB_ORCA_MESSAGE_MAX)
+        return -E2BIG;
     struct arena arena;
     arena.used = 0;
     ProtobufCAllocator allocator = {arena_alloc, arena_free, &arena};
     Xds__Data__Orca__V3__OrcaLoadReport *m =
-        xds__data__orca__v3__orca_load_report__unpack(&allocator, (size_t)n, bytes);
+        xds__data__orca__v3__orca_load_report__unpack(&allocator, n, bytes);
     if (m == NULL)
         return -EINVAL;
     *out = (struct xlb_wrr_report){

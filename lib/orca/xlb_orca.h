@@ -22,4 +22,10 @@
  */
 int xlb_orca_read(const char *value, size_t len, struct xlb_wrr_report *out);
 
+/* Longest report read from an out-of-band stream (A51's StreamCoreMetrics), in bytes. */
+#define XLB_ORCA_MESSAGE_MAX (XLB_ORCA_VALUE_MAX / 4 * 3)
+
+/* The same from the serialized message itself: 0, -E2BIG, or -EINVAL. */
+int xlb_orca_read_message(const uint8_t *bytes, size_t len, struct xlb_wrr_report *out);
+
 #endif

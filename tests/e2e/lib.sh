@@ -83,7 +83,7 @@ print(int(total))' "$1"
 #                                  its ClusterLoadAssignment; the VIP's target is xds:///name
 e2e_edit_config() {
     python3 - "$E2E_DIR/bootstrap.json" "$1" <<'PY'
-import json, sys
+import copy, json, sys
 path, code = sys.argv[1], sys.argv[2]
 c = json.load(open(path))
 T = "type.googleapis.com/envoy."

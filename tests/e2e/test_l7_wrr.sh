@@ -4,9 +4,11 @@
 # utilizations 0.2, 0.4 and 0.8 at the same qps; one grpcio channel's RPCs then go to them
 # about 4:2:1. The backends swap their utilizations while xlbd runs and the shares follow.
 # `xlbctl endpoints` shows each worker's weights (qps / utilization), `xlbctl simulate` names
-# the policy, and the counters count the reports. Blackout 1 s and update period 0.1 s, so
-# that a few seconds of calls (bounded by count) cover them. Counts come from the backends'
-# own logs; nothing is timed. About 30 s.
+# the policy, and the counters count the reports. Then the same through a second cluster that
+# asks for out-of-band reports (A51: each subchannel's StreamCoreMetrics call, every 0.2 s)
+# from a second grpcio server on each backend host that sends no trailers. Blackout 1 s and
+# update period 0.1 s, so that a few seconds of calls (bounded by count) cover them. Counts
+# come from the backends' own logs; nothing is timed. About 25 s.
 . "$(dirname "$0")/lib.sh"
 . "$E2E_SOURCE/tools/lib/grpc_peers.sh"
 grpc_require
@@ -14,7 +16,8 @@ grpc_require
 topo_create "$E2E_PREFIX" 3
 xlb_write_config
 e2e_edit_config '
-c["xlb"]["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///wrr"}]
+c["xlb"]["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///wrr"},
+                    {"address": "198.18.0.100", "port": 50052, "target": "xds:///oob"}]
 # Weights are per worker, as per channel in gRPC: with one worker the warm-up channel and the
 # measured one (two client connections) share them.
 c["xlb"]["workers"] = 1
@@ -22,8 +25,12 @@ policy = {"policies": [{"typed_extension_config": {"name": "wrr", "typed_config"
     "@type": T + "extensions.load_balancing_policies.client_side_weighted_round_robin.v3."
                  "ClientSideWeightedRoundRobin",
     "blackout_period": "1s", "weight_update_period": "0.100s"}}}]}
-c["xlb"]["static_resources"] = static_l7([("wrr", {"load_balancing_policy": policy},
-                                           [locality("a", (1, 2, 3))])])'
+oob = copy.deepcopy(policy)
+oob["policies"][0]["typed_extension_config"]["typed_config"].update(
+    {"enable_oob_load_report": True, "oob_reporting_period": "0.200s"})
+c["xlb"]["static_resources"] = static_l7(
+    [("wrr", {"load_balancing_policy": policy}, [locality("a", (1, 2, 3))]),
+     ("oob", {"load_balancing_policy": oob}, [locality("a", (1, 2, 3), port=50061)])])'
 
 utilize() { # utilize U1 U2 U3: what b1, b2, b3 report from their next call on
     local n=1 u
@@ -33,6 +40,8 @@ utilize 0.2 0.4 0.8
 for n in 1 2 3; do
     grpc_backend "$E2E_PREFIX-be$n" "$E2E_DIR/b$n.log" --name "b$n" --port 50051 \
         --address "198.18.0.2$n" --orca-file "$E2E_DIR/u$n"
+    grpc_backend "$E2E_PREFIX-be$n" "$E2E_DIR/o$n.log" --name "o$n" --port 50061 \
+        --address "198.18.0.2$n" --orca-file "$E2E_DIR/u$n" --orca-oob
 done
 e2e_start_xlbd
 
@@ -47,18 +56,20 @@ sim=$(xlbctl simulate --vip 198.18.0.100:50051 --path /xlb.test.Echo/Who --n 3 -
 grep -q '"weighted_round_robin"' <<<"$sim" || fail "xlbctl simulate does not name the policy: $sim"
 pass "xlbctl simulate names the policy weighted_round_robin"
 
-counts() { for n in 1 2 3; do printf '%s ' "$(grpc_rpcs "$E2E_DIR/b$n.log")"; done; }
-# shares: 300 calls spaced 10 ms (past the blackout and many update periods, with reports
-# from every backend all along), then 700 on the same channel; prints the 700's counts.
+# counts [PREFIX]: the Who calls each backend (b, or o for the OOB servers) has logged.
+counts() { for n in 1 2 3; do printf '%s ' "$(grpc_rpcs "$E2E_DIR/${1:-b}$n.log")"; done; }
+# shares [PORT [PREFIX]]: 300 calls spaced 10 ms (past the blackout and many update periods,
+# with reports from every backend all along), then 700 on the same channel; prints the 700's
+# counts.
 shares() {
-    local out a1 a2 a3 b1 b2 b3
-    out=$(grpc_client "$E2E_PREFIX-client" --target 198.18.0.100:50051 --count 300 \
+    local port=${1:-50051} prefix=${2:-b} out a1 a2 a3 b1 b2 b3
+    out=$(grpc_client "$E2E_PREFIX-client" --target "198.18.0.100:$port" --count 300 \
         --interval 0.01)
     grpc_expect "$out" 'r["status"] == {"OK": 300}'
-    read -r a1 a2 a3 <<<"$(counts)"
-    out=$(grpc_client "$E2E_PREFIX-client" --target 198.18.0.100:50051 --count 700)
+    read -r a1 a2 a3 <<<"$(counts "$prefix")"
+    out=$(grpc_client "$E2E_PREFIX-client" --target "198.18.0.100:$port" --count 700)
     grpc_expect "$out" 'r["status"] == {"OK": 700}'
-    read -r b1 b2 b3 <<<"$(counts)"
+    read -r b1 b2 b3 <<<"$(counts "$prefix")"
     echo "$((b1 - a1)) $((b2 - a2)) $((b3 - a3))"
 }
 
@@ -90,4 +101,16 @@ pass "WRR follows new reports: utilizations 0.8 0.4 0.2 give $t1 $t2 $t3 of 700"
 reports=$(counter events.stream_orca_reports)
 [ "$reports" -ge 2000 ] || fail "stream_orca_reports is $reports after 2,000 RPCs"
 pass "stream_orca_reports counts the trailers' reports ($reports)"
+
+# Out of band: the servers on 50061 put no report in their trailers.
+read -r o1 o2 o3 <<<"$(shares 50052 o)"
+[ "$o3" -ge 350 ] && [ "$o3" -le 450 ] && [ "$o1" -ge 70 ] && [ "$o1" -le 130 ] ||
+    fail "out-of-band reports of 0.8 0.4 0.2 gave $o1 $o2 $o3 of 700 (want about 100 200 400)"
+for n in 1 2 3; do
+    grep -q "^orca_oob 200 " "$E2E_DIR/o$n.log" ||
+        fail "o$n had no StreamCoreMetrics call asking for 200 ms: $(cat "$E2E_DIR/o$n.log")"
+done
+calls=$(counter events.stream_orca_oob_calls)
+[ "$calls" -ge 3 ] || fail "stream_orca_oob_calls is $calls"
+pass "WRR from out-of-band reports: $o1 $o2 $o3 of 700 ($calls StreamCoreMetrics calls, every 200 ms)"
 e2e_stop_xlbd

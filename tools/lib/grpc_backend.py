@@ -38,7 +38,10 @@ served: its calls get UNIMPLEMENTED, as from a server without one.
 hand-encoded) in the `endpoint-load-metrics-bin` trailer of every Who call: cpu_utilization U
 and rps_fractional 100, what weighted round robin (A58) weighs backends by. --orca-file FILE
 reads U from FILE's first word at each call instead, when the file exists, so a test can change
-it while the server runs.
+it while the server runs. --orca-oob serves A51's out-of-band reports instead of the trailers:
+xds.service.orca.v3.OpenRcaService/StreamCoreMetrics streams the same report every
+report_interval the request asks for (at least 0.05 s), logging "orca_oob INTERVAL_MS PEER";
+without it that method is UNIMPLEMENTED.
 
 --address (repeatable, default "::") takes IPv4 or IPv6 addresses; "::" binds both families.
 It prints "ready" once every address is bound and the server runs, then one line per call it
@@ -118,7 +121,7 @@ class Backend:
         if self.args.delay_ms:
             time.sleep(self.args.delay_ms / 1000.0)  # a slow backend: its calls stay in flight
         utilization = self.utilization()
-        if utilization is not None:
+        if utilization is not None and not self.args.orca_oob:
             context.set_trailing_metadata((("endpoint-load-metrics-bin",
                                             orca_report(utilization)),))
         reply = self.args.name
@@ -201,6 +204,53 @@ class Health:
             time.sleep(0.05)
 
 
+def varints(data):
+    """The varint fields of a protobuf message: {field number: value}; others skipped."""
+    fields, at = {}, 0
+    while at < len(data):
+        key, at = read_varint(data, at)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            fields[number], at = read_varint(data, at)
+        elif wire_type == 2:
+            length, at = read_varint(data, at)
+            fields[number] = data[at:at + length]
+            at += length
+        elif wire_type in (1, 5):
+            at += 8 if wire_type == 1 else 4
+        else:
+            break
+    return fields
+
+
+def read_varint(data, at):
+    value = shift = 0
+    while at < len(data):
+        b = data[at]
+        at += 1
+        value |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            break
+    return value, at
+
+
+def stream_core_metrics(backend):
+    """A51's OpenRcaService/StreamCoreMetrics (--orca-oob): the report every report_interval."""
+    def handler(request, context):
+        interval = varints(varints(request).get(1, b"")) if request else {}
+        seconds = interval.get(1, 0) + interval.get(2, 0) / 1e9
+        seconds = max(seconds, 0.05)
+        say("orca_oob %d %s" % (round(seconds * 1000), context.peer()))
+        deadline = time.monotonic() + 600
+        while context.is_active() and time.monotonic() < deadline:
+            utilization = backend.utilization()
+            if utilization is not None:
+                yield orca_report(utilization)
+            time.sleep(seconds)
+    return handler
+
+
 class LogUnknown(grpc.GenericRpcHandler):
     """Registered after the Who handler: sees only the calls nothing else took, logs them and
     lets gRPC answer UNIMPLEMENTED."""
@@ -245,6 +295,8 @@ def main():
                         help="report this cpu_utilization in an ORCA trailer on Who calls")
     parser.add_argument("--orca-file", default=None,
                         help="read the utilization to report from this file at each call")
+    parser.add_argument("--orca-oob", action="store_true",
+                        help="report by OpenRcaService/StreamCoreMetrics, not in trailers")
     parser.add_argument("--health-file", default=None,
                         help="serve grpc.health.v1.Health/Watch with the status in this file")
     args = parser.parse_args()
@@ -275,6 +327,10 @@ def main():
         health = Health(args.health_file)
         handlers.append(grpc.method_handlers_generic_handler("grpc.health.v1.Health", {
             "Watch": grpc.unary_stream_rpc_method_handler(health.watch)}))
+    if args.orca_oob:
+        handlers.append(grpc.method_handlers_generic_handler("xds.service.orca.v3.OpenRcaService", {
+            "StreamCoreMetrics": grpc.unary_stream_rpc_method_handler(
+                stream_core_metrics(backend))}))
     server.add_generic_rpc_handlers(tuple(handlers) + (LogUnknown(),))
     for address in args.address or ["::"]:
         host = "[%s]" % address if ":" in address else address
