@@ -64,7 +64,7 @@ static int compile_hash_policies(const struct xlb_route_config *rc, struct xlb_l
     return 0;
 }
 
-/* A39: the most specific override of filter `name` (route, then virtual host), or NULL. */
+/* A39: the override of filter `name` at one level (entry, route or virtual host), or NULL. */
 static const struct xlb_filter_override *find_override(const struct xlb_filter_overrides *o,
                                                        const char *name)
 {
@@ -74,11 +74,16 @@ static const struct xlb_filter_override *find_override(const struct xlb_filter_o
     return NULL;
 }
 
-static const struct xlb_stateful_session *route_session(const struct xlb_http_filter *filter,
-                                                        const struct xlb_virtual_host *vh,
-                                                        const struct xlb_route *route)
+/* A39, the most specific wins: the weighted cluster entry's override (entry NULL: none), the
+ * route's, the virtual host's, else the listener's filter config. NULL: disabled. */
+static const struct xlb_stateful_session *
+effective_session(const struct xlb_http_filter *filter, const struct xlb_virtual_host *vh,
+                  const struct xlb_route *route, const struct xlb_weighted_cluster *entry)
 {
-    const struct xlb_filter_override *o = find_override(&route->overrides, filter->name);
+    const struct xlb_filter_override *o =
+        entry != NULL ? find_override(&entry->overrides, filter->name) : NULL;
+    if (o == NULL)
+        o = find_override(&route->overrides, filter->name);
     if (o == NULL)
         o = find_override(&vh->overrides, filter->name);
     if (o == NULL)
@@ -86,7 +91,72 @@ static const struct xlb_stateful_session *route_session(const struct xlb_http_fi
     return o->kind == XLB_SESSION_OVERRIDE_CONFIG ? &o->session : NULL;
 }
 
-/* A55: each route's session cookie name, from the listener's stateful session filter. */
+/* One compiled cookie from session s: *name stays NULL when the filter does nothing. */
+static int compile_cookie(const struct xlb_stateful_session *s, char **name,
+                          struct xlb_lb_cookie_attrs *a)
+{
+    if (s == NULL || !s->enabled)
+        return 0;
+    if ((*name = strdup(s->cookie.name)) == NULL)
+        return -ENOMEM;
+    if (s->cookie.path != NULL && s->cookie.path[0] != '\0' &&
+        (a->path = strdup(s->cookie.path)) == NULL)
+        return -ENOMEM;
+    a->has_max_age = s->cookie.has_ttl;
+    a->max_age_s = s->cookie.has_ttl ? (uint32_t)s->cookie.ttl.seconds : 0;
+    return 0;
+}
+
+/* Whether an entry of the route overrides the filter: then each entry gets its own cookie. */
+static bool entries_override(const struct xlb_http_filter *filter, const struct xlb_route *route)
+{
+    for (size_t i = 0; route->action == XLB_ROUTE_WEIGHTED_CLUSTERS && i < route->n_weighted; i++)
+        if (find_override(&route->weighted[i].overrides, filter->name) != NULL)
+            return true;
+    return false;
+}
+
+/* The per-entry cookies (see struct xlb_lb_vip), sized by a first walk over the routes. */
+static int allocate_entry_cookies(const struct xlb_http_filter *filter,
+                                  const struct xlb_route_config *rc, struct xlb_lb_vip *v)
+{
+    uint32_t n = 0;
+    for (size_t h = 0; h < rc->n_vhosts; h++)
+        for (size_t r = 0; r < rc->vhosts[h].n_routes; r++)
+            if (entries_override(filter, &rc->vhosts[h].routes[r]))
+                n += (uint32_t)rc->vhosts[h].routes[r].n_weighted;
+    if (n == 0)
+        return 0; /* the fast path: one route cookie per route */
+    v->route_first_entry = malloc((v->routes->n_routes + 1) * sizeof(uint32_t));
+    v->entry_cookie = calloc(n, sizeof(char *));
+    v->entry_cookie_attrs = calloc(n, sizeof(*v->entry_cookie_attrs));
+    if (v->route_first_entry == NULL || v->entry_cookie == NULL || v->entry_cookie_attrs == NULL)
+        return -ENOMEM;
+    for (uint32_t r = 0; r <= v->routes->n_routes; r++)
+        v->route_first_entry[r] = XLB_ROUTE_NONE;
+    return 0;
+}
+
+/* A route's cookie, and its entries' when one of them overrides the filter. */
+static int compile_route_cookies(const struct xlb_http_filter *filter,
+                                 const struct xlb_virtual_host *vh, const struct xlb_route *route,
+                                 uint32_t index, struct xlb_lb_vip *v)
+{
+    int rc = compile_cookie(effective_session(filter, vh, route, NULL), &v->route_cookie[index],
+                            &v->route_cookie_attrs[index]);
+    if (rc != 0 || v->route_first_entry == NULL || !entries_override(filter, route))
+        return rc;
+    v->route_first_entry[index] = v->n_entry_cookies;
+    for (size_t e = 0; rc == 0 && e < route->n_weighted; e++) {
+        uint32_t at = v->n_entry_cookies++;
+        rc = compile_cookie(effective_session(filter, vh, route, &route->weighted[e]),
+                            &v->entry_cookie[at], &v->entry_cookie_attrs[at]);
+    }
+    return rc;
+}
+
+/* A55: each route's session cookie, from the listener's stateful session filter with the A39
+ * overrides of its virtual host, the route and the route's weighted cluster entries. */
 static int compile_session_cookies(const struct xlb_dm_vip *vip, struct xlb_lb_vip *v)
 {
     const struct xlb_http_filter *filter = NULL;
@@ -97,30 +167,18 @@ static int compile_session_cookies(const struct xlb_dm_vip *vip, struct xlb_lb_v
         }
     if (filter == NULL)
         return 0;
+    const struct xlb_route_config *rc = vip->routes;
     v->route_cookie = calloc(v->routes->n_routes + 1, sizeof(char *));
     v->route_cookie_attrs = calloc(v->routes->n_routes + 1, sizeof(*v->route_cookie_attrs));
     if (v->route_cookie == NULL || v->route_cookie_attrs == NULL)
         return -ENOMEM;
+    int err = allocate_entry_cookies(filter, rc, v);
     uint32_t route = 0;
-    const struct xlb_route_config *rc = vip->routes;
-    for (size_t h = 0; h < rc->n_vhosts; h++)
-        for (size_t r = 0; r < rc->vhosts[h].n_routes && route < v->routes->n_routes;
-             r++, route++) {
-            const struct xlb_stateful_session *s =
-                route_session(filter, &rc->vhosts[h], &rc->vhosts[h].routes[r]);
-            if (s == NULL || !s->enabled)
-                continue;
-            v->route_cookie[route] = strdup(s->cookie.name);
-            if (v->route_cookie[route] == NULL)
-                return -ENOMEM;
-            struct xlb_lb_cookie_attrs *a = &v->route_cookie_attrs[route];
-            if (s->cookie.path != NULL && s->cookie.path[0] != '\0' &&
-                (a->path = strdup(s->cookie.path)) == NULL)
-                return -ENOMEM;
-            a->has_max_age = s->cookie.has_ttl;
-            a->max_age_s = s->cookie.has_ttl ? (uint32_t)s->cookie.ttl.seconds : 0;
-        }
-    return 0;
+    for (size_t h = 0; err == 0 && h < rc->n_vhosts; h++)
+        for (size_t r = 0; err == 0 && r < rc->vhosts[h].n_routes && route < v->routes->n_routes;
+             r++, route++)
+            err = compile_route_cookies(filter, &rc->vhosts[h], &rc->vhosts[h].routes[r], route, v);
+    return err;
 }
 
 static int compile_targets(const struct xlb_dm_vip *vip, struct xlb_lb_vip *v, bool compat,
@@ -169,6 +227,10 @@ static int share_routing(struct xlb_lb_vip *prev, struct xlb_lb_vip *v)
     v->n_hash_policies = prev->n_hash_policies;
     v->route_cookie = prev->route_cookie;
     v->route_cookie_attrs = prev->route_cookie_attrs;
+    v->route_first_entry = prev->route_first_entry;
+    v->entry_cookie = prev->entry_cookie;
+    v->entry_cookie_attrs = prev->entry_cookie_attrs;
+    v->n_entry_cookies = prev->n_entry_cookies;
     return 0;
 }
 

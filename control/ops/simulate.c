@@ -168,6 +168,16 @@ static cJSON *candidates_json(const struct xlb_lb_cluster *c,
     return list;
 }
 
+/* The session cookie that applied: the route's, or its weighted entry's (A39). */
+static void session_cookie_json(cJSON *o, const char *name, const struct xlb_lb_cookie_attrs *a)
+{
+    cJSON_AddStringToObject(o, "session_cookie", name);
+    if (a != NULL && a->path != NULL)
+        cJSON_AddStringToObject(o, "session_cookie_path", a->path);
+    if (a != NULL && a->has_max_age)
+        cJSON_AddNumberToObject(o, "session_cookie_max_age", a->max_age_s);
+}
+
 static cJSON *trace_json(const struct xlb_lb_vip *vip, const struct xlb_lb_trace *t,
                          const struct xlb_least_request_trace *lt)
 {
@@ -187,8 +197,10 @@ static cJSON *trace_json(const struct xlb_lb_vip *vip, const struct xlb_lb_trace
         cJSON *e = endpoint_json(t->cluster, t->endpoint);
         cJSON_AddItemToObject(o, "endpoint", e);
     }
+    if (t->entry != XLB_ROUTE_NONE)
+        cJSON_AddNumberToObject(o, "weighted_entry", t->entry);
     if (t->session_cookie != NULL)
-        cJSON_AddStringToObject(o, "session_cookie", t->session_cookie);
+        session_cookie_json(o, t->session_cookie, t->session_attrs);
     cJSON_AddStringToObject(o, "override", xlb_lb_override_name(t->override));
     if (t->drop_category != NULL)
         cJSON_AddStringToObject(o, "drop_category", t->drop_category);

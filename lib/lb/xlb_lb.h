@@ -176,6 +176,16 @@ struct xlb_lb_vip {
      * it (A55, with A39 per-route overrides resolved), else NULL; and its attributes. */
     char **route_cookie;
     struct xlb_lb_cookie_attrs *route_cookie_attrs;
+    /* A39's most specific level, the weighted cluster entry. Per route (L7): the index in
+     * entry_cookie of its first weighted entry when an entry of the route overrides the
+     * filter, else XLB_ROUTE_NONE (the route's cookie above applies whichever entry was
+     * drawn). Then entry_cookie and entry_cookie_attrs hold each of its entries' effective
+     * cookie, as route_cookie does for a route; an entry without an override inherits the
+     * route's. All NULL when no entry of the VIP overrides the filter. */
+    uint32_t *route_first_entry;
+    char **entry_cookie;
+    struct xlb_lb_cookie_attrs *entry_cookie_attrs;
+    uint32_t n_entry_cookies;
     uint32_t refs; /* control plane only */
     /* Control plane only. The routing part above (routes, hash policies, cookies) depends on
      * the listener and route configuration alone, so successive trees of a VIP share it while
@@ -184,6 +194,23 @@ struct xlb_lb_vip {
      * this tree owns it alone. */
     uint32_t *routing_refs;
 };
+
+/* The session cookie (A55) of an RPC that `route` sent to weighted entry `entry`
+ * (XLB_ROUTE_NONE: the route does not tell its entries apart): its name, NULL when the filter
+ * does nothing for it, and its attributes in *attrs. vip->route_cookie must be set. */
+static inline const char *xlb_lb_session_cookie(const struct xlb_lb_vip *vip, uint32_t route,
+                                                uint32_t entry,
+                                                const struct xlb_lb_cookie_attrs **attrs)
+{
+    uint32_t first =
+        vip->route_first_entry != NULL ? vip->route_first_entry[route] : XLB_ROUTE_NONE;
+    if (first != XLB_ROUTE_NONE && entry != XLB_ROUTE_NONE) {
+        *attrs = &vip->entry_cookie_attrs[first + entry];
+        return vip->entry_cookie[first + entry];
+    }
+    *attrs = vip->route_cookie_attrs != NULL ? &vip->route_cookie_attrs[route] : NULL;
+    return vip->route_cookie[route];
+}
 
 /* ---- worker side ---- */
 
@@ -304,7 +331,9 @@ struct xlb_lb_trace {
     uint32_t slot;
     uint64_t hash;
     const char *drop_category;
-    const char *session_cookie; /* the route's session cookie name, NULL when none applies */
+    uint32_t entry; /* the weighted cluster entry drawn when the route tells them apart (A39) */
+    const char *session_cookie; /* the session cookie name for the route (or its entry drawn),
+                                 * NULL when none applies */
     const struct xlb_lb_cookie_attrs *session_attrs; /* its attributes, with session_cookie */
 };
 

@@ -106,6 +106,13 @@ static void routing_free(struct xlb_lb_vip *v)
          v->route_cookie_attrs != NULL && v->routes != NULL && r < v->routes->n_routes; r++)
         free(v->route_cookie_attrs[r].path);
     free(v->route_cookie_attrs);
+    for (uint32_t e = 0; v->entry_cookie != NULL && e < v->n_entry_cookies; e++)
+        free(v->entry_cookie[e]);
+    for (uint32_t e = 0; v->entry_cookie_attrs != NULL && e < v->n_entry_cookies; e++)
+        free(v->entry_cookie_attrs[e].path);
+    free(v->entry_cookie);
+    free(v->entry_cookie_attrs);
+    free(v->route_first_entry);
     free(v->route_first_hash);
     free(v->route_n_hash);
     xlb_route_table_free(v->routes);

@@ -222,7 +222,7 @@ enum xlb_lb_outcome xlb_lb_pick_cluster(const struct xlb_lb_cluster *c,
 static void trace_init(struct xlb_lb_trace *t)
 {
     memset(t, 0, sizeof(*t));
-    t->vhost = t->route = t->target = XLB_ROUTE_NONE;
+    t->vhost = t->route = t->target = t->entry = XLB_ROUTE_NONE;
     t->priority = t->locality = t->endpoint = t->slot = XLB_PICK_NONE;
 }
 
@@ -244,6 +244,7 @@ static enum xlb_lb_outcome route_request(const struct xlb_lb_vip *vip,
     if (verdict != XLB_ROUTE_RESULT_CLUSTER)
         return XLB_LB_NON_FORWARDING;
     trace->target = result.cluster;
+    trace->entry = result.entry;
     return XLB_LB_PICKED;
 }
 
@@ -286,7 +287,8 @@ bool xlb_lb_cookie_path_match(const char *request_path, uint32_t request_len,
            request_path[cookie_len] == '/';
 }
 
-/* A55: the route's session cookie, decoded into *out; NULL when absent or malformed. */
+/* A55: the session cookie of the route or of its weighted entry drawn (A39), decoded into *out;
+ * NULL when absent or malformed. */
 static const struct xlb_lb_session *route_session(const struct xlb_lb_vip *vip,
                                                   const struct xlb_lb_request *request,
                                                   struct xlb_lb_trace *trace, char *scratch,
@@ -294,9 +296,8 @@ static const struct xlb_lb_session *route_session(const struct xlb_lb_vip *vip,
 {
     if (request->session != NULL || vip->route_cookie == NULL)
         return request->session;
-    const char *name = vip->route_cookie[trace->route];
-    const struct xlb_lb_cookie_attrs *attrs =
-        vip->route_cookie_attrs != NULL ? &vip->route_cookie_attrs[trace->route] : NULL;
+    const struct xlb_lb_cookie_attrs *attrs;
+    const char *name = xlb_lb_session_cookie(vip, trace->route, trace->entry, &attrs);
     if (name == NULL ||
         (attrs != NULL && attrs->path != NULL &&
          !xlb_lb_cookie_path_match(request->http->path, request->http->path_len, attrs->path)))

@@ -72,6 +72,9 @@ struct xlb_route_result {
     enum xlb_route_verdict verdict;
     uint32_t route;   /* index into table->routes, XLB_ROUTE_NONE for NO_ROUTE */
     uint32_t cluster; /* CLUSTER only, else XLB_ROUTE_NONE */
+    /* The weighted cluster entry drawn (its index in the route's weighted_clusters), when the
+     * route's entries carry filter overrides (A39); else XLB_ROUTE_NONE. */
+    uint32_t entry;
 };
 
 /*

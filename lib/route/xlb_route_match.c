@@ -71,7 +71,7 @@ static enum xlb_route_verdict decide(const struct xlb_route_table *table, uint32
 {
     const struct xlb_rt_route *r = &table->routes[index];
     result->route = index;
-    result->cluster = XLB_ROUTE_NONE;
+    result->cluster = result->entry = XLB_ROUTE_NONE;
     switch (r->action) {
     case XLB_RT_ACT_CLUSTER:
         result->cluster = r->cluster;
@@ -79,6 +79,10 @@ static enum xlb_route_verdict decide(const struct xlb_route_table *table, uint32
         break;
     case XLB_RT_ACT_WEIGHTED:
         result->cluster = xlb_wchoice_pick(r->choice, rng);
+        if (r->cluster != XLB_PICK_NONE && result->cluster != XLB_PICK_NONE) {
+            result->entry = result->cluster;
+            result->cluster = table->entry_clusters[r->cluster + result->entry];
+        }
         result->verdict = XLB_ROUTE_RESULT_CLUSTER;
         break;
     case XLB_RT_ACT_NON_FORWARDING:
@@ -108,6 +112,6 @@ enum xlb_route_verdict xlb_route_match(const struct xlb_route_table *table, uint
     }
     result->verdict = XLB_ROUTE_RESULT_NO_ROUTE;
     result->route = XLB_ROUTE_NONE;
-    result->cluster = XLB_ROUTE_NONE;
+    result->cluster = result->entry = XLB_ROUTE_NONE;
     return result->verdict;
 }

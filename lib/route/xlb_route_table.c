@@ -36,6 +36,7 @@ void xlb_route_table_free(struct xlb_route_table *table)
     }
     for (uint32_t i = 0; i < table->n_clusters; i++)
         free(table->cluster_names[i]);
+    free(table->entry_clusters);
     free(table->vhosts);
     free(table->domains);
     free(table->routes);

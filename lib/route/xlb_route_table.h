@@ -86,8 +86,13 @@ struct xlb_rt_route {
     pcre2_code *re;                   /* REGEX */
     uint32_t first_header, n_headers; /* a slice of the table's headers */
     uint32_t fraction_ppm;
-    uint32_t cluster;           /* CLUSTER */
-    struct xlb_wchoice *choice; /* WEIGHTED: items are cluster indexes */
+    /* CLUSTER: the cluster index. WEIGHTED whose entries carry filter overrides (A39): the
+     * index in the table's entry_clusters of its first entry, and the choice's items are entry
+     * indexes, so that the entry drawn is known; other WEIGHTED: XLB_PICK_NONE, and the choice
+     * draws cluster indexes directly (one read less). Kept in this field so that a route stays
+     * 48 bytes: the match scans routes. */
+    uint32_t cluster;
+    struct xlb_wchoice *choice; /* WEIGHTED */
 };
 
 struct xlb_rt_vhost {
@@ -105,6 +110,8 @@ struct xlb_route_table {
     uint32_t n_headers;
     char **cluster_names;
     uint32_t n_clusters;
+    uint32_t *entry_clusters; /* per weighted entry told apart: its cluster index (see above) */
+    uint32_t n_entry_clusters;
 };
 
 /*

@@ -44,6 +44,7 @@ after --max-seconds (default 120), so it is bounded in time. It prints one JSON 
   set_cookie       responses that carried at least one set-cookie
   cookie           NAME=VALUE of the last set-cookie seen (null if none)
   set_cookie_header  the last set-cookie header in full (null if none)
+  set_cookies      per RPC in order: its set-cookie headers in full (a list, empty if none)
   echo             {header: {value: RPCs}} of what the backends echoed ("(absent)" if none)
   sequence         per RPC in order: the backend's name, or the status code name ("bulk"
                    for a Bulk RPC that ended OK)
@@ -106,6 +107,7 @@ class Summary:
         self.set_cookie = 0
         self.cookie = None
         self.set_cookie_header = None
+        self.set_cookies = []
         self.echo = {}
         self.sequence = []
         self.bulk_intact = 0
@@ -117,7 +119,8 @@ class Summary:
     def as_dict(self, elapsed):
         return {"rpcs": self.rpcs, "backends": self.backends, "status": self.status,
                 "details": self.details, "set_cookie": self.set_cookie, "cookie": self.cookie,
-                "set_cookie_header": self.set_cookie_header, "echo": self.echo,
+                "set_cookie_header": self.set_cookie_header,
+                "set_cookies": self.set_cookies, "echo": self.echo,
                 "sequence": self.sequence, "bulk_intact": self.bulk_intact,
                 "bulk_corrupt": self.bulk_corrupt, "elapsed_s": round(elapsed, 3)}
 
@@ -196,6 +199,7 @@ def one_rpc(channel, args, jar, summary):
         headers = tuple(err.initial_metadata() or ()) + tuple(err.trailing_metadata() or ())
     summary.add(summary.status, code.name)
     cookies = [v for k, v in headers if k == "set-cookie"]
+    summary.set_cookies.append(cookies)
     if cookies:
         summary.set_cookie += 1
         for value in cookies:

@@ -286,6 +286,46 @@ static void weighted_distribution(void **state)
     teardown(&f);
 }
 
+#define WEIGHTED(entries)     "\"route\":{\"weighted_clusters\":{\"clusters\":[" entries "]}}"
+#define W(name, weight, more) "{\"name\":\"" name "\",\"weight\":" #weight more "}"
+#define DISABLED                                                                                   \
+    ",\"typed_per_filter_config\":{\"ssa\":{\"@type\":\"type.googleapis.com/envoy.extensions."     \
+    "filters.http.stateful_session.v3.StatefulSessionPerRoute\",\"disabled\":true}}"
+
+/*
+ * A39: a route whose weighted entries carry filter overrides tells them apart (result.entry),
+ * even two entries of one cluster; the entries' share of draws and their clusters stay.
+ */
+static void weighted_entries_told_apart(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup(&f, RC(R("{\"prefix\":\"/o/\"}",
+                   WEIGHTED(W("b", 1, "") "," W("a", 1, DISABLED) "," W(
+                       "b", 2, ""))) "," R("{\"prefix\":\"\"}",
+                                           WEIGHTED(W("a", 1, "") "," W("b", 1, "")))));
+    const unsigned n = 40000;
+    unsigned count[3] = {0};
+    struct xlb_route_request req = {"/o/m", 4, "x", 1, NULL, 0};
+    struct xlb_route_result res;
+    for (unsigned i = 0; i < n; i++) {
+        xlb_route_match(f.t, 0, &req, &f.rng, f.s, &res);
+        assert_true(res.entry < 3);
+        assert_int_equal(res.cluster, res.entry == 1 ? 0 : 1); /* a, else b */
+        count[res.entry]++;
+    }
+    const double p[3] = {0.25, 0.25, 0.5};
+    for (int e = 0; e < 3; e++)
+        assert_true(fabs(count[e] - n * p[e]) <= 5 * sqrt(n * p[e] * (1 - p[e])));
+    /* Without overrides the entries are not told apart. */
+    req.path = "/m";
+    req.path_len = 2;
+    xlb_route_match(f.t, 0, &req, &f.rng, f.s, &res);
+    assert_int_equal(res.verdict, XLB_ROUTE_RESULT_CLUSTER);
+    assert_int_equal(res.entry, XLB_ROUTE_NONE);
+    teardown(&f);
+}
+
 static void first_match_wins(void **state)
 {
     (void)state;
@@ -341,6 +381,7 @@ int main(void)
         cmocka_unit_test(header_bin_invisible),
         cmocka_unit_test(runtime_fraction_bounds),
         cmocka_unit_test(weighted_distribution),
+        cmocka_unit_test(weighted_entries_told_apart),
         cmocka_unit_test(first_match_wins),
         cmocka_unit_test(non_forwarding_and_no_route),
         cmocka_unit_test(regex_limits_bound_work),
