@@ -323,10 +323,21 @@ cJSON *xlb_simulate(const struct xlb_snapshot *snap, const struct xlb_worker_loa
         for (uint32_t e = 0; e < XLB_ENDPOINT_SLOTS; e++)
             sums[e] += __atomic_load_n(&loads[k].endpoints[e].in_flight, __ATOMIC_RELAXED);
     w->in_flight_sums = sums;
+    /* Weighted round robin picks by the shares the workers use now: their mean. */
+    uint32_t *shares = calloc(XLB_ENDPOINT_SLOTS, sizeof(uint32_t));
+    for (uint32_t e = 0; shares != NULL && loads != NULL && n_workers > 0 && e < XLB_ENDPOINT_SLOTS;
+         e++) {
+        uint64_t sum = 0;
+        for (unsigned k = 0; k < n_workers; k++)
+            sum += __atomic_load_n(&loads[k].endpoints[e].weight.scaled, __ATOMIC_RELAXED);
+        shares[e] = (uint32_t)(sum / n_workers);
+    }
+    w->wrr_shares = shares;
     struct xlb_least_request_trace lt = {0};
     w->least_request_trace = &lt;
     cJSON *result = run(vip, &r, (uint64_t)n, w);
     free(sums);
+    free(shares);
     cJSON_AddStringToObject(result, "vip", string_arg(args, "vip", ""));
     cJSON_AddNumberToObject(result, "generation", (double)snap->generation);
     xlb_lb_worker_fini(w);

@@ -264,6 +264,9 @@ struct xlb_lb_worker {
      * and where the least-request picks leave their candidates. */
     const uint32_t *in_flight_sums;
     struct xlb_least_request_trace *least_request_trace;
+    /* xlbctl simulate only: per endpoint slot, the WRR share the workers' schedulers use now
+     * (their mean), so that picks without connectivity weigh as the stream mode does. */
+    const uint32_t *wrr_shares;
 };
 
 /* A62: the lcore's sticky state for pick-first cluster c; `none` (a throwaway) when c has no

@@ -75,6 +75,33 @@ static uint32_t round_robin_endpoint(const struct xlb_lb_priority *p, struct xlb
     return xlb_rr_pick(l->rr, &w->cursors[l->load_slot % XLB_LOCALITY_SLOTS]);
 }
 
+/*
+ * xlbctl simulate's weighted round robin (A58): the shares the workers use now, by the same
+ * stride walk; round robin when no worker has shares for the locality (no stream traffic).
+ */
+static uint32_t wrr_endpoint(const struct xlb_lb_cluster *c, const struct xlb_lb_priority *p,
+                             struct xlb_lb_worker *w)
+{
+    uint32_t loc = xlb_wchoice_pick(p->locality_choice, &w->rng);
+    if (loc == XLB_PICK_NONE)
+        return XLB_PICK_NONE;
+    const struct xlb_lb_locality *l = &p->localities[loc];
+    struct xlb_rr_cursor *cursor = &w->cursors[l->load_slot % XLB_LOCALITY_SLOTS];
+    const struct xlb_rr *rr = l->rr;
+    uint32_t n = rr != NULL ? rr->n_slots : 0;
+    bool any = false;
+    for (uint32_t step = 0; step < n * XLB_WRR_MAX_ROUNDS; step++) {
+        uint32_t seq = cursor->next++, at = seq % n, slot = c->endpoints[rr->slots[at]].slot;
+        uint32_t share = slot < XLB_ENDPOINT_SLOTS ? w->wrr_shares[slot] : 0;
+        if (xlb_wrr_takes(share, at, n, seq))
+            return rr->slots[at];
+        any = any || share > 0;
+        if (step + 1 == n && !any)
+            break; /* a whole round without a share: no worker weighs this locality */
+    }
+    return xlb_rr_pick(rr, cursor);
+}
+
 /* A27 weighted locality, then least request inside it (A48). */
 static uint32_t least_request_endpoint(const struct xlb_lb_cluster *c,
                                        const struct xlb_lb_priority *p, struct xlb_lb_worker *w)
@@ -130,6 +157,8 @@ static uint32_t policy_endpoint(const struct xlb_lb_cluster *c, uint64_t hash, b
         return least_request_endpoint(c, p, w);
     if (c->policy == XLB_LB_POLICY_PICK_FIRST)
         return pick_first_endpoint(c, p, w);
+    if (c->policy == XLB_LB_POLICY_WRR && w->wrr_shares != NULL)
+        return wrr_endpoint(c, p, w);
     if (!xlb_lb_policy_hashes(c->policy))
         return round_robin_endpoint(p, w);
     /* A42: without a hash from the route's policies the picker draws a random one. */

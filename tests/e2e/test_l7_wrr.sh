@@ -92,6 +92,17 @@ assert [e["wrr"][0]["share"] for e in eps][0] == 1, eps
 PY
 pass "xlbctl endpoints: weights 500 250 125 (100 qps over each utilization)"
 
+# simulate picks with the shares the worker uses now.
+sim=$(xlbctl simulate --vip 198.18.0.100:50051 --path /xlb.test.Echo/Who --n 700 --json) ||
+    fail "xlbctl simulate: $sim"
+python3 - "$sim" <<'PY' || fail "xlbctl simulate does not weigh as the worker: $sim"
+import json, sys
+picks = {e["address"]: e["picks"] for e in json.loads(sys.argv[1])["endpoints"]}
+want = {"198.18.0.21:50051": 400, "198.18.0.22:50051": 200, "198.18.0.23:50051": 100}
+assert all(abs(picks.get(a, 0) - n) <= 10 for a, n in want.items()), picks
+PY
+pass "xlbctl simulate: 700 picks weighed 400 200 100, as the worker's shares"
+
 utilize 0.8 0.4 0.2
 read -r t1 t2 t3 <<<"$(shares)"
 [ "$t3" -ge 350 ] && [ "$t3" -le 450 ] && [ "$t1" -ge 70 ] && [ "$t1" -le 130 ] ||

@@ -155,6 +155,36 @@ static void test_round_robin_without_connectivity(void **state)
     fixture_done(&f);
 }
 
+/* xlbctl simulate: picks without connectivity weigh by the shares it is given (the workers'
+ * mean); with no share for the locality they are round robin. */
+static void test_simulate_uses_worker_shares(void **state)
+{
+    (void)state;
+    struct xlb_cluster_config cfg = wrr(0);
+    struct fixture f;
+    start(&f, &cfg);
+    uint32_t *shares = calloc(XLB_ENDPOINT_SLOTS, sizeof(uint32_t));
+    assert_non_null(shares);
+    f.w.wrr_shares = shares;
+    uint32_t count[3] = {0};
+    for (uint32_t i = 0; i < 300; i++)
+        count[pick_ok(&f, i, NULL).endpoint]++;
+    assert_int_equal(count[0], 100);
+    assert_int_equal(count[2], 100);
+    shares[ENDPOINT_SLOT_BASE + 0] = XLB_WRR_SCALE;
+    shares[ENDPOINT_SLOT_BASE + 1] = XLB_WRR_SCALE / 2;
+    shares[ENDPOINT_SLOT_BASE + 2] = XLB_WRR_SCALE / 4;
+    count[0] = count[1] = count[2] = 0;
+    for (uint32_t i = 0; i < 7000; i++)
+        count[pick_ok(&f, i, NULL).endpoint]++;
+    assert_in_range(count[0], 3990, 4010);
+    assert_in_range(count[1], 1990, 2010);
+    assert_in_range(count[2], 990, 1010);
+    f.w.wrr_shares = NULL;
+    free(shares);
+    fixture_done(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -163,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_ready_only),
         cmocka_unit_test(test_update_period),
         cmocka_unit_test(test_round_robin_without_connectivity),
+        cmocka_unit_test(test_simulate_uses_worker_shares),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
