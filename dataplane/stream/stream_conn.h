@@ -164,6 +164,11 @@ enum xlb_stream_message_step {
     XLB_STREAM_MESSAGE_DONE, /* buf holds a whole message: framing, then its body */
     XLB_STREAM_MESSAGE_BAD,  /* compressed, or longer than cap: the call should be cancelled */
 };
+struct xlb_stream_sub;
+/* Submits a gRPC call of xlb's own on subchannel s (POST path, the endpoint as :authority);
+ * nghttp2's stream id, or its negative error. */
+int32_t xlb_stream_call_submit(struct xlb_stream_sub *s, const char *path,
+                               nghttp2_data_provider *body);
 /* Takes bytes from data[*at] on into buf (cap bytes) until a message is whole. */
 enum xlb_stream_message_step xlb_stream_message_feed(struct xlb_stream_message *m, uint8_t *buf,
                                                      uint32_t cap, const uint8_t *data, size_t len,

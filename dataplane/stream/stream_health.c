@@ -111,34 +111,17 @@ static ssize_t request_body(nghttp2_session *session, int32_t stream_id, uint8_t
     return (ssize_t)n;
 }
 
-#define NV(name, value)                                                                            \
-    {                                                                                              \
-        (uint8_t *)(uintptr_t)(name), (uint8_t *)(uintptr_t)(value), sizeof(name) - 1,             \
-            sizeof(value) - 1, NGHTTP2_NV_FLAG_NONE                                                \
-    }
-
 void xlb_stream_health_start(struct xlb_stream_sub *s)
 {
     struct xlb_stream_health *h = &s->health;
     if (!h->wanted || h->stopped || h->stream_id != 0 || s->side.h2 == NULL)
         return;
-    char authority[XLB_HOST_PORT_STRLEN];
-    int authority_len = xlb_host_port_format(&s->endpoint.where, authority, sizeof(authority));
-    nghttp2_nv nva[] = {
-        NV(":method", "POST"),
-        NV(":scheme", "http"),
-        NV(":path", "/grpc.health.v1.Health/Watch"),
-        {(uint8_t *)(uintptr_t) ":authority", (uint8_t *)authority, 10,
-         authority_len > 0 ? (size_t)authority_len : 0, NGHTTP2_NV_FLAG_NONE},
-        NV("content-type", "application/grpc"),
-        NV("te", "trailers"),
-    };
     h->request_sent = 0;
     h->message = (struct xlb_stream_message){0, 0};
     h->answered = false;
     h->status = -1;
     nghttp2_data_provider body = {.source.ptr = s, .read_callback = request_body};
-    int32_t id = nghttp2_submit_request(s->side.h2, NULL, nva, RTE_DIM(nva), &body, NULL);
+    int32_t id = xlb_stream_call_submit(s, "/grpc.health.v1.Health/Watch", &body);
     if (id < 0) {
         h->retry_at_ms = xlb_stream_now_ms(s->side.w->ctx) + 1000;
         set_state(s, XLB_STREAM_HEALTH_FAILED);

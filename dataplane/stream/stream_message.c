@@ -1,9 +1,36 @@
 /*
- * The messages of the calls xlb makes itself on its subchannels (A17's health Watch, A51's
- * load reports): gRPC's length-prefixed framing, read into a buffer of the call's own, one
- * message at a time, whatever DATA frame boundaries the server chose.
+ * The calls xlb makes itself on its subchannels (A17's health Watch, A51's load reports):
+ * their request headers, and their messages in gRPC's length-prefixed framing, read into a
+ * buffer of the call's own, one message at a time, whatever DATA frame boundaries the server
+ * chose.
  */
+#include <string.h>
+
 #include "stream_conn.h"
+
+#define NV(name, value)                                                                            \
+    {                                                                                              \
+        (uint8_t *)(uintptr_t)(name), (uint8_t *)(uintptr_t)(value), sizeof(name) - 1,             \
+            sizeof(value) - 1, NGHTTP2_NV_FLAG_NONE                                                \
+    }
+
+int32_t xlb_stream_call_submit(struct xlb_stream_sub *s, const char *path,
+                               nghttp2_data_provider *body)
+{
+    char authority[XLB_HOST_PORT_STRLEN];
+    int authority_len = xlb_host_port_format(&s->endpoint.where, authority, sizeof(authority));
+    nghttp2_nv nva[] = {
+        NV(":method", "POST"),
+        NV(":scheme", "http"),
+        {(uint8_t *)(uintptr_t) ":path", (uint8_t *)(uintptr_t)path, 5, strlen(path),
+         NGHTTP2_NV_FLAG_NONE},
+        {(uint8_t *)(uintptr_t) ":authority", (uint8_t *)authority, 10,
+         authority_len > 0 ? (size_t)authority_len : 0, NGHTTP2_NV_FLAG_NONE},
+        NV("content-type", "application/grpc"),
+        NV("te", "trailers"),
+    };
+    return nghttp2_submit_request(s->side.h2, NULL, nva, RTE_DIM(nva), body, NULL);
+}
 
 #define GRPC_FRAME_HEADER 5 /* compressed flag, 4-byte big-endian length */
 

@@ -113,12 +113,6 @@ static ssize_t request_body(nghttp2_session *session, int32_t stream_id, uint8_t
     return (ssize_t)n;
 }
 
-#define NV(name, value)                                                                            \
-    {                                                                                              \
-        (uint8_t *)(uintptr_t)(name), (uint8_t *)(uintptr_t)(value), sizeof(name) - 1,             \
-            sizeof(value) - 1, NGHTTP2_NV_FLAG_NONE                                                \
-    }
-
 static void set_failed(struct xlb_stream_sub *s, bool failed)
 {
     if (s->oob.failed != failed)
@@ -131,23 +125,13 @@ void xlb_stream_oob_start(struct xlb_stream_sub *s)
     struct xlb_stream_oob *o = &s->oob;
     if (!o->wanted || o->stopped || o->stream_id != 0 || s->side.h2 == NULL)
         return;
-    char authority[XLB_HOST_PORT_STRLEN];
-    int authority_len = xlb_host_port_format(&s->endpoint.where, authority, sizeof(authority));
-    nghttp2_nv nva[] = {
-        NV(":method", "POST"),
-        NV(":scheme", "http"),
-        NV(":path", "/xds.service.orca.v3.OpenRcaService/StreamCoreMetrics"),
-        {(uint8_t *)(uintptr_t) ":authority", (uint8_t *)authority, 10,
-         authority_len > 0 ? (size_t)authority_len : 0, NGHTTP2_NV_FLAG_NONE},
-        NV("content-type", "application/grpc"),
-        NV("te", "trailers"),
-    };
     o->request_sent = 0;
     o->message = (struct xlb_stream_message){0, 0};
     o->answered = false;
     o->status = -1;
     nghttp2_data_provider body = {.source.ptr = s, .read_callback = request_body};
-    int32_t id = nghttp2_submit_request(s->side.h2, NULL, nva, RTE_DIM(nva), &body, NULL);
+    int32_t id =
+        xlb_stream_call_submit(s, "/xds.service.orca.v3.OpenRcaService/StreamCoreMetrics", &body);
     if (id < 0) {
         o->retry_at_ms = xlb_stream_now_ms(s->side.w->ctx) + 1000;
         set_failed(s, true);
