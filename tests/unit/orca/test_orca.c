@@ -33,14 +33,15 @@ static size_t encode(const Xds__Data__Orca__V3__OrcaLoadReport *m, bool padded, 
 static void test_figures_read_padded_or_not(void **state)
 {
     (void)state;
-    Xds__Data__Orca__V3__OrcaLoadReport m = XDS__DATA__ORCA__V3__ORCA_LOAD_REPORT__INIT;
+    Xds__Data__Orca__V3__OrcaLoadReport m;
+    xds__data__orca__v3__orca_load_report__init(&m);
     m.cpu_utilization = 0.75;
     m.application_utilization = 0.5;
     m.rps_fractional = 123.25;
     m.eps = 1.5;
     m.mem_utilization = 0.1;
-    Xds__Data__Orca__V3__OrcaLoadReport__NamedMetricsEntry e1 =
-        XDS__DATA__ORCA__V3__ORCA_LOAD_REPORT__NAMED_METRICS_ENTRY__INIT;
+    Xds__Data__Orca__V3__OrcaLoadReport__NamedMetricsEntry e1;
+    xds__data__orca__v3__orca_load_report__named_metrics_entry__init(&e1);
     static char queue[] = "queue";
     e1.key = queue;
     e1.value = 7;
@@ -88,13 +89,13 @@ static void test_malformed_refused(void **state)
 static void test_many_entries(void **state)
 {
     (void)state;
-    Xds__Data__Orca__V3__OrcaLoadReport m = XDS__DATA__ORCA__V3__ORCA_LOAD_REPORT__INIT;
+    Xds__Data__Orca__V3__OrcaLoadReport m;
+    xds__data__orca__v3__orca_load_report__init(&m);
     enum { N = 50 }; /* 14 bytes each: 948 base64 characters with rps */
     static char key[] = "k";
     Xds__Data__Orca__V3__OrcaLoadReport__UtilizationEntry e[N], *p[N];
     for (int i = 0; i < N; i++) {
-        e[i] = (Xds__Data__Orca__V3__OrcaLoadReport__UtilizationEntry)
-            XDS__DATA__ORCA__V3__ORCA_LOAD_REPORT__UTILIZATION_ENTRY__INIT;
+        xds__data__orca__v3__orca_load_report__utilization_entry__init(&e[i]);
         e[i].key = key;
         e[i].value = 0.5;
         p[i] = &e[i];
