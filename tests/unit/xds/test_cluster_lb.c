@@ -428,7 +428,10 @@ static void lb_policy_field_client_side_wrr(void **state)
                        "typed_extension_config.typed_config.value.error_utilization_penalty: "
                        "value must be non-negative");
     static const uint8_t bad_nanos[] = {0x1a, 0x06, 0x10, 0xff, 0xff, 0xff, 0xff, 0x0f};
-    assert_int_equal(validate_one_policy(CSWRR_URL, bad_nanos, sizeof(bad_nanos), &cfg, &errs), -1);
+    expect_policy_nack(CSWRR_URL, bad_nanos, sizeof(bad_nanos),
+                       "cluster \"backend\": load_balancing_policy.policies[0]."
+                       "typed_extension_config.typed_config.value.blackout_period.nanos: -1 is "
+                       "not in 0..999999999");
     static const uint8_t cut[] = {0x1a, 0x09, 0x08};
     expect_policy_nack(CSWRR_URL, cut, sizeof(cut),
                        "cluster \"backend\": load_balancing_policy.policies[0]."
