@@ -147,6 +147,8 @@ enum xlb_drop_reason {
     X(STREAM_SUB_GOAWAYS, "stream_subchannel_goaways")                                             \
     X(STREAM_SUBS_RETIRED, "stream_subchannels_retired")                                           \
     X(STREAM_SUBS_EXTRA, "stream_subchannels_extra")                                               \
+    X(STREAM_ADDRESS_ATTEMPTS, "stream_address_attempts")                                          \
+    X(STREAM_ATTEMPTS_ABANDONED, "stream_attempts_abandoned")                                      \
     X(STREAM_TLS_NO_MEMORY, "stream_tls_no_memory")                                                \
     X(STREAM_TLS_TIMEOUTS, "stream_tls_handshake_timeouts")                                        \
     X(STREAM_TLS_DEFERRED, "stream_tls_handshakes_deferred")                                       \

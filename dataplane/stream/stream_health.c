@@ -123,7 +123,8 @@ void xlb_stream_health_start(struct xlb_stream_sub *s)
     if (!h->wanted || h->stopped || h->stream_id != 0 || s->side.h2 == NULL)
         return;
     char authority[XLB_HOST_PORT_STRLEN];
-    int authority_len = xlb_host_port_format(&s->endpoint.where, authority, sizeof(authority));
+    int authority_len =
+        xlb_host_port_format(&s->addrs.at[s->address], authority, sizeof(authority));
     nghttp2_nv nva[] = {
         NV(":method", "POST"),
         NV(":scheme", "http"),

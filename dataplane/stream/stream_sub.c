@@ -35,6 +35,7 @@ static struct xlb_stream_sub *sub_alloc(struct xlb_stream_worker *w)
 
 static void sub_free(struct xlb_stream_worker *w, struct xlb_stream_sub *s)
 {
+    xlb_stream_eyeballs_stop(s); /* before its session goes: an attempt's racers go with it */
     if (s->side.h2 != NULL) {
         nghttp2_session_del(s->side.h2);
         s->side.h2 = NULL;
@@ -71,14 +72,14 @@ static bool session_open(struct xlb_stream_sub *s)
 
 /* The made-up client key of a subchannel's flow. */
 static void sub_key(const struct xlb_stream_worker *w, const struct xlb_stream_sub *s,
-                    const struct xlb_lb_endpoint *e, const struct xlb_addr *snat,
+                    const struct xlb_host_port *to, const struct xlb_addr *snat,
                     struct xlb_flow_key *key)
 {
     memset(key, 0, sizeof(*key));
-    key->family = e->where.addr.family;
-    memcpy(key->src, e->where.addr.bytes, 16);
+    key->family = to->addr.family;
+    memcpy(key->src, to->addr.bytes, 16);
     memcpy(key->dst, snat->bytes, 16);
-    key->src_port = rte_cpu_to_be_16(e->where.port);
+    key->src_port = rte_cpu_to_be_16(to->port);
     key->dst_port = rte_cpu_to_be_16((uint16_t)(s - w->subs));
 }
 
@@ -89,26 +90,42 @@ static uint32_t sub_iss(const struct xlb_burst_ctx *ctx, const struct xlb_tcp_tu
     return (uint32_t)xlb_siphash24(key, t, sizeof(*t)) + (uint32_t)(xlb_stream_now_ms(ctx) * 250);
 }
 
-/* The flow, the link and the TCP connection of a new subchannel; false when any fails. */
+/* The worker's first SNAT address of the family, NULL when it has none. */
+static const struct xlb_addr *snat_of(const struct xlb_burst_ctx *ctx, uint8_t family)
+{
+    for (unsigned i = 0; i < ctx->flows->n_snat; i++)
+        if (ctx->flows->snat[i].family == family)
+            return &ctx->flows->snat[i];
+    return NULL;
+}
+
+bool xlb_stream_sub_reachable(struct xlb_stream_worker *w, const struct xlb_snapshot *snap,
+                              const struct xlb_host_port *to)
+{
+    struct rte_ether_addr mac;
+    uint16_t out_port;
+    return snat_of(w->ctx, to->addr.family) != NULL &&
+           xlb_egress_next_hop(snap, &to->addr, &mac, &out_port);
+}
+
+/* The flow, the link and the TCP connection of a new subchannel to one address of its
+ * endpoint; false when any fails. */
 static bool connect_sub(struct xlb_stream_worker *w, const struct xlb_snapshot *snap,
-                        struct xlb_stream_sub *s, const struct xlb_lb_endpoint *e)
+                        struct xlb_stream_sub *s, const struct xlb_host_port *to)
 {
     struct xlb_burst_ctx *ctx = w->ctx;
     struct rte_ether_addr mac;
     uint16_t out_port;
-    if (!xlb_egress_next_hop(snap, &e->where.addr, &mac, &out_port))
+    if (!xlb_egress_next_hop(snap, &to->addr, &mac, &out_port))
         return false;
-    const struct xlb_addr *snat = NULL;
-    for (unsigned i = 0; i < ctx->flows->n_snat && snat == NULL; i++)
-        if (ctx->flows->snat[i].family == e->where.addr.family)
-            snat = &ctx->flows->snat[i];
+    const struct xlb_addr *snat = snat_of(ctx, to->addr.family);
     if (snat == NULL)
         return false;
     struct xlb_flow_key key;
-    sub_key(w, s, e, snat, &key);
+    sub_key(w, s, to, snat, &key);
     enum xlb_flow_create_failure why;
     struct xlb_flow *f =
-        xlb_flow_create(ctx->flows, &key, &e->where.addr, rte_cpu_to_be_16(e->where.port), &why);
+        xlb_flow_create(ctx->flows, &key, &to->addr, rte_cpu_to_be_16(to->port), &why);
     if (f == NULL)
         return false;
     f->kind = XLB_FLOW_KIND_STREAM_SUB;
@@ -116,7 +133,7 @@ static bool connect_sub(struct xlb_stream_worker *w, const struct xlb_snapshot *
     f->client_port_index = out_port;
     f->backend_mac = mac;
     f->backend_port_index = out_port;
-    f->endpoint_slot = RTE_MIN(e->slot, (uint32_t)XLB_ENDPOINT_SLOTS);
+    f->endpoint_slot = RTE_MIN(s->endpoint_slot, (uint32_t)XLB_ENDPOINT_SLOTS);
     f->cluster_slot = XLB_CLUSTER_SLOTS; /* each RPC counts for its cluster, not the link */
     f->state = XLB_FLOW_ESTABLISHED;
     f->stream = (uint32_t)(s - w->subs);
@@ -124,12 +141,12 @@ static bool connect_sub(struct xlb_stream_worker *w, const struct xlb_snapshot *
     xlb_flow_schedule(ctx->flows, f, ctx->now_tsc, ctx->tsc_hz);
     s->side.flow = (uint32_t)(f - ctx->flows->flows);
     struct xlb_stream_link *l = &s->side.link;
-    size_t len = e->where.addr.family == AF_INET ? 4 : 16;
-    l->tuple.family = e->where.addr.family;
+    size_t len = to->addr.family == AF_INET ? 4 : 16;
+    l->tuple.family = to->addr.family;
     memcpy(l->tuple.local, ctx->flows->snat[f->snat_index].bytes, len);
-    memcpy(l->tuple.remote, e->where.addr.bytes, len);
+    memcpy(l->tuple.remote, to->addr.bytes, len);
     l->tuple.local_port = rte_cpu_to_be_16(f->snat_port);
-    l->tuple.remote_port = rte_cpu_to_be_16(e->where.port);
+    l->tuple.remote_port = rte_cpu_to_be_16(to->port);
     l->mac = mac;
     l->local = snap->ports[out_port].mac;
     l->flat = !snap->ports[out_port].tx_multi_seg;
@@ -178,6 +195,25 @@ void xlb_stream_sub_unlink(struct xlb_stream_sub *s)
         xlb_stream_sub_report(&w->subs[first], xlb_stream_sub_state(&w->subs[first]));
 }
 
+void xlb_stream_sub_replace(struct xlb_stream_sub *old, struct xlb_stream_sub *s)
+{
+    struct xlb_stream_worker *w = old->side.w;
+    if (!old->linked)
+        return;
+    uint32_t *at = &w->sub_of_slot[old->endpoint_slot];
+    for (uint32_t n = 0; *at != XLB_STREAM_NONE && n < w->limits.subchannels_per_endpoint; n++) {
+        if (*at == (uint32_t)(old - w->subs)) {
+            *at = (uint32_t)(s - w->subs);
+            s->next_same = old->next_same;
+            s->linked = true;
+            old->linked = false;
+            old->next_same = XLB_STREAM_NONE;
+            return;
+        }
+        at = &w->subs[*at].next_same;
+    }
+}
+
 /* A new subchannel at the end of its endpoint's list (first: the endpoint is CONNECTING). */
 static void sub_link(struct xlb_stream_worker *w, struct xlb_stream_sub *s)
 {
@@ -190,15 +226,21 @@ static void sub_link(struct xlb_stream_worker *w, struct xlb_stream_sub *s)
         xlb_stream_sub_report(s, XLB_CONN_CONNECTING);
 }
 
-static struct xlb_stream_sub *sub_connect(struct xlb_stream_worker *w,
-                                          const struct xlb_snapshot *snap,
-                                          const struct xlb_lb_endpoint *e)
+struct xlb_stream_sub *xlb_stream_sub_attempt(struct xlb_stream_worker *w,
+                                              const struct xlb_snapshot *snap,
+                                              const struct xlb_lb_endpoint *e,
+                                              const struct xlb_stream_addrs *addrs, uint32_t k)
 {
     struct xlb_stream_sub *s = sub_alloc(w);
     if (s == NULL)
         return NULL;
     s->endpoint_slot = e->slot;
     s->endpoint = *e;
+    s->addrs = *addrs;
+    s->address = (uint8_t)k;
+    s->head = XLB_STREAM_NONE;
+    for (uint32_t i = 0; i < XLB_MAX_ENDPOINT_ADDRESSES; i++)
+        s->attempts[i] = XLB_STREAM_NONE;
     const char *health_service = xlb_snapshot_slot_health(snap, e->slot);
     if (health_service != NULL)
         xlb_stream_health_prepare(s, health_service);
@@ -209,7 +251,7 @@ static struct xlb_stream_sub *sub_connect(struct xlb_stream_worker *w,
     if (!known)
         w->ctx->stats->events[XLB_EVENT_STREAM_TLS_NO_MEMORY]++;
     if (!known || !session_open(s) || (tls != NULL && !xlb_stream_tls_connect(&s->side, tls)) ||
-        !connect_sub(w, snap, s, e)) {
+        !connect_sub(w, snap, s, &addrs->at[k])) {
         if (s->side.flow != XLB_STREAM_NONE) {
             struct xlb_flow *f = &w->ctx->flows->flows[s->side.flow];
             f->stream = XLB_STREAM_NONE;
@@ -220,14 +262,61 @@ static struct xlb_stream_sub *sub_connect(struct xlb_stream_worker *w,
         return NULL;
     }
     w->ctx->stats->events[XLB_EVENT_STREAM_SUBCHANNELS]++;
+    return s;
+}
+
+/* The address an endpoint's subchannel connected to, when one of its listed did: another
+ * subchannel to it goes there too (the endpoint's happy eyeballs are over). */
+static int connected_address(const struct xlb_stream_worker *w, uint32_t slot)
+{
+    uint32_t i = w->sub_of_slot[slot];
+    for (uint32_t n = 0; i != XLB_STREAM_NONE && n < w->limits.subchannels_per_endpoint; n++) {
+        if (w->subs[i].connected)
+            return w->subs[i].address;
+        i = w->subs[i].next_same;
+    }
+    return -1;
+}
+
+/*
+ * A new subchannel to the endpoint, listed: the head of its happy eyeballs (A61/A62) over the
+ * addresses xlb can reach. An address whose attempt cannot even be made (no flow, no memory)
+ * counts as failed: the next one is tried at once.
+ */
+static struct xlb_stream_sub *sub_connect(struct xlb_stream_worker *w,
+                                          const struct xlb_snapshot *snap,
+                                          const struct xlb_lb_endpoint *e,
+                                          const struct xlb_stream_addrs *addrs)
+{
+    uint32_t usable = 0;
+    int connected = connected_address(w, e->slot);
+    for (uint32_t k = 0; k < addrs->n; k++)
+        if ((connected < 0 || (uint32_t)connected == k) &&
+            xlb_stream_sub_reachable(w, snap, &addrs->at[k]))
+            usable |= 1u << k;
+    uint64_t now = xlb_stream_now_ms(w->ctx);
+    struct xlb_eyeballs eb;
+    struct xlb_stream_sub *s = NULL;
+    uint32_t k = xlb_eyeballs_begin(&eb, addrs->n, usable, now);
+    while (k != XLB_EYEBALLS_NONE && (s = xlb_stream_sub_attempt(w, snap, e, addrs, k)) == NULL)
+        k = xlb_eyeballs_failed(&eb, k, now);
+    if (s == NULL)
+        return NULL;
+    s->eyeballs = eb;
+    s->attempts[k] = (uint32_t)(s - w->subs);
     sub_link(w, s);
+    xlb_stream_eyeballs_begun(s);
     return s;
 }
 
 struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
                                           const struct xlb_snapshot *snap,
-                                          const struct xlb_lb_endpoint *e)
+                                          const struct xlb_lb_endpoint *e,
+                                          const struct xlb_stream_addrs *addrs)
 {
+    struct xlb_stream_addrs one = {.n = 1, .at = {e->where}};
+    if (addrs == NULL || addrs->n == 0)
+        addrs = &one;
     if (e->slot >= XLB_ENDPOINT_SLOTS || snap == NULL)
         return NULL;
     /* The slot reused by another endpoint before the prune came by: its list goes. */
@@ -255,7 +344,7 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
     }
     if (listed >= w->limits.subchannels_per_endpoint)
         return full; /* as many as allowed, all full: the RPC waits in nghttp2's queue */
-    struct xlb_stream_sub *s = sub_connect(w, snap, e);
+    struct xlb_stream_sub *s = sub_connect(w, snap, e, addrs);
     if (s != NULL && full != NULL)
         w->ctx->stats->events[XLB_EVENT_STREAM_SUBS_EXTRA]++;
     return s != NULL ? s : full;
@@ -294,6 +383,7 @@ static void retry_later(struct xlb_stream_sub *s)
     free_entry->slot = s->endpoint_slot;
     free_entry->at_ms = xlb_stream_now_ms(w->ctx) + delay;
     free_entry->endpoint = s->endpoint;
+    free_entry->addrs = s->addrs;
 }
 
 void xlb_stream_sub_retry(struct xlb_stream_worker *w)
@@ -308,7 +398,7 @@ void xlb_stream_sub_retry(struct xlb_stream_worker *w)
         r->slot = XLB_STREAM_NONE;
         if (w->ctx->lb != NULL && w->sub_of_slot[r->endpoint.slot] == XLB_STREAM_NONE &&
             xlb_lb_connectivity_get(w->ctx->lb, r->endpoint.slot) == XLB_CONN_TRANSIENT_FAILURE)
-            xlb_stream_sub_for(w, w->snap, &r->endpoint);
+            xlb_stream_sub_for(w, w->snap, &r->endpoint, &r->addrs);
     }
 }
 
@@ -336,12 +426,19 @@ void xlb_stream_sub_goaway(struct xlb_stream_sub *s)
      * READY; a backend that is going away refuses it, and backoff follows. An endpoint with
      * other subchannels goes on over them. */
     if (alone && w->snap != NULL)
-        xlb_stream_sub_for(w, w->snap, &s->endpoint);
+        xlb_stream_sub_for(w, w->snap, &s->endpoint, &s->addrs);
 }
 
 void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why)
 {
     struct xlb_stream_worker *w = s->side.w;
+    /* An attempt abandoned, or one that failed while another address is still being tried:
+     * not the endpoint's failure (no state, no backoff, no failure counted). */
+    if (xlb_stream_eyeballs_closed(s)) {
+        xlb_stream_sub_lost(s);
+        xlb_stream_sub_unlink(s);
+        return;
+    }
     /* The endpoint's state changes with its last subchannel only. */
     if (sub_alone(s)) {
         xlb_stream_sub_report(s, s->ready ? XLB_CONN_IDLE : XLB_CONN_TRANSIENT_FAILURE);
