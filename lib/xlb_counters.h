@@ -105,6 +105,7 @@ enum xlb_drop_reason {
     X(L7_REJECTED, "l7_rejected")                                                                  \
     X(L7_BOUND, "l7_bound")                                                                        \
     X(L7_SPLICED, "l7_spliced")                                                                    \
+    X(L7_NEXT_ADDRESS, "l7_next_address")                                                          \
     X(L7_SET_COOKIES, "l7_set_cookies")                                                            \
     X(L7_SET_COOKIE_MISSED, "l7_set_cookie_missed")                                                \
     X(L7_STREAMS, "l7_streams")                                                                    \
