@@ -294,7 +294,8 @@ static void render_endpoints(const cJSON *r, FILE *out)
                 {"WEIGHT", "weight"}, {"HEALTH", "health"}, {"USABLE", "usable"},
                 {"EJECTED", "ejected"}, {"EJECTED FOR MS", "ejected_for_ms"},
                 {"MULTIPLIER", "multiplier"}, {"DRAINED", "drained"}, {"OK", "succeeded"},
-                {"FAILED", "failed"}, {"CONNECTIVITY", "connectivity"});
+                {"FAILED", "failed"}, {"CONNECTIVITY", "connectivity"},
+                {"CONNECTED TO", "connected_address"});
 }
 
 static void render_simulate(const cJSON *r, FILE *out)

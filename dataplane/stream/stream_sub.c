@@ -358,6 +358,9 @@ void xlb_stream_sub_report(struct xlb_stream_sub *s, enum xlb_connectivity state
         w->sub_of_slot[s->endpoint_slot] != (uint32_t)(s - w->subs))
         return;
     xlb_lb_connectivity_set(w->ctx->lb, s->endpoint_slot, state, xlb_stream_now_ms(w->ctx));
+    if (w->ctx->lb->load != NULL) /* read by the control plane, written by this worker only */
+        w->ctx->lb->load->endpoints[s->endpoint_slot].connected_address =
+            state == XLB_CONN_READY ? (uint8_t)(s->address + 1) : 0;
     w->repick = true; /* the waiting RPCs may go now, or elsewhere */
     if (state == XLB_CONN_READY)
         xlb_backoff_reset(&w->backoff[s->endpoint_slot]);
