@@ -453,10 +453,13 @@ bool xlb_stream_retry(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 
 /* stream_sub.c: subchannels. */
 /* The subchannel to an endpoint, made (connecting) if there is none; NULL when none can be. */
+/* The endpoint's addresses come from held (a subchannel's or a retry's copy) or, when NULL,
+ * from endpoint i of cluster c, read only when a subchannel is made. */
 struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
                                           const struct xlb_snapshot *snap,
                                           const struct xlb_lb_endpoint *e,
-                                          const struct xlb_stream_addrs *addrs);
+                                          const struct xlb_lb_cluster *c, uint32_t i,
+                                          const struct xlb_stream_addrs *held);
 void xlb_stream_sub_callbacks(nghttp2_session_callbacks *cb);
 /* A subchannel for address k of the head's endpoint, not listed (a happy eyeballs attempt),
  * or of a new head (head NULL; e and addrs say the endpoint); NULL when it cannot be made. */

@@ -20,12 +20,9 @@ void xlb_stream_connect_idle(struct xlb_stream_worker *w, const struct xlb_lb_tr
     const struct xlb_lb_cluster *c = trace->cluster;
     if (c == NULL || w->ctx->lb == NULL)
         return;
-    struct xlb_stream_addrs addrs;
     if (trace->endpoint < c->n_endpoints && trace->slot == c->endpoints[trace->endpoint].slot &&
-        xlb_lb_connectivity_get(w->ctx->lb, trace->slot) == XLB_CONN_IDLE) {
-        xlb_stream_addrs_of(c, trace->endpoint, &addrs);
-        xlb_stream_sub_for(w, w->snap, &c->endpoints[trace->endpoint], &addrs); /* the pick's */
-    }
+        xlb_lb_connectivity_get(w->ctx->lb, trace->slot) == XLB_CONN_IDLE) /* the pick's */
+        xlb_stream_sub_for(w, w->snap, &c->endpoints[trace->endpoint], c, trace->endpoint, NULL);
     /* Pick first connects the endpoint it holds, one at a time (A62); the other policies
      * connect every IDLE endpoint of the priority, as gRPC's round robin and ring hash do. */
     if (c->policy == XLB_LB_POLICY_PICK_FIRST)
@@ -33,10 +30,8 @@ void xlb_stream_connect_idle(struct xlb_stream_worker *w, const struct xlb_lb_tr
     for (uint32_t i = 0; i < c->n_endpoints; i++) {
         const struct xlb_lb_endpoint *e = &c->endpoints[i];
         if (e->priority == trace->priority && e->slot < XLB_ENDPOINT_SLOTS &&
-            xlb_lb_connectivity_get(w->ctx->lb, e->slot) == XLB_CONN_IDLE) {
-            xlb_stream_addrs_of(c, i, &addrs);
-            xlb_stream_sub_for(w, w->snap, e, &addrs);
-        }
+            xlb_lb_connectivity_get(w->ctx->lb, e->slot) == XLB_CONN_IDLE)
+            xlb_stream_sub_for(w, w->snap, e, c, i, NULL);
     }
 }
 

@@ -312,26 +312,24 @@ static struct xlb_stream_sub *sub_connect(struct xlb_stream_worker *w,
 struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
                                           const struct xlb_snapshot *snap,
                                           const struct xlb_lb_endpoint *e,
-                                          const struct xlb_stream_addrs *addrs)
+                                          const struct xlb_lb_cluster *c, uint32_t i,
+                                          const struct xlb_stream_addrs *held)
 {
-    struct xlb_stream_addrs one = {.n = 1, .at = {e->where}};
-    if (addrs == NULL || addrs->n == 0)
-        addrs = &one;
     if (e->slot >= XLB_ENDPOINT_SLOTS || snap == NULL)
         return NULL;
     /* The slot reused by another endpoint before the prune came by: its list goes. */
     for (uint32_t n = 0; n < w->limits.subchannels_per_endpoint; n++) {
-        uint32_t i = w->sub_of_slot[e->slot];
-        if (i == XLB_STREAM_NONE || xlb_host_port_equal(&w->subs[i].endpoint.where, &e->where))
+        uint32_t j = w->sub_of_slot[e->slot];
+        if (j == XLB_STREAM_NONE || xlb_host_port_equal(&w->subs[j].endpoint.where, &e->where))
             break;
-        xlb_stream_sub_retire(&w->subs[i]);
+        xlb_stream_sub_retire(&w->subs[j]);
     }
     struct xlb_stream_sub *full = NULL; /* the first that takes RPCs, though it is full */
     uint32_t listed = 0;
-    uint32_t i = w->sub_of_slot[e->slot];
-    while (i != XLB_STREAM_NONE && listed < w->limits.subchannels_per_endpoint) {
-        struct xlb_stream_sub *s = &w->subs[i];
-        i = s->next_same;
+    uint32_t at = w->sub_of_slot[e->slot];
+    while (at != XLB_STREAM_NONE && listed < w->limits.subchannels_per_endpoint) {
+        struct xlb_stream_sub *s = &w->subs[at];
+        at = s->next_same;
         if (!takes_rpcs(s)) {
             xlb_stream_sub_unlink(s); /* going away: its RPCs finish, new ones go elsewhere */
             continue;
@@ -344,7 +342,13 @@ struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
     }
     if (listed >= w->limits.subchannels_per_endpoint)
         return full; /* as many as allowed, all full: the RPC waits in nghttp2's queue */
-    struct xlb_stream_sub *s = sub_connect(w, snap, e, addrs);
+    /* A new subchannel: the endpoint's addresses, copied now (not on every RPC's pick). */
+    struct xlb_stream_addrs addrs = {.n = 1, .at = {e->where}};
+    if (held != NULL && held->n > 0)
+        addrs = *held;
+    else if (c != NULL && i < c->n_endpoints)
+        xlb_stream_addrs_of(c, i, &addrs);
+    struct xlb_stream_sub *s = sub_connect(w, snap, e, &addrs);
     if (s != NULL && full != NULL)
         w->ctx->stats->events[XLB_EVENT_STREAM_SUBS_EXTRA]++;
     return s != NULL ? s : full;
@@ -401,7 +405,7 @@ void xlb_stream_sub_retry(struct xlb_stream_worker *w)
         r->slot = XLB_STREAM_NONE;
         if (w->ctx->lb != NULL && w->sub_of_slot[r->endpoint.slot] == XLB_STREAM_NONE &&
             xlb_lb_connectivity_get(w->ctx->lb, r->endpoint.slot) == XLB_CONN_TRANSIENT_FAILURE)
-            xlb_stream_sub_for(w, w->snap, &r->endpoint, &r->addrs);
+            xlb_stream_sub_for(w, w->snap, &r->endpoint, NULL, 0, &r->addrs);
     }
 }
 
@@ -429,7 +433,7 @@ void xlb_stream_sub_goaway(struct xlb_stream_sub *s)
      * READY; a backend that is going away refuses it, and backoff follows. An endpoint with
      * other subchannels goes on over them. */
     if (alone && w->snap != NULL)
-        xlb_stream_sub_for(w, w->snap, &s->endpoint, &s->addrs);
+        xlb_stream_sub_for(w, w->snap, &s->endpoint, NULL, 0, &s->addrs);
 }
 
 void xlb_stream_sub_closed(struct xlb_stream_sub *s, enum xlb_tcp_close_reason why)
