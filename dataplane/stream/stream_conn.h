@@ -274,7 +274,8 @@ struct xlb_stream_worker {
     uint32_t health_failed; /* subchannels whose health Watch waits for its next attempt */
     struct xlb_stream_retry *retries;                   /* XLB_STREAM_RETRIES entries */
     uint32_t eyeball_timers[XLB_STREAM_EYEBALL_TIMERS]; /* heads, XLB_STREAM_NONE: free */
-    struct xlb_stream_replay *replays;                  /* limits.retry_buffers entries */
+    uint32_t eyeball_timers_armed;     /* entries in use: an idle poll looks at none */
+    struct xlb_stream_replay *replays; /* limits.retry_buffers entries */
     uint8_t *replay_data;
     uint32_t n_replays;                 /* in use */
     struct xlb_backoff *backoff;        /* per endpoint slot, reset when READY */

@@ -29,9 +29,15 @@ static struct xlb_stream_sub *head_of(struct xlb_stream_sub *s)
  * there is none. */
 static bool timer_swap(struct xlb_stream_worker *w, uint32_t from, uint32_t to)
 {
+    if (from != XLB_STREAM_NONE && w->eyeball_timers_armed == 0)
+        return false;
     for (uint32_t i = 0; i < XLB_STREAM_EYEBALL_TIMERS; i++)
         if (w->eyeball_timers[i] == from) {
             w->eyeball_timers[i] = to;
+            if (from == XLB_STREAM_NONE)
+                w->eyeball_timers_armed++;
+            if (to == XLB_STREAM_NONE)
+                w->eyeball_timers_armed--;
             return true;
         }
     return false;
@@ -43,7 +49,7 @@ static void timer_update(struct xlb_stream_sub *h)
     struct xlb_stream_worker *w = h->side.w;
     uint32_t me = index_of(h);
     bool armed = false;
-    for (uint32_t i = 0; i < XLB_STREAM_EYEBALL_TIMERS && !armed; i++)
+    for (uint32_t i = 0; i < XLB_STREAM_EYEBALL_TIMERS && !armed && w->eyeball_timers_armed; i++)
         armed = w->eyeball_timers[i] == me;
     if (h->eyeballs.due_ms != 0 && !armed)
         timer_swap(w, XLB_STREAM_NONE, me); /* none free: the next starts on a failure only */
@@ -174,6 +180,8 @@ void xlb_stream_eyeballs_stop(struct xlb_stream_sub *s)
 
 void xlb_stream_eyeballs_poll(struct xlb_stream_worker *w)
 {
+    if (w->eyeball_timers_armed == 0)
+        return; /* the common case: no endpoint between two addresses */
     uint64_t now = xlb_stream_now_ms(w->ctx);
     for (uint32_t i = 0; i < XLB_STREAM_EYEBALL_TIMERS; i++) {
         uint32_t me = w->eyeball_timers[i];
@@ -182,6 +190,7 @@ void xlb_stream_eyeballs_poll(struct xlb_stream_worker *w)
         struct xlb_stream_sub *h = &w->subs[me];
         if (!h->side.link.in_use || h->eyeballs.due_ms == 0) {
             w->eyeball_timers[i] = XLB_STREAM_NONE;
+            w->eyeball_timers_armed--;
             continue;
         }
         if (now >= h->eyeballs.due_ms)
