@@ -1,10 +1,11 @@
 /*
  * Subchannels: per worker and endpoint, an HTTP/2 client connection over xlb's TCP from a SNAT
  * port of the worker's slice, made when a pick first needs it. Its flow's key is made up (the
- * endpoint as source, the SNAT address as destination, the subchannel's number as port): no
- * client ever sends to a SNAT address, so it cannot clash with a client's key; the backend's
- * segments find it by the SNAT port, as a relayed connection's do. Requests are submitted to
- * its session at once: nghttp2 sends them after the connection preface, once TCP is up.
+ * address it connects to as source, the SNAT address as destination, the subchannel's number
+ * as port): no client ever sends to a SNAT address, so it cannot clash with a client's key;
+ * the backend's segments find it by the SNAT port, as a relayed connection's do. Requests are
+ * submitted to its session at once: nghttp2 sends them after the connection preface, once TCP
+ * is up.
  *
  * A server's SETTINGS_MAX_CONCURRENT_STREAMS bounds the RPCs one subchannel carries at a time;
  * beyond it nghttp2 would hold new streams back until one ends. So an endpoint whose listed
