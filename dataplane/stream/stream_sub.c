@@ -404,9 +404,16 @@ void xlb_stream_sub_retry(struct xlb_stream_worker *w)
         if (r->slot == XLB_STREAM_NONE || now < r->at_ms)
             continue;
         r->slot = XLB_STREAM_NONE;
-        if (w->ctx->lb != NULL && w->sub_of_slot[r->endpoint.slot] == XLB_STREAM_NONE &&
-            xlb_lb_connectivity_get(w->ctx->lb, r->endpoint.slot) == XLB_CONN_TRANSIENT_FAILURE)
-            xlb_stream_sub_for(w, w->snap, &r->endpoint, NULL, 0, &r->addrs);
+        if (w->ctx->lb == NULL || w->sub_of_slot[r->endpoint.slot] != XLB_STREAM_NONE ||
+            xlb_lb_connectivity_get(w->ctx->lb, r->endpoint.slot) != XLB_CONN_TRANSIENT_FAILURE)
+            continue;
+        /* No attempt could even be made (the subchannel pool or the flow table full: failed
+         * attempts hold theirs until their flow's closed timeout): the next backoff, rather
+         * than an endpoint left in TRANSIENT_FAILURE with nothing to reconnect it. */
+        if (xlb_stream_sub_for(w, w->snap, &r->endpoint, NULL, 0, &r->addrs) == NULL) {
+            r->slot = r->endpoint.slot;
+            r->at_ms = now + xlb_backoff_next(&w->backoff[r->slot], &w->ctx->lb->rng);
+        }
     }
 }
 

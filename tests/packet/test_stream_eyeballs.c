@@ -133,6 +133,26 @@ static void every_address_refused_fails_the_endpoint(void **state)
     stream_test_destroy(t);
 }
 
+/* The same with room for 4 subchannels: the failed attempts hold theirs until their flows'
+ * closed timeout, so the first retry finds none free; the endpoint is retried after its next
+ * backoff rather than left in TRANSIENT_FAILURE. */
+static void retry_without_room_backs_off_again(void **state)
+{
+    (void)state;
+    struct stream_test *t = stream_test_create_at(BACKEND_DEAD ":50051," BACKEND_A ":50051", 4);
+    t->refuse = true;
+    wait_settings(t);
+    submit_rpc(t);
+    for (uint32_t ms = 0; ms < MAX_STEPS && !t->rpcs[0].closed; ms++)
+        step(t);
+    assert_string_equal(t->rpcs[0].grpc_status, "14");
+    t->refuse = false;
+    t->refuse_at = BACKEND_DEAD;
+    wait_ready(t, SLOT_A);
+    assert_int_equal(run_ok(t, 2), 1);
+    stream_test_destroy(t);
+}
+
 int main(void)
 {
     fixture_eal_init();
@@ -141,6 +161,7 @@ int main(void)
         cmocka_unit_test(silent_first_address_loses_the_race),
         cmocka_unit_test(unreachable_address_is_skipped),
         cmocka_unit_test(every_address_refused_fails_the_endpoint),
+        cmocka_unit_test(retry_without_room_backs_off_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
