@@ -105,6 +105,7 @@ enum xlb_drop_reason {
     X(L7_REJECTED, "l7_rejected")                                                                  \
     X(L7_BOUND, "l7_bound")                                                                        \
     X(L7_SPLICED, "l7_spliced")                                                                    \
+    X(L7_NEXT_ADDRESS, "l7_next_address")                                                          \
     X(L7_SET_COOKIES, "l7_set_cookies")                                                            \
     X(L7_SET_COOKIE_MISSED, "l7_set_cookie_missed")                                                \
     X(L7_STREAMS, "l7_streams")                                                                    \
@@ -147,6 +148,8 @@ enum xlb_drop_reason {
     X(STREAM_SUB_GOAWAYS, "stream_subchannel_goaways")                                             \
     X(STREAM_SUBS_RETIRED, "stream_subchannels_retired")                                           \
     X(STREAM_SUBS_EXTRA, "stream_subchannels_extra")                                               \
+    X(STREAM_ADDRESS_ATTEMPTS, "stream_address_attempts")                                          \
+    X(STREAM_ATTEMPTS_ABANDONED, "stream_attempts_abandoned")                                      \
     X(STREAM_TLS_NO_MEMORY, "stream_tls_no_memory")                                                \
     X(STREAM_TLS_TIMEOUTS, "stream_tls_handshake_timeouts")                                        \
     X(STREAM_TLS_DEFERRED, "stream_tls_handshakes_deferred")                                       \

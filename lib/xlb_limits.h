@@ -14,6 +14,10 @@
 #define XLB_MAX_SNAT 256
 /* Distinct IPv6 VIP addresses: the flow tables number them in their compact keys. */
 #define XLB_MAX_VIP6_ADDRESSES 256
+/* A61: the addresses of one endpoint a connection is tried over (Endpoint.address, then its
+ * additional_addresses, in order). EDS may list more: the override map knows them all, but
+ * connections try only the first ones, so a subchannel and a retry keep a fixed-size copy. */
+#define XLB_MAX_ENDPOINT_ADDRESSES 4
 /* VIPs with "tls": each has its handshake counters in every worker's stats. */
 #define XLB_MAX_TLS_VIPS 16
 

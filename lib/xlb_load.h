@@ -56,6 +56,9 @@ struct xlb_endpoint_load {
     /* enum xlb_connectivity of this worker's subchannels to it (L7 stream mode), IDLE when
      * it has none; the control plane aggregates over workers (lib/lb/xlb_lb_connectivity.h). */
     uint8_t connectivity;
+    /* A61: 1 + the index of the endpoint's address its subchannel connected to (READY),
+     * 0: none; `xlbctl endpoints` shows it. */
+    uint8_t connected_address;
     /* Its weighted round robin weight on this worker (A58, stream mode). */
     struct xlb_endpoint_weight weight;
 };

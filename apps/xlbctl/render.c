@@ -295,7 +295,7 @@ static void render_endpoints(const cJSON *r, FILE *out)
                 {"EJECTED", "ejected"}, {"EJECTED FOR MS", "ejected_for_ms"},
                 {"MULTIPLIER", "multiplier"}, {"DRAINED", "drained"}, {"OK", "succeeded"},
                 {"FAILED", "failed"}, {"CONNECTIVITY", "connectivity"},
-                {"WRR WEIGHT", "wrr_weight"});
+                {"CONNECTED TO", "connected_address"}, {"WRR WEIGHT", "wrr_weight"});
 }
 
 static void render_simulate(const cJSON *r, FILE *out)

@@ -42,9 +42,42 @@ static void fill_endpoints(const struct xlb_cluster_compile_input *in, struct xl
                 out->locality = (uint16_t)l;
                 out->health = (uint8_t)loc->endpoints[e].health;
                 out->ejected = in->ejected != NULL && in->ejected[i];
+                uint32_t n_addresses = loc->endpoints[e].n_addresses;
+                out->n_addresses = (uint8_t)(n_addresses < XLB_MAX_ENDPOINT_ADDRESSES
+                                                 ? n_addresses
+                                                 : XLB_MAX_ENDPOINT_ADDRESSES);
                 xlb_slot_set_usable(c->usable, i, !out->ejected);
             }
         }
+}
+
+/*
+ * A61: the additional addresses connections try after the first, the first
+ * XLB_MAX_ENDPOINT_ADDRESSES - 1 of each endpoint's (more stay in the override map only).
+ * Their own array, allocated only when an endpoint has some: the endpoints array that picks
+ * walk does not grow.
+ */
+static int fill_more_addresses(const struct xlb_cluster_compile_input *in, struct xlb_lb_cluster *c)
+{
+    const struct xlb_endpoint_config *eds = in->endpoints;
+    bool any = false;
+    for (uint32_t i = 0; i < c->n_endpoints; i++)
+        any |= c->endpoints[i].n_addresses > 1;
+    if (!any)
+        return 0;
+    const uint32_t stride = XLB_MAX_ENDPOINT_ADDRESSES - 1;
+    c->more_addresses = calloc((size_t)c->n_endpoints * stride, sizeof(*c->more_addresses));
+    if (c->more_addresses == NULL)
+        return -ENOMEM;
+    uint32_t i = 0;
+    for (size_t p = 0; p < eds->n_priorities; p++)
+        for (size_t l = 0; l < eds->priorities[p].n_localities; l++) {
+            const struct xlb_eds_locality *loc = &eds->priorities[p].localities[l];
+            for (size_t e = 0; e < loc->n_endpoints; e++, i++)
+                for (uint32_t k = 1; k < c->endpoints[i].n_addresses; k++)
+                    c->more_addresses[i * stride + k - 1] = loc->endpoints[e].addresses[k];
+        }
+    return 0;
 }
 
 static char *locality_name(const struct xlb_eds_locality *l)
@@ -399,6 +432,9 @@ int xlb_cluster_compile(const struct xlb_cluster_compile_input *in, struct xlb_l
                  : -ENOMEM;
     if (rc == 0) {
         fill_endpoints(in, c);
+        rc = fill_more_addresses(in, c);
+    }
+    if (rc == 0) {
         rc = build_priorities(in, c);
     }
     if (rc == 0)

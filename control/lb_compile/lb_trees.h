@@ -95,6 +95,9 @@ struct xlb_lb_endpoint_counts xlb_lb_trees_endpoint_counts(const struct xlb_lb_t
  * (also without counters or slot). */
 enum xlb_connectivity xlb_lb_trees_endpoint_connectivity(const struct xlb_lb_trees *st,
                                                          uint32_t slot);
+/* A61: the index of the endpoint's address the first worker with a READY subchannel to it
+ * connected to, -1 when none is READY (L7 stream mode). */
+int xlb_lb_trees_endpoint_connected_address(const struct xlb_lb_trees *st, uint32_t slot);
 
 /* Calls fn for each compiled leaf cluster some VIP's tree holds, once per name (with
  * aggregate_cluster_backward_compat, a leaf only reached through aggregates is shown by its

@@ -90,6 +90,12 @@ void xlb_lb_trees_describe_endpoints(const struct xlb_lb_trees *st, const char *
         cJSON_AddStringToObject(
             item, "connectivity",
             xlb_connectivity_name(xlb_lb_trees_endpoint_connectivity(st, ep->slot)));
+        int k = xlb_lb_trees_endpoint_connected_address(st, ep->slot);
+        if (k >= 0 && (uint32_t)k < xlb_lb_endpoint_n_addresses(ep)) {
+            char where[XLB_HOST_PORT_STRLEN];
+            xlb_host_port_format(xlb_lb_endpoint_address(c, i, (uint32_t)k), where, sizeof(where));
+            cJSON_AddStringToObject(item, "connected_address", where);
+        }
         if (c->policy == XLB_LB_POLICY_WRR)
             describe_weights(st, ep->slot, item);
         i++;

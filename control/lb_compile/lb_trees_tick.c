@@ -43,6 +43,19 @@ enum xlb_connectivity xlb_lb_trees_endpoint_connectivity(const struct xlb_lb_tre
     return (enum xlb_connectivity)best;
 }
 
+int xlb_lb_trees_endpoint_connected_address(const struct xlb_lb_trees *st, uint32_t slot)
+{
+    if (st->loads == NULL || slot >= XLB_ENDPOINT_SLOTS)
+        return -1;
+    for (unsigned w = 0; w < st->n_workers; w++) {
+        uint8_t a =
+            __atomic_load_n(&st->loads[w].endpoints[slot].connected_address, __ATOMIC_RELAXED);
+        if (a != 0)
+            return a - 1;
+    }
+    return -1;
+}
+
 /* One counter of an endpoint slot, summed over the workers (0 without counters or slot). */
 uint64_t lb_trees_endpoint_counter(const struct xlb_lb_trees *st, uint32_t slot, size_t field)
 {

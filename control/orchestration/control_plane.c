@@ -142,6 +142,20 @@ static int watch_signals(struct xlb_control_plane *cp)
     return xlb_loop_add_fd(cp->loop, cp->signal_fd, EPOLLIN, on_signal, cp);
 }
 
+/* An endpoint's addresses (A61: each may be connected to) that are on a port's link. */
+static int want_endpoint(struct xlb_control_plane *cp, struct xlb_neighbour_table *wanted,
+                         const struct xlb_lb_cluster *c, uint32_t e)
+{
+    for (uint32_t k = 0; k < xlb_lb_endpoint_n_addresses(&c->endpoints[e]); k++) {
+        const struct xlb_addr *addr = &xlb_lb_endpoint_address(c, e, k)->addr;
+        for (unsigned p = 0; p < cp->n_ports; p++)
+            if (xlb_port_prefix_for(&cp->ports[p], addr) &&
+                xlb_neighbours_want(wanted, addr, (uint16_t)p, false) != 0)
+                return -1;
+    }
+    return 0;
+}
+
 /* On-link backends of every VIP (L4 flows and spliced L7 connections go straight to them), so
  * their MACs are resolved like gateways'. Off-link backends go through the gateway. */
 static int want_backends(struct xlb_control_plane *cp, struct xlb_neighbour_table *wanted)
@@ -154,11 +168,8 @@ static int want_backends(struct xlb_control_plane *cp, struct xlb_neighbour_tabl
             for (uint32_t l = 0; l < vip->targets[t].n_leaves; l++) {
                 const struct xlb_lb_cluster *c = vip->targets[t].leaves[l];
                 for (uint32_t e = 0; e < c->n_endpoints; e++)
-                    for (unsigned p = 0; p < cp->n_ports; p++)
-                        if (xlb_port_prefix_for(&cp->ports[p], &c->endpoints[e].where.addr) &&
-                            xlb_neighbours_want(wanted, &c->endpoints[e].where.addr, (uint16_t)p,
-                                                false) != 0)
-                            return -1;
+                    if (want_endpoint(cp, wanted, c, e) != 0)
+                        return -1;
             }
     }
     return 0;

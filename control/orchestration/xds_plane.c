@@ -557,6 +557,13 @@ cJSON *xlb_xds_plane_endpoints(const struct xlb_xds_plane *x, const char *name)
                 cJSON_AddStringToObject(o, "locality", locality);
                 cJSON_AddNumberToObject(o, "locality_weight", loc->weight);
                 cJSON_AddStringToObject(o, "address", address);
+                if (ep->n_addresses > 1) { /* A61 */
+                    cJSON *more = cJSON_AddArrayToObject(o, "additional_addresses");
+                    for (uint32_t k = 1; more != NULL && k < ep->n_addresses; k++) {
+                        xlb_host_port_format(&ep->addresses[k], address, sizeof(address));
+                        cJSON_AddItemToArray(more, cJSON_CreateString(address));
+                    }
+                }
                 cJSON_AddNumberToObject(o, "weight", ep->weight);
                 bool named = (size_t)ep->health < sizeof(health_names) / sizeof(health_names[0]) &&
                              health_names[ep->health] != NULL;

@@ -10,6 +10,23 @@
 
 #include "tcp_syn_options.h"
 
+const struct xlb_host_port *xlb_egress_endpoint_address(const struct xlb_snapshot *snap,
+                                                        const struct xlb_lb_cluster *c, uint32_t i,
+                                                        uint8_t family, struct rte_ether_addr *mac,
+                                                        uint16_t *port_index, xlb_verdict *drop)
+{
+    *drop = XLB_DROP_BACKEND_FAMILY;
+    for (uint32_t k = 0; k < xlb_lb_endpoint_n_addresses(&c->endpoints[i]); k++) {
+        const struct xlb_host_port *a = xlb_lb_endpoint_address(c, i, k);
+        if (a->addr.family != family)
+            continue;
+        if (xlb_egress_next_hop(snap, &a->addr, mac, port_index))
+            return a;
+        *drop = XLB_DROP_NEXT_HOP_UNRESOLVED;
+    }
+    return NULL;
+}
+
 /* The MAC and port for dst: the neighbour itself when on-link, else the port's gateway. */
 bool xlb_egress_next_hop(const struct xlb_snapshot *snap, const struct xlb_addr *dst,
                          struct rte_ether_addr *mac, uint16_t *port_index)

@@ -137,6 +137,14 @@ const struct xlb_vip_view *xlb_flow_vip_of(const struct xlb_snapshot *snap,
 /* The MAC and port for dst: the neighbour itself when on-link, else the port's gateway. */
 bool xlb_egress_next_hop(const struct xlb_snapshot *snap, const struct xlb_addr *dst,
                          struct rte_ether_addr *mac, uint16_t *port_index);
+/* A61 for a per-connection forwarder (L4, relay): the address of endpoint i of c that a
+ * connection of `family` goes to, the first of its addresses in order of that family with a
+ * resolved next hop (*mac, *port_index). NULL when none: *drop says why (no address of the
+ * family, or no next hop). */
+const struct xlb_host_port *xlb_egress_endpoint_address(const struct xlb_snapshot *snap,
+                                                        const struct xlb_lb_cluster *c, uint32_t i,
+                                                        uint8_t family, struct rte_ether_addr *mac,
+                                                        uint16_t *port_index, xlb_verdict *drop);
 /* Send a segment back where it came from: addresses swapped, TTL 64, lengths for a TCP segment
  * of tcp_len bytes (header and options already written), checksums computed. The L3 length. */
 uint32_t xlb_egress_turn_around(struct xlb_tcp_packet *p, uint32_t tcp_len);

@@ -110,6 +110,10 @@ struct xlb_l7_insert {
 
 /* A connection's state until its replay is acknowledged (see XLB_L7_BINDING_SHARE). */
 struct xlb_l7_binding {
+    /* A61: the endpoint's other addresses of the flow's family, tried in turn when the one
+     * being connected to refuses or stays silent (l7_connect.c); next: the next to try. */
+    struct xlb_host_port more[XLB_MAX_ENDPOINT_ADDRESSES - 1];
+    uint8_t n_more, next;
     struct xlb_h2_headers request; /* the first request, decoded into storage */
     char storage[XLB_L7_STORAGE_MAX];
     uint8_t in[XLB_L7_IN_MAX]; /* the client's bytes, from client_isn + 1 */

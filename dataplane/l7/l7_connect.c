@@ -104,17 +104,38 @@ static void send_replay(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *sn
     }
 }
 
-/* Where the endpoint picked is, on the flow; its next hop is looked up by resolve_next_hop.
- * False when the endpoint's family is not the flow's SNAT's. */
+static void set_backend(struct xlb_flow *f, const struct xlb_host_port *to)
+{
+    memcpy(f->backend, to->addr.bytes, sizeof(f->backend));
+    f->backend_port = rte_cpu_to_be_16(to->port);
+}
+
+/*
+ * Where the endpoint picked is, on the flow; its next hop is looked up by resolve_next_hop.
+ * A61: its first address of the flow's SNAT family; the others of that family wait in the
+ * binding for the connection to fail over to. False when it has none of the family.
+ */
 static bool route_to(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c,
                      const struct xlb_lb_trace *trace)
 {
     const struct xlb_lb_endpoint *e = &trace->cluster->endpoints[trace->endpoint];
     struct xlb_flow *f = c->flow;
-    if (e->where.addr.family != ctx->flows->snat[f->snat_index].family)
+    struct xlb_l7_binding *b = c->binding;
+    uint8_t family = ctx->flows->snat[f->snat_index].family;
+    const struct xlb_host_port *first = NULL;
+    b->n_more = b->next = 0;
+    for (uint32_t k = 0; k < xlb_lb_endpoint_n_addresses(e); k++) {
+        const struct xlb_host_port *a = xlb_lb_endpoint_address(trace->cluster, trace->endpoint, k);
+        if (a->addr.family != family)
+            continue;
+        if (first == NULL)
+            first = a;
+        else
+            b->more[b->n_more++] = *a;
+    }
+    if (first == NULL)
         return false;
-    memcpy(f->backend, e->where.addr.bytes, sizeof(f->backend));
-    f->backend_port = rte_cpu_to_be_16(e->where.port);
+    set_backend(f, first);
     f->endpoint_slot = e->slot;
     f->cluster_slot = (uint16_t)trace->cluster->cluster_slot;
     return true;
@@ -246,12 +267,46 @@ static void connected(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap
     xlb_l7_retry_arm(ctx, c);
 }
 
+/*
+ * A61: the SYN goes to the endpoint's next address, if it has one left: when the address
+ * being connected to refused, or did not answer within XLB_L7_RETRY_MS (A62's Connection
+ * Attempt Delay). A spliced connection has one SNAT port and one sequence space for its
+ * backend, so its attempts follow each other rather than race; the answer of an address left
+ * behind is dropped (not from the flow's backend).
+ */
+static bool next_address(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
+                         struct xlb_l7_conn *c)
+{
+    struct xlb_l7_binding *b = c->binding;
+    if (b == NULL || b->next >= b->n_more)
+        return false;
+    set_backend(c->flow, &b->more[b->next++]);
+    ctx->stats->events[XLB_EVENT_L7_NEXT_ADDRESS]++;
+    c->tries = 0;
+    if (resolve_next_hop(ctx, snap, c))
+        send_syn(ctx, snap, c);
+    xlb_l7_retry_arm(ctx, c);
+    return true;
+}
+
+/* Whether the segment comes from the address the flow now connects to. */
+static bool from_backend(const struct xlb_tcp_packet *p, const struct xlb_flow *f)
+{
+    const uint8_t *src, *dst;
+    size_t len = xlb_flow_addresses(p->family, p->ip, &src, &dst);
+    return p->tcp->src_port == f->backend_port && memcmp(src, f->backend, len) == 0;
+}
+
 xlb_verdict xlb_l7_connecting(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                               struct xlb_tcp_packet *p, struct xlb_l7_conn *c)
 {
     const struct rte_tcp_hdr *tcp = p->tcp;
     uint8_t flags = tcp->tcp_flags;
+    if (!from_backend(p, c->flow))
+        return XLB_DROP_L7_UNEXPECTED; /* an address tried before: too late */
     if ((flags & RTE_TCP_RST_FLAG) && rte_be_to_cpu_32(tcp->recv_ack) == c->client_isn + 1) {
+        if (next_address(ctx, snap, c))
+            return XLB_VERDICT_CONSUMED;
         /* The first request fails (counted for the endpoint when the connection ends). */
         xlb_l7_reject(ctx, snap, c, "xlb: the backend refused the connection");
         return XLB_VERDICT_CONSUMED;
@@ -312,6 +367,8 @@ void xlb_l7_retry_disarm(struct xlb_burst_ctx *ctx, struct xlb_l7_conn *c)
 void xlb_l7_retry(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap, struct xlb_l7_conn *c)
 {
     if (ctx->now_tsc < c->retry_tsc)
+        return;
+    if (c->phase == XLB_L7_CONNECTING && next_address(ctx, snap, c))
         return;
     if (c->tries >= XLB_L7_RETRY_MAX) {
         if (c->phase == XLB_L7_CONNECTING) {

@@ -44,15 +44,15 @@ static bool picks_by_hash(const struct xlb_lb_vip *lb)
  * another peer to the backend).
  */
 static struct xlb_flow *create_evicting(struct xlb_burst_ctx *ctx, const struct xlb_flow_key *key,
-                                        const struct xlb_lb_endpoint *e, const uint64_t *hash,
+                                        const struct xlb_host_port *to, const uint64_t *hash,
                                         bool strict, enum xlb_flow_create_failure *why)
 {
     struct xlb_flow_table *t = ctx->flows;
-    uint16_t port = rte_cpu_to_be_16(e->where.port);
+    uint16_t port = rte_cpu_to_be_16(to->port);
     for (int attempt = 0; attempt < 2; attempt++) {
         struct xlb_flow *f =
-            hash != NULL ? xlb_flow_create_hashed(t, key, &e->where.addr, port, *hash, strict, why)
-                         : xlb_flow_create(t, key, &e->where.addr, port, why);
+            hash != NULL ? xlb_flow_create_hashed(t, key, &to->addr, port, *hash, strict, why)
+                         : xlb_flow_create(t, key, &to->addr, port, why);
         struct xlb_flow evicted;
         if (f != NULL || attempt > 0 || *why != XLB_FLOW_CREATE_TABLE_FULL ||
             !xlb_flow_evict_oldest(t, XLB_NAT_EVICT_BUDGET, &evicted))
@@ -120,13 +120,15 @@ xlb_verdict xlb_nat_new_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
     xlb_verdict verdict = XLB_VERDICT_TX;
     struct rte_ether_addr mac;
     uint16_t out_port;
-    if (e->where.addr.family != p->family)
-        verdict = XLB_DROP_BACKEND_FAMILY;
-    else if (!xlb_egress_next_hop(snap, &e->where.addr, &mac, &out_port))
-        verdict = XLB_DROP_NEXT_HOP_UNRESOLVED;
+    /* A61: the endpoint's first address of the client's family xlb can reach (no NAT between
+     * families; a SYN lost to a dead address is the client's to retry). */
+    const struct xlb_host_port *to = xlb_egress_endpoint_address(
+        snap, trace.cluster, trace.endpoint, p->family, &mac, &out_port, &verdict);
+    if (to != NULL)
+        verdict = XLB_VERDICT_TX;
     enum xlb_flow_create_failure why = XLB_FLOW_CREATE_TABLE_FULL;
     if (verdict == XLB_VERDICT_TX &&
-        (f = create_evicting(ctx, key, e, hashed ? &request.connection_id : NULL, resume, &why)) ==
+        (f = create_evicting(ctx, key, to, hashed ? &request.connection_id : NULL, resume, &why)) ==
             NULL)
         verdict = xlb_flow_create_drop(why);
     if (verdict != XLB_VERDICT_TX) {

@@ -69,13 +69,14 @@ static xlb_verdict make_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsho
     enum xlb_flow_create_failure why = XLB_FLOW_CREATE_TABLE_FULL;
     xlb_verdict verdict = XLB_VERDICT_TX;
     struct xlb_flow *f = NULL;
-    if (e->where.addr.family != p->family)
-        verdict = XLB_DROP_BACKEND_FAMILY;
-    else if (!xlb_egress_next_hop(snap, &e->where.addr, &mac, &out_port))
-        verdict = XLB_DROP_NEXT_HOP_UNRESOLVED;
-    else if ((f = xlb_flow_create(ctx->flows, key, &e->where.addr, rte_cpu_to_be_16(e->where.port),
-                                  &why)) == NULL)
+    /* A61: the endpoint's first address of the client's family xlb can reach. */
+    const struct xlb_host_port *to = xlb_egress_endpoint_address(
+        snap, trace.cluster, trace.endpoint, p->family, &mac, &out_port, &verdict);
+    if (to != NULL &&
+        (f = xlb_flow_create(ctx->flows, key, &to->addr, rte_cpu_to_be_16(to->port), &why)) == NULL)
         verdict = xlb_flow_create_drop(why);
+    else if (to != NULL)
+        verdict = XLB_VERDICT_TX;
     if (verdict != XLB_VERDICT_TX) {
         xlb_flow_request_finished(ctx, trace.cluster->cluster_slot, trace.slot);
         return verdict;

@@ -13,6 +13,7 @@
 #include "stream.h"
 #include "xlb_tls_conn.h"
 #include "xlb_tls_mem.h"
+#include "xlb_eyeballs.h"
 #include "xlb_lb.h"
 #include "xlb_lb_connectivity.h"
 #include "xlb_h2_quota.h"
@@ -215,6 +216,22 @@ struct xlb_stream_health {
     char service[XLB_HEALTH_SERVICE_MAX];
 };
 
+/* A61: an endpoint's addresses, in order ([0] its where), as a subchannel and a retry entry
+ * keep them: the compiled cluster they came from may be gone by the time they reconnect. */
+struct xlb_stream_addrs {
+    uint8_t n;
+    struct xlb_host_port at[XLB_MAX_ENDPOINT_ADDRESSES];
+};
+
+/* Endpoint i of cluster c's addresses. */
+static inline void xlb_stream_addrs_of(const struct xlb_lb_cluster *c, uint32_t i,
+                                       struct xlb_stream_addrs *out)
+{
+    out->n = (uint8_t)xlb_lb_endpoint_n_addresses(&c->endpoints[i]);
+    for (uint32_t k = 0; k < out->n; k++)
+        out->at[k] = *xlb_lb_endpoint_address(c, i, k);
+}
+
 struct xlb_stream_sub {
     struct xlb_stream_side side;
     struct xlb_stream_health health;
@@ -227,6 +244,17 @@ struct xlb_stream_sub {
     bool ready;         /* the server's SETTINGS came */
     bool retired;       /* its endpoint left the configuration: GOAWAY said, no new RPC (prune) */
     struct xlb_lb_endpoint endpoint; /* what it connects to: a retry connects it again */
+    /* A61/A62 (stream_eyeballs.c): a connection to the endpoint is attempted over its
+     * addresses with happy eyeballs. Each attempt is a subchannel; the one on the endpoint's
+     * list (the head) holds the attempts' state, the others (racers) name it. The winner
+     * takes the head's place; address says where it connected. */
+    struct xlb_stream_addrs addrs;
+    uint8_t address;              /* index in addrs of the address it connects to */
+    bool connected;               /* its TCP connection came up */
+    bool abandoned;               /* another attempt won: its close is no failure */
+    uint32_t head;                /* a racer: the head's index; else XLB_STREAM_NONE */
+    struct xlb_eyeballs eyeballs; /* the head's */
+    uint32_t attempts[XLB_MAX_ENDPOINT_ADDRESSES]; /* the head's: the sub trying each address */
 };
 
 /* A subchannel that failed before READY is connected again after its backoff (gRPC's
@@ -236,8 +264,12 @@ struct xlb_stream_retry {
     uint32_t slot; /* the endpoint slot, XLB_STREAM_NONE: a free entry */
     uint64_t at_ms;
     struct xlb_lb_endpoint endpoint;
+    struct xlb_stream_addrs addrs;
 };
 #define XLB_STREAM_RETRIES 64u
+/* Heads whose Connection Attempt Delay runs (stream_eyeballs.c); beyond, an endpoint's next
+ * address starts only when the attempt in progress fails. */
+#define XLB_STREAM_EYEBALL_TIMERS 64u
 
 /* The request headers of the stream being decoded (one at a time per worker: HEADERS and
  * CONTINUATION frames are not interleaved). */
@@ -288,7 +320,9 @@ struct xlb_stream_worker {
     uint64_t last_repick_ms;
     uint32_t health_failed; /* subchannels whose health Watch waits for its next attempt */
     uint32_t oob_failed;    /* subchannels whose load reporting call waits for its next one */
-    struct xlb_stream_retry *retries;  /* XLB_STREAM_RETRIES entries */
+    struct xlb_stream_retry *retries;                   /* XLB_STREAM_RETRIES entries */
+    uint32_t eyeball_timers[XLB_STREAM_EYEBALL_TIMERS]; /* heads, XLB_STREAM_NONE: free */
+    uint32_t eyeball_timers_armed;     /* entries in use: an idle poll looks at none */
     struct xlb_stream_replay *replays; /* limits.retry_buffers entries */
     uint8_t *replay_data;
     uint32_t n_replays;                 /* in use */
@@ -468,10 +502,38 @@ bool xlb_stream_retry(struct xlb_stream_worker *w, struct xlb_stream_rpc *r);
 
 /* stream_sub.c: subchannels. */
 /* The subchannel to an endpoint, made (connecting) if there is none; NULL when none can be. */
+/* The endpoint's addresses come from held (a subchannel's or a retry's copy) or, when NULL,
+ * from endpoint i of cluster c, read only when a subchannel is made. */
 struct xlb_stream_sub *xlb_stream_sub_for(struct xlb_stream_worker *w,
                                           const struct xlb_snapshot *snap,
-                                          const struct xlb_lb_endpoint *e);
+                                          const struct xlb_lb_endpoint *e,
+                                          const struct xlb_lb_cluster *c, uint32_t i,
+                                          const struct xlb_stream_addrs *held);
 void xlb_stream_sub_callbacks(nghttp2_session_callbacks *cb);
+/* A subchannel for address k of the head's endpoint, not listed (a happy eyeballs attempt),
+ * or of a new head (head NULL; e and addrs say the endpoint); NULL when it cannot be made. */
+struct xlb_stream_sub *xlb_stream_sub_attempt(struct xlb_stream_worker *w,
+                                              const struct xlb_snapshot *snap,
+                                              const struct xlb_lb_endpoint *e,
+                                              const struct xlb_stream_addrs *addrs, uint32_t k);
+/* Whether xlb can connect to the address: a SNAT address of its family and a next hop. */
+bool xlb_stream_sub_reachable(struct xlb_stream_worker *w, const struct xlb_snapshot *snap,
+                              const struct xlb_host_port *to);
+/* Put s on its endpoint's list in old's place (old leaves it, no state reported). */
+void xlb_stream_sub_replace(struct xlb_stream_sub *old, struct xlb_stream_sub *s);
+
+/* stream_eyeballs.c: happy eyeballs over an endpoint's addresses (A61, A62). */
+/* A new head: its eyeballs begun (k its first address), its timer armed if another is left. */
+void xlb_stream_eyeballs_begun(struct xlb_stream_sub *s);
+/* Its TCP connection came up: it wins over the endpoint's other attempts. */
+void xlb_stream_eyeballs_connected(struct xlb_stream_sub *s);
+/* Its connection closed before coming up: true when that is not the endpoint's failure (it
+ * was abandoned, or another attempt is still in progress or was started now). */
+bool xlb_stream_eyeballs_closed(struct xlb_stream_sub *s);
+/* It goes away (freed, retired): its attempts with it. */
+void xlb_stream_eyeballs_stop(struct xlb_stream_sub *s);
+/* On the poll: the next addresses of the heads whose delay passed. */
+void xlb_stream_eyeballs_poll(struct xlb_stream_worker *w);
 
 /* A17 health checking of subchannels (stream_health.c). */
 void xlb_stream_health_prepare(struct xlb_stream_sub *s, const char *service);

@@ -18,7 +18,9 @@ int32_t xlb_stream_call_submit(struct xlb_stream_sub *s, const char *path,
                                nghttp2_data_provider *body)
 {
     char authority[XLB_HOST_PORT_STRLEN];
-    int authority_len = xlb_host_port_format(&s->endpoint.where, authority, sizeof(authority));
+    /* The address it connected to (A61: maybe not the endpoint's first). */
+    int authority_len =
+        xlb_host_port_format(&s->addrs.at[s->address], authority, sizeof(authority));
     nghttp2_nv nva[] = {
         NV(":method", "POST"),
         NV(":scheme", "http"),

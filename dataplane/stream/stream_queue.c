@@ -21,8 +21,8 @@ void xlb_stream_connect_idle(struct xlb_stream_worker *w, const struct xlb_lb_tr
     if (c == NULL || w->ctx->lb == NULL)
         return;
     if (trace->endpoint < c->n_endpoints && trace->slot == c->endpoints[trace->endpoint].slot &&
-        xlb_lb_connectivity_get(w->ctx->lb, trace->slot) == XLB_CONN_IDLE)
-        xlb_stream_sub_for(w, w->snap, &c->endpoints[trace->endpoint]); /* named by the pick */
+        xlb_lb_connectivity_get(w->ctx->lb, trace->slot) == XLB_CONN_IDLE) /* the pick's */
+        xlb_stream_sub_for(w, w->snap, &c->endpoints[trace->endpoint], c, trace->endpoint, NULL);
     /* Pick first connects the endpoint it holds, one at a time (A62); the other policies
      * connect every IDLE endpoint of the priority, as gRPC's round robin and ring hash do. */
     if (c->policy == XLB_LB_POLICY_PICK_FIRST)
@@ -31,7 +31,7 @@ void xlb_stream_connect_idle(struct xlb_stream_worker *w, const struct xlb_lb_tr
         const struct xlb_lb_endpoint *e = &c->endpoints[i];
         if (e->priority == trace->priority && e->slot < XLB_ENDPOINT_SLOTS &&
             xlb_lb_connectivity_get(w->ctx->lb, e->slot) == XLB_CONN_IDLE)
-            xlb_stream_sub_for(w, w->snap, e);
+            xlb_stream_sub_for(w, w->snap, e, c, i, NULL);
     }
 }
 

@@ -186,7 +186,8 @@ void xlb_stream_pick(struct xlb_stream_conn *c, struct xlb_stream_rpc *r,
         return;
     }
     const struct xlb_lb_endpoint *e = &trace.cluster->endpoints[trace.endpoint];
-    struct xlb_stream_sub *sub = xlb_stream_sub_for(w, w->snap, e);
+    struct xlb_stream_sub *sub =
+        xlb_stream_sub_for(w, w->snap, e, trace.cluster, trace.endpoint, NULL);
     if (sub == NULL) {
         unsent(w, &trace);
         refuse(c, r, stream_id, "xlb: no connection to the endpoint");

@@ -294,6 +294,8 @@ static void on_connected(struct xlb_tcp_conn *t, void *user)
 {
     struct xlb_stream_side *d = user;
     d->tcp = t;
+    if (d->is_sub) /* A62: the first of its endpoint's attempts to connect wins */
+        xlb_stream_eyeballs_connected((struct xlb_stream_sub *)d);
     xlb_stream_pump(d);
 }
 

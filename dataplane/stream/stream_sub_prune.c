@@ -27,6 +27,7 @@ void xlb_stream_sub_retire(struct xlb_stream_sub *s)
     if (s->retired)
         return;
     s->retired = true;
+    xlb_stream_eyeballs_stop(s); /* its endpoint's other attempts go with it */
     w->ctx->stats->events[XLB_EVENT_STREAM_SUBS_RETIRED]++;
     if (s->linked) {
         xlb_stream_sub_unlink(s);

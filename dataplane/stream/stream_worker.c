@@ -155,6 +155,8 @@ struct xlb_stream_worker *xlb_stream_worker_create(unsigned worker_id,
         w->waiting[i].rpc = XLB_STREAM_NONE;
     for (uint32_t i = 0; i < XLB_STREAM_RETRIES; i++)
         w->retries[i].slot = XLB_STREAM_NONE;
+    for (uint32_t i = 0; i < XLB_STREAM_EYEBALL_TIMERS; i++)
+        w->eyeball_timers[i] = XLB_STREAM_NONE;
     for (uint32_t i = 0; i < w->limits.retry_buffers; i++) {
         w->replays[i].rpc = XLB_STREAM_NONE;
         w->replays[i].data = w->replay_data + (size_t)i * w->limits.retry_buffer_bytes;
@@ -458,6 +460,7 @@ void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
     xlb_stream_sub_prune(w, snap);
     xlb_stream_deadline_poll(w);
     xlb_stream_sub_retry(w);
+    xlb_stream_eyeballs_poll(w);
     xlb_stream_health_poll(w);
     xlb_stream_oob_poll(w);
     xlb_stream_queue_poll(w);

@@ -24,6 +24,7 @@
 
 #include "xlb_host_port.h"
 #include "xlb_least_request.h"
+#include "xlb_limits.h"
 #include "xlb_load.h"
 #include "xlb_maglev.h"
 #include "xlb_override_map.h"
@@ -47,13 +48,14 @@
 
 /* One endpoint of a cluster, across all its priorities; in EDS order. */
 struct xlb_lb_endpoint {
-    struct xlb_host_port where; /* the first address (A61: the one connected to) */
+    struct xlb_host_port where; /* the first address: its identity (slots, sessions) */
     uint32_t slot;              /* stable endpoint slot */
     uint32_t weight;            /* load_balancing_weight */
     uint16_t priority;
-    uint16_t locality; /* index within its priority */
-    uint8_t health;    /* enum xlb_health_status */
-    bool ejected;      /* outlier detection (A50), at compile time */
+    uint16_t locality;   /* index within its priority */
+    uint8_t health;      /* enum xlb_health_status */
+    bool ejected;        /* outlier detection (A50), at compile time */
+    uint8_t n_addresses; /* A61: where, then n_addresses - 1 in the cluster's more_addresses */
 };
 
 struct xlb_lb_locality {
@@ -112,6 +114,10 @@ struct xlb_lb_cluster {
     uint32_t override_status;          /* XLB_HEALTH_BIT mask (A55/A60) */
     uint32_t n_endpoints;
     struct xlb_lb_endpoint *endpoints;
+    /* A61: endpoint i's additional addresses (at most XLB_MAX_ENDPOINT_ADDRESSES - 1) from
+     * [i * (XLB_MAX_ENDPOINT_ADDRESSES - 1)]; NULL when no endpoint has one. Out of the
+     * endpoints array: a pick never reads them, only a connection being made does. */
+    struct xlb_host_port *more_addresses;
     /* Bit i: endpoint i may take a request now (not ejected, not failing); ring hash walks
      * past the others (A42) and a session to one falls back to the normal pick (A55). */
     uint64_t *usable;
@@ -129,6 +135,21 @@ struct xlb_lb_cluster {
     struct xlb_wrr_config wrr; /* WRR: A58's periods and penalty */
     uint32_t refs;             /* control plane only */
 };
+
+/* A61: how many addresses a connection to it may try (an endpoint made other than by the
+ * compiler, a test's, has where alone). */
+static inline uint32_t xlb_lb_endpoint_n_addresses(const struct xlb_lb_endpoint *e)
+{
+    return e->n_addresses > 1 ? e->n_addresses : 1u;
+}
+
+/* A61: address k (0: where) of endpoint i of c, k < its n_addresses. */
+static inline const struct xlb_host_port *xlb_lb_endpoint_address(const struct xlb_lb_cluster *c,
+                                                                  uint32_t i, uint32_t k)
+{
+    return k == 0 ? &c->endpoints[i].where
+                  : &c->more_addresses[i * (XLB_MAX_ENDPOINT_ADDRESSES - 1) + k - 1];
+}
 
 /* Ring hash request hash policies of one route (A42). */
 enum xlb_lb_hash_kind {

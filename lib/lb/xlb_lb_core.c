@@ -72,6 +72,7 @@ static void cluster_free(struct xlb_lb_cluster *c)
     SSL_CTX_free(c->upstream_tls);
     free(c->health_service);
     free(c->endpoints);
+    free(c->more_addresses);
     free(c->usable);
     free(c->name);
     free(c->policy_from);

@@ -57,18 +57,21 @@ static struct xlb_route_table *compile_routes(const char *cluster)
     return t;
 }
 
-static int setup(void **state, bool cookie)
+static int setup(void **state, bool cookie, bool addresses)
 {
     static const char *const ep4[] = {L7_BACKEND4 ":50051"};
+    static const char *const ep4_more[] = {L7_BACKEND4_DEAD ":50051," L7_BACKEND4 ":50051"};
     static const char *const ep6[] = {"[" L7_BACKEND6 "]:50051"};
     static const uint32_t slot4[] = {L7_SLOT4}, slot6[] = {L7_SLOT6};
-    static const struct nat_cluster clusters[] = {
-        {L7_CLUSTER_NAME4, XLB_LB_ROUND_ROBIN, ep4, 1, slot4, CLUSTER4, 1, 0},
+    const struct nat_cluster clusters[] = {
+        {L7_CLUSTER_NAME4, XLB_LB_ROUND_ROBIN, addresses ? ep4_more : ep4, 1, slot4, CLUSTER4, 1,
+         0},
         {L7_CLUSTER_NAME6, XLB_LB_ROUND_ROBIN, ep6, 1, slot6, CLUSTER6, 2, 0},
     };
     static const struct nat_backend backends[] = {
         {L7_BACKEND4, L7_BACKEND_MAC},
         {L7_BACKEND6, L7_BACKEND6_MAC},
+        {L7_BACKEND4_DEAD, L7_BACKEND_MAC},
     };
     const struct nat_config cfg = {
         .name = "l7",
@@ -77,7 +80,7 @@ static int setup(void **state, bool cookie)
         .start_tsc = L7_START_TSC,
         .lb_seed = 7,
         .backends = backends,
-        .n_backends = 2,
+        .n_backends = 3,
         .clusters = clusters,
         .n_clusters = 2,
     };
@@ -109,12 +112,17 @@ static int setup(void **state, bool cookie)
 
 int l7_setup(void **state)
 {
-    return setup(state, false);
+    return setup(state, false, false);
 }
 
 int l7_setup_cookie(void **state)
 {
-    return setup(state, true);
+    return setup(state, true, false);
+}
+
+int l7_setup_addresses(void **state)
+{
+    return setup(state, false, true);
 }
 
 int l7_teardown(void **state)
@@ -187,6 +195,8 @@ static const char *snat_addr(const struct l7_conn *c)
 }
 static const char *backend_addr(const struct l7_conn *c)
 {
+    if (c->backend != NULL)
+        return c->backend;
     return c->v6 ? L7_BACKEND6 : L7_BACKEND4;
 }
 static const struct rte_ether_addr *backend_mac_of(const struct l7_conn *c)

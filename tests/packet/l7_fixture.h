@@ -28,6 +28,7 @@
 #define L7_CLIENT_PORT   40000
 #define L7_BACKEND4      "198.18.0.21"
 #define L7_BACKEND6      "2001:2::21"
+#define L7_BACKEND4_DEAD "198.18.0.31"
 #define L7_BACKEND_PORT  50051
 #define L7_SLOT4         7 /* endpoint slots */
 #define L7_SLOT6         8
@@ -76,6 +77,8 @@ struct l7_fixture {
 /* cmocka set-ups (*state is a struct l7_fixture): without and with the session cookie. */
 int l7_setup(void **state);
 int l7_setup_cookie(void **state);
+/* A61: the IPv4 cluster's endpoint lists L7_BACKEND4_DEAD first, then L7_BACKEND4. */
+int l7_setup_addresses(void **state);
 int l7_teardown(void **state);
 
 /* The worker's millisecond clock now (TSval of the segments xlb makes toward a client). */
@@ -144,19 +147,20 @@ uint64_t l7_drop(const struct l7_fixture *x, enum xlb_drop_reason reason);
 
 struct l7_conn {
     bool v6;
-    uint16_t port;      /* the client's */
-    uint32_t c_isn;     /* the client's ISN */
-    uint32_t c_seq;     /* the client's next sequence number */
-    uint32_t c_tsval;   /* the client's TSval in its next segment */
-    uint32_t cookie;    /* xlb's ISN toward the client (the SYN cookie) */
-    uint32_t x_seq;     /* the next sequence number the client expects from the VIP */
-    uint32_t x_tsval;   /* the latest TSval the client got: its TSecr */
-    uint16_t snat_port; /* xlb's port toward the backend */
-    uint32_t b_seq;     /* the backend's next sequence number */
-    uint32_t b_tsval;   /* the backend's latest TSval */
-    uint32_t b_tsecr;   /* what the backend echoes: the client's TSval as xlb passed it */
-    uint32_t stripped;  /* client bytes xlb cut from the replay */
-    uint32_t ts_add;    /* backend TSval + ts_add = TSval toward the client */
+    uint16_t port;       /* the client's */
+    uint32_t c_isn;      /* the client's ISN */
+    uint32_t c_seq;      /* the client's next sequence number */
+    uint32_t c_tsval;    /* the client's TSval in its next segment */
+    uint32_t cookie;     /* xlb's ISN toward the client (the SYN cookie) */
+    uint32_t x_seq;      /* the next sequence number the client expects from the VIP */
+    uint32_t x_tsval;    /* the latest TSval the client got: its TSecr */
+    uint16_t snat_port;  /* xlb's port toward the backend */
+    uint32_t b_seq;      /* the backend's next sequence number */
+    uint32_t b_tsval;    /* the backend's latest TSval */
+    uint32_t b_tsecr;    /* what the backend echoes: the client's TSval as xlb passed it */
+    uint32_t stripped;   /* client bytes xlb cut from the replay */
+    uint32_t ts_add;     /* backend TSval + ts_add = TSval toward the client */
+    const char *backend; /* the backend address segments use, NULL: the fixture's (A61) */
 };
 
 void l7_conn_init(struct l7_conn *c, bool v6);

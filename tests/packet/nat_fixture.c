@@ -26,15 +26,21 @@ static uint32_t locality_slot(void *arg, uint32_t priority, const struct xlb_eds
 
 struct xlb_lb_cluster *nat_compile_cluster(const struct nat_cluster *c)
 {
-    struct xlb_host_port addr[4];
+    struct xlb_host_port addr[4][XLB_MAX_ENDPOINT_ADDRESSES];
     struct xlb_eds_endpoint ep[4];
     uint32_t n = c->n_endpoints, loc_slot = c->locality_slot;
     assert_true(n <= 4);
     for (uint32_t i = 0; i < n; i++) {
-        assert_int_equal(xlb_host_port_parse(c->endpoints[i], strlen(c->endpoints[i]), &addr[i]),
-                         0);
+        /* "a:p,b:p": Endpoint.address, then additional_addresses (A61). */
+        uint32_t k = 0;
+        for (const char *at = c->endpoints[i]; at != NULL && k < XLB_MAX_ENDPOINT_ADDRESSES; k++) {
+            const char *comma = strchr(at, ',');
+            size_t len = comma != NULL ? (size_t)(comma - at) : strlen(at);
+            assert_int_equal(xlb_host_port_parse(at, len, &addr[i][k]), 0);
+            at = comma != NULL ? comma + 1 : NULL;
+        }
         ep[i] = (struct xlb_eds_endpoint){
-            .addresses = &addr[i], .n_addresses = 1, .health = XLB_HEALTH_HEALTHY, .weight = 1};
+            .addresses = addr[i], .n_addresses = k, .health = XLB_HEALTH_HEALTHY, .weight = 1};
     }
     struct xlb_eds_locality loc = {.region = region,
                                    .zone = zone,

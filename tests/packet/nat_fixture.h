@@ -46,7 +46,7 @@
 struct nat_cluster {
     const char *name;
     enum xlb_lb_policy policy;
-    const char *const *endpoints; /* "host:port" */
+    const char *const *endpoints; /* "host:port", or "host:port,host:port" (A61) */
     uint32_t n_endpoints;         /* at most 4 */
     const uint32_t *endpoint_slots;
     uint32_t cluster_slot, locality_slot;

@@ -382,6 +382,13 @@ static void backend_closed(struct xlb_tcp_conn *c, void *user, enum xlb_tcp_clos
 static const struct xlb_tcp_callbacks backend_cbs = {backend_connected, backend_event,
                                                      backend_event, backend_closed};
 
+/* Whether the IPv4 address is the one named (NULL: none). */
+static bool is_at(const char *name, const uint8_t *addr)
+{
+    uint8_t a[4];
+    return name != NULL && inet_pton(AF_INET, name, a) == 1 && memcmp(a, addr, 4) == 0;
+}
+
 /* A segment (IP first) to the backends: to its connection, or a SYN answered with a cookie
  * (or a RST when refusing), or the handshake's ACK accepted into a new backend. */
 static void to_backends(struct stream_test *t, struct rte_mbuf *m)
@@ -400,11 +407,11 @@ static void to_backends(struct stream_test *t, struct rte_mbuf *m)
             return;
         }
     }
-    if (t->black_hole && (th->tcp_flags & RTE_TCP_SYN_FLAG)) {
+    if ((t->black_hole || is_at(t->silent_at, ip + 16)) && (th->tcp_flags & RTE_TCP_SYN_FLAG)) {
         rte_pktmbuf_free(m);
         return;
     }
-    if (t->refuse && (th->tcp_flags & RTE_TCP_SYN_FLAG)) {
+    if ((t->refuse || is_at(t->refuse_at, ip + 16)) && (th->tcp_flags & RTE_TCP_SYN_FLAG)) {
         /* A RST for the SYN: addresses and ports swapped, ACK of its sequence number + 1. */
         uint8_t d[40] = {0};
         struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)d;
@@ -570,13 +577,18 @@ void step(struct stream_test *t)
 
 struct stream_test *stream_test_create(void)
 {
+    return stream_test_create_at(BACKEND_A ":50051", 4);
+}
+
+struct stream_test *stream_test_create_at(const char *endpoint_a, uint32_t connections)
+{
     static struct stream_test t;
     static unsigned serial;
     char name[32];
     snprintf(name, sizeof(name), "stream%u", serial);
     memset(&t, 0, sizeof(t));
     t.goaway_error = UINT32_MAX;
-    static const char *const endpoints[] = {BACKEND_A ":50051", BACKEND_B ":50051"};
+    const char *const endpoints[] = {endpoint_a, BACKEND_B ":50051"};
     static const uint32_t slots[] = {7, 8}, slots6[] = {9};
     static const char *const endpoints6[] = {"[" BACKEND6 "]:50051"};
     const struct nat_cluster clusters[] = {
@@ -587,6 +599,7 @@ struct stream_test *stream_test_create(void)
         {BACKEND_A, NAT_BACKEND_MAC},
         {BACKEND_B, NAT_BACKEND_MAC},
         {BACKEND6, NAT_BACKEND6_MAC},
+        {BACKEND_DEAD, NAT_BACKEND_MAC},
     };
     const struct nat_config nat = {
         .name = name,
@@ -595,7 +608,7 @@ struct stream_test *stream_test_create(void)
         .start_tsc = START_TSC,
         .lb_seed = 42,
         .backends = backends,
-        .n_backends = 3,
+        .n_backends = 4,
         .clusters = clusters,
         .n_clusters = 2,
     };
@@ -607,7 +620,7 @@ struct stream_test *stream_test_create(void)
      * without which no subchannel connects. */
     assert_int_equal(xlb_snapshot_index_endpoints(f->snap), 0);
     const struct xlb_stream_limits limits = {
-        .connections = 4,
+        .connections = connections,
         .max_concurrent_streams = XLB_STREAM_DEFAULT_MAX_CONCURRENT_STREAMS,
         .window_bytes = XLB_STREAM_DEFAULT_WINDOW_BYTES,
     };

@@ -36,6 +36,8 @@
 #define BACKENDS  2
 #define BACKEND_A "198.18.0.21"
 #define BACKEND_B "198.18.0.22"
+/* A61: an address on the backends' link that nothing listens on (refused, or silent). */
+#define BACKEND_DEAD "198.18.0.31"
 
 /* What the client learned of one RPC. */
 struct rpc {
@@ -69,8 +71,10 @@ struct stream_test {
     struct xlb_syn_cookie_keys backend_keys;
     struct backend backends[8];
     unsigned n_backends;
-    bool refuse;                  /* the backends answer SYNs with a RST */
-    bool black_hole;              /* the backends never answer SYNs */
+    bool refuse;     /* the backends answer SYNs with a RST */
+    bool black_hole; /* the backends never answer SYNs */
+    /* One address only: SYNs to it get a RST (refuse_at), or nothing (silent_at); NULL none. */
+    const char *refuse_at, *silent_at;
     const char *timeout;          /* the RPCs' grpc-timeout, or NULL */
     uint32_t backend_max_streams; /* the backends' SETTINGS_MAX_CONCURRENT_STREAMS, 0: none */
     bool mute;                    /* the backends never answer a request */
@@ -121,6 +125,9 @@ extern struct stream_xlb_cycles stream_xlb_cycles;
 
 /* A worker with a stream VIP over two backends, and the client connected to it. */
 struct stream_test *stream_test_create(void);
+/* The same with the first endpoint's addresses given ("a:p,b:p": A61's additional ones) and
+ * room for that many client connections (and as many subchannels: stream_test_create's 4). */
+struct stream_test *stream_test_create_at(const char *endpoint_a, uint32_t connections);
 /* Everything is back (flows, connections, mbufs); then freed. */
 void stream_test_destroy(struct stream_test *t);
 /* One simulated millisecond: the wire both ways, timers, the peers' sessions. */

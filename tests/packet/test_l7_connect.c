@@ -4,8 +4,9 @@
  * 250 ms, doubling, four times, then the request fails UNAVAILABLE "the backend did not
  * answer"; a RST to the SYN fails it "the backend refused the connection"; a replay longer
  * than the client's MSS goes in MSS-sized segments and is retransmitted from what the backend
- * acknowledged until all of it is. Retransmissions come from xlb_l7_poll, as each worker loop
- * calls it.
+ * acknowledged until all of it is. An endpoint with several addresses (A61): a refused or
+ * silent (250 ms) address gives way to the next. Retransmissions come from xlb_l7_poll, as each
+ * worker loop calls it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,6 +118,65 @@ static void backend_rst_to_the_syn_is_a_refusal(void **state)
     assert_int_equal(l7_event(x, XLB_EVENT_L7_SPLICED), 0);
 }
 
+/* A61: the endpoint's first address refuses the SYN: the same SYN goes to its next address at
+ * once, which answers; the connection is spliced there, and a late SYN-ACK from the first
+ * address is dropped. */
+static void refused_address_goes_on_to_the_next(void **state)
+{
+    struct l7_fixture *x = *state;
+    struct l7_conn c;
+    struct h2_bytes replay;
+    l7_conn_init(&c, false);
+    c.backend = L7_BACKEND4_DEAD;
+    bound(x, &c, &replay);
+    struct l7_seg rst =
+        l7_from_backend(&c, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, 0, c.c_isn + 1, NULL, 0);
+    rst.opts_len = 0;
+    rst.window = 0;
+    assert_int_equal(l7_send(x, &rst), 1);
+    assert_int_equal(l7_event(x, XLB_EVENT_L7_NEXT_ADDRESS), 1);
+    assert_int_equal(l7_event(x, XLB_EVENT_L7_REJECTED), 0);
+    c.backend = NULL; /* L7_BACKEND4 from now on */
+    struct l7_seg syn = l7_by_xlb_to_backend(&c, RTE_TCP_SYN_FLAG, c.c_isn, 0, 65535, NULL, 0);
+    opts_syn(&syn, L7_CLIENT_MSS, true, true, c.b_tsecr, 0, L7_CLIENT_WS);
+    l7_expect(x, 0, &syn);
+    l7_clear(x);
+    /* The first address answers after all, too late: nothing goes out, nothing is spliced. */
+    struct l7_conn late = c;
+    late.backend = L7_BACKEND4_DEAD;
+    struct l7_seg syn_ack =
+        l7_from_backend(&late, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, 77, c.c_isn + 1, NULL, 0);
+    assert_int_equal(l7_send(x, &syn_ack), 0);
+    assert_int_equal(l7_event(x, XLB_EVENT_L7_SPLICED), 0);
+    l7_backend_accepts(x, &c, replay.b, replay.len);
+}
+
+/* A61/A62: the endpoint's first address stays silent: when the SYN's first retransmission is
+ * due (250 ms) it goes to the next address instead, which then gets the retransmissions. */
+static void silent_address_goes_on_to_the_next_after_250_ms(void **state)
+{
+    struct l7_fixture *x = *state;
+    struct l7_conn c;
+    struct h2_bytes replay;
+    l7_conn_init(&c, false);
+    c.backend = L7_BACKEND4_DEAD;
+    bound(x, &c, &replay);
+    assert_int_equal(poll_after(x, 249), 0);
+    assert_int_equal(poll_after(x, 1), 1);
+    c.backend = NULL;
+    struct l7_seg syn = l7_by_xlb_to_backend(&c, RTE_TCP_SYN_FLAG, c.c_isn, 0, 65535, NULL, 0);
+    opts_syn(&syn, L7_CLIENT_MSS, true, true, c.b_tsecr, 0, L7_CLIENT_WS);
+    l7_expect(x, 0, &syn);
+    l7_clear(x);
+    assert_int_equal(l7_event(x, XLB_EVENT_L7_NEXT_ADDRESS), 1);
+    /* The last address: retransmitted to it, as a single address would be. */
+    assert_int_equal(poll_after(x, 249), 0);
+    assert_int_equal(poll_after(x, 1), 1);
+    l7_expect(x, 0, &syn);
+    l7_clear(x);
+    l7_backend_accepts(x, &c, replay.b, replay.len);
+}
+
 /*
  * A client that sent a message of 2,600 bytes with its request, before it acknowledged xlb's
  * SETTINGS: the replay (2,700 bytes) goes in two segments, one MSS and the rest (PSH on the
@@ -201,6 +261,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(backend_syn_is_retransmitted_then_given_up, l7_setup,
                                         l7_teardown),
         cmocka_unit_test_setup_teardown(backend_rst_to_the_syn_is_a_refusal, l7_setup, l7_teardown),
+        cmocka_unit_test_setup_teardown(refused_address_goes_on_to_the_next, l7_setup_addresses,
+                                        l7_teardown),
+        cmocka_unit_test_setup_teardown(silent_address_goes_on_to_the_next_after_250_ms,
+                                        l7_setup_addresses, l7_teardown),
         cmocka_unit_test_setup_teardown(long_replay_goes_in_mss_segments_until_acknowledged,
                                         l7_setup, l7_teardown),
     };

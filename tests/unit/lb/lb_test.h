@@ -40,7 +40,7 @@ void assert_hp(const struct xlb_host_port *got, const char *want);
 #define EDS_PRIOS 4
 #define EDS_LOCS  8
 #define EDS_EPS   32
-#define EDS_ADDRS 4
+#define EDS_ADDRS 6 /* more than a compiled endpoint keeps (XLB_MAX_ENDPOINT_ADDRESSES) */
 #define EDS_DROPS 4
 
 struct eds {

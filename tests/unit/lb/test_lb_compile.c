@@ -60,6 +60,49 @@ static void test_duplicate_address_other_forms(void **state)
     free(e);
 }
 
+/* A61: an endpoint keeps its addresses in order, the first XLB_MAX_ENDPOINT_ADDRESSES of
+ * them, outside the endpoints array; a cluster whose endpoints have one address has none. */
+static void test_additional_addresses(void **state)
+{
+    (void)state;
+    struct eds *e = eds_one_locality(1);
+    eds_endpoint(e, "198.18.0.1:80", 1, XLB_HEALTH_HEALTHY);
+    eds_endpoint(e, "[2001:2::2]:81", 1, XLB_HEALTH_HEALTHY);
+    eds_address(e, "198.18.0.2:82");
+    for (int i = 3; i <= 6; i++) {
+        char a[32];
+        snprintf(a, sizeof(a), "198.18.1.%d:80", i);
+        eds_address(e, a);
+    }
+    struct xlb_cluster_config cfg = cluster_config(XLB_LB_ROUND_ROBIN);
+    struct xlb_lb_cluster *c = compile("dual", &cfg, e, NULL, 1);
+    assert_int_equal(xlb_lb_endpoint_n_addresses(&c->endpoints[0]), 1);
+    assert_int_equal(c->endpoints[1].n_addresses, XLB_MAX_ENDPOINT_ADDRESSES);
+    static const char *const want[] = {"[2001:2::2]:81", "198.18.0.2:82", "198.18.1.3:80",
+                                       "198.18.1.4:80"};
+    for (uint32_t k = 0; k < XLB_MAX_ENDPOINT_ADDRESSES; k++) {
+        char got[XLB_HOST_PORT_STRLEN];
+        xlb_host_port_format(xlb_lb_endpoint_address(c, 1, k), got, sizeof(got));
+        assert_string_equal(got, want[k]);
+    }
+    /* Every address still finds the endpoint for a session (A55), kept or not. */
+    struct xlb_host_port last;
+    assert_int_equal(xlb_host_port_parse("198.18.1.6:80", 13, &last), 0);
+    const struct xlb_override_bucket *b = xlb_override_map_find(c->override, &last);
+    assert_non_null(b);
+    assert_int_equal(b->slot, 1);
+    xlb_lb_cluster_release(c);
+    free(e);
+
+    e = eds_one_locality(1);
+    eds_endpoint(e, "198.18.0.1:80", 1, XLB_HEALTH_HEALTHY);
+    c = compile("single", &cfg, e, NULL, 1);
+    assert_null(c->more_addresses);
+    assert_int_equal(xlb_lb_endpoint_n_addresses(&c->endpoints[0]), 1);
+    xlb_lb_cluster_release(c);
+    free(e);
+}
+
 /* What the compiled cluster says about each endpoint, locality and priority. */
 static void test_compiled_shape(void **state)
 {
@@ -355,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_address_across_priorities),
         cmocka_unit_test(test_duplicate_address_other_forms),
         cmocka_unit_test(test_compiled_shape),
+        cmocka_unit_test(test_additional_addresses),
         cmocka_unit_test(test_no_slots),
         cmocka_unit_test(test_no_endpoints),
         cmocka_unit_test(test_chosen_priority),
