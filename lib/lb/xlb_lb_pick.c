@@ -341,6 +341,30 @@ static const struct xlb_lb_session *route_session(const struct xlb_lb_vip *vip,
     return out;
 }
 
+static bool names_cluster(const struct xlb_lb_session *s, const char *name)
+{
+    return strlen(name) == s->cluster_len && memcmp(name, s->cluster, s->cluster_len) == 0;
+}
+
+/*
+ * A60: a session cookie that names another cluster the route may send to (one of its
+ * weighted clusters) sends the RPC there, as gRPC's stateful session filter overrides the
+ * cluster the config selector drew. Only a cookie naming another cluster pays the search.
+ */
+static void follow_session_cluster(const struct xlb_lb_vip *vip, const struct xlb_lb_session *s,
+                                   struct xlb_lb_trace *trace)
+{
+    if (s == NULL || s->n_addresses == 0 || s->cluster == NULL ||
+        names_cluster(s, vip->targets[trace->target].name))
+        return;
+    for (uint32_t t = 0; t < vip->n_targets; t++)
+        if (t != trace->target && names_cluster(s, vip->targets[t].name) &&
+            xlb_route_reaches(vip->routes, trace->route, t)) {
+            trace->target = t;
+            return;
+        }
+}
+
 /* A60: a cookie that names a cluster is honoured only for that cluster (the route's). */
 static const struct xlb_lb_session *session_for(const struct xlb_lb_target *target,
                                                 const struct xlb_lb_session *s,
@@ -348,8 +372,7 @@ static const struct xlb_lb_session *session_for(const struct xlb_lb_target *targ
 {
     if (s == NULL || s->n_addresses == 0)
         return NULL;
-    if (s->cluster != NULL && (strlen(target->name) != s->cluster_len ||
-                               memcmp(target->name, s->cluster, s->cluster_len) != 0)) {
+    if (s->cluster != NULL && !names_cluster(s, target->name)) {
         trace->override = XLB_LB_OVERRIDE_OTHER_CLUSTER;
         return NULL;
     }
@@ -388,6 +411,8 @@ enum xlb_lb_outcome xlb_lb_pick(const struct xlb_lb_vip *vip, const struct xlb_l
             return trace->outcome = routed;
         hash = xlb_lb_request_hash(vip, trace->route, request, w, &hashed);
         cookie_session = route_session(vip, request, trace, scratch, &decoded);
+        if (trace->target < vip->n_targets)
+            follow_session_cluster(vip, cookie_session, trace);
     } else {
         trace->target = 0;
     }

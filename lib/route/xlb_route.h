@@ -11,6 +11,7 @@
 #ifndef XLB_ROUTE_H
 #define XLB_ROUTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -95,5 +96,11 @@ enum xlb_route_verdict xlb_route_match(const struct xlb_route_table *table, uint
                                        const struct xlb_route_request *request, struct xlb_rng *rng,
                                        struct xlb_route_scratch *scratch,
                                        struct xlb_route_result *result);
+
+/*
+ * Whether route `route` may send a request to cluster index `cluster`: its cluster, or one of
+ * its weighted clusters (A60: a session cookie naming one of them picks it).
+ */
+bool xlb_route_reaches(const struct xlb_route_table *table, uint32_t route, uint32_t cluster);
 
 #endif

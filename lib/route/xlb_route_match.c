@@ -95,6 +95,29 @@ static enum xlb_route_verdict decide(const struct xlb_route_table *table, uint32
     return result->verdict;
 }
 
+/* A weighted route's cluster for column item `item` of its choice. */
+static uint32_t weighted_cluster(const struct xlb_route_table *table, const struct xlb_rt_route *r,
+                                 uint32_t item)
+{
+    return r->cluster != XLB_PICK_NONE ? table->entry_clusters[r->cluster + item] : item;
+}
+
+bool xlb_route_reaches(const struct xlb_route_table *table, uint32_t route, uint32_t cluster)
+{
+    if (route >= table->n_routes)
+        return false;
+    const struct xlb_rt_route *r = &table->routes[route];
+    if (r->action == XLB_RT_ACT_CLUSTER)
+        return r->cluster == cluster;
+    if (r->action != XLB_RT_ACT_WEIGHTED || r->choice == NULL)
+        return false;
+    /* Every entry is some column's item (a table of n entries has n columns). */
+    for (uint32_t c = 0; c < r->choice->n_columns; c++)
+        if (weighted_cluster(table, r, r->choice->columns[c].item) == cluster)
+            return true;
+    return false;
+}
+
 enum xlb_route_verdict xlb_route_match(const struct xlb_route_table *table, uint32_t vhost,
                                        const struct xlb_route_request *request, struct xlb_rng *rng,
                                        struct xlb_route_scratch *scratch,

@@ -122,4 +122,13 @@ grpc_expect "$out" 'r["backends"].get("b1", 0) > 0'
 grpc_expect "$out" 'all(len(h) == 1 and h[0].startswith("a-session=")
     for b, h in zip(r["sequence"], r["set_cookies"]) if b in ("b1", "b2"))'
 pass "an xlb-session cookie for b2: RPCs routed to a ignore it ($(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["backends"])' "$out")) and get a-session"
+
+# A60: the listener's cookie naming b2 and cluster a, read by the RPCs drawn to b, takes them
+# to cluster a (b2) instead of b3: the cookie's cluster overrides the weighted draw.
+x_b2_a="xlb-session=$(cookie_of '198.18.0.22:50051;a')"
+out=$(grpc_client "$E2E_PREFIX-client" --target 198.18.0.100:50051 --count 60 \
+    --cookie-each "$x_b2_a")
+grpc_expect "$out" 'r["status"] == {"OK": 60}'
+grpc_expect "$out" '"b3" not in r["backends"] and r["backends"].get("b2", 0) > 0'
+pass "an xlb-session cookie for b2 in cluster a: no RPC reaches b3, those drawn to b go to b2 (A60: $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["backends"])' "$out"))"
 e2e_stop_xlbd

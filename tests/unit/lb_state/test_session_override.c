@@ -197,6 +197,42 @@ static void rpc_reads_its_entry_cookie(void **state)
     assert_int_equal(seen[1].overrides_used, seen[1].picks);
 }
 
+/* A60: a cookie naming one of the route's weighted clusters sends every RPC there, whatever
+ * the draw; one naming a cluster the route does not reach steers nothing. */
+static void cookie_cluster_overrides_the_weighted_draw(void **state)
+{
+    struct lbs_fixture *f = *state;
+    vip(f, SESSION_FILTER(COOKIE("L", "")) ",");
+    const struct xlb_lb_vip *v = xlb_lb_trees_vip(f->lb, 0);
+    /* "198.18.0.10:8080;c2" and "198.18.0.10:8080;c3", base64 */
+    const char *const cookies[] = {"V=MTk4LjE4LjAuMTA6ODA4MDtjMg==",
+                                   "V=MTk4LjE4LjAuMTA6ODA4MDtjMw=="};
+    for (int k = 0; k < 2; k++) {
+        struct xlb_route_field field = {"cookie", cookies[k], 6, (uint32_t)strlen(cookies[k])};
+        struct xlb_route_request http = {.path = "/m",
+                                         .path_len = 2,
+                                         .authority = "a.example",
+                                         .authority_len = 9,
+                                         .fields = &field,
+                                         .n_fields = 1};
+        uint32_t to_c2 = 0, used = 0;
+        for (uint32_t i = 0; i < 200; i++) {
+            struct xlb_lb_request req = {.http = &http, .connection_id = i};
+            struct xlb_lb_trace t;
+            assert_int_equal(xlb_lb_pick(v, &req, &f->w, &t), XLB_LB_PICKED);
+            to_c2 += strcmp(v->targets[t.target].name, "c2") == 0;
+            used += t.override == XLB_LB_OVERRIDE_USED;
+        }
+        if (k == 0) {
+            assert_int_equal(to_c2, 200);
+            assert_int_equal(used, 200);
+        } else { /* c3 is no cluster of the route: the draw stands, the cookie is ignored */
+            assert_true(to_c2 > 0 && to_c2 < 200);
+            assert_int_equal(used, 0);
+        }
+    }
+}
+
 /* A39: an override configures a filter of the listener's chain; without the filter, none. */
 static void overrides_without_the_filter_do_nothing(void **state)
 {
@@ -218,6 +254,7 @@ int main(void)
         T(entries_without_overrides_share_the_route_cookie),
         T(entry_inherits_the_listener_filter),
         T(rpc_reads_its_entry_cookie),
+        T(cookie_cluster_overrides_the_weighted_draw),
         T(overrides_without_the_filter_do_nothing),
     };
     return cmocka_run_group_tests_name("lb_session_override", tests, NULL, NULL);
