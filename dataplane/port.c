@@ -1,4 +1,5 @@
 #include "port.h"
+#include "port_offloads.h"
 
 #include <string.h>
 
@@ -25,10 +26,7 @@ static void configure_offloads(const struct rte_eth_dev_info *info, uint16_t n_r
     memset(conf, 0, sizeof(*conf));
     if (info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM)
         conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
-    /* Chains (the TCP relay's segments: headers, then the payload attached) where the driver
-     * takes them; elsewhere the relay sends them flat. */
-    if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
-        conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+    conf->txmode.offloads = xlb_port_tx_offloads(info->tx_offload_capa);
     /* Spread flows over the workers' queues by addresses and ports. */
     uint64_t rss = info->flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP);
     if (n_rxq > 1 && rss != 0) {
@@ -93,12 +91,16 @@ int xlb_port_open(const char *name, unsigned n_workers, uint16_t mtu, struct rte
     rte_eth_promiscuous_enable(port_id);
     out->port_id = port_id;
     out->n_rxq = n_rxq;
-    out->tx_multi_seg = (conf.txmode.offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+    xlb_port_info_set_tx(out, conf.txmode.offloads);
     rte_eth_macaddr_get(port_id, &out->mac);
     if (rte_eth_dev_get_mtu(port_id, &out->mtu) != 0 || out->mtu == 0)
         out->mtu = RTE_ETHER_MTU;
-    XLB_LOG(INFO, PORT, "port %s: id %u, %u rx and %u tx queues, MTU %u, " RTE_ETHER_ADDR_PRT_FMT,
-            name, port_id, n_rxq, n_workers, out->mtu, RTE_ETHER_ADDR_BYTES(&out->mac));
+    XLB_LOG(INFO, PORT,
+            "port %s: id %u, %u rx and %u tx queues, MTU %u, " RTE_ETHER_ADDR_PRT_FMT
+            ", tx offloads:%s%s%s",
+            name, port_id, n_rxq, n_workers, out->mtu, RTE_ETHER_ADDR_BYTES(&out->mac),
+            out->tx_multi_seg ? " chains" : "", out->tx_tcp_cksum ? " tcp-checksum" : "",
+            out->tx_ip_cksum ? " ipv4-checksum" : "");
     return 0;
 }
 

@@ -21,6 +21,8 @@ struct xlb_port_info {
     struct rte_ether_addr mac;
     uint16_t mtu;      /* RTE_ETHER_MTU when the driver does not say */
     bool tx_multi_seg; /* the driver sends mbuf chains (RTE_ETH_TX_OFFLOAD_MULTI_SEGS) */
+    bool tx_tcp_cksum; /* it computes TCP checksums (RTE_ETH_TX_OFFLOAD_TCP_CKSUM) */
+    bool tx_ip_cksum;  /* it computes IPv4 header checksums (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) */
 };
 
 struct rte_mempool *xlb_port_pool_create(unsigned n_mbufs);

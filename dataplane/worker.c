@@ -12,6 +12,7 @@
 #include "l7/l7.h"
 #include "relay/relay.h"
 #include "stream/stream.h"
+#include "xlb_tcp.h"
 #include "xlb_tcp_report.h"
 #include "xlb_lb.h"
 #include "xlb_lb_connectivity.h"
@@ -72,6 +73,12 @@ int xlb_worker_forwarding_create(struct xlb_worker_config *cfg, const struct xlb
         xlb_worker_forwarding_free(cfg);
         return -1;
     }
+    if (cfg->relay != NULL)
+        xlb_tcp_set_tx_offloads(xlb_relay_endpoint(cfg->relay), cfg->tx_cksum.tcp,
+                                cfg->tx_cksum.ip);
+    if (cfg->stream != NULL)
+        xlb_tcp_set_tx_offloads(xlb_stream_endpoint(cfg->stream), cfg->tx_cksum.tcp,
+                                cfg->tx_cksum.ip);
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <rte_mempool.h>
 
 #include "burst.h"
+#include "port_offloads.h"
 #include "stream/stream.h"
 #include "xlb_limits.h"
 #include "xlb_shared.h"
@@ -26,6 +27,8 @@ struct xlb_worker_config {
     uint16_t n_ports;
     uint16_t port_ids[XLB_MAX_PORTS]; /* by port index, for tx */
     uint16_t txq;                     /* this worker's tx queue on every port */
+    /* The checksums every port computes: the worker's TCP endpoints leave them out. */
+    struct xlb_port_tx_cksum tx_cksum;
     /* Sleep this long when a loop found no packets: for shared test machines, 0 in production. */
     unsigned idle_sleep_us;
     /* Forwarding: this worker's flow table and LB state (NULL: TCP to VIPs is not served). */

@@ -23,6 +23,7 @@
 #include "l7/l7.h"
 #include "options.h"
 #include "port.h"
+#include "port_offloads.h"
 #include "port_steering.h"
 #include "worker.h"
 #include "xds_plane.h"
@@ -225,6 +226,7 @@ static void plan_workers(struct xlbd *d)
         cfg->txq = (uint16_t)w;
         cfg->idle_sleep_us = d->bootstrap.worker_idle_sleep_us;
         cfg->n_ports = (uint16_t)d->n_ports;
+        cfg->tx_cksum = xlb_port_tx_cksum(d->port_info, d->n_ports);
         for (unsigned p = 0; p < d->n_ports; p++) {
             cfg->port_ids[p] = d->port_info[p].port_id;
             if (w < d->port_info[p].n_rxq)

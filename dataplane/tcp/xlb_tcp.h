@@ -81,6 +81,9 @@ struct xlb_tcp_config {
      * capabilities: segments carry the pseudo-header's sum and the mbuf flags asking for the
      * rest. Default off: computed here. */
     bool tx_cksum_offload;
+    /* The port computes IPv4 header checksums (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM): the field is
+     * left 0 and the mbuf flagged RTE_MBUF_F_TX_IP_CKSUM. Default off: computed here. */
+    bool tx_ip_cksum_offload;
 };
 /* The defaults: 1,024 connections, 256 KiB buffers, delayed ACK 40 ms, RTO 200 ms..120 s, initial
  * 1 s, TIME-WAIT 2 s, keepalive off, 1,000 challenge ACKs per second, CUBIC. */
@@ -134,6 +137,10 @@ void xlb_tcp_endpoint_set_clock(struct xlb_tcp_endpoint *ep, uint64_t now_ms);
 /* The largest MSS the next opens offer and send with, for a family (the path's, as the caller
  * knows it: the ports' MTUs and clamp); 0 restores the configuration's. */
 void xlb_tcp_set_mss_limit(struct xlb_tcp_endpoint *ep, uint8_t family, uint16_t mss);
+
+/* What the ports this endpoint's output leaves by compute (xlb_tcp_config's tx_cksum_offload
+ * and tx_ip_cksum_offload), known once they are started; for the segments built from now on. */
+void xlb_tcp_set_tx_offloads(struct xlb_tcp_endpoint *ep, bool tcp_cksum, bool ip_cksum);
 
 /* Where output goes until the next call: up to cap packets appended at tx[*n]. When the array
  * is full, pure ACKs are dropped (counted tx_full) and data waits for the next output. */

@@ -128,6 +128,12 @@ void xlb_tcp_set_mss_limit(struct xlb_tcp_endpoint *ep, uint8_t family, uint16_t
         ep->cfg.mss_limit6 = mss != 0 ? mss : ep->configured_mss6;
 }
 
+void xlb_tcp_set_tx_offloads(struct xlb_tcp_endpoint *ep, bool tcp_cksum, bool ip_cksum)
+{
+    ep->cfg.tx_cksum_offload = tcp_cksum;
+    ep->cfg.tx_ip_cksum_offload = ip_cksum;
+}
+
 void xlb_tcp_tx_set(struct xlb_tcp_endpoint *ep, struct rte_mbuf **tx, uint16_t cap, uint16_t *n)
 {
     ep->tx = tx;

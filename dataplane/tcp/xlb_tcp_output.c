@@ -1,8 +1,8 @@
 /*
  * Building and sending segments: IPv4 or IPv6 header, TCP header with the options in force
  * (timestamps, SACK blocks), payload copied from the send queue into the header mbuf (or
- * attached as indirect mbufs when it does not fit), checksums in software or left to the port,
- * and the send loop that fills the peer's window.
+ * attached as indirect mbufs when it does not fit), checksums (TCP, IPv4 header) in software or
+ * left to the port, and the send loop that fills the peer's window.
  */
 #include <netinet/in.h>
 #include <string.h>
@@ -207,7 +207,11 @@ static void finish(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple
         ip->next_proto_id = IPPROTO_TCP;
         memcpy(&ip->src_addr, t->local, 4);
         memcpy(&ip->dst_addr, t->remote, 4);
-        ip->hdr_checksum = rte_ipv4_cksum(ip);
+        /* Left to the port, the field stays 0 (memset above), as DPDK asks. */
+        if (ep->cfg.tx_ip_cksum_offload)
+            m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+        else
+            ip->hdr_checksum = rte_ipv4_cksum(ip);
         if (ep->cfg.tx_cksum_offload)
             m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_TCP_CKSUM;
         tcp_cksum_out(ep, m, th, rte_ipv4_phdr_cksum(ip, 0));

@@ -203,10 +203,23 @@ void tf_tx(const struct tf *f, unsigned i, struct tf_seg *out)
     bool v4 = (p[0] >> 4) == 4;
     uint32_t ip_len = v4 ? 20 : 40;
     static uint8_t nic[9000];
+    if (m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM) {
+        /* The IPv4 header's checksum left to the port (tx_ip_cksum_offload): 0, as DPDK
+         * asks; filled in here as the NIC would. */
+        assert_true(v4);
+        assert_true(m->ol_flags & RTE_MBUF_F_TX_IPV4);
+        assert_int_equal(m->l3_len, ip_len);
+        memcpy(nic, p, m->pkt_len);
+        p = nic;
+        struct rte_ipv4_hdr *nip = (struct rte_ipv4_hdr *)nic;
+        assert_int_equal(nip->hdr_checksum, 0);
+        nip->hdr_checksum = rte_ipv4_cksum(nip);
+    }
     if (m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) {
         /* Left to the port (tx_cksum_offload): the field holds the pseudo-header's sum, as
          * DPDK asks, and the NIC sums the rest; done here as the NIC would. */
-        memcpy(nic, p, m->pkt_len);
+        if (p != nic)
+            memcpy(nic, p, m->pkt_len);
         p = nic;
         struct rte_tcp_hdr *nt = (struct rte_tcp_hdr *)(nic + ip_len);
         assert_int_equal(m->l3_len, ip_len);

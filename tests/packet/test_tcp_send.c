@@ -416,15 +416,17 @@ static void test_listing_and_size(void **state)
     tf_destroy(f);
 }
 
-/* With the port's checksum offload, every segment (SYN-ACK, data, ACK) leaves the TCP checksum
- * to the NIC, flagged as DPDK asks; the fixture's tf_tx fills it in as the NIC would and checks
- * it. Without, none is flagged: the checksum is complete (tf_tx verifies it). */
-static void check_offload(int family, bool offload)
+/* With the port's checksum offloads, every segment (SYN-ACK, data, ACK) leaves the TCP checksum
+ * (and with ip, the IPv4 header's) to the NIC, flagged as DPDK asks; the fixture's tf_tx fills
+ * them in as the NIC would and checks them. Without, none is flagged: the checksums are
+ * complete (tf_tx verifies them). The workers set them from their ports (xlb_tcp_set_tx_offloads,
+ * as here). */
+static void check_offload(int family, bool offload, bool ip)
 {
     struct xlb_tcp_config cfg;
     xlb_tcp_config_default(&cfg);
-    cfg.tx_cksum_offload = offload;
     struct tf *f = tf_create(family, &cfg);
+    xlb_tcp_set_tx_offloads(f->ep, offload, ip);
     uint32_t iss;
     struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
     tf_clear_tx(f);
@@ -439,6 +441,8 @@ static void check_offload(int family, bool offload)
         assert_memory_equal(s.data, tf_pattern_bytes(bytes, s.len), s.len);
         bytes += s.len;
         assert_int_equal((f->tx[i]->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) != 0, offload);
+        assert_int_equal((f->tx[i]->ol_flags & RTE_MBUF_F_TX_IP_CKSUM) != 0,
+                         ip && family == AF_INET);
     }
     assert_int_equal(bytes, 3000);
     xlb_tcp_abort(f->ep, c);
@@ -448,9 +452,12 @@ static void check_offload(int family, bool offload)
 static void test_tx_checksum_offload(void **state)
 {
     (void)state;
-    check_offload(AF_INET, true);
-    check_offload(AF_INET6, true);
-    check_offload(AF_INET, false);
+    check_offload(AF_INET, true, false);
+    check_offload(AF_INET6, true, false);
+    check_offload(AF_INET, false, false);
+    check_offload(AF_INET, true, true);
+    check_offload(AF_INET6, true, true); /* IPv6 has no header checksum: nothing more asked */
+    check_offload(AF_INET, false, true);
 }
 
 /* A segment larger than the header mbuf's room (a jumbo MSS): its payload is attached from the
