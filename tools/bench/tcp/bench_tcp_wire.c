@@ -169,8 +169,9 @@ struct landing {
 };
 
 /* The NIC's part: the frame copied into one mbuf of the pool, the sent packet freed. With
- * nic_offload the TCP checksum is left as sent (the pseudo-header's sum): a NIC would fill it
- * in and the peer's NIC check it, neither of which costs the worker. */
+ * nic_offload the TCP checksum is left as sent (the pseudo-header's sum), and the IPv4
+ * header's (0): a NIC would fill them in and the peer's NIC check them, neither of which costs
+ * the worker. */
 static struct rte_mbuf *rx_copy(struct rte_mbuf *sent)
 {
     struct rte_mbuf *m = rte_pktmbuf_alloc(W.pool);
