@@ -300,6 +300,18 @@ struct xlb_tcp_send_choice xlb_tcp_recovery_next(struct xlb_tcp_recovery *r,
     return c;
 }
 
+uint32_t xlb_tcp_recovery_new_run(const struct xlb_tcp_recovery *r,
+                                  const struct xlb_tcp_send_view *v)
+{
+    if (r->head_due || r->after_rto || r->in_recovery || r->dupacks > 0)
+        return 0;
+    uint32_t in_flight = v->snd_nxt - v->snd_una;
+    uint32_t cwnd = r->cc.cwnd + r->inflation;
+    uint32_t cwnd_room = cwnd > in_flight ? cwnd - in_flight : 0;
+    uint32_t wnd_room = v->snd_wnd > in_flight ? v->snd_wnd - in_flight : 0;
+    return cwnd_room < wnd_room ? cwnd_room : wnd_room;
+}
+
 void xlb_tcp_recovery_sent(struct xlb_tcp_recovery *r, uint32_t seq, uint32_t len,
                            bool retransmission)
 {

@@ -120,6 +120,13 @@ struct xlb_tcp_send_choice xlb_tcp_recovery_next(struct xlb_tcp_recovery *r,
                                                  const struct xlb_tcp_send_view *v,
                                                  struct xlb_tcp_recovery_stats *st);
 
+/* Outside any recovery (no dupACK, no loss, nothing due), the new data the congestion and peer
+ * windows let out from v->snd_nxt: what xlb_tcp_recovery_next would give, segment after
+ * segment, for the core to send as segments of v->mss (the last may be shorter: the end of
+ * the data) without asking for each. 0 otherwise: each segment must be asked for. */
+uint32_t xlb_tcp_recovery_new_run(const struct xlb_tcp_recovery *r,
+                                  const struct xlb_tcp_send_view *v);
+
 /* The core sent [seq, seq + len) (`retransmission`: sent before). */
 void xlb_tcp_recovery_sent(struct xlb_tcp_recovery *r, uint32_t seq, uint32_t len,
                            bool retransmission);

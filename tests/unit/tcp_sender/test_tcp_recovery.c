@@ -290,6 +290,27 @@ static void without_loss_the_window_limits_new_data(void **state)
     assert_int_equal(s.st.limited_transmits, 0);
 }
 
+/* The run the core may send without asking for each segment: what the choices would give one
+ * by one, within both windows; nothing while a duplicate ACK calls for limited transmit. */
+static void a_run_of_new_data_is_what_the_choices_would_give(void **state)
+{
+    (void)state;
+    struct sender s;
+    start(&s, 0, true, XLB_TCP_CC_CUBIC);
+    struct xlb_tcp_send_view v = view(&s);
+    assert_int_equal(xlb_tcp_recovery_new_run(&s.r, &v), 0); /* the initial window is full */
+    ack(&s, 2001, NULL, 0);
+    v = view(&s);
+    assert_int_equal(xlb_tcp_recovery_new_run(&s.r, &v), 4 * MSS); /* the four segments above */
+    v.snd_wnd = (s.nxt - s.una) + 2500; /* the peer's window ends first */
+    assert_int_equal(xlb_tcp_recovery_new_run(&s.r, &v), 2500);
+    const uint32_t blk[][2] = {{3001, 4001}};
+    ack(&s, 2001, blk, 1);
+    v = view(&s);
+    assert_int_equal(s.r.dupacks, 1);
+    assert_int_equal(xlb_tcp_recovery_new_run(&s.r, &v), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +322,7 @@ int main(void)
         cmocka_unit_test(a_loss_right_at_the_recovery_point_starts_a_new_recovery),
         cmocka_unit_test(a_lost_retransmission_is_sent_again_without_an_rto),
         cmocka_unit_test(without_loss_the_window_limits_new_data),
+        cmocka_unit_test(a_run_of_new_data_is_what_the_choices_would_give),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
