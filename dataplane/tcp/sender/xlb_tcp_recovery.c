@@ -17,6 +17,7 @@ void xlb_tcp_recovery_init(struct xlb_tcp_recovery *r, enum xlb_tcp_cc_kind cc, 
     /* No recovery may start before data above the ISS is acknowledged (RFC 6582 "recover"). */
     r->recovery_point = iss;
     r->high_rxt = iss;
+    r->snd_nxt = iss;
 }
 
 static void count_board(const struct xlb_tcp_sack_update *u, struct xlb_tcp_recovery_stats *st)
@@ -116,32 +117,20 @@ static bool probe_reveals_loss(struct xlb_tcp_recovery *r, const struct xlb_tcp_
 }
 
 /*
- * A lost retransmission (RFC 8985 section 6's main case). RFC 6675 retransmits a hole once per
- * recovery; when that copy is lost too, only the RTO is left. Without per-segment send times,
- * xlb watches the one retransmission that matters most, the segment at snd_una: data sent for
- * the first time after it (at or above head_rxt_mark, snd_nxt when it went) left later, so
- * once more than (DupThresh - 1) * MSS of that is SACKed while snd_una is still missing, the
- * retransmission is lost (the DupThresh margin stands in for RACK's reordering window) and
- * goes again. Sequence order is send order for first transmissions: no false alarm without
- * reordering.
+ * Lost retransmissions (xlb_tcp_rxt_watch.h): one found lost goes again in the same recovery,
+ * with no second reduction; the segment at snd_una first of all, as it holds everything back.
  */
-static void watch_head_retransmission(struct xlb_tcp_recovery *r,
-                                      const struct xlb_tcp_ack_event *ev,
-                                      struct xlb_tcp_recovery_stats *st)
+static void watch_retransmissions(struct xlb_tcp_recovery *r, const struct xlb_tcp_ack_event *ev,
+                                  struct xlb_tcp_recovery_stats *st)
 {
-    if (!r->sack_ok || !(r->in_recovery || r->after_rto) || !r->head_rxt)
-        return;
-    if (xlb_seq_gt(ev->ack, r->head_rxt_seq)) {
-        r->head_rxt = 0; /* it arrived */
+    if (!r->sack_ok || !(r->in_recovery || r->after_rto)) {
+        xlb_tcp_rxt_watch_clear(&r->rxt);
         return;
     }
-    uint32_t high = xlb_tcp_sack_board_high(&r->board, ev->ack);
-    if (xlb_seq_gt(high, r->head_rxt_mark) &&
-        high - r->head_rxt_mark > (XLB_TCP_DUPTHRESH - 1) * r->mss) {
+    bool head;
+    st->lost_retransmits += xlb_tcp_rxt_watch_on_ack(&r->rxt, &r->board, ev->ack, r->mss, &head);
+    if (head)
         r->head_due = 1;
-        r->head_rxt = 0; /* watched again once it goes */
-        st->lost_retransmits++;
-    }
 }
 
 void xlb_tcp_recovery_on_ack(struct xlb_tcp_recovery *r, const struct xlb_tcp_ack_event *ev,
@@ -159,7 +148,9 @@ void xlb_tcp_recovery_on_ack(struct xlb_tcp_recovery *r, const struct xlb_tcp_ac
         st->tlp_recoveries++;
         return;
     }
-    watch_head_retransmission(r, ev, st);
+    if (xlb_seq_gt(ev->snd_nxt, r->snd_nxt))
+        r->snd_nxt = ev->snd_nxt;
+    watch_retransmissions(r, ev, st);
     if (r->after_rto) {
         if (xlb_seq_gt(ev->ack, r->high_rxt))
             r->high_rxt = ev->ack;
@@ -208,8 +199,10 @@ void xlb_tcp_recovery_on_rto(struct xlb_tcp_recovery *r, uint32_t snd_una, uint3
     r->high_rxt = snd_una;
     r->head_due = 1;
     r->rescue_used = 0;
-    r->tlp_out = 0; /* RFC 8985 section 7.4: the RTO ends the probe's episode */
-    r->head_rxt = 0;
+    r->tlp_out = 0;                   /* RFC 8985 section 7.4: the RTO ends the probe's episode */
+    xlb_tcp_rxt_watch_clear(&r->rxt); /* everything goes again from snd_una */
+    if (xlb_seq_gt(snd_nxt, r->snd_nxt))
+        r->snd_nxt = snd_nxt;
 }
 
 /* New data within the peer's window: a whole segment, or all that is queued, or -- with nothing
@@ -241,9 +234,14 @@ static struct xlb_tcp_send_choice next_sack(struct xlb_tcp_recovery *r,
     struct xlb_tcp_send_choice none = {XLB_TCP_SEND_NOTHING, 0, 0};
     uint32_t pipe =
         xlb_tcp_sack_board_pipe(&r->board, v->snd_una, v->snd_nxt, r->high_rxt, v->mss, lost_below);
+    uint32_t gone = xlb_tcp_rxt_watch_due_bytes(&r->rxt, v->snd_una); /* lost copies */
+    pipe = pipe > gone ? pipe - gone : 0;
     if (r->cc.cwnd < pipe || r->cc.cwnd - pipe < v->mss)
         return none;
     uint32_t from = xlb_seq_max(r->high_rxt, v->snd_una), hs, he;
+    /* Before rule 1: a retransmission found lost (xlb_tcp_rxt_watch.h). */
+    if (xlb_tcp_rxt_watch_next(&r->rxt, &r->board, v->snd_una, &hs, &he))
+        return retransmit(hs, he, v->mss);
     uint32_t high_sack = xlb_tcp_sack_board_high(&r->board, v->snd_una);
     uint32_t limit = xlb_seq_max(high_sack, lost_below);
     bool hole = xlb_tcp_sack_board_next_hole(&r->board, from, limit, &hs, &he);
@@ -277,12 +275,8 @@ struct xlb_tcp_send_choice xlb_tcp_recovery_next(struct xlb_tcp_recovery *r,
     uint32_t in_flight = v->snd_nxt - v->snd_una;
     if (r->head_due) {
         r->head_due = 0; /* the core sends what it is given */
-        if (in_flight > 0 && !(r->sack_ok && xlb_tcp_sack_board_has(&r->board, v->snd_una))) {
-            r->head_rxt = 1;
-            r->head_rxt_seq = v->snd_una;
-            r->head_rxt_mark = v->snd_nxt;
+        if (in_flight > 0 && !(r->sack_ok && xlb_tcp_sack_board_has(&r->board, v->snd_una)))
             return retransmit(v->snd_una, v->snd_nxt, v->mss);
-        }
     }
     if (r->after_rto)
         return next_sack(r, v, r->recovery_point, st); /* with or without SACK: go-back-N */
@@ -315,6 +309,13 @@ uint32_t xlb_tcp_recovery_new_run(const struct xlb_tcp_recovery *r,
 void xlb_tcp_recovery_sent(struct xlb_tcp_recovery *r, uint32_t seq, uint32_t len,
                            bool retransmission)
 {
-    if (retransmission && xlb_seq_gt(seq + len, r->high_rxt))
+    if (!retransmission) {
+        if (xlb_seq_gt(seq + len, r->snd_nxt))
+            r->snd_nxt = seq + len;
+        return;
+    }
+    if (r->sack_ok && (r->in_recovery || r->after_rto))
+        xlb_tcp_rxt_watch_sent(&r->rxt, seq, len, r->snd_nxt);
+    if (xlb_seq_gt(seq + len, r->high_rxt))
         r->high_rxt = seq + len;
 }

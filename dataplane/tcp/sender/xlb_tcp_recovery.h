@@ -25,6 +25,7 @@
 
 #include "xlb_tcp_cc.h"
 #include "xlb_tcp_rtt.h"
+#include "xlb_tcp_rxt_watch.h"
 #include "xlb_tcp_sack_board.h"
 
 /* What recovery counts, per connection; the core adds them to its per-worker counters. */
@@ -43,7 +44,7 @@ struct xlb_tcp_recovery_stats {
     uint64_t sack_invalid;       /* SACK blocks outside the window, ignored */
     uint64_t sack_dropped;       /* SACK ranges forgotten: the board was full */
     uint64_t tlp_probes;         /* tail loss probes sent (RFC 8985 section 7) */
-    uint64_t lost_retransmits;   /* retransmissions of snd_una found lost again (no RTO) */
+    uint64_t lost_retransmits;   /* retransmissions found lost again (no RTO) */
 };
 
 struct xlb_tcp_recovery {
@@ -56,10 +57,10 @@ struct xlb_tcp_recovery {
     uint32_t inflation;        /* NewReno: bytes the window is inflated by (RFC 6582) */
     uint32_t lost_below;       /* in fast recovery: every unSACKed byte below it is lost */
     uint32_t tlp_seq, tlp_end; /* the tail loss probe in flight (xlb_tcp_tlp.h) */
-    /* The retransmission of the segment at snd_una being watched (head_rxt set): when data
-     * first sent after it, at or above head_rxt_mark, is SACKed and it is not, it was lost. */
-    uint32_t head_rxt_seq, head_rxt_mark;
-    uint8_t sack_ok; /* the peer negotiated SACK */
+    /* This recovery's retransmissions, watched for their own loss (xlb_tcp_rxt_watch.h). */
+    struct xlb_tcp_rxt_watch rxt;
+    uint32_t snd_nxt; /* the highest sequence sent plus one, as the core last told */
+    uint8_t sack_ok;  /* the peer negotiated SACK */
     uint8_t dupacks;
     uint8_t in_recovery; /* in fast recovery (dupacks/SACK) */
     uint8_t after_rto;   /* in RTO recovery: every unSACKed byte below recovery_point lost */
@@ -68,7 +69,6 @@ struct xlb_tcp_recovery {
     uint8_t had_loss; /* a recovery has happened: recovery_point is meaningful */
     uint8_t tlp_out;  /* a probe is unacknowledged: no other until it is */
     uint8_t tlp_rxt;  /* it was a retransmission */
-    uint8_t head_rxt; /* head_rxt_seq/mark are meaningful */
 };
 
 /* One acceptable ACK (SEG.ACK within [snd_una, snd_nxt]), seen before snd_una advances. */

@@ -276,6 +276,63 @@ static void a_lost_retransmission_is_sent_again_without_an_rto(void **state)
     }
 }
 
+/* Two holes, 1 and 5001, each retransmitted once. The retransmission of 5001 is lost too,
+ * and so is the one of 1: once new data sent after both is SACKed, beyond the reordering
+ * margin, both go again (the segment at snd_una first), in the same recovery. */
+static void a_lost_retransmission_above_snd_una_is_sent_again_without_an_rto(void **state)
+{
+    (void)state;
+    for (unsigned k = 0; k < 2; k++) {
+        struct sender s;
+        start(&s, bases[k], true, XLB_TCP_CC_CUBIC);
+        const uint32_t a1[][2] = {{1001, 5001}, {6001, 10001}};
+        ack(&s, 1, a1, 2);
+        assert_true(s.r.in_recovery);
+        expect(&s, XLB_TCP_SEND_RETRANSMIT, 1, MSS);
+        expect(&s, XLB_TCP_SEND_RETRANSMIT, 5001, MSS); /* 4,000 B SACKed above: lost */
+        drain(&s);
+        uint32_t sent_after = s.nxt - s.base;
+        assert_true(sent_after > 10001 + 3 * MSS);
+        /* Every new segment arrives; neither retransmission does. */
+        const uint32_t a2[][2] = {{1001, 5001}, {6001, sent_after}};
+        ack(&s, 1, a2, 2);
+        assert_int_equal(s.st.lost_retransmits, 2);
+        expect(&s, XLB_TCP_SEND_RETRANSMIT, 1, MSS);
+        expect(&s, XLB_TCP_SEND_RETRANSMIT, 5001, MSS);
+        assert_true(s.r.in_recovery);
+        assert_int_equal(s.st.fast_retransmits, 1); /* no second reduction */
+        /* The third copy of 5001 arrives: it is watched no more. */
+        const uint32_t a3[][2] = {{1001, sent_after}};
+        ack(&s, 1, a3, 1);
+        assert_int_equal(s.st.lost_retransmits, 2);
+        ack(&s, sent_after, NULL, 0);
+        assert_false(s.r.in_recovery);
+    }
+}
+
+/* Reordering within the margin: new data SACKed, but no more than (DupThresh - 1) segments
+ * of what was sent after the retransmission. It is not sent again. */
+static void a_retransmission_overtaken_by_two_segments_is_not_sent_again(void **state)
+{
+    (void)state;
+    for (unsigned k = 0; k < 2; k++) {
+        struct sender s;
+        start(&s, bases[k], true, XLB_TCP_CC_CUBIC);
+        s.unsent = 2 * MSS; /* two new segments after the retransmissions, no more */
+        const uint32_t a1[][2] = {{1001, 5001}, {6001, 10001}};
+        ack(&s, 1, a1, 2);
+        expect(&s, XLB_TCP_SEND_RETRANSMIT, 1, MSS);
+        expect(&s, XLB_TCP_SEND_RETRANSMIT, 5001, MSS);
+        drain(&s);
+        assert_int_equal(s.nxt - s.base, 12001);
+        const uint32_t a2[][2] = {{1001, 5001}, {6001, 12001}};
+        ack(&s, 1, a2, 2);
+        assert_int_equal(s.st.lost_retransmits, 0);
+        struct xlb_tcp_send_choice c = next(&s);
+        assert_int_not_equal(c.what, XLB_TCP_SEND_RETRANSMIT);
+    }
+}
+
 static void without_loss_the_window_limits_new_data(void **state)
 {
     (void)state;
@@ -321,6 +378,8 @@ int main(void)
         cmocka_unit_test(old_duplicates_do_not_start_a_second_recovery),
         cmocka_unit_test(a_loss_right_at_the_recovery_point_starts_a_new_recovery),
         cmocka_unit_test(a_lost_retransmission_is_sent_again_without_an_rto),
+        cmocka_unit_test(a_lost_retransmission_above_snd_una_is_sent_again_without_an_rto),
+        cmocka_unit_test(a_retransmission_overtaken_by_two_segments_is_not_sent_again),
         cmocka_unit_test(without_loss_the_window_limits_new_data),
         cmocka_unit_test(a_run_of_new_data_is_what_the_choices_would_give),
     };
