@@ -2,8 +2,8 @@
 # Bulk TCP through xlb against kernel TCP, over a path that loses segments and has a bandwidth
 # bottleneck (issue 18). A kernel client sends RELAY_MB MB to a kernel server on be1, and
 # receives RELAY_MB MB from it, at each loss rate of RELAY_LOSS (percent), over the paths of
-# RELAY_PATHS, "kernel terminate" by default (RELAY_MB_AT_5 MB at 5 % and above: 10 by default,
-# see below):
+# RELAY_PATHS, "kernel terminate" by default (at 5 % and above the kernel and NAT paths move
+# RELAY_MB_AT_5 MB, 10 by default, see below; the terminate path always RELAY_MB):
 #   kernel     straight from client to be1 across the switch (the baseline)
 #   nat        through the full-NAT VIP 198.18.0.100:5001 (l4_mode "nat")
 #   terminate  through the VIP 198.18.0.100:5002 (l4_mode "terminate": xlb's own TCP towards
@@ -27,8 +27,10 @@
 
 MB=${RELAY_MB:-100}
 # At 5 % on both ends (about 10 % of the segments each way on the whole path) kernel CUBIC
-# moved 2 Mbit/s here, 10 MB in 40 s: 100 MB would take 7 minutes per transfer. 10 MB until
-# the lead decides (docs/testing.md).
+# moved 2 Mbit/s here, 10 MB in 40 s: 100 MB would take 7 minutes per transfer. The kernel
+# pair (and NAT, whose TCP is the kernel's end to end) is the reference rate only, so it moves
+# 10 MB there; xlb's terminate path, which the issue asks to carry 100 MB intact at 5 %, moves
+# RELAY_MB (13-15 Mbit/s here: 100 MB in about a minute each way).
 MB_AT_5=${RELAY_MB_AT_5:-10}
 LOSSES=${RELAY_LOSS:-0 1 5}
 RATE=${RELAY_RATE:-300mbit}
@@ -257,7 +259,7 @@ print(" ".join(f"{group}.{k}={v}" for group in ("events", "drops") for k, v in t
 # transfer PATH OP LOSS: one bulk transfer, checked; its Mbit/s into $E2E_DIR/goodput.
 transfer() {
     local path=$1 op=$2 loss=$3 out mb=$MB
-    [ "$loss" -lt 5 ] || mb=$MB_AT_5
+    [ "$loss" -lt 5 ] || [ "$path" = terminate ] || mb=$MB_AT_5
     # shellcheck disable=SC2046
     out=$(in_client timeout 300 python3 "$E2E_DIR/bulk.py" client $(target "$path") "$op" \
         $((mb << 20)) 2>&1) || fail "$op of $mb MB over $path at $loss% loss: ${out:-timed out} (server: $(tail -n 3 "$E2E_DIR/server.log"); xlb: $(relay_counters))"
@@ -302,14 +304,15 @@ import sys
 rows = {}
 for line in open(sys.argv[1]):
     loss, op, path, mbit, _, mb = line.split()
-    rows.setdefault((loss, {"put": "up", "get": "down"}[op], mb), {})[path] = float(mbit)
+    rows.setdefault((loss, {"put": "up", "get": "down"}[op]), {})[path] = (float(mbit), mb)
 paths = sys.argv[2].split()
 ratios = [p for p in paths if p != "kernel"] if "kernel" in paths else []
-print(f"{'loss':>4} {'dir':>4} {'MB':>4} " + " ".join(f"{p:>9}" for p in paths)
+print(f"{'loss':>4} {'dir':>4} {'MB':>7} " + " ".join(f"{p:>9}" for p in paths)
       + " ".join(f" {p + '/kernel':>16}" for p in ratios))
-for (loss, op, mb), r in rows.items():
-    print(f"{loss + '%':>4} {op:>4} {mb:>4} " + " ".join(f"{r[p]:9.0f}" for p in paths)
-          + " ".join(f" {r[p] / r['kernel']:16.2f}" for p in ratios))
+for (loss, op), r in rows.items():
+    mb = "/".join(dict.fromkeys(r[p][1] for p in paths))  # each path's, once if the same
+    print(f"{loss + '%':>4} {op:>4} {mb:>7} " + " ".join(f"{r[p][0]:9.0f}" for p in paths)
+          + " ".join(f" {r[p][0] / r['kernel'][0]:16.2f}" for p in ratios))
 PY
 
 # A receiver that stops reading: be1 accepts and sleeps until $E2E_DIR/go exists, while the
