@@ -19,6 +19,7 @@
 #include "xlb_h2_quota.h"
 #include "xlb_tcp.h"
 #include "xlb_tcp_timer_wheel.h"
+#include "stream_subcall.h"
 
 #define XLB_STREAM_NONE             UINT32_MAX
 #define XLB_STREAM_TX_CAP           512 /* output packets collected per endpoint call */
@@ -156,64 +157,26 @@ enum xlb_stream_health_state {
     XLB_STREAM_HEALTH_FAILED,      /* the call ended: TRANSIENT_FAILURE until the next one */
 };
 
-/* A message of a call xlb makes itself, being received (stream_message.c). */
-struct xlb_stream_message {
-    uint32_t len, need; /* bytes so far, and its whole length once its framing is in */
-};
-enum xlb_stream_message_step {
-    XLB_STREAM_MESSAGE_MORE, /* every byte taken, the message is not whole yet */
-    XLB_STREAM_MESSAGE_DONE, /* buf holds a whole message: framing, then its body */
-    XLB_STREAM_MESSAGE_BAD,  /* compressed, or longer than cap: the call should be cancelled */
-};
-struct xlb_stream_sub;
-/* Submits a gRPC call of xlb's own on subchannel s (POST path, the endpoint as :authority);
- * nghttp2's stream id, or its negative error. */
-int32_t xlb_stream_call_submit(struct xlb_stream_sub *s, const char *path,
-                               nghttp2_data_provider *body);
-/* Takes bytes from data[*at] on into buf (cap bytes) until a message is whole. */
-enum xlb_stream_message_step xlb_stream_message_feed(struct xlb_stream_message *m, uint8_t *buf,
-                                                     uint32_t cap, const uint8_t *data, size_t len,
-                                                     size_t *at);
-
 /* The framing and 512 bytes of OrcaLoadReport: utilizations, qps, eps and a few named metrics. A
  * longer report ends the call (stream_orca_reports_malformed). */
 #define XLB_STREAM_OOB_REPORT_MAX (5u + 512u)
 
 /*
- * A subchannel's out-of-band load reporting (gRPC A51, for A58's weights; stream_orca.c): its
- * StreamCoreMetrics call on the backend, made again after a backoff when it ends, unless the
- * backend does not implement it.
+ * A subchannel's out-of-band load reporting (gRPC A51, for A58's weights; stream_orca.c): what
+ * its StreamCoreMetrics call (calls[XLB_STREAM_SUBCALL_OOB]) needs besides the call.
  */
 struct xlb_stream_oob {
-    bool wanted;        /* its cluster asks for OOB reports: a call once the connection is up */
-    bool answered;      /* the current call had a report: the next one starts at once */
-    bool stopped;       /* cancelled (GOAWAY, retired): no call again */
-    bool failed;        /* the call ended: the next starts at retry_at_ms */
-    int16_t status;     /* the call's grpc-status, -1: none yet */
-    int32_t stream_id;  /* the call, 0: none */
-    uint32_t period_ms; /* oob_reporting_period */
-    float penalty;      /* error_utilization_penalty */
-    uint64_t retry_at_ms;
-    struct xlb_backoff backoff;
-    uint16_t request_sent;
-    struct xlb_stream_message message;
+    uint32_t period_ms;                        /* oob_reporting_period */
+    float penalty;                             /* error_utilization_penalty */
     uint8_t report[XLB_STREAM_OOB_REPORT_MAX]; /* the report being received, framing first */
 };
 
+/* A subchannel's health check besides its Watch call (calls[XLB_STREAM_SUBCALL_HEALTH]). */
 struct xlb_stream_health {
-    uint8_t state;        /* enum xlb_stream_health_state */
-    bool wanted;          /* the cluster names a service: a Watch once the connection is up */
-    bool answered;        /* the current call had a message: the next one starts at once */
-    bool stopped;         /* cancelled (GOAWAY, retired): no call again */
-    int16_t status;       /* the call's grpc-status, -1: none yet */
-    int32_t stream_id;    /* the Watch call, 0: none */
-    uint64_t retry_at_ms; /* FAILED: when the next call starts */
-    struct xlb_backoff backoff;
-    struct xlb_stream_message message; /* the answer being received */
-    uint8_t answer[16];                /* a HealthCheckResponse is 2 bytes */
-    uint16_t request_sent;
+    uint8_t state;      /* enum xlb_stream_health_state */
+    uint8_t answer[16]; /* the answer being received: a HealthCheckResponse is 2 bytes */
     uint8_t service_len;
-    char service[XLB_HEALTH_SERVICE_MAX];
+    char service[XLB_HEALTH_SERVICE_MAX]; /* what the Watch asks about */
 };
 
 /* A61: an endpoint's addresses, in order ([0] its where), as a subchannel and a retry entry
@@ -234,6 +197,7 @@ static inline void xlb_stream_addrs_of(const struct xlb_lb_cluster *c, uint32_t 
 
 struct xlb_stream_sub {
     struct xlb_stream_side side;
+    struct xlb_stream_subcall calls[XLB_STREAM_SUBCALLS]; /* its own (stream_subcall.c) */
     struct xlb_stream_health health;
     struct xlb_stream_oob oob;
     uint32_t endpoint_slot;
@@ -318,9 +282,8 @@ struct xlb_stream_worker {
     uint32_t n_waiting;
     bool repick; /* a subchannel changed state: re-pick the waiting RPCs */
     uint64_t last_repick_ms;
-    uint32_t health_failed; /* subchannels whose health Watch waits for its next attempt */
-    uint32_t oob_failed;    /* subchannels whose load reporting call waits for its next one */
-    struct xlb_stream_retry *retries;                   /* XLB_STREAM_RETRIES entries */
+    uint32_t subcalls_failed;         /* subchannels' own calls waiting for their next attempt */
+    struct xlb_stream_retry *retries; /* XLB_STREAM_RETRIES entries */
     uint32_t eyeball_timers[XLB_STREAM_EYEBALL_TIMERS]; /* heads, XLB_STREAM_NONE: free */
     uint32_t eyeball_timers_armed;     /* entries in use: an idle poll looks at none */
     struct xlb_stream_replay *replays; /* limits.retry_buffers entries */
@@ -535,30 +498,14 @@ void xlb_stream_eyeballs_stop(struct xlb_stream_sub *s);
 /* On the poll: the next addresses of the heads whose delay passed. */
 void xlb_stream_eyeballs_poll(struct xlb_stream_worker *w);
 
-/* A17 health checking of subchannels (stream_health.c). */
+/* A17 health checking of subchannels (stream_health.c): the cluster's service to watch. */
 void xlb_stream_health_prepare(struct xlb_stream_sub *s, const char *service);
-void xlb_stream_health_start(struct xlb_stream_sub *s);
-void xlb_stream_health_stop(struct xlb_stream_sub *s);
-void xlb_stream_health_forget(struct xlb_stream_sub *s);
-bool xlb_stream_health_owns(const struct xlb_stream_sub *s, int32_t stream_id);
-void xlb_stream_health_headers(struct xlb_stream_sub *s);
-void xlb_stream_health_data(struct xlb_stream_sub *s, const uint8_t *data, size_t len);
-void xlb_stream_health_closed(struct xlb_stream_sub *s);
-void xlb_stream_health_poll(struct xlb_stream_worker *w);
 /* A58 per-call load reports (stream_orca.c): the ORCA report in a response header block of
  * RPC r, if any, weighs r's endpoint on this worker. */
 void xlb_stream_orca_note(struct xlb_stream_worker *w, const struct xlb_stream_rpc *r,
                           const struct xlb_stream_headers *h);
-/* A51 out-of-band load reports of a subchannel (stream_orca.c), as the health check's calls. */
+/* A51 out-of-band load reports of a subchannel (stream_orca.c): the cluster's period. */
 void xlb_stream_oob_prepare(struct xlb_stream_sub *s, const struct xlb_wrr_config *cfg);
-void xlb_stream_oob_start(struct xlb_stream_sub *s);
-void xlb_stream_oob_stop(struct xlb_stream_sub *s);
-void xlb_stream_oob_forget(struct xlb_stream_sub *s);
-bool xlb_stream_oob_owns(const struct xlb_stream_sub *s, int32_t stream_id);
-void xlb_stream_oob_headers(struct xlb_stream_sub *s);
-void xlb_stream_oob_data(struct xlb_stream_sub *s, const uint8_t *data, size_t len);
-void xlb_stream_oob_closed(struct xlb_stream_sub *s);
-void xlb_stream_oob_poll(struct xlb_stream_worker *w);
 /* The grpc-status of a header block, -1 when it has none. */
 int xlb_stream_grpc_status(const struct xlb_stream_headers *h);
 /* The state a subchannel gives its endpoint: its connection's, then its health check's. */

@@ -471,20 +471,17 @@ static int sub_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, 
         if (!s->ready) {
             xlb_flow_count_endpoint(w->ctx, s->endpoint_slot, true);
             s->ready = true;
-            xlb_stream_health_start(s); /* A17: READY only once the backend says SERVING */
-            xlb_stream_oob_start(s);    /* A51: the load reports, when the cluster asks */
+            /* A17: READY only once the backend says SERVING; A51: the load reports, when the
+             * cluster asks. */
+            xlb_stream_subcalls_start(s);
             xlb_stream_sub_report(s, xlb_stream_sub_state(s));
         }
         return 0;
     }
-    if (xlb_stream_health_owns(s, frame->hd.stream_id)) {
+    struct xlb_stream_subcall *call = xlb_stream_subcall_of(s, frame->hd.stream_id);
+    if (call != NULL) {
         if (frame->hd.type == NGHTTP2_HEADERS)
-            xlb_stream_health_headers(s);
-        return 0;
-    }
-    if (xlb_stream_oob_owns(s, frame->hd.stream_id)) {
-        if (frame->hd.type == NGHTTP2_HEADERS)
-            xlb_stream_oob_headers(s);
+            xlb_stream_subcall_headers(s, call);
         return 0;
     }
     if (frame->hd.type == NGHTTP2_GOAWAY) {
@@ -518,12 +515,9 @@ static int sub_data_chunk(nghttp2_session *session, uint8_t flags, int32_t strea
     struct xlb_stream_sub *s = user;
     struct xlb_stream_worker *w = s->side.w;
     (void)flags;
-    if (xlb_stream_health_owns(s, stream_id)) {
-        xlb_stream_health_data(s, data, len);
-        return 0;
-    }
-    if (xlb_stream_oob_owns(s, stream_id)) {
-        xlb_stream_oob_data(s, data, len);
+    struct xlb_stream_subcall *call = xlb_stream_subcall_of(s, stream_id);
+    if (call != NULL) {
+        xlb_stream_subcall_data(s, call, data, len);
         return 0;
     }
     struct xlb_stream_rpc *r = rpc_of_backend(session, stream_id);
@@ -571,12 +565,9 @@ static void backend_gone(struct xlb_stream_sub *s, struct xlb_stream_rpc *r, uin
 static int sub_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
                             void *user)
 {
-    if (xlb_stream_health_owns(user, stream_id)) {
-        xlb_stream_health_closed(user);
-        return 0;
-    }
-    if (xlb_stream_oob_owns(user, stream_id)) {
-        xlb_stream_oob_closed(user);
+    struct xlb_stream_subcall *call = xlb_stream_subcall_of(user, stream_id);
+    if (call != NULL) {
+        xlb_stream_subcall_closed(user, call);
         return 0;
     }
     struct xlb_stream_rpc *r = rpc_of_backend(session, stream_id);

@@ -38,26 +38,14 @@ void xlb_stream_orca_note(struct xlb_stream_worker *w, const struct xlb_stream_r
  * Out-of-band reports (A51), when the cluster's enable_oob_load_report asks for them: each
  * subchannel calls xds.service.orca.v3.OpenRcaService/StreamCoreMetrics once the backend's
  * SETTINGS arrive, asking for a report every oob_reporting_period, and every report on the call
- * sets the endpoint's weight on this worker, as a per-call report would. A backend without
- * the service (UNIMPLEMENTED) is not asked again on this connection; a call that ends otherwise
- * is made again after gRPC's connection backoff (at once after one that had reports). The
- * connection's GOAWAY and retirement cancel it. Unlike the health check, the call never
- * changes the subchannel's connectivity.
+ * sets the endpoint's weight on this worker, as a per-call report would. The call is a
+ * subchannel call (stream_subcall.c): a backend without the service (UNIMPLEMENTED) is not
+ * asked again on this connection; a call that ends otherwise is made again after gRPC's
+ * connection backoff (at once after one that had reports). The connection's GOAWAY and
+ * retirement cancel it. Unlike the health check, the call never changes the subchannel's
+ * connectivity.
  */
-#define GRPC_FRAME_HEADER         5
-#define GRPC_STATUS_UNIMPLEMENTED 12
-
-void xlb_stream_oob_prepare(struct xlb_stream_sub *s, const struct xlb_wrr_config *cfg)
-{
-    s->oob.wanted = true;
-    s->oob.period_ms = cfg->oob_period_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)cfg->oob_period_ms;
-    s->oob.penalty = cfg->error_penalty;
-}
-
-bool xlb_stream_oob_owns(const struct xlb_stream_sub *s, int32_t stream_id)
-{
-    return s->oob.stream_id != 0 && s->oob.stream_id == stream_id;
-}
+#define GRPC_FRAME_HEADER 5
 
 static uint32_t put_varint(uint8_t *out, uint64_t v)
 {
@@ -70,11 +58,12 @@ static uint32_t put_varint(uint8_t *out, uint64_t v)
 }
 
 /* OrcaLoadReportRequest{report_interval: Duration{seconds, nanos}} in gRPC's framing. */
-static uint32_t request_bytes(const struct xlb_stream_oob *o, uint8_t *out)
+static uint32_t request_bytes(const struct xlb_stream_sub *s, uint8_t *out)
 {
     uint8_t duration[24];
     uint32_t d = 0;
-    uint64_t seconds = o->period_ms / 1000, nanos = (uint64_t)(o->period_ms % 1000) * 1000000;
+    uint32_t period_ms = s->oob.period_ms;
+    uint64_t seconds = period_ms / 1000, nanos = (uint64_t)(period_ms % 1000) * 1000000;
     if (seconds > 0) {
         duration[d++] = 0x08;
         d += put_varint(duration + d, seconds);
@@ -93,149 +82,38 @@ static uint32_t request_bytes(const struct xlb_stream_oob *o, uint8_t *out)
     return GRPC_FRAME_HEADER + body;
 }
 
-static ssize_t request_body(nghttp2_session *session, int32_t stream_id, uint8_t *buf,
-                            size_t length, uint32_t *data_flags, nghttp2_data_source *source,
-                            void *user)
-{
-    (void)session;
-    (void)stream_id;
-    (void)user;
-    struct xlb_stream_oob *o = &((struct xlb_stream_sub *)source->ptr)->oob;
-    uint8_t request[GRPC_FRAME_HEADER + 2 + 24];
-    uint32_t total = request_bytes(o, request);
-    uint32_t n = total - o->request_sent;
-    if (n > length)
-        n = (uint32_t)length;
-    memcpy(buf, request + o->request_sent, n);
-    o->request_sent = (uint16_t)(o->request_sent + n);
-    if (o->request_sent == total)
-        *data_flags |= NGHTTP2_DATA_FLAG_EOF; /* one request, then the reports stream back */
-    return (ssize_t)n;
-}
-
-static void set_failed(struct xlb_stream_sub *s, bool failed)
-{
-    if (s->oob.failed != failed)
-        s->side.w->oob_failed += failed ? 1u : (uint32_t)-1;
-    s->oob.failed = failed;
-}
-
-void xlb_stream_oob_start(struct xlb_stream_sub *s)
-{
-    struct xlb_stream_oob *o = &s->oob;
-    if (!o->wanted || o->stopped || o->stream_id != 0 || s->side.h2 == NULL)
-        return;
-    o->request_sent = 0;
-    o->message = (struct xlb_stream_message){0, 0};
-    o->answered = false;
-    o->status = -1;
-    nghttp2_data_provider body = {.source.ptr = s, .read_callback = request_body};
-    int32_t id =
-        xlb_stream_call_submit(s, "/xds.service.orca.v3.OpenRcaService/StreamCoreMetrics", &body);
-    if (id < 0) {
-        o->retry_at_ms = xlb_stream_now_ms(s->side.w->ctx) + 1000;
-        set_failed(s, true);
-        return;
-    }
-    o->stream_id = id;
-    set_failed(s, false);
-    s->side.w->ctx->stats->events[XLB_EVENT_STREAM_ORCA_OOB_CALLS]++;
-    xlb_stream_send(&s->side);
-}
-
-void xlb_stream_oob_stop(struct xlb_stream_sub *s)
-{
-    struct xlb_stream_oob *o = &s->oob;
-    o->stopped = true;
-    set_failed(s, false);
-    if (o->stream_id != 0 && s->side.h2 != NULL)
-        nghttp2_submit_rst_stream(s->side.h2, NGHTTP2_FLAG_NONE, o->stream_id, NGHTTP2_CANCEL);
-}
-
-void xlb_stream_oob_forget(struct xlb_stream_sub *s)
-{
-    set_failed(s, false);
-    s->oob = (struct xlb_stream_oob){.stream_id = 0};
-}
-
-void xlb_stream_oob_headers(struct xlb_stream_sub *s)
-{
-    int status = xlb_stream_grpc_status(&s->side.w->response);
-    if (status >= 0)
-        s->oob.status = (int16_t)status;
-}
-
-static void report(struct xlb_stream_sub *s)
+static void report(struct xlb_stream_sub *s, const uint8_t *body, uint32_t len)
 {
     struct xlb_stream_worker *w = s->side.w;
-    struct xlb_stream_oob *o = &s->oob;
-    const uint8_t *m = o->report;
-    uint32_t len = (uint32_t)m[1] << 24 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 8 | m[4];
     struct xlb_wrr_report r;
-    o->answered = true;
-    xlb_backoff_reset(&o->backoff);
     const struct xlb_lb_worker *lb = w->ctx->lb;
-    if (xlb_orca_read_message(m + GRPC_FRAME_HEADER, len, &r) != 0) {
+    if (xlb_orca_read_message(body, len, &r) != 0) {
         w->ctx->stats->events[XLB_EVENT_STREAM_ORCA_MALFORMED]++;
         return;
     }
     if (lb == NULL || lb->load == NULL || s->endpoint_slot >= XLB_ENDPOINT_SLOTS)
         return;
-    bool used = xlb_wrr_weight_update(&lb->load->endpoints[s->endpoint_slot].weight, o->penalty, &r,
-                                      xlb_stream_now_ms(w->ctx));
+    bool used = xlb_wrr_weight_update(&lb->load->endpoints[s->endpoint_slot].weight, s->oob.penalty,
+                                      &r, xlb_stream_now_ms(w->ctx));
     w->ctx->stats->events[used ? XLB_EVENT_STREAM_ORCA_REPORTS : XLB_EVENT_STREAM_ORCA_UNUSABLE]++;
 }
 
-void xlb_stream_oob_data(struct xlb_stream_sub *s, const uint8_t *data, size_t len)
-{
-    struct xlb_stream_oob *o = &s->oob;
-    nghttp2_session_consume(s->side.h2, o->stream_id, len);
-    for (size_t at = 0; at < len;) {
-        enum xlb_stream_message_step step =
-            xlb_stream_message_feed(&o->message, o->report, sizeof(o->report), data, len, &at);
-        if (step == XLB_STREAM_MESSAGE_BAD) {
-            s->side.w->ctx->stats->events[XLB_EVENT_STREAM_ORCA_MALFORMED]++;
-            nghttp2_submit_rst_stream(s->side.h2, NGHTTP2_FLAG_NONE, o->stream_id, NGHTTP2_CANCEL);
-            return;
-        }
-        if (step == XLB_STREAM_MESSAGE_DONE)
-            report(s);
-    }
-}
+const struct xlb_stream_subcall_kind xlb_stream_oob_reports = {
+    .path = "/xds.service.orca.v3.OpenRcaService/StreamCoreMetrics",
+    .made = XLB_EVENT_STREAM_ORCA_OOB_CALLS,
+    .failed = XLB_EVENT_STREAM_ORCA_OOB_FAILED,
+    .unimplemented = XLB_EVENT_STREAM_ORCA_OOB_UNIMPLEMENTED,
+    .unreadable = XLB_EVENT_STREAM_ORCA_MALFORMED, /* and the call is cancelled */
+    .answer_at = offsetof(struct xlb_stream_sub, oob.report),
+    .answer_cap = RTE_SIZEOF_FIELD(struct xlb_stream_sub, oob.report),
+    .request = request_bytes, /* 5 + 2 + 24 bytes at the most */
+    .message = report,
+    .changed = NULL, /* the subchannel's connectivity is not the call's */
+};
 
-void xlb_stream_oob_closed(struct xlb_stream_sub *s)
+void xlb_stream_oob_prepare(struct xlb_stream_sub *s, const struct xlb_wrr_config *cfg)
 {
-    struct xlb_stream_worker *w = s->side.w;
-    struct xlb_stream_oob *o = &s->oob;
-    o->stream_id = 0;
-    if (o->stopped)
-        return;
-    if (o->status == GRPC_STATUS_UNIMPLEMENTED) {
-        w->ctx->stats->events[XLB_EVENT_STREAM_ORCA_OOB_UNIMPLEMENTED]++;
-        o->wanted = false;
-        return;
-    }
-    w->ctx->stats->events[XLB_EVENT_STREAM_ORCA_OOB_FAILED]++;
-    uint32_t delay =
-        o->answered || w->ctx->lb == NULL ? 0 : xlb_backoff_next(&o->backoff, &w->ctx->lb->rng);
-    o->retry_at_ms = xlb_stream_now_ms(w->ctx) + delay;
-    set_failed(s, true);
-}
-
-void xlb_stream_oob_poll(struct xlb_stream_worker *w)
-{
-    if (w->oob_failed == 0)
-        return;
-    uint64_t now = xlb_stream_now_ms(w->ctx);
-    for (uint32_t i = 0; i < w->n_subs && w->oob_failed > 0; i++) {
-        struct xlb_stream_sub *s = &w->subs[i];
-        if (s->side.link.in_use && s->oob.failed && now >= s->oob.retry_at_ms && !s->side.done &&
-            s->side.h2 != NULL) {
-            struct xlb_stream_link *before = w->current;
-            w->current = &s->side.link;
-            xlb_stream_oob_start(s);
-            xlb_stream_route_output(w);
-            w->current = before;
-        }
-    }
+    s->oob.period_ms = cfg->oob_period_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)cfg->oob_period_ms;
+    s->oob.penalty = cfg->error_penalty;
+    s->calls[XLB_STREAM_SUBCALL_OOB].wanted = true;
 }

@@ -41,8 +41,7 @@ static void sub_free(struct xlb_stream_worker *w, struct xlb_stream_sub *s)
         nghttp2_session_del(s->side.h2);
         s->side.h2 = NULL;
     }
-    xlb_stream_health_forget(s);
-    xlb_stream_oob_forget(s);
+    xlb_stream_subcalls_forget(s);
     xlb_stream_tls_close(&s->side);
     xlb_h2_quota_fini(&s->side.quota);
     rte_pktmbuf_free(s->side.pending);
@@ -435,8 +434,7 @@ void xlb_stream_sub_goaway(struct xlb_stream_sub *s)
     if (!s->linked)
         return; /* already replaced (a second GOAWAY) */
     w->ctx->stats->events[XLB_EVENT_STREAM_SUB_GOAWAYS]++;
-    xlb_stream_health_stop(s); /* A17: the Watch call is cancelled with the connection */
-    xlb_stream_oob_stop(s);
+    xlb_stream_subcalls_stop(s); /* A17: the Watch call is cancelled with the connection */
     bool alone = sub_alone(s);
     if (alone)
         xlb_stream_sub_report(s, XLB_CONN_IDLE);

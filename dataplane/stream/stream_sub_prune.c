@@ -34,8 +34,7 @@ void xlb_stream_sub_retire(struct xlb_stream_sub *s)
         if (w->sub_of_slot[s->endpoint_slot] == XLB_STREAM_NONE)
             slot_forget(w, s->endpoint_slot);
     }
-    xlb_stream_health_stop(s); /* its Watch call would keep the connection open */
-    xlb_stream_oob_stop(s);    /* and so would its load reporting call */
+    xlb_stream_subcalls_stop(s); /* its Watch or load reporting call would keep it open */
     if (s->side.h2 == NULL || s->side.done || s->side.tcp == NULL)
         return;
     nghttp2_submit_goaway(s->side.h2, NGHTTP2_FLAG_NONE,

@@ -461,8 +461,7 @@ void xlb_stream_poll(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap)
     xlb_stream_deadline_poll(w);
     xlb_stream_sub_retry(w);
     xlb_stream_eyeballs_poll(w);
-    xlb_stream_health_poll(w);
-    xlb_stream_oob_poll(w);
+    xlb_stream_subcalls_poll(w);
     xlb_stream_queue_poll(w);
     for (int slice = 0; slice < XLB_STREAM_POLL_SLICES; slice++) {
         uint32_t fired = xlb_tcp_poll(w->ep, xlb_stream_now_ms(ctx), XLB_STREAM_TIMERS_PER_SLICE);
