@@ -8,8 +8,11 @@
 #     shows it TRANSIENT_FAILURE; b1 and b3 share the RPCs;
 #   - b2's status turns SERVING: it is READY again and takes RPCs, with no new connection;
 #   - b1's turns NOT_SERVING: b1 gets no more RPCs;
+#   - b2's Watch fails (ends UNAVAILABLE, call after call): b2 is TRANSIENT_FAILURE and gets no
+#     RPC; the call is made again, after gRPC's backoff, on the same connection, and once one
+#     answers SERVING b2 is READY and takes RPCs again;
 #   - each Watch named the cluster's service, and the counters show the watches, the
-#     NOT_SERVING answers and b3's UNIMPLEMENTED.
+#     NOT_SERVING answers, the failed calls and b3's UNIMPLEMENTED.
 # Nothing is timed: each change is awaited (bounded) in xlbctl endpoints. About 15 s.
 . "$(dirname "$0")/lib.sh"
 . "$E2E_SOURCE/tools/lib/grpc_peers.sh"
@@ -77,10 +80,33 @@ read -r s1 s2 s3 <<<"$(spread)"
     fail "with b1 NOT_SERVING, 60 RPCs went b1 $s1, b2 $s2, b3 $s3"
 pass "b1 NOT_SERVING: no more RPCs (b2 $s2, b3 $s3)"
 
+# b2's Watch ends UNAVAILABLE, and so does each new one until the file changes: the first is
+# made again at once (it had answers), the next ones after the backoff (1 s, then 1.6 s...).
+watches_b2=$(grep -c "^watch " "$E2E_DIR/b2.log")
+echo ABORT >"$E2E_DIR/b2.health"
+wait_until 100 0.1 states_are "TRANSIENT_FAILURE TRANSIENT_FAILURE READY" ||
+    fail "b2's Watch failed, but endpoints are '$(states)'"
+watched_again() { [ "$(grep -c "^watch " "$E2E_DIR/b2.log")" -ge $((watches_b2 + 3)) ]; }
+wait_until 100 0.1 watched_again || fail "b2's failed Watch was not made again: $(cat "$E2E_DIR/b2.log")"
+read -r s1 s2 s3 <<<"$(spread)"
+[ "$s1" -eq 0 ] && [ "$s2" -eq 0 ] && [ "$s3" -eq 60 ] ||
+    fail "with b2's Watch failing, 60 RPCs went b1 $s1, b2 $s2, b3 $s3"
+echo SERVING >"$E2E_DIR/b2.health"
+wait_until 100 0.1 states_are "TRANSIENT_FAILURE READY READY" ||
+    fail "b2's Watch answers SERVING again, but endpoints are '$(states)'"
+peers=$(grep "^watch " "$E2E_DIR/b2.log" | awk '{print $3}' | sort -u | wc -l)
+[ "$peers" -eq 1 ] || fail "b2 was watched from $peers connections: $(cat "$E2E_DIR/b2.log")"
+read -r s1 s2 s3 <<<"$(spread)"
+[ "$s1" -eq 0 ] && [ "$s2" -gt 0 ] && [ "$s3" -gt 0 ] ||
+    fail "with b2 SERVING again, 60 RPCs went b1 $s1, b2 $s2, b3 $s3"
+pass "b2's Watch failing: TRANSIENT_FAILURE, no RPC, the call made again on the same connection; SERVING again: RPCs (b2 $s2, b3 $s3)"
+
 watches=$(counter events.stream_health_watches)
 not_serving=$(counter events.stream_health_not_serving)
 unimplemented=$(counter events.stream_health_unimplemented)
-[ "$watches" -ge 3 ] && [ "$not_serving" -ge 2 ] && [ "$unimplemented" -ge 1 ] ||
-    fail "counters: watches $watches, not serving $not_serving, unimplemented $unimplemented"
-pass "counters: $watches watches, $not_serving NOT_SERVING answers, $unimplemented UNIMPLEMENTED (b3)"
+failures=$(counter events.stream_health_watch_failures)
+[ "$watches" -ge 6 ] && [ "$not_serving" -ge 2 ] && [ "$unimplemented" -ge 1 ] &&
+    [ "$failures" -ge 3 ] ||
+    fail "counters: watches $watches, not serving $not_serving, unimplemented $unimplemented, failures $failures"
+pass "counters: $watches watches, $not_serving NOT_SERVING answers, $failures failed calls, $unimplemented UNIMPLEMENTED (b3)"
 e2e_stop_xlbd

@@ -6,9 +6,11 @@
 # `xlbctl endpoints` shows each worker's weights (qps / utilization), `xlbctl simulate` names
 # the policy, and the counters count the reports. Then the same through a second cluster that
 # asks for out-of-band reports (A51: each subchannel's StreamCoreMetrics call, every 0.2 s)
-# from a second grpcio server on each backend host that sends no trailers. Blackout 1 s and
-# update period 0.1 s, so that a few seconds of calls (bounded by count) cover them. Counts
-# come from the backends' own logs; nothing is timed. About 25 s.
+# from a second grpcio server on each backend host that sends no trailers. Last, a third
+# cluster asks the first servers, which do not implement StreamCoreMetrics, for out-of-band
+# reports: each is asked once (UNIMPLEMENTED: not again on that connection) while its RPCs are
+# served. Blackout 1 s and update period 0.1 s, so that a few seconds of calls (bounded by
+# count) cover them. Counts come from the backends' own logs; nothing is timed. About 25 s.
 . "$(dirname "$0")/lib.sh"
 . "$E2E_SOURCE/tools/lib/grpc_peers.sh"
 grpc_require
@@ -17,7 +19,8 @@ topo_create "$E2E_PREFIX" 3
 xlb_write_config
 e2e_edit_config '
 c["xlb"]["vips"] = [{"address": "198.18.0.100", "port": 50051, "target": "xds:///wrr"},
-                    {"address": "198.18.0.100", "port": 50052, "target": "xds:///oob"}]
+                    {"address": "198.18.0.100", "port": 50052, "target": "xds:///oob"},
+                    {"address": "198.18.0.100", "port": 50053, "target": "xds:///nooob"}]
 # Weights are per worker, as per channel in gRPC: with one worker the warm-up channel and the
 # measured one (two client connections) share them.
 c["xlb"]["workers"] = 1
@@ -30,7 +33,8 @@ oob["policies"][0]["typed_extension_config"]["typed_config"].update(
     {"enable_oob_load_report": True, "oob_reporting_period": "0.200s"})
 c["xlb"]["static_resources"] = static_l7(
     [("wrr", {"load_balancing_policy": policy}, [locality("a", (1, 2, 3))]),
-     ("oob", {"load_balancing_policy": oob}, [locality("a", (1, 2, 3), port=50061)])])'
+     ("oob", {"load_balancing_policy": oob}, [locality("a", (1, 2, 3), port=50061)]),
+     ("nooob", {"load_balancing_policy": oob}, [locality("a", (1, 2, 3))])])'
 
 utilize() { # utilize U1 U2 U3: what b1, b2, b3 report from their next call on
     local n=1 u
@@ -124,4 +128,18 @@ done
 calls=$(counter events.stream_orca_oob_calls)
 [ "$calls" -ge 3 ] || fail "stream_orca_oob_calls is $calls"
 pass "WRR from out-of-band reports: $o1 $o2 $o3 of 700 ($calls StreamCoreMetrics calls, every 200 ms)"
+
+# The servers on 50051 answer StreamCoreMetrics UNIMPLEMENTED: over 300 calls spaced 10 ms
+# (past gRPC's first backoff, 1 s), each is asked once and serves every RPC.
+out=$(grpc_client "$E2E_PREFIX-client" --target 198.18.0.100:50053 --count 300 --interval 0.01)
+grpc_expect "$out" 'r["status"] == {"OK": 300}'
+for n in 1 2 3; do
+    asked=$(grpc_rpcs "$E2E_DIR/b$n.log" /xds.service.orca.v3.OpenRcaService/StreamCoreMetrics)
+    [ "$asked" -eq 1 ] || fail "b$n, without the OOB service, was asked $asked times"
+done
+unimplemented=$(counter events.stream_orca_oob_unimplemented)
+failures=$(counter events.stream_orca_oob_call_failures)
+[ "$unimplemented" -eq 3 ] && [ "$failures" -eq 0 ] ||
+    fail "stream_orca_oob_unimplemented is $unimplemented, stream_orca_oob_call_failures $failures"
+pass "OOB service UNIMPLEMENTED: each backend asked once, 300 RPCs OK ($unimplemented unimplemented)"
 e2e_stop_xlbd

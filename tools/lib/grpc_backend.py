@@ -31,7 +31,8 @@ CA FILE signed (mTLS).
 --health-file FILE serves grpc.health.v1.Health/Watch (A17's streaming health check) for any
 service name: the status is the file's first word, SERVING or NOT_SERVING (SERVING while the
 file is absent), sent at once and again whenever the file changes (looked at every 50 ms), until
-the call ends; each call logs "watch SERVICE PEER". Without it the health service is not
+the call ends; ABORT instead ends the call (and any new one at once) with UNAVAILABLE, a Watch
+that fails. Each call logs "watch SERVICE PEER". Without it the health service is not
 served: its calls get UNIMPLEMENTED, as from a server without one.
 
 --orca-utilization U puts an ORCA load report (gRPC A51: an xds.data.orca.v3.OrcaLoadReport,
@@ -166,6 +167,7 @@ class Backend:
 
 
 HEALTH_STATUS = {"SERVING": 1, "NOT_SERVING": 2}  # grpc.health.v1 ServingStatus
+HEALTH_ABORT = "ABORT"  # --health-file's word for a Watch that ends with UNAVAILABLE
 
 
 def health_service_name(request):
@@ -190,7 +192,7 @@ class Health:
                 word = (f.read().split() or ["SERVING"])[0]
         except FileNotFoundError:
             word = "SERVING"
-        return HEALTH_STATUS.get(word, 0)
+        return HEALTH_ABORT if word == HEALTH_ABORT else HEALTH_STATUS.get(word, 0)
 
     def watch(self, request, context):
         say("watch %s %s" % (health_service_name(request) or "(server)", context.peer()))
@@ -198,6 +200,8 @@ class Health:
         deadline = time.monotonic() + 600
         while context.is_active() and time.monotonic() < deadline:
             now = self.status()
+            if now == HEALTH_ABORT:
+                context.abort(grpc.StatusCode.UNAVAILABLE, "health file says ABORT")
             if now != sent:
                 sent = now
                 yield bytes([0x08, now])  # HealthCheckResponse{status}
