@@ -191,7 +191,10 @@ int xlb_control_plane_want_neighbours(struct xlb_control_plane *cp)
         xlb_neighbours_free(&wanted);
         return -1;
     }
-    xlb_neighbours_keep_known(&wanted, &cp->neighbours);
+    if (xlb_neighbours_keep_known(&wanted, &cp->neighbours, xlb_now_ms()) != 0) {
+        xlb_neighbours_free(&wanted);
+        return -1;
+    }
     xlb_neighbours_free(&cp->neighbours);
     cp->neighbours = wanted;
     return 0;

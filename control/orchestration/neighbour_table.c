@@ -26,23 +26,33 @@ static struct xlb_neighbour_state *find(struct xlb_neighbour_table *table,
     return NULL;
 }
 
+/* A free entry at the end of table, grown as needed; NULL when out of memory. */
+static struct xlb_neighbour_state *append(struct xlb_neighbour_table *table)
+{
+    if (table->n == table->capacity) {
+        unsigned capacity = table->capacity ? table->capacity * 2 : 8;
+        void *grown = realloc(table->entries, capacity * sizeof(*table->entries));
+        if (grown == NULL)
+            return NULL;
+        table->entries = grown;
+        table->capacity = capacity;
+    }
+    return &table->entries[table->n++];
+}
+
 int xlb_neighbours_want(struct xlb_neighbour_table *table, const struct xlb_addr *addr,
                         uint16_t port_index, bool is_gateway)
 {
     struct xlb_neighbour_state *existing = find(table, addr, port_index);
     if (existing != NULL) {
         existing->is_gateway |= is_gateway;
+        existing->lingering = false;
         return 0;
     }
-    if (table->n == table->capacity) {
-        unsigned capacity = table->capacity ? table->capacity * 2 : 8;
-        void *grown = realloc(table->entries, capacity * sizeof(*table->entries));
-        if (grown == NULL)
-            return -1;
-        table->entries = grown;
-        table->capacity = capacity;
-    }
-    table->entries[table->n++] = (struct xlb_neighbour_state){
+    struct xlb_neighbour_state *n = append(table);
+    if (n == NULL)
+        return -1;
+    *n = (struct xlb_neighbour_state){
         .addr = *addr,
         .port_index = port_index,
         .is_gateway = is_gateway,
@@ -50,19 +60,32 @@ int xlb_neighbours_want(struct xlb_neighbour_table *table, const struct xlb_addr
     return 0;
 }
 
-void xlb_neighbours_keep_known(struct xlb_neighbour_table *table,
-                               const struct xlb_neighbour_table *known)
+int xlb_neighbours_keep_known(struct xlb_neighbour_table *table,
+                              const struct xlb_neighbour_table *known, uint64_t now_ms)
 {
     table->unsolicited_ignored = known->unsolicited_ignored;
+    unsigned wanted = table->n; /* the entries past these are lingering ones */
     for (unsigned i = 0; i < known->n; i++) {
         const struct xlb_neighbour_state *old = &known->entries[i];
         struct xlb_neighbour_state *n = find(table, &old->addr, old->port_index);
-        if (n != NULL) {
+        if (n != NULL && (unsigned)(n - table->entries) < wanted) {
             bool is_gateway = n->is_gateway;
             *n = *old;
             n->is_gateway = is_gateway;
+            n->lingering = false;
+            continue;
         }
+        if (n != NULL || !old->resolved || now_ms - old->resolved_ms >= XLB_NEIGHBOUR_LINGER_MS)
+            continue;
+        n = append(table);
+        if (n == NULL)
+            return -1;
+        *n = *old;
+        n->lingering = true;
+        n->is_gateway = false;
+        n->solicited_ms = 0;
     }
+    return 0;
 }
 
 bool xlb_neighbours_seen(struct xlb_neighbour_table *table, const struct xlb_msg *msg,
@@ -99,7 +122,7 @@ void xlb_neighbours_solicit_due(struct xlb_neighbour_table *table, struct xlb_sh
 {
     for (unsigned i = 0; i < table->n; i++) {
         struct xlb_neighbour_state *n = &table->entries[i];
-        if (now_ms < n->next_solicit_ms)
+        if (n->lingering || now_ms < n->next_solicit_ms)
             continue;
         struct xlb_msg msg = {
             .type = XLB_MSG_SOLICIT,

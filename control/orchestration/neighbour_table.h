@@ -20,12 +20,19 @@
 /* How long after a solicitation its answer is taken: an ARP reply or neighbour advertisement
  * (or any report) that would create or change an entry is believed only in this window. */
 #define XLB_SOLICIT_ANSWER_MS 3000
+/* How long a resolved neighbour no longer wanted (its endpoint left every cluster) is kept, as
+ * a host's ARP cache keeps it: an endpoint that an EDS update removes and the next one brings
+ * back is reachable at once, instead of waiting for a new answer (which a worker busy with
+ * many other solicitations may send late, and which is believed only within
+ * XLB_SOLICIT_ANSWER_MS). Counted from its last answer; not solicited meanwhile. */
+#define XLB_NEIGHBOUR_LINGER_MS 60000
 
 struct xlb_neighbour_state {
     struct xlb_addr addr;
     uint16_t port_index;
     bool is_gateway;
     bool resolved;
+    bool lingering; /* no longer wanted: kept until resolved_ms + XLB_NEIGHBOUR_LINGER_MS */
     struct rte_ether_addr mac;
     uint64_t resolved_ms;
     uint64_t next_solicit_ms;
@@ -49,9 +56,11 @@ void xlb_neighbours_free(struct xlb_neighbour_table *table);
 int xlb_neighbours_want(struct xlb_neighbour_table *table, const struct xlb_addr *addr,
                         uint16_t port_index, bool is_gateway);
 
-/* Copy what known already learned (MAC, state, timers) into the matching entries of table. */
-void xlb_neighbours_keep_known(struct xlb_neighbour_table *table,
-                               const struct xlb_neighbour_table *known);
+/* Copy what known already learned (MAC, state, timers) into the matching entries of table,
+ * and keep known's other resolved entries, lingering, for XLB_NEIGHBOUR_LINGER_MS after their
+ * last answer; -1 when out of memory (table then holds what it could). */
+int xlb_neighbours_keep_known(struct xlb_neighbour_table *table,
+                              const struct xlb_neighbour_table *known, uint64_t now_ms);
 
 /*
  * Apply a worker's report; true when the snapshot must be rebuilt (new or changed MAC). A MAC
