@@ -30,6 +30,7 @@
     X(SEGS_OUT, segs_out, "segs_out", "segments_sent", NULL, NULL)                                 \
     X(BYTES_IN, bytes_in, "bytes_in", "bytes_received", NULL, NULL)                                \
     X(BYTES_OUT, bytes_out, "bytes_out", "bytes_sent", NULL, NULL)                                 \
+    X(SEGS_IN_PLACE, segs_in_place, "segs_in_place", "segments_sent_in_place", NULL, NULL)         \
     X(RETRANSMITS, retransmits, "retransmits", "retransmits", NULL, NULL)                          \
     X(RTOS, rtos, "rtos", "rtos", NULL, NULL)                                                      \
     X(SYN_RETRANSMITS, syn_retransmits, "syn_retransmits", "syn_retransmits", NULL, NULL)          \

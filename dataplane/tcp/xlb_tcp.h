@@ -95,6 +95,7 @@ struct xlb_tcp_counters {
     uint64_t pool_full;  /* opens refused: no free control block */
     uint64_t bad_cookie; /* ACKs whose SYN cookie did not check */
     uint64_t segs_in, segs_out, bytes_in, bytes_out;
+    uint64_t segs_in_place; /* data segments sent from their send-queue mbuf, not copied */
     uint64_t retransmits, rtos, syn_retransmits;
     struct xlb_tcp_recovery_stats recovery; /* fast retransmits, SACK recoveries, ... */
     uint64_t ooo_queued, ooo_dropped_conn, ooo_dropped_worker, ooo_dropped_slots;
@@ -116,7 +117,8 @@ struct xlb_tcp_counters {
 /*
  * The endpoint of one worker: pool of max_connections control blocks (allocated here, once),
  * timer wheel, counters. pool: the worker's mbuf pool, for headers and indirect data mbufs.
- * now_ms: the worker's millisecond clock (xlb_tcp_clock_ms). NULL on allocation failure.
+ * now_ms: the worker's millisecond clock (xlb_tcp_clock_ms). NULL on allocation failure, or
+ * when the mbufs have no room left for the send queue's dynamic field (rte_errno).
  */
 /* The memory an endpoint of max_connections control blocks takes (xlbd --check). */
 size_t xlb_tcp_endpoint_bytes(uint32_t max_connections);

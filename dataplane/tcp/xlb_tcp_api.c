@@ -31,7 +31,7 @@ int xlb_tcp_write(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rt
     while (m) {
         struct rte_mbuf *next = m->next;
         if (m->data_len)
-            xlb_tcp_mq_push(&c->sndq, m);
+            xlb_tcp_sndq_push(&c->sndq, m);
         else {
             m->next = NULL;
             rte_pktmbuf_free_seg(m);

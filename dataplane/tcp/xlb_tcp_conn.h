@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
 #include "xlb_tcp.h"
 #include "xlb_tcp_options.h"
@@ -28,8 +29,25 @@ struct xlb_tcp_ooo {
     struct rte_mbuf *m;
 };
 
-/* A queue of single-segment mbufs linked by their next pointers, data from off in the head. */
+/* A queue of single-segment mbufs linked by their next pointers, data from off in the head
+ * (the receive queue). */
 struct xlb_tcp_mqueue {
+    struct rte_mbuf *head, *tail;
+    uint32_t bytes, segs;
+    uint32_t *held; /* the endpoint's count of every queue's mbufs (held_segs) */
+};
+
+/* What the send queue keeps in each of its mbufs (a dynamic field, xlb_tcp_sndq.c): the link
+ * to the next one, and where the payload lies, since a segment sent in place moves the mbuf's
+ * own data offset and length onto the packet. */
+struct xlb_tcp_sndq_link {
+    struct rte_mbuf *next;
+    uint16_t off; /* the payload's first byte, from buf_addr */
+    uint16_t len;
+};
+
+/* The send queue: mbufs linked through xlb_tcp_sndq_link, data from snd_head_off in the head. */
+struct xlb_tcp_sndq {
     struct rte_mbuf *head, *tail;
     uint32_t bytes, segs;
     uint32_t *held; /* the endpoint's count of every queue's mbufs (held_segs) */
@@ -39,6 +57,18 @@ struct xlb_tcp_mqueue {
     struct rte_mbuf *cursor;
     uint32_t cursor_pos;
 };
+
+extern int xlb_tcp_sndq_field; /* the dynamic field's offset, set by xlb_tcp_sndq_register */
+
+static inline struct xlb_tcp_sndq_link *xlb_tcp_sndq_link(struct rte_mbuf *m)
+{
+    return RTE_MBUF_DYNFIELD(m, xlb_tcp_sndq_field, struct xlb_tcp_sndq_link *);
+}
+
+static inline const uint8_t *xlb_tcp_sndq_payload(struct rte_mbuf *m)
+{
+    return (const uint8_t *)m->buf_addr + xlb_tcp_sndq_link(m)->off;
+}
 
 enum {
     XLB_TCPF_ACK_NOW = 1u << 0,    /* send an ACK at the next output */
@@ -89,7 +119,7 @@ struct xlb_tcp_conn {
     uint64_t rto_at, delack_at, persist_at, keepalive_at, timewait_at;
     uint64_t tlp_at; /* the tail loss probe's timeout (PTO), before the RTO */
 
-    struct xlb_tcp_mqueue sndq; /* from snd_una (after the SYN) */
+    struct xlb_tcp_sndq sndq;   /* from snd_una (after the SYN) */
     uint32_t snd_head_off;      /* bytes of the send queue's head mbuf already acknowledged */
     struct xlb_tcp_mqueue rcvq; /* in order, not yet consumed */
     struct xlb_tcp_ooo ooo[XLB_TCP_OOO_SLOTS]; /* sorted by seq, not overlapping */
@@ -135,6 +165,16 @@ void xlb_tcp_mq_push(struct xlb_tcp_mqueue *q, struct rte_mbuf *m);
 /* Drop n bytes from the head; off is the head mbuf's consumed bytes (updated). */
 void xlb_tcp_mq_drop(struct xlb_tcp_mqueue *q, uint32_t n, uint32_t *off);
 void xlb_tcp_mq_free(struct xlb_tcp_mqueue *q);
+
+/* xlb_tcp_sndq.c */
+int xlb_tcp_sndq_register(void); /* 0, or -errno when the mbufs have no room for the field */
+void xlb_tcp_sndq_push(struct xlb_tcp_sndq *q, struct rte_mbuf *m);
+/* Drop n acknowledged bytes from the head; off is the head mbuf's acknowledged bytes. */
+void xlb_tcp_sndq_drop(struct xlb_tcp_sndq *q, uint32_t n, uint32_t *off);
+void xlb_tcp_sndq_free(struct xlb_tcp_sndq *q);
+/* The mbuf holding byte off (counted from the head's first byte, acknowledged ones included)
+ * and at, that byte's place in its payload; NULL past the end. Moves the cursor there. */
+struct rte_mbuf *xlb_tcp_sndq_seek(struct xlb_tcp_sndq *q, uint32_t off, uint32_t *at);
 
 /* xlb_tcp_output.c */
 enum { XLB_TCP_SEND_ACK_ONLY = 0 };

@@ -55,6 +55,8 @@ struct xlb_tcp_endpoint *xlb_tcp_endpoint_create(const struct xlb_tcp_config *cf
 {
     if (!cfg->max_connections || cfg->wscale > 14 || !pool)
         return NULL;
+    if (xlb_tcp_sndq_register() != 0)
+        return NULL; /* rte_errno says why: no room left in the mbufs for the queue's field */
     struct xlb_tcp_endpoint *ep = rte_zmalloc("xlb_tcp_endpoint", sizeof(*ep), 0);
     if (!ep)
         return NULL;
@@ -78,7 +80,7 @@ struct xlb_tcp_endpoint *xlb_tcp_endpoint_create(const struct xlb_tcp_config *cf
 
 static void conn_free_buffers(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c)
 {
-    xlb_tcp_mq_free(&c->sndq);
+    xlb_tcp_sndq_free(&c->sndq);
     xlb_tcp_mq_free(&c->rcvq);
     xlb_tcp_reass_free(ep, c);
 }

@@ -188,7 +188,7 @@ static int process_ack(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c,
         uint32_t acked = s->ack - c->snd_una;
         bool fin_acked = (c->flags & XLB_TCPF_FIN_SENT) && xlb_seq_gt(s->ack, c->fin_seq);
         uint32_t data = RTE_MIN(acked - (fin_acked ? 1u : 0u), c->sndq.bytes);
-        xlb_tcp_mq_drop(&c->sndq, data, &c->snd_head_off);
+        xlb_tcp_sndq_drop(&c->sndq, data, &c->snd_head_off);
         c->snd_una = s->ack;
         if (xlb_seq_lt(c->snd_nxt, c->snd_una))
             c->snd_nxt = c->snd_una;

@@ -39,7 +39,7 @@ static uint32_t mbuf_bytes(const struct rte_mbuf *m)
 uint32_t xlb_tcp_conn_memory(const struct xlb_tcp_conn *c)
 {
     uint32_t bytes = xlb_tcp_conn_size();
-    for (const struct rte_mbuf *m = c->sndq.head; m; m = m->next)
+    for (struct rte_mbuf *m = c->sndq.head; m; m = xlb_tcp_sndq_link(m)->next)
         bytes += mbuf_bytes(m);
     for (const struct rte_mbuf *m = c->rcvq.head; m; m = m->next)
         bytes += mbuf_bytes(m);

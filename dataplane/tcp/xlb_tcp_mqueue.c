@@ -1,4 +1,5 @@
-/* Byte queues of single-segment mbufs (send and receive queues): no copy, O(1) push. */
+/* The receive queue: single-segment mbufs linked by next, no copy, O(1) push (the send
+ * queue, whose mbufs also go to the wire, is xlb_tcp_sndq.c). */
 #include "xlb_tcp_conn.h"
 
 void xlb_tcp_mq_push(struct xlb_tcp_mqueue *q, struct rte_mbuf *m)
@@ -31,10 +32,6 @@ void xlb_tcp_mq_drop(struct xlb_tcp_mqueue *q, uint32_t n, uint32_t *off)
         }
         n -= left;
         *off = 0;
-        if (q->cursor == m)
-            q->cursor = NULL;
-        else if (q->cursor)
-            q->cursor_pos -= m->data_len;
         q->head = m->next;
         if (!q->head)
             q->tail = NULL;
@@ -54,7 +51,6 @@ void xlb_tcp_mq_free(struct xlb_tcp_mqueue *q)
         rte_pktmbuf_free_seg(m);
     }
     q->tail = NULL;
-    q->cursor = NULL;
     q->bytes = 0;
     *q->held -= q->segs;
     q->segs = 0;

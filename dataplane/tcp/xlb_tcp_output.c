@@ -107,25 +107,22 @@ static uint32_t data_options(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c
     return n;
 }
 
-/* A packet with c's headers and no payload yet; NULL (counted) when the pool is empty. */
-static struct rte_mbuf *build_headers(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple *t,
-                                      uint32_t seq, uint32_t ack, uint8_t flags, uint16_t win,
-                                      const uint8_t *opts, uint32_t opt_len)
+/* The room a packet of ours leaves before its IP header for the link's (Ethernet, a VLAN tag),
+ * which the layer that sends it prepends. */
+#define LINK_ROOM 32u
+
+static uint32_t ip_header_len(const struct xlb_tcp_tuple *t)
 {
-    struct rte_mbuf *m = rte_pktmbuf_alloc(ep->pool);
-    if (!m) {
-        ep->ctr.no_mbuf++;
-        return NULL;
-    }
-    uint32_t ip_len =
-        t->family == AF_INET ? sizeof(struct rte_ipv4_hdr) : sizeof(struct rte_ipv6_hdr);
+    return t->family == AF_INET ? sizeof(struct rte_ipv4_hdr) : sizeof(struct rte_ipv6_hdr);
+}
+
+/* The TCP header at p (the IP header in front is finish's); m's lengths say where it lies. */
+static void tcp_header(struct rte_mbuf *m, uint8_t *p, const struct xlb_tcp_tuple *t, uint32_t seq,
+                       uint32_t ack, uint8_t flags, uint16_t win, const uint8_t *opts,
+                       uint32_t opt_len)
+{
+    uint32_t ip_len = ip_header_len(t);
     uint32_t tcp_len = sizeof(struct rte_tcp_hdr) + opt_len;
-    uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(ip_len + tcp_len));
-    if (!p) {
-        ep->ctr.no_mbuf++;
-        rte_pktmbuf_free(m);
-        return NULL;
-    }
     m->l3_len = (uint16_t)ip_len;
     m->l4_len = (uint16_t)tcp_len;
     m->hash.usr = 0; /* no connection's: xlb_tcp_tag_of */
@@ -141,6 +138,26 @@ static struct rte_mbuf *build_headers(struct xlb_tcp_endpoint *ep, const struct 
     th->tcp_urp = 0;
     if (opt_len)
         memcpy(th + 1, opts, opt_len);
+}
+
+/* A packet with c's headers and no payload yet; NULL (counted) when the pool is empty. */
+static struct rte_mbuf *build_headers(struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple *t,
+                                      uint32_t seq, uint32_t ack, uint8_t flags, uint16_t win,
+                                      const uint8_t *opts, uint32_t opt_len)
+{
+    struct rte_mbuf *m = rte_pktmbuf_alloc(ep->pool);
+    if (!m) {
+        ep->ctr.no_mbuf++;
+        return NULL;
+    }
+    uint32_t hdr_len = ip_header_len(t) + sizeof(struct rte_tcp_hdr) + opt_len;
+    uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)hdr_len);
+    if (!p) {
+        ep->ctr.no_mbuf++;
+        rte_pktmbuf_free(m);
+        return NULL;
+    }
+    tcp_header(m, p, t, seq, ack, flags, win, opts, opt_len);
     return m;
 }
 
@@ -273,10 +290,11 @@ static void finish(const struct xlb_tcp_endpoint *ep, const struct xlb_tcp_tuple
 static bool add_piece(struct xlb_tcp_endpoint *ep, struct rte_mbuf *hdr, struct rte_mbuf **last,
                       struct rte_mbuf *q, uint32_t at, uint32_t piece, bool copy)
 {
+    const struct xlb_tcp_sndq_link *l = xlb_tcp_sndq_link(q);
     if (copy) {
         /* The header mbuf has no chain yet: the bytes go right behind the headers. */
         char *dst = rte_pktmbuf_append(hdr, (uint16_t)piece);
-        rte_memcpy(dst, rte_pktmbuf_mtod_offset(q, const void *, at), piece);
+        rte_memcpy(dst, xlb_tcp_sndq_payload(q) + at, piece);
         return true;
     }
     struct rte_mbuf *mi = rte_pktmbuf_alloc(ep->pool);
@@ -285,7 +303,7 @@ static bool add_piece(struct xlb_tcp_endpoint *ep, struct rte_mbuf *hdr, struct 
         return false;
     }
     rte_pktmbuf_attach(mi, q);
-    mi->data_off = (uint16_t)(mi->data_off + at);
+    mi->data_off = (uint16_t)(l->off + at);
     mi->data_len = (uint16_t)piece;
     mi->pkt_len = piece;
     (*last)->next = mi;
@@ -296,40 +314,61 @@ static bool add_piece(struct xlb_tcp_endpoint *ep, struct rte_mbuf *hdr, struct 
 }
 
 /*
- * len bytes of the send queue from byte off behind the headers. When they fit in the header
+ * len bytes of the send queue behind the headers, from byte at of its mbuf q (where
+ * xlb_tcp_sndq_seek found the segment's first byte: from the queue's cursor, so that a full
+ * send queue is not walked from its head for every segment). When they fit in the header
  * mbuf's room (a full MSS does in a 2 KiB mbuf) they are copied there: one mbuf a segment
  * instead of one per piece, and no atomic reference count taken on the queued mbufs (attach)
  * and given back (free); copying 1,448 bytes costs less (docs/performance.md, bench_tcp).
- * Larger segments (jumbo MSS) attach the queue's mbufs as indirect ones. The walk to byte off
- * starts at the queue's cursor when that lies before it (new data follows the last segment
- * sent), so a full send queue is not walked from its head for every segment.
+ * Larger segments (jumbo MSS) attach the queue's mbufs as indirect ones.
  */
 static bool add_payload(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *hdr,
-                        uint32_t off, uint32_t len)
+                        struct rte_mbuf *q, uint32_t at, uint32_t len)
 {
-    struct xlb_tcp_mqueue *sq = &c->sndq;
-    struct rte_mbuf *last = hdr, *q = sq->head;
-    uint32_t pos = 0; /* where q's first byte lies, from the head's first byte */
+    struct xlb_tcp_sndq *sq = &c->sndq;
+    struct rte_mbuf *last = hdr;
     bool copy = len <= rte_pktmbuf_tailroom(hdr);
-    off += c->snd_head_off;
-    if (sq->cursor && sq->cursor_pos <= off) {
-        q = sq->cursor;
-        pos = sq->cursor_pos;
-    }
     /* Bounded by the queue's mbufs. */
-    for (; q && off - pos >= q->data_len; q = q->next)
-        pos += q->data_len;
-    for (; q && len; q = q->next) {
-        uint32_t at = off - pos, piece = RTE_MIN(len, (uint32_t)q->data_len - at);
+    while (q && len) {
+        uint32_t qlen = xlb_tcp_sndq_link(q)->len;
+        uint32_t piece = RTE_MIN(len, qlen - at);
         if (!add_piece(ep, hdr, &last, q, at, piece, copy))
             return false;
         len -= piece;
-        off += piece;
-        sq->cursor = q;
-        sq->cursor_pos = pos;
-        pos += q->data_len;
+        if (!len)
+            break;
+        sq->cursor_pos += qlen;
+        q = sq->cursor = xlb_tcp_sndq_link(q)->next;
+        at = 0;
     }
     return len == 0;
+}
+
+/*
+ * A segment of len bytes from byte at of the queued mbuf q, sent in place: when it starts that
+ * mbuf's payload, nothing else holds the mbuf (the wire has given back its last send), and its
+ * headroom takes our headers and the link's, the headers are written there and the mbuf itself
+ * is the packet, the queue keeping a reference. No header mbuf and no copy: the copy was most
+ * of a bulk segment's cost (docs/performance.md, bench_tcp). Anything else is copied (NULL).
+ */
+static struct rte_mbuf *in_place(struct rte_mbuf *q, uint32_t at, uint32_t len, uint32_t hdr_len)
+{
+    if (at != 0 || !RTE_MBUF_DIRECT(q) || rte_mbuf_refcnt_read(q) != 1)
+        return NULL;
+    const struct xlb_tcp_sndq_link *l = xlb_tcp_sndq_link(q);
+    if (len > l->len || l->off < hdr_len + LINK_ROOM)
+        return NULL;
+    rte_mbuf_refcnt_update(q, 1); /* 1 -> 2 is a plain store: the queue's and the packet's */
+    q->data_off = (uint16_t)(l->off - hdr_len);
+    q->data_len = (uint16_t)(hdr_len + len);
+    q->pkt_len = hdr_len + len;
+    q->nb_segs = 1;
+    q->next = NULL;
+    q->ol_flags = 0; /* a received mbuf's RX flags; finish sets the TX ones */
+    q->tx_offload = 0;
+    q->packet_type = 0;
+    q->vlan_tci = 0;
+    return q;
 }
 
 /* Which connection a packet is for, for the caller that routes the output (xlb_tcp_user_of). */
@@ -352,14 +391,29 @@ bool xlb_tcp_send_segment(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, u
 {
     uint8_t opts[XLB_TCP_OPTS_MAX_LEN];
     uint32_t opt_len = data_options(ep, c, opts);
+    uint16_t win = window_field(ep, c);
     flags |= RTE_TCP_ACK_FLAG;
-    struct rte_mbuf *m =
-        build_headers(ep, &c->tuple, seq, c->rcv_nxt, flags, window_field(ep, c), opts, opt_len);
-    if (!m)
-        return false;
-    if (len && !add_payload(ep, c, m, seq - c->snd_una, len)) {
-        rte_pktmbuf_free(m);
-        return false;
+    uint32_t hdr_len = ip_header_len(&c->tuple) + sizeof(struct rte_tcp_hdr) + opt_len;
+    uint32_t at = 0;
+    struct rte_mbuf *q = NULL, *m = NULL;
+    if (len) {
+        q = xlb_tcp_sndq_seek(&c->sndq, seq - c->snd_una + c->snd_head_off, &at);
+        if (!q)
+            return false; /* the caller asked for bytes the queue does not hold */
+        m = in_place(q, at, len, hdr_len);
+    }
+    if (m) {
+        tcp_header(m, rte_pktmbuf_mtod(m, uint8_t *), &c->tuple, seq, c->rcv_nxt, flags, win, opts,
+                   opt_len);
+        ep->ctr.segs_in_place++;
+    } else {
+        m = build_headers(ep, &c->tuple, seq, c->rcv_nxt, flags, win, opts, opt_len);
+        if (!m)
+            return false;
+        if (len && !add_payload(ep, c, m, q, at, len)) {
+            rte_pktmbuf_free(m);
+            return false;
+        }
     }
     stamp(ep, c, m);
     finish(ep, &c->tuple, m);

@@ -83,6 +83,11 @@ for f in v4 v6; do
 done
 [ "$(counter events.relay_connections)" -ge 60 ] || fail "relay_connections: $(counter events.relay_connections)"
 pass "60 connections over IPv4 and IPv6, 64 KiB each echoed intact, spread: $result"
+# Each side's connection writes the other's received segments: they leave as they came, their
+# mbufs sent in place (tcp.md): each side has the same MSS here.
+in_place=$(counter tcp.segs_in_place)
+[ "$in_place" -ge 1 ] || fail "no segment relayed in place (segs_in_place $in_place)"
+pass "relayed segments sent from the mbufs they arrived in ($in_place)"
 
 # Half-close: the client sends and shuts its side; the backend's echo of everything still
 # arrives, then the backend's FIN (the echo server closes when it reads the end).

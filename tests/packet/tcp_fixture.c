@@ -101,9 +101,14 @@ uint8_t tf_pattern(uint32_t i)
 struct rte_mbuf *tf_payload(struct tf *f, uint32_t start, uint32_t len)
 {
     /* A chain of mbufs of at most 1,000 bytes each, as an application builds one. */
+    return tf_payload_pieces(f, start, len, 1000);
+}
+
+struct rte_mbuf *tf_payload_pieces(struct tf *f, uint32_t start, uint32_t len, uint32_t size)
+{
     struct rte_mbuf *head = NULL;
-    for (uint32_t off = 0; off < len || !head; off += 1000) {
-        uint32_t piece = len - off < 1000 ? len - off : 1000;
+    for (uint32_t off = 0; off < len || !head; off += size) {
+        uint32_t piece = len - off < size ? len - off : size;
         struct rte_mbuf *m = rte_pktmbuf_alloc(f->pool);
         assert_non_null(m);
         uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)piece);

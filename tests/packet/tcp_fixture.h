@@ -83,6 +83,8 @@ void tf_advance(struct tf *f, uint64_t ms);
 struct xlb_tcp_conn *tf_passive(struct tf *f, uint32_t irs, bool ts, uint32_t *iss);
 /* Payload mbuf of len bytes of the pattern byte i = (start + i) * 7 + 3. */
 struct rte_mbuf *tf_payload(struct tf *f, uint32_t start, uint32_t len);
+/* The same in mbufs of size bytes each (the last one shorter). */
+struct rte_mbuf *tf_payload_pieces(struct tf *f, uint32_t start, uint32_t len, uint32_t size);
 uint8_t tf_pattern(uint32_t i);
 /* Read (and consume) everything readable into buf; returns the byte count. */
 /* Read and consume all c holds (bounded by its receive queue's mbufs), checking it against the

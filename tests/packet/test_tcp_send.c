@@ -505,6 +505,67 @@ static void test_large_segments_attach(void **state)
     tf_destroy(f);
 }
 
+/* The bytes of segment i sent: its sequence number and payload. */
+static void check_sent(struct tf *f, unsigned i, uint32_t seq, uint32_t off, uint32_t len)
+{
+    struct tf_seg s;
+    tf_tx(f, i, &s);
+    assert_int_equal(s.seq, seq);
+    assert_int_equal(s.len, len);
+    assert_memory_equal(s.data, tf_pattern_bytes(off, len), len);
+}
+
+/* Mbufs of one segment's payload each (as the relay writes what it received) leave as they
+ * are, headers written in their headroom: no copy. A retransmission while the wire still holds
+ * the first copy is copied, leaving that copy untouched; once the wire gave it back, it goes
+ * in place again. Acknowledged while on the wire, an mbuf returns to the pool when the wire
+ * frees it, not before. */
+static void test_segments_sent_in_place(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_clear_tx(f);
+    const uint32_t mss = 1460 - 12;
+    assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload_pieces(f, 0, 3 * mss, mss)), 0);
+    xlb_tcp_flush(f->ep, c);
+    assert_int_equal(f->n_tx, 3);
+    const struct xlb_tcp_counters *ctr = xlb_tcp_counters(f->ep);
+    assert_int_equal(ctr->segs_in_place, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        assert_int_equal(f->tx[i]->nb_segs, 1);
+        check_sent(f, i, iss + 1 + i * mss, i * mss, mss);
+    }
+    /* The first segment times out while the wire still holds all three: copied. */
+    struct rte_mbuf *first = f->tx[0];
+    tf_advance(f, 1000);
+    assert_int_equal(f->n_tx, 4);
+    assert_ptr_not_equal(f->tx[3], first);
+    assert_int_equal(ctr->segs_in_place, 3);
+    check_sent(f, 3, iss + 1, 0, mss);
+    check_sent(f, 0, iss + 1, 0, mss); /* the copy on the wire is as it was */
+    /* The wire is done with them: the next timeout sends the queue's mbuf itself again. */
+    tf_clear_tx(f);
+    tf_advance(f, 2000);
+    assert_int_equal(f->n_tx, 1);
+    assert_int_equal(ctr->segs_in_place, 4);
+    check_sent(f, 0, iss + 1, 0, mss);
+    /* Everything acknowledged while that packet is still on the wire: the queue lets go of its
+     * mbufs; the one on the wire stays taken until the wire frees it. */
+    tf_send(f, c,
+            &(struct tf_out){.seq = 101,
+                             .ack = iss + 1 + 3 * mss,
+                             .flags = ACK,
+                             .win = 1024,
+                             .ts = true,
+                             .tsval = 3000});
+    assert_int_equal(tf_mbufs_in_use(f), f->n_tx);
+    check_sent(f, 0, iss + 1, 0, mss);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -521,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_listing_and_size),
         cmocka_unit_test(test_tx_checksum_offload),
         cmocka_unit_test(test_large_segments_attach),
+        cmocka_unit_test(test_segments_sent_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,7 +16,10 @@
  *     the passive side's ACKs go back in bursts of 32; both sides' timers are polled and the
  *     clock moves 1 ms. Per data segment: the receiver's cycles (input, reading, its ACKs,
  *     timers) and the sender's (write, flush, the ACKs' input and what it sends from them,
- *     timers), against the bare loop of a full-size frame;
+ *     timers), against the bare loop of a full-size frame. The sender's run is made twice,
+ *     interleaved: its application writing 2 KiB mbufs (whose segments are copied into header
+ *     mbufs), and writing mbufs of one segment's payload, 1,448 bytes, as the relay writes the
+ *     segments it received (each sent in place, its headers in its headroom);
  *  2. open and close, 32 connections at a time: connect, SYN answered with a cookie, SYN-ACK,
  *     cookie ACK accepted, the active side's shutdown (FIN), the passive side's FIN input, its
  *     read of the end of stream and shutdown, the active side's input of ACK and FIN (into
@@ -54,6 +57,7 @@
 #define CONN_ROUNDS   256u       /* batches per run: 8,192 connections */
 #define CHAIN_MBUFS   8u         /* a write: 8 mbufs of 2 KiB, as a 16 KiB HTTP/2 frame */
 #define CHAIN_PIECE   2048u
+#define SEGMENT_PIECE 1448u /* or 8 of one full segment's payload, as the relay writes */
 
 #define TARGET_SEG_X_BARE  3.0
 #define TARGET_CONN_CYCLES 3000
@@ -106,14 +110,15 @@ static uint64_t loop_bare(uint32_t len)
 
 /* ---- bulk ---- */
 
-static struct rte_mbuf *spare; /* a chain the send queue refused, written next time */
+static struct rte_mbuf *spare;           /* a chain the send queue refused, written next time */
+static uint32_t piece_len = CHAIN_PIECE; /* the bytes of each mbuf the application writes */
 
 static struct rte_mbuf *make_chain(void)
 {
     struct rte_mbuf *head = NULL;
     for (uint32_t i = 0; i < CHAIN_MBUFS; i++) {
         struct rte_mbuf *m = rte_pktmbuf_alloc(W.pool);
-        if (m == NULL || rte_pktmbuf_append(m, CHAIN_PIECE) == NULL)
+        if (m == NULL || rte_pktmbuf_append(m, (uint16_t)piece_len) == NULL)
             die("mbuf pool empty");
         if (head != NULL && rte_pktmbuf_chain(head, m) != 0)
             die("chain too long");
@@ -153,9 +158,21 @@ static void counts_reset(void)
     memset(&W.to_active, 0, sizeof(W.to_active));
 }
 
-static void bulk_run(struct bulk_cycles *out)
+/* From now on the application writes mbufs of piece bytes. */
+static void write_pieces(uint32_t piece)
+{
+    if (piece != piece_len) {
+        rte_pktmbuf_free(spare);
+        spare = NULL;
+        piece_len = piece;
+    }
+}
+
+/* A bulk run whose application writes mbufs of piece bytes. */
+static void bulk_run(struct bulk_cycles *out, uint32_t piece)
 {
     struct bconn *b = &W.conns[0];
+    write_pieces(piece);
     counts_reset();
     /* Bounded: each round carries at least one segment while the connection lives. */
     for (uint32_t round = 0; W.to_passive.data_segs < BULK_SEGMENTS; round++) {
@@ -381,28 +398,38 @@ int main(int argc, char **argv)
     printf("  (target: <= %d bytes per idle connection)\n\n", TARGET_IDLE_BYTES);
 
     uint64_t bare_full[RUNS], bare_ack[RUNS], send[RUNS], receive[RUNS], active[RUNS],
-        passive[RUNS];
+        passive[RUNS], send_in_place[RUNS];
     uint64_t segs = 0, bytes = 0, acks = 0, conns = (uint64_t)CONN_BATCH * CONN_ROUNDS;
     struct conn_cycles steps[RUNS];
     struct bulk_cycles bc;
     /* Warm-up: one of each, not counted (the bulk one also opens the congestion window). */
     loop_bare(FULL_FRAME);
-    bulk_run(&bc);
+    bulk_run(&bc, CHAIN_PIECE);
+    bulk_run(&bc, SEGMENT_PIECE);
     const struct xlb_tcp_counters *sc = xlb_tcp_counters(W.active.ep);
     uint64_t retransmits = sc->retransmits;
+    uint64_t in_place[2] = {0, 0}, in_place_segs = 0; /* [0]: 2 KiB mbufs, [1]: a segment's */
     for (int r = 0; r < RUNS; r++) {
         bare_full[r] = loop_bare(FULL_FRAME);
         bare_ack[r] = loop_bare(ACK_FRAME);
-        bulk_run(&bc);
+        uint64_t in_place_at = sc->segs_in_place;
+        bulk_run(&bc, CHAIN_PIECE);
+        in_place[0] += sc->segs_in_place - in_place_at;
         /* A run ends at the burst that passes BULK_SEGMENTS: scaled to exactly that many. */
         send[r] = bc.send * BULK_SEGMENTS / bc.segs;
         receive[r] = bc.receive * BULK_SEGMENTS / bc.segs;
         segs += bc.segs;
         bytes += bc.bytes;
         acks += bc.acks;
+        in_place_at = sc->segs_in_place;
+        bulk_run(&bc, SEGMENT_PIECE);
+        send_in_place[r] = bc.send * BULK_SEGMENTS / bc.segs;
+        in_place_segs += bc.segs;
+        in_place[1] += sc->segs_in_place - in_place_at;
     }
     if (sc->retransmits != retransmits || W.lost != 0)
         die("segments were retransmitted or lost in the bulk runs");
+    write_pieces(CHAIN_PIECE); /* the busy sender's queue: 2 KiB mbufs, as before */
     memory_busy();
     xlb_tcp_abort(W.passive.ep, W.conns[0].passive);
     xlb_tcp_abort(W.active.ep, W.conns[0].active);
@@ -425,9 +452,15 @@ int main(int argc, char **argv)
     snprintf(target, sizeof(target), "<= %.1f x bare", TARGET_SEG_X_BARE);
     print_row("bulk receive, per data segment", receive, BULK_SEGMENTS, full, target);
     print_row("bulk send, per data segment", send, BULK_SEGMENTS, full, target);
+    print_row("bulk send, one segment per mbuf written", send_in_place, BULK_SEGMENTS, full,
+              target);
     printf("%-40s %.1f bytes per segment, %.2f ACKs per segment, %llu window updates in all\n",
            "  (bulk)", (double)bytes / (double)segs, (double)acks / (double)segs,
            (unsigned long long)xlb_tcp_counters(W.passive.ep)->window_updates);
+    printf("%-40s %.1f %% of the segments sent in place writing 2 KiB mbufs, %.1f %% writing "
+           "one segment's payload per mbuf\n",
+           "  (send)", 100.0 * (double)in_place[0] / (double)segs,
+           100.0 * (double)in_place[1] / (double)in_place_segs);
     snprintf(target, sizeof(target), "<= %d", TARGET_CONN_CYCLES);
     print_row("passive open+close, per connection", passive, conns, ack, target);
     print_row("active open+close, per connection", active, conns, ack, target);
