@@ -193,6 +193,15 @@ int xlb_tcp_receive(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct 
  * Nothing is sent until xlb_tcp_flush (Nagle off: each flush sends what the window allows).
  */
 int xlb_tcp_write(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *m);
+/*
+ * Queue a copy of n bytes for sending, for a writer whose bytes are not in mbufs (an HTTP/2
+ * session's output): they fill the queue's last mbuf while it is unsent, then new mbufs of the
+ * worker's pool of one segment's payload each, so that each segment is sent in place (no
+ * second copy). All or nothing: 0, -EAGAIN and -EPIPE as xlb_tcp_write, -ENOBUFS when the
+ * pool has too few mbufs (counted no_mbuf).
+ */
+int xlb_tcp_write_copy(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, const void *data,
+                       uint32_t n);
 /* The congestion controller of one connection instead of the endpoint's; before its first
  * write (from on_connected for an accepted connection, after xlb_tcp_connect otherwise). */
 void xlb_tcp_set_cc(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, enum xlb_tcp_cc_kind cc);

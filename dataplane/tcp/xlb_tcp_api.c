@@ -1,6 +1,7 @@
 /* What the layers above call: write, flush, peek and consume, shutdown, abort, and the PMTU
  * entry point. */
 #include <errno.h>
+#include <string.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -37,6 +38,66 @@ int xlb_tcp_write(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rt
             rte_pktmbuf_free_seg(m);
         }
         m = next;
+    }
+    return 0;
+}
+
+/* The payload of the mbufs xlb_tcp_write_copy fills: one segment's, so that each segment can
+ * be sent in place; not below MIN_COPY_PIECE (a tiny MSS would take an mbuf per few bytes). */
+#define MIN_COPY_PIECE 512u
+
+/* n bytes in new mbufs of at most piece bytes each, as a chain; NULL when the pool has too
+ * few (none taken). Bounded by n / piece mbufs. */
+static struct rte_mbuf *copy_into_chain(struct rte_mempool *pool, const uint8_t *data, uint32_t n,
+                                        uint32_t piece)
+{
+    struct rte_mbuf *head = NULL, *tail = NULL;
+    while (n) {
+        struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+        if (!m) {
+            rte_pktmbuf_free(head);
+            return NULL;
+        }
+        uint32_t len = RTE_MIN(n, RTE_MIN(piece, (uint32_t)rte_pktmbuf_tailroom(m)));
+        memcpy(rte_pktmbuf_append(m, (uint16_t)len), data, len);
+        if (tail)
+            tail->next = m;
+        else
+            head = m;
+        tail = m;
+        data += len;
+        n -= len;
+    }
+    return head;
+}
+
+int xlb_tcp_write_copy(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, const void *data,
+                       uint32_t n)
+{
+    if (!can_queue(c))
+        return -EPIPE;
+    if (c->sndq.bytes && c->sndq.bytes + n > ep->cfg.snd_buf) {
+        c->flags |= XLB_TCPF_WANT_WRITE;
+        return -EAGAIN;
+    }
+    uint32_t piece = RTE_MAX((uint32_t)c->mss, MIN_COPY_PIECE);
+    uint32_t unsent = c->sndq.bytes - (c->snd_max - c->snd_una);
+    if (c->state == XLB_TCP_SYN_SENT || c->state == XLB_TCP_SYN_RECEIVED)
+        unsent = c->sndq.bytes; /* snd_max counts the SYN: no data went yet */
+    uint32_t top = RTE_MIN(n, xlb_tcp_sndq_tail_room(&c->sndq, unsent, piece));
+    const uint8_t *bytes = data;
+    /* The new mbufs first: all or nothing. */
+    struct rte_mbuf *chain = copy_into_chain(ep->pool, bytes + top, n - top, piece);
+    if (!chain && n > top) {
+        ep->ctr.no_mbuf++;
+        return -ENOBUFS;
+    }
+    if (top)
+        xlb_tcp_sndq_append_tail(&c->sndq, bytes, top);
+    while (chain) {
+        struct rte_mbuf *next = chain->next;
+        xlb_tcp_sndq_push(&c->sndq, chain);
+        chain = next;
     }
     return 0;
 }

@@ -175,6 +175,12 @@ void xlb_tcp_sndq_free(struct xlb_tcp_sndq *q);
 /* The mbuf holding byte off (counted from the head's first byte, acknowledged ones included)
  * and at, that byte's place in its payload; NULL past the end. Moves the cursor there. */
 struct rte_mbuf *xlb_tcp_sndq_seek(struct xlb_tcp_sndq *q, uint32_t off, uint32_t *at);
+/* Bytes that may still be appended to the queue's last mbuf so that it holds at most piece
+ * bytes: 0 unless none of it was sent (unsent: the queue's bytes not sent yet) and nothing
+ * else holds it. */
+uint32_t xlb_tcp_sndq_tail_room(struct xlb_tcp_sndq *q, uint32_t unsent, uint32_t piece);
+/* Append n bytes (n <= xlb_tcp_sndq_tail_room) to the queue's last mbuf. */
+void xlb_tcp_sndq_append_tail(struct xlb_tcp_sndq *q, const void *data, uint32_t n);
 
 /* xlb_tcp_output.c */
 enum { XLB_TCP_SEND_ACK_ONLY = 0 };

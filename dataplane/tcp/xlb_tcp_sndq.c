@@ -5,6 +5,8 @@
  * written into its headroom (xlb_tcp_output.c): while it is on the wire its next pointer must
  * be NULL and its data fields describe the packet, not the queued bytes.
  */
+#include <string.h>
+
 #include <rte_errno.h>
 
 #include "xlb_tcp_conn.h"
@@ -117,4 +119,25 @@ struct rte_mbuf *xlb_tcp_sndq_seek(struct xlb_tcp_sndq *q, uint32_t off, uint32_
     q->cursor_pos = pos;
     *at = off - pos;
     return m;
+}
+
+uint32_t xlb_tcp_sndq_tail_room(struct xlb_tcp_sndq *q, uint32_t unsent, uint32_t piece)
+{
+    struct rte_mbuf *m = q->tail;
+    if (!m)
+        return 0;
+    const struct xlb_tcp_sndq_link *l = xlb_tcp_sndq_link(m);
+    /* Sent, even in part, its bytes are fixed (the peer may have them); on the wire, or held by
+     * anyone else, it may not be written. Unsent, its data fields are still the payload's. */
+    if (unsent < l->len || !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || l->len >= piece)
+        return 0;
+    return RTE_MIN(piece - l->len, (uint32_t)rte_pktmbuf_tailroom(m));
+}
+
+void xlb_tcp_sndq_append_tail(struct xlb_tcp_sndq *q, const void *data, uint32_t n)
+{
+    struct rte_mbuf *m = q->tail;
+    memcpy(rte_pktmbuf_append(m, (uint16_t)n), data, n);
+    xlb_tcp_sndq_link(m)->len = m->data_len;
+    q->bytes += n;
 }

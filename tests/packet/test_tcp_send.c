@@ -566,6 +566,62 @@ static void test_segments_sent_in_place(void **state)
     tf_destroy(f);
 }
 
+static uint32_t send_queue_bytes(struct xlb_tcp_conn *c)
+{
+    struct xlb_tcp_conn_info info;
+    xlb_tcp_conn_info(c, &info);
+    return info.snd_queue;
+}
+
+/* Bytes written by copy (an HTTP/2 session's output) fill mbufs of one segment's payload,
+ * topping up the last one while it is unsent: small writes share an mbuf, and every segment
+ * goes in place, bytes intact. A write after the last mbuf went starts a new one. Refused
+ * writes take nothing: the send buffer full (-EAGAIN), the pool empty (-ENOBUFS). */
+static void test_write_copy_fills_segments(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    uint32_t iss;
+    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
+    tf_clear_tx(f);
+    const uint32_t mss = 1460 - 12;
+    static uint8_t bytes[6000]; /* tf_pattern_bytes' buffer is reused by check_sent */
+    memcpy(bytes, tf_pattern_bytes(0, sizeof(bytes)), sizeof(bytes));
+    assert_int_equal(xlb_tcp_write_copy(f->ep, c, bytes, 100), 0);
+    assert_int_equal(xlb_tcp_write_copy(f->ep, c, bytes + 100, 4900), 0);
+    xlb_tcp_flush(f->ep, c);
+    assert_int_equal(f->n_tx, 4); /* 1,448 x 3 + 656 */
+    const struct xlb_tcp_counters *ctr = xlb_tcp_counters(f->ep);
+    assert_int_equal(ctr->segs_in_place, 4);
+    for (unsigned i = 0; i < 3; i++)
+        check_sent(f, i, iss + 1 + i * mss, i * mss, mss);
+    check_sent(f, 3, iss + 1 + 3 * mss, 3 * mss, 5000 - 3 * mss);
+    /* The last mbuf was sent: the next bytes start another, also sent in place. */
+    assert_int_equal(xlb_tcp_write_copy(f->ep, c, bytes + 5000, 1000), 0);
+    xlb_tcp_flush(f->ep, c);
+    assert_int_equal(f->n_tx, 5);
+    assert_int_equal(ctr->segs_in_place, 5);
+    check_sent(f, 4, iss + 1 + 5000, 5000, 1000);
+    /* The pool empty: refused, nothing queued. */
+    struct rte_mbuf *taken[4096];
+    unsigned n_taken = 0;
+    while (n_taken < 4096 && (taken[n_taken] = rte_pktmbuf_alloc(f->pool)) != NULL)
+        n_taken++;
+    assert_int_equal(xlb_tcp_write_copy(f->ep, c, bytes, 3000), -ENOBUFS);
+    assert_int_equal(send_queue_bytes(c), 6000);
+    for (unsigned i = 0; i < n_taken; i++)
+        rte_pktmbuf_free(taken[i]);
+    /* The send buffer full: refused, nothing queued. */
+    uint32_t queued = 6000;
+    int r;
+    for (int i = 0; i < 1000 && (r = xlb_tcp_write_copy(f->ep, c, bytes, 6000)) == 0; i++)
+        queued += 6000;
+    assert_int_equal(r, -EAGAIN);
+    assert_int_equal(send_queue_bytes(c), queued);
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -583,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_tx_checksum_offload),
         cmocka_unit_test(test_large_segments_attach),
         cmocka_unit_test(test_segments_sent_in_place),
+        cmocka_unit_test(test_write_copy_fills_segments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

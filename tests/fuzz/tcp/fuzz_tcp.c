@@ -8,7 +8,10 @@
  *
  * Operation byte (low 3 bits): 0-3 a segment (10 more bytes: seq offset, ack offset, flags,
  * window, payload length, options selector), 4 clock step (1 byte: ms * 16), 5 write (1 byte:
- * length * 64), 6 read (consume half), 7 shutdown or, with bit 3, abort and reconnect.
+ * length * 64; with bit 3, bytes by xlb_tcp_write_copy instead of an mbuf), 6 read (consume
+ * half), 7 shutdown or, with bit 3, abort and reconnect. With bit 5 the wire keeps what was
+ * sent (as a NIC's ring slow to give it back) until an operation without it or half of the tx
+ * array, so that segments sent in place are still held when retransmissions and ACKs come.
  */
 #include <netinet/in.h>
 #include <stdint.h>
@@ -210,6 +213,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         case 5: {
             uint32_t len = (uint32_t)(at < size ? data[at++] : 1) * 64 % 2000 + 1;
+            if (op & 8) {
+                static const uint8_t bytes[2000];
+                if (xlb_tcp_write_copy(ep, conn, bytes, len) == 0)
+                    xlb_tcp_flush(ep, conn);
+                break;
+            }
             struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
             if (m && rte_pktmbuf_append(m, (uint16_t)len)) {
                 if (xlb_tcp_write(ep, conn, m) != 0)
@@ -237,7 +246,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         check(ep);
-        drain_tx();
+        if (!(op & 0x20) || n_tx > TX_MAX / 2)
+            drain_tx();
     }
     if (conn)
         xlb_tcp_abort(ep, conn);
