@@ -1,13 +1,14 @@
 /*
  * A client connection's HTTP/2: an nghttp2 server session fed with the bytes xlb's TCP has
- * received in order (zero-copy, xlb_tcp_peek) and whose output is copied into mbufs of the
- * worker's pool and written as far as the TCP send queue has room. What does not fit waits in
- * the session's own buffer (pending) and nothing more is taken from the session until it has
- * gone: on_writable resumes. The session never updates windows on its own
- * (NGHTTP2_OPT_NO_AUTO_WINDOW_UPDATE): a request's DATA is acknowledged only once it has been
- * taken, so flow control follows what xlb can pass on. On a TLS VIP the bytes pass through
- * the connection's TLS both ways (stream_tls.c).
+ * received in order (zero-copy, xlb_tcp_peek) and whose output is copied into the TCP send
+ * queue (xlb_tcp_write_copy, in mbufs of a segment's payload that go to the wire in place) as
+ * far as it has room. What it refuses waits in mbufs of the side's own (pending) and nothing
+ * more is taken from the session until it has gone: on_writable resumes. The session never updates
+ * windows on its own (NGHTTP2_OPT_NO_AUTO_WINDOW_UPDATE): a request's DATA is acknowledged only
+ * once it has been taken, so flow control follows what xlb can pass on. On a TLS VIP the bytes pass
+ * through the connection's TLS both ways (stream_tls.c).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "stream_conn.h"
@@ -96,16 +97,32 @@ static bool write_pending(struct xlb_stream_side *d)
 /* CHUNK_LAST: taken, and the session failed after it (counted): nothing more this pump. */
 enum chunk { CHUNK_TAKEN, CHUNK_LAST, CHUNK_NONE, CHUNK_NO_MBUFS };
 
-/* Cleartext: the frames the session has next (nghttp2 gives one a call: an RPC's HEADERS, DATA
- * and trailers, WINDOW_UPDATEs) join the chunk taken, up to XLB_STREAM_GATHER_BYTES and while
- * the send queue has room for one more chunk after them: one mbuf and one send-queue entry
- * for them all, not one of each per frame (and one payload mbuf per segment sent). */
-static enum chunk gather(struct xlb_stream_side *d)
+/* A frame of the session's output (valid only until its next call) into the send queue,
+ * copied into mbufs of a segment's payload each (xlb_tcp_write_copy: its segments go in place);
+ * into d->pending, as TLS records do, when the queue refuses it or bytes already wait there. */
+static enum chunk put_frame(struct xlb_stream_side *d, const uint8_t *data, uint32_t n)
 {
     struct xlb_stream_worker *w = d->w;
-    uint32_t space = xlb_tcp_send_space(w->ep, d->tcp, 0);
-    while (d->pending->pkt_len < XLB_STREAM_GATHER_BYTES &&
-           d->pending->pkt_len + XLB_STREAM_CHUNK_ROOM <= space) {
+    if (d->pending == NULL) {
+        int r = xlb_tcp_write_copy(w->ep, d->tcp, data, n);
+        if (r == 0)
+            return CHUNK_TAKEN;
+        if (r == -ENOBUFS)
+            return CHUNK_NO_MBUFS;
+    }
+    d->pending = copy_to_mbufs(w->ctx->pool, d->pending, data, n);
+    return d->pending != NULL ? CHUNK_TAKEN : CHUNK_NO_MBUFS;
+}
+
+/* Cleartext: the frames the session has next (nghttp2 gives one a call: an RPC's HEADERS, DATA
+ * and trailers, WINDOW_UPDATEs) follow the first, up to XLB_STREAM_GATHER_BYTES in all and
+ * while the send queue has room for one more chunk: the small ones fill the same mbuf of the
+ * send queue, not one each. */
+static enum chunk gather(struct xlb_stream_side *d, uint32_t taken)
+{
+    struct xlb_stream_worker *w = d->w;
+    while (taken < XLB_STREAM_GATHER_BYTES &&
+           xlb_tcp_send_space(w->ep, d->tcp, 0) >= XLB_STREAM_CHUNK_ROOM) {
         const uint8_t *data;
         ssize_t n = nghttp2_session_mem_send(d->h2, &data);
         if (n < 0) {
@@ -114,17 +131,18 @@ static enum chunk gather(struct xlb_stream_side *d)
         }
         if (n == 0)
             break;
-        d->pending = copy_to_mbufs(w->ctx->pool, d->pending, data, (uint32_t)n);
-        if (d->pending == NULL)
-            return CHUNK_NO_MBUFS;
+        enum chunk got = put_frame(d, data, (uint32_t)n);
+        if (got != CHUNK_TAKEN)
+            return got;
+        taken += (uint32_t)n;
     }
     return CHUNK_TAKEN;
 }
 
-/* The next bytes for the peer into d->pending: on TLS, what the glue holds first (handshake
- * records, an alert, close_notify), and nothing of the session before the handshake is done;
- * then a chunk of the session's output, copied (or sealed) at once: the session's buffer is
- * valid only until its next call. */
+/* The next bytes for the peer: on TLS, what the glue holds first (handshake records, an alert,
+ * close_notify), and nothing of the session before the handshake is done; then a chunk of the
+ * session's output, copied (or sealed) at once: the session's buffer is valid only until its
+ * next call. */
 static enum chunk next_chunk(struct xlb_stream_side *d, struct xlb_tls_conn *t)
 {
     struct xlb_stream_worker *w = d->w;
@@ -145,8 +163,8 @@ static enum chunk next_chunk(struct xlb_stream_side *d, struct xlb_tls_conn *t)
         d->pending = xlb_stream_tls_seal(d, data, (uint32_t)n);
         return d->pending != NULL ? CHUNK_TAKEN : CHUNK_NO_MBUFS;
     }
-    d->pending = copy_to_mbufs(w->ctx->pool, NULL, data, (uint32_t)n);
-    return d->pending != NULL ? gather(d) : CHUNK_NO_MBUFS;
+    enum chunk got = put_frame(d, data, (uint32_t)n);
+    return got == CHUNK_TAKEN ? gather(d, (uint32_t)n) : got;
 }
 
 /* The peer's bytes, a chunk at a time, each taken only while the send queue has room for it. */

@@ -112,6 +112,13 @@ for i in 1 2 3; do
 done
 echo "# $RPCS bulk RPCs (256 KiB each way) over 1 % loss: $(grpc_field "$out" 'r["elapsed_s"]') s, $lost segments dropped"
 pass "one channel, $RPCS Bulk RPCs of 256 KiB each way over 1 % loss: all intact ($lost segments dropped), spread $spread"
+if [ "$MODE" = stream ]; then
+    # The sessions' output is copied into the send queues in mbufs of a segment's payload
+    # (xlb_tcp_write_copy), which leave in place, retransmissions included (tcp.md).
+    in_place=$(counter tcp.segs_in_place)
+    [ "$in_place" -ge 1 ] || fail "no segment sent in place (segs_in_place $in_place)"
+    pass "the bulk RPCs' segments sent from their send-queue mbufs ($in_place)"
+fi
 
 # ---- a client that stops reading ----
 rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$XLBD_PID/status"; }
