@@ -505,6 +505,16 @@ static void test_large_segments_attach(void **state)
     tf_destroy(f);
 }
 
+/* An IPv4 connection accepted from a peer with timestamps (MSS 1,460: 1,448 bytes a segment),
+ * its handshake's output cleared. */
+static struct xlb_tcp_conn *accepted_with_timestamps(struct tf **f, uint32_t *iss)
+{
+    *f = tf_create(AF_INET, NULL);
+    struct xlb_tcp_conn *c = tf_passive(*f, 100, true, iss);
+    tf_clear_tx(*f);
+    return c;
+}
+
 /* The bytes of segment i sent: its sequence number and payload. */
 static void check_sent(struct tf *f, unsigned i, uint32_t seq, uint32_t off, uint32_t len)
 {
@@ -523,10 +533,9 @@ static void check_sent(struct tf *f, unsigned i, uint32_t seq, uint32_t off, uin
 static void test_segments_sent_in_place(void **state)
 {
     (void)state;
-    struct tf *f = tf_create(AF_INET, NULL);
     uint32_t iss;
-    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
-    tf_clear_tx(f);
+    struct tf *f = NULL;
+    struct xlb_tcp_conn *c = accepted_with_timestamps(&f, &iss);
     const uint32_t mss = 1460 - 12;
     assert_int_equal(xlb_tcp_write(f->ep, c, tf_payload_pieces(f, 0, 3 * mss, mss)), 0);
     xlb_tcp_flush(f->ep, c);
@@ -580,10 +589,9 @@ static uint32_t send_queue_bytes(struct xlb_tcp_conn *c)
 static void test_write_copy_fills_segments(void **state)
 {
     (void)state;
-    struct tf *f = tf_create(AF_INET, NULL);
     uint32_t iss;
-    struct xlb_tcp_conn *c = tf_passive(f, 100, true, &iss);
-    tf_clear_tx(f);
+    struct tf *f = NULL;
+    struct xlb_tcp_conn *c = accepted_with_timestamps(&f, &iss);
     const uint32_t mss = 1460 - 12;
     static uint8_t bytes[6000]; /* tf_pattern_bytes' buffer is reused by check_sent */
     memcpy(bytes, tf_pattern_bytes(0, sizeof(bytes)), sizeof(bytes));
