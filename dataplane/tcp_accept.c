@@ -16,7 +16,7 @@ void xlb_accept_cookie_keys(const struct xlb_burst_ctx *ctx, struct xlb_syn_cook
 }
 
 bool xlb_accept_cookie_valid(const struct xlb_burst_ctx *ctx, const struct rte_tcp_hdr *tcp,
-                             const struct xlb_flow_key *key)
+                             uint32_t payload_len, const struct xlb_flow_key *key)
 {
     struct xlb_tcp_opts o;
     if (xlb_tcp_options_parse((const uint8_t *)(tcp + 1), xlb_tcp_options_len(tcp), &o) != 0)
@@ -28,9 +28,10 @@ bool xlb_accept_cookie_valid(const struct xlb_burst_ctx *ctx, const struct rte_t
     memcpy(t.vip, key->dst, 16);
     xlb_accept_cookie_keys(ctx, &keys);
     struct xlb_syn_cookie_opts opts;
-    return xlb_syn_cookie_check(&keys, &t, rte_be_to_cpu_32(tcp->sent_seq),
-                                rte_be_to_cpu_32(tcp->recv_ack), o.has_ts, o.tsecr,
-                                xlb_accept_now_ms(ctx), &opts) == 0;
+    uint32_t client_isn;
+    return xlb_syn_cookie_check_flight(&keys, &t, rte_be_to_cpu_32(tcp->sent_seq), payload_len,
+                                       rte_be_to_cpu_32(tcp->recv_ack), o.has_ts, o.tsecr,
+                                       xlb_accept_now_ms(ctx), &client_isn, &opts) == 0;
 }
 
 struct rte_mbuf *xlb_accept_ip_packet(struct xlb_frame *frame)

@@ -17,9 +17,11 @@
 
 uint64_t xlb_accept_now_ms(const struct xlb_burst_ctx *ctx);
 void xlb_accept_cookie_keys(const struct xlb_burst_ctx *ctx, struct xlb_syn_cookie_keys *k);
-/* Whether the client's ACK returns a SYN cookie of this worker for its connection. */
+/* Whether the client's ACK returns a SYN cookie of this worker for its connection: the
+ * handshake's ACK, or a later segment of payload_len bytes of the client's first flight when
+ * that ACK and the segments before were lost (xlb_syn_cookie_check_flight). */
 bool xlb_accept_cookie_valid(const struct xlb_burst_ctx *ctx, const struct rte_tcp_hdr *tcp,
-                             const struct xlb_flow_key *key);
+                             uint32_t payload_len, const struct xlb_flow_key *key);
 /* The segment without its Ethernet header. */
 struct rte_mbuf *xlb_accept_ip_packet(struct xlb_frame *frame);
 void xlb_accept_mss_limit(struct xlb_tcp_endpoint *ep, const struct xlb_snapshot *snap,

@@ -93,7 +93,7 @@ static xlb_verdict dispatch(struct xlb_burst_ctx *ctx, const struct xlb_snapshot
     const struct xlb_vip_view *vip = xlb_flow_vip_of(snap, key);
     xlb_verdict verdict;
     if (vip != NULL && vip->l7 && vip->stream)
-        verdict = xlb_stream_no_flow(ctx, snap, frame, p, key, vip);
+        verdict = xlb_stream_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
     else if (vip != NULL && vip->l7)
         verdict = xlb_l7_no_flow(ctx, snap, frame, p, tcp_len, key, vip);
     else if (vip != NULL && vip->terminate)

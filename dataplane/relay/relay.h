@@ -31,7 +31,8 @@ struct xlb_tcp_endpoint *xlb_relay_endpoint(struct xlb_relay_worker *w);
 void xlb_relay_use(const struct xlb_relay_worker *w, uint32_t *in_use, uint32_t *capacity);
 
 /* A client segment to a terminate VIP with no flow: a SYN is answered with a SYN cookie, the
- * ACK returning one opens both connections; anything else XLB_DROP_TCP_NO_FLOW (a RST). */
+ * ACK returning one (or a later segment of the client's first flight, xlb_accept_cookie_valid)
+ * opens both connections; anything else XLB_DROP_TCP_NO_FLOW (a RST). */
 xlb_verdict xlb_relay_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
                               struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                               const struct xlb_flow_key *key, const struct xlb_vip_view *vip);

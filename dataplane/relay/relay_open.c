@@ -169,7 +169,6 @@ xlb_verdict xlb_relay_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
                               const struct xlb_flow_key *key, const struct xlb_vip_view *vip)
 {
     struct xlb_relay_worker *w = ctx->relay;
-    (void)tcp_len;
     if (w == NULL || vip->lb == NULL)
         return XLB_DROP_TCP_NO_SERVICE;
     uint8_t flags = p->tcp->tcp_flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG);
@@ -177,7 +176,7 @@ xlb_verdict xlb_relay_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapsh
         return answer_syn(w, ctx, snap, frame, p);
     if (flags != RTE_TCP_ACK_FLAG)
         return XLB_DROP_TCP_NO_FLOW;
-    if (!xlb_accept_cookie_valid(ctx, p->tcp, key)) {
+    if (!xlb_accept_cookie_valid(ctx, p->tcp, xlb_tcp_payload_len(p->tcp, tcp_len), key)) {
         ctx->stats->events[XLB_EVENT_RELAY_BAD_COOKIES]++;
         return XLB_DROP_TCP_NO_FLOW; /* answered with a RST, as Linux answers a bad cookie */
     }

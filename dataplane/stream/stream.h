@@ -83,10 +83,12 @@ uint32_t xlb_stream_heap_in_use(const struct xlb_stream_worker *w);
 uint32_t xlb_stream_heap_committed(const struct xlb_stream_worker *w);
 uint32_t xlb_stream_rpc_size(void);
 
-/* A client segment to a stream VIP with no flow: a SYN is answered with a SYN cookie, the
- * ACK returning one opens the client connection; anything else XLB_DROP_TCP_NO_FLOW (a RST). */
+/* A client segment (tcp_len bytes, header included) to a stream VIP with no flow: a SYN is
+ * answered with a SYN cookie, the ACK returning one (or a later segment of the client's first
+ * flight, xlb_accept_cookie_valid) opens the client connection; anything else
+ * XLB_DROP_TCP_NO_FLOW (a RST). */
 xlb_verdict xlb_stream_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                               struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                               struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                                const struct xlb_flow_key *key, const struct xlb_vip_view *vip);
 /* A segment of a client connection. */
 xlb_verdict xlb_stream_from_client(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,

@@ -117,7 +117,7 @@ static xlb_verdict open_conn(struct xlb_stream_worker *w, struct xlb_burst_ctx *
 }
 
 xlb_verdict xlb_stream_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snapshot *snap,
-                               struct xlb_frame *frame, struct xlb_tcp_packet *p,
+                               struct xlb_frame *frame, struct xlb_tcp_packet *p, uint32_t tcp_len,
                                const struct xlb_flow_key *key, const struct xlb_vip_view *vip)
 {
     struct xlb_stream_worker *w = ctx->stream;
@@ -128,7 +128,7 @@ xlb_verdict xlb_stream_no_flow(struct xlb_burst_ctx *ctx, const struct xlb_snaps
         return answer_syn(w, ctx, snap, frame, p);
     if (flags != RTE_TCP_ACK_FLAG)
         return XLB_DROP_TCP_NO_FLOW;
-    if (!xlb_accept_cookie_valid(ctx, p->tcp, key)) {
+    if (!xlb_accept_cookie_valid(ctx, p->tcp, xlb_tcp_payload_len(p->tcp, tcp_len), key)) {
         ctx->stats->events[XLB_EVENT_STREAM_BAD_COOKIES]++;
         return XLB_DROP_TCP_NO_FLOW;
     }

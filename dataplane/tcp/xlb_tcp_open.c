@@ -83,9 +83,12 @@ struct xlb_tcp_conn *xlb_tcp_accept(struct xlb_tcp_endpoint *ep, struct rte_mbuf
     struct xlb_syn_cookie_tuple t;
     cookie_tuple(&s, &t);
     struct xlb_syn_cookie_opts kept;
+    uint32_t client_isn;
+    /* Not necessarily the handshake's ACK: that and the first data may have been lost, and
+     * this segment then waits out of order for the client to send them again. */
     if ((s.flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) != RTE_TCP_ACK_FLAG ||
-        xlb_syn_cookie_check(keys, &t, s.seq, s.ack, s.opts.has_ts, s.opts.tsecr, now_ms, &kept) !=
-            0) {
+        xlb_syn_cookie_check_flight(keys, &t, s.seq, s.len, s.ack, s.opts.has_ts, s.opts.tsecr,
+                                    now_ms, &client_isn, &kept) != 0) {
         ep->ctr.bad_cookie++;
         rte_pktmbuf_free(m);
         return NULL;
@@ -98,9 +101,9 @@ struct xlb_tcp_conn *xlb_tcp_accept(struct xlb_tcp_endpoint *ep, struct rte_mbuf
     c->tuple = s.tuple;
     c->iss = s.ack - 1;
     c->snd_una = c->snd_nxt = c->snd_max = s.ack;
-    c->irs = s.seq - 1;
-    c->rcv_nxt = s.seq;
-    c->rcv_adv = s.seq + RTE_MIN(ep->cfg.rcv_buf, 65535u);
+    c->irs = client_isn;
+    c->rcv_nxt = client_isn + 1;
+    c->rcv_adv = c->rcv_nxt + RTE_MIN(ep->cfg.rcv_buf, 65535u);
     c->ts_last_ack_sent = c->rcv_nxt;
     if (kept.has_wscale) {
         c->flags |= XLB_TCPF_WSCALE;

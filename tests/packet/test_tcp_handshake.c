@@ -69,6 +69,61 @@ static void test_bad_cookie_refused(void **state)
     tf_destroy(f);
 }
 
+/* The handshake's ACK and the client's first data segment lost: its second segment opens the
+ * connection (its cookie checks one segment back, xlb_syn_cookie_check_flight) instead of
+ * being refused as a bad cookie, waits out of order (our ACK asks for the first segment and
+ * SACKs it), and the first segment's retransmission puts the bytes in order. */
+static void test_accept_after_lost_ack_and_data(void **state)
+{
+    (void)state;
+    struct tf *f = tf_create(AF_INET, NULL);
+    const uint32_t irs = 5000, len = 1460 - 12;
+    struct rte_mbuf *syn = tf_build(f, &(struct tf_out){.seq = irs,
+                                                        .flags = RTE_TCP_SYN_FLAG,
+                                                        .win = 65535,
+                                                        .syn_opts = true,
+                                                        .ts = true,
+                                                        .tsval = 1000});
+    assert_int_equal(xlb_tcp_answer_syn(f->ep, syn, &f->keys, f->now), 0);
+    struct tf_seg sa;
+    tf_tx(f, 0, &sa);
+    tf_clear_tx(f);
+    static uint8_t bytes[2 * 1448];
+    memcpy(bytes, tf_pattern_bytes(0, sizeof(bytes)), sizeof(bytes));
+    struct tf_out second = {.seq = irs + 1 + len,
+                            .ack = sa.seq + 1,
+                            .flags = ACK,
+                            .win = 1024,
+                            .ts = true,
+                            .tsval = 1002,
+                            .tsecr = sa.opts.tsval,
+                            .data = bytes + len,
+                            .len = len};
+    struct xlb_tcp_conn *c =
+        xlb_tcp_accept(f->ep, tf_build(f, &second), &f->keys, f->now, &tf_callbacks, f);
+    assert_non_null(c);
+    assert_int_equal(xlb_tcp_conn_state(c), XLB_TCP_ESTABLISHED);
+    assert_int_equal(xlb_tcp_counters(f->ep)->bad_cookie, 0);
+    assert_int_equal(f->n_tx, 1);
+    struct tf_seg a;
+    tf_tx(f, 0, &a);
+    assert_int_equal(a.ack, irs + 1);
+    assert_int_equal(a.opts.n_sack, 1);
+    assert_int_equal(a.opts.sack_left[0], irs + 1 + len);
+    assert_int_equal(a.opts.sack_right[0], irs + 1 + 2 * len);
+    tf_clear_tx(f);
+    struct tf_out first = second;
+    first.seq = irs + 1;
+    first.tsval = 1003;
+    first.data = bytes;
+    assert_int_equal(tf_send(f, c, &first), 0);
+    uint8_t got[2 * 1448];
+    assert_int_equal(tf_read_all(f, c, got, sizeof(got)), sizeof(got));
+    assert_memory_equal(got, bytes, sizeof(got));
+    xlb_tcp_abort(f->ep, c);
+    tf_destroy(f);
+}
+
 static void test_pool_full_refused(void **state)
 {
     (void)state;
@@ -395,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_passive_handshake4),
         cmocka_unit_test(test_passive_handshake6),
         cmocka_unit_test(test_bad_cookie_refused),
+        cmocka_unit_test(test_accept_after_lost_ack_and_data),
         cmocka_unit_test(test_pool_full_refused),
         cmocka_unit_test(test_active_syn_retransmit),
         cmocka_unit_test(test_mss_limit_cleared_returns_to_configured),

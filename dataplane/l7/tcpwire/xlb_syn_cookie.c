@@ -172,3 +172,19 @@ int xlb_syn_cookie_check(const struct xlb_syn_cookie_keys *k, const struct xlb_s
         return ts_decode(h, tsecr, now_ms, out);
     return 0;
 }
+
+int xlb_syn_cookie_check_flight(const struct xlb_syn_cookie_keys *k,
+                                const struct xlb_syn_cookie_tuple *t, uint32_t seq, uint32_t len,
+                                uint32_t ack, bool has_ts, uint32_t tsecr, uint64_t now_ms,
+                                uint32_t *client_isn, struct xlb_syn_cookie_opts *out)
+{
+    uint32_t tries = len >= XLB_SYN_COOKIE_FLIGHT_MIN_LEN ? XLB_SYN_COOKIE_FLIGHT_SEGS : 1;
+    for (uint32_t i = 0; i < tries; i++) {
+        uint32_t first = seq - i * len; /* the flight's first byte, were i segments lost */
+        if (xlb_syn_cookie_check(k, t, first, ack, has_ts, tsecr, now_ms, out) == 0) {
+            *client_isn = first - 1;
+            return 0;
+        }
+    }
+    return -1;
+}

@@ -108,4 +108,21 @@ int xlb_syn_cookie_check(const struct xlb_syn_cookie_keys *k, const struct xlb_s
                          uint32_t seq, uint32_t ack, bool has_ts, uint32_t tsecr, uint64_t now_ms,
                          struct xlb_syn_cookie_opts *out);
 
+/* Tried by xlb_syn_cookie_check_flight: segments of the first flight it looks back over, and
+ * the least payload for which it looks back at all (a full segment at the smallest MSS). */
+#define XLB_SYN_COOKIE_FLIGHT_SEGS    4u
+#define XLB_SYN_COOKIE_FLIGHT_MIN_LEN 512u
+
+/*
+ * xlb_syn_cookie_check for any segment of the client's first flight: when the handshake's ACK
+ * and the flight's first segments were lost, the first to arrive carries seq = client_isn + 1
+ * + i * len (segments of len bytes). Tries i = 0 .. XLB_SYN_COOKIE_FLIGHT_SEGS - 1 when len
+ * is at least XLB_SYN_COOKIE_FLIGHT_MIN_LEN (i = 0 alone otherwise): at most that many hashes
+ * for an ACK that is not one of ours. Returns 0 with *client_isn and *out, or -1.
+ */
+int xlb_syn_cookie_check_flight(const struct xlb_syn_cookie_keys *k,
+                                const struct xlb_syn_cookie_tuple *t, uint32_t seq, uint32_t len,
+                                uint32_t ack, bool has_ts, uint32_t tsecr, uint64_t now_ms,
+                                uint32_t *client_isn, struct xlb_syn_cookie_opts *out);
+
 #endif

@@ -414,6 +414,45 @@ static void test_ipv4_ignores_unused_address_bytes(void **state)
     assert_int_equal(check_at(&k, &h, h.now, &out), 0);
 }
 
+/* A later segment of the client's first flight, its ACK and the segments before it lost,
+ * checks with the client's ISN found, up to XLB_SYN_COOKIE_FLIGHT_SEGS segments back, for
+ * segments of a full segment's size; a small one, or one further back, does not. */
+static void test_first_flight_after_losses(void **state)
+{
+    (void)state;
+    struct xlb_syn_cookie_keys k;
+    xlb_syn_cookie_keys_init(&k, seed_a);
+    uint64_t rng = 99;
+    for (int round = 0; round < 200; round++) {
+        struct handshake h;
+        random_handshake(&rng, &k, &h);
+        const uint32_t len = 1448;
+        for (uint32_t lost = 0; lost <= XLB_SYN_COOKIE_FLIGHT_SEGS; lost++) {
+            uint32_t seq = h.client_isn + 1 + lost * len, isn = 0;
+            struct xlb_syn_cookie_opts out;
+            int r = xlb_syn_cookie_check_flight(&k, &h.t, seq, len, h.isn + 1, h.in.has_ts, h.tsval,
+                                                h.now, &isn, &out);
+            if (lost < XLB_SYN_COOKIE_FLIGHT_SEGS) {
+                assert_int_equal(r, 0);
+                assert_int_equal(isn, h.client_isn);
+                assert_opts_equal(&out, &h.made);
+            } else {
+                assert_int_equal(r, -1);
+            }
+        }
+        uint32_t isn;
+        struct xlb_syn_cookie_opts out;
+        assert_int_equal(xlb_syn_cookie_check_flight(&k, &h.t, h.client_isn + 1 + 100, 100,
+                                                     h.isn + 1, h.in.has_ts, h.tsval, h.now, &isn,
+                                                     &out),
+                         -1);
+        assert_int_equal(xlb_syn_cookie_check_flight(&k, &h.t, h.client_isn + 1 + len, len,
+                                                     h.isn + 2, h.in.has_ts, h.tsval, h.now, &isn,
+                                                     &out),
+                         -1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_tsecr_consistency),
         cmocka_unit_test(test_mss_table),
         cmocka_unit_test(test_ipv4_ignores_unused_address_bytes),
+        cmocka_unit_test(test_first_flight_after_losses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
