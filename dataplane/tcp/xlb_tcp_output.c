@@ -358,6 +358,11 @@ static struct rte_mbuf *in_place(struct rte_mbuf *q, uint32_t at, uint32_t len, 
     const struct xlb_tcp_sndq_link *l = xlb_tcp_sndq_link(q);
     if (len > l->len || l->off < hdr_len + LINK_ROOM)
         return NULL;
+    /* The headers (a multiple of 4 bytes) and the link's (struct rte_ether_hdr, 2-byte aligned)
+     * must start at an even address: not so behind a payload that starts at an odd one, as a
+     * received segment's does when the relay read part of it before. */
+    if (((uintptr_t)xlb_tcp_sndq_payload(q) & 1) != 0)
+        return NULL;
     rte_mbuf_refcnt_update(q, 1); /* 1 -> 2 is a plain store: the queue's and the packet's */
     q->data_off = (uint16_t)(l->off - hdr_len);
     q->data_len = (uint16_t)(hdr_len + len);
