@@ -18,17 +18,24 @@ static bool can_queue(const struct xlb_tcp_conn *c)
            c->state == XLB_TCP_SYN_SENT || c->state == XLB_TCP_SYN_RECEIVED;
 }
 
-int xlb_tcp_write(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *m)
+/* 0 when n more bytes may be queued; -EPIPE after shutdown or in a state that cannot send;
+ * -EAGAIN when the send queue lacks room (on_writable follows). A write larger than the whole
+ * buffer is taken when the queue is empty, or it could never be written. */
+static int may_queue(const struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, uint32_t n)
 {
     if (!can_queue(c))
         return -EPIPE;
-    /* A chain larger than the whole buffer is taken when the queue is empty, or it could never
-     * be written. */
-    if (c->sndq.bytes && c->sndq.bytes + m->pkt_len > ep->cfg.snd_buf) {
+    if (c->sndq.bytes && c->sndq.bytes + n > ep->cfg.snd_buf) {
         c->flags |= XLB_TCPF_WANT_WRITE;
         return -EAGAIN;
     }
-    /* One queue entry per segment of the chain: each is attached on its own when sent. */
+    return 0;
+}
+
+/* One send-queue entry per mbuf of the chain that holds bytes (each may go in place when
+ * sent); empty ones are freed. */
+static void queue_chain(struct xlb_tcp_conn *c, struct rte_mbuf *m)
+{
     while (m) {
         struct rte_mbuf *next = m->next;
         if (m->data_len)
@@ -39,7 +46,14 @@ int xlb_tcp_write(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rt
         }
         m = next;
     }
-    return 0;
+}
+
+int xlb_tcp_write(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, struct rte_mbuf *m)
+{
+    int r = may_queue(ep, c, m->pkt_len);
+    if (r == 0)
+        queue_chain(c, m);
+    return r;
 }
 
 /* The payload of the mbufs xlb_tcp_write_copy fills: one segment's, so that each segment can
@@ -74,12 +88,9 @@ static struct rte_mbuf *copy_into_chain(struct rte_mempool *pool, const uint8_t 
 int xlb_tcp_write_copy(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, const void *data,
                        uint32_t n)
 {
-    if (!can_queue(c))
-        return -EPIPE;
-    if (c->sndq.bytes && c->sndq.bytes + n > ep->cfg.snd_buf) {
-        c->flags |= XLB_TCPF_WANT_WRITE;
-        return -EAGAIN;
-    }
+    int r = may_queue(ep, c, n);
+    if (r != 0)
+        return r;
     uint32_t piece = RTE_MAX((uint32_t)c->mss, MIN_COPY_PIECE);
     uint32_t unsent = c->sndq.bytes - (c->snd_max - c->snd_una);
     if (c->state == XLB_TCP_SYN_SENT || c->state == XLB_TCP_SYN_RECEIVED)
@@ -94,11 +105,7 @@ int xlb_tcp_write_copy(struct xlb_tcp_endpoint *ep, struct xlb_tcp_conn *c, cons
     }
     if (top)
         xlb_tcp_sndq_append_tail(&c->sndq, bytes, top);
-    while (chain) {
-        struct rte_mbuf *next = chain->next;
-        xlb_tcp_sndq_push(&c->sndq, chain);
-        chain = next;
-    }
+    queue_chain(c, chain);
     return 0;
 }
 

@@ -48,10 +48,10 @@ void xlb_tcp_sndq_push(struct xlb_tcp_sndq *q, struct rte_mbuf *m)
 }
 
 /* Give back one mbuf of the queue: the wire may still hold it (a segment sent in place), and
- * then only the queue's reference goes. */
+ * then only the queue's reference goes. Its next pointer is NULL already (push and the
+ * in-place send keep it so), so nothing of an mbuf the wire holds is written. */
 static void release(struct rte_mbuf *m)
 {
-    m->next = NULL;
     rte_pktmbuf_free_seg(m);
 }
 
